@@ -1,0 +1,27 @@
+"""Controllers: the BaseController contract, the IK controller, and composition wrappers."""
+
+from .base import BaseController
+from .containers import (
+    ChainedController,
+    CombinedController,
+    ControllerContainer,
+    ParallelController,
+    SelectableController,
+    SequentialController,
+)
+from .pink_ik import EXACT_SOLVERS, PinkIKController
+from .trajectory_follower import HoldingTrajectoryFollower, TrajectoryFollower
+
+__all__ = [
+    "BaseController",
+    "ChainedController",
+    "CombinedController",
+    "ControllerContainer",
+    "EXACT_SOLVERS",
+    "HoldingTrajectoryFollower",
+    "ParallelController",
+    "PinkIKController",
+    "SelectableController",
+    "SequentialController",
+    "TrajectoryFollower",
+]

@@ -1,0 +1,43 @@
+# pinkctl: every target bootstraps .venv itself, so a fresh clone needs only `make demo` / `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+BENCH_STAMP := $(VENV)/.installed-bench
+export MUJOCO_GL ?= egl
+
+.PHONY: demo test lint typecheck bench bench-readme clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	@touch $(STAMP)
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[dev,bench]"
+	@touch $(BENCH_STAMP)
+
+demo: $(STAMP)
+	$(BIN)/pinkctl demo franka --plot docs/demo.png
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests examples bench
+	$(BIN)/ruff format --check src tests examples bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: lint typecheck
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench.step_latency
+	$(BIN)/python -m bench.tracking
+	$(BIN)/python -m bench.ik_protocol
+
+bench-readme: $(BENCH_STAMP)
+	$(BIN)/python -m bench.readme
+
+clean:
+	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache

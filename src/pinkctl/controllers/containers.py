@@ -1,0 +1,373 @@
+"""Composite controllers: pick one of several, run several side by side, or chain them.
+
+Every composite is itself a :class:`~pinkctl.controllers.base.BaseController`, so composites
+nest. The semantics follow Isaac Sim's experimental motion generation containers; the Isaac
+names are exported as aliases (:data:`ControllerContainer`, :data:`ParallelController`,
+:data:`SequentialController`) so ported code runs unchanged.
+
+None propagates: when a child has no output the composite has none either (``forward``
+returns None) and :attr:`~pinkctl.controllers.base.BaseController.last_error` says which child
+and why. Extra keyword arguments of ``reset`` and ``forward`` are passed on to every child
+unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
+
+from ..state import RobotState, combine_robot_states
+from .base import BaseController
+
+__all__ = [
+    "ChainedController",
+    "CombinedController",
+    "ControllerContainer",
+    "ParallelController",
+    "SelectableController",
+    "SequentialController",
+]
+
+KeyT = TypeVar("KeyT", bound=Hashable)
+
+
+def _describe(controller: BaseController) -> str:
+    return type(controller).__name__
+
+
+def _reason(controller: BaseController) -> str:
+    reason = getattr(controller, "last_error", None)
+    return str(reason) if reason else "no reason recorded"
+
+
+def _check_children(
+    controllers: Sequence[BaseController], owner: str
+) -> tuple[BaseController, ...]:
+    if isinstance(controllers, Mapping) or not isinstance(controllers, Sequence):
+        raise ValueError(f"{owner} takes a list of controllers, got {type(controllers).__name__}")
+    children = tuple(controllers)
+    if len(children) < 2:
+        raise ValueError(f"{owner} needs at least 2 controllers, got {len(children)}")
+    for i, child in enumerate(children):
+        if not isinstance(child, BaseController):
+            raise ValueError(
+                f"{owner}: controllers[{i}] must be a BaseController, got {type(child).__name__}"
+            )
+    return children
+
+
+class SelectableController(BaseController, Generic[KeyT]):
+    """Runs exactly one of several controllers, selected by key (Isaac: ``ControllerContainer``).
+
+    A switch is *deferred*: :meth:`set_next_controller` only records the wanted key. The next
+    :meth:`forward` makes it active and first calls the new controller's ``reset`` with that
+    forward call's own arguments (estimated state, setpoint, ``t``, keyword arguments), so a
+    newly selected controller always starts from a reset. Selecting the key that is already
+    active does nothing. The controller switched away from is not told.
+
+    Typical caller: a state machine or behaviour tree that calls :meth:`set_next_controller`
+    and :meth:`get_active_controller_enum`, and :meth:`get_controller` to reach a child's own
+    methods (for example ``TrajectoryFollower.set_trajectory``).
+
+    Args:
+        controller_options: Controllers by key (an ``Enum`` member or any hashable). The mapping
+            is copied.
+        initial_controller_selection: Key of the controller active at construction and after
+            every :meth:`reset`.
+
+    Raises:
+        ValueError: If ``controller_options`` is empty or holds something that is not a
+            :class:`~pinkctl.controllers.base.BaseController`.
+        KeyError: If ``initial_controller_selection`` is not a key of ``controller_options``.
+    """
+
+    def __init__(
+        self,
+        controller_options: Mapping[KeyT, BaseController],
+        initial_controller_selection: KeyT,
+    ) -> None:
+        super().__init__()
+        if not isinstance(controller_options, Mapping):
+            raise ValueError(
+                "controller_options must be a mapping of key -> controller, "
+                f"got {type(controller_options).__name__}"
+            )
+        if len(controller_options) == 0:
+            raise ValueError("controller_options must hold at least one controller")
+        for key, child in controller_options.items():
+            if not isinstance(child, BaseController):
+                raise ValueError(
+                    f"controller_options[{key!r}] must be a BaseController, "
+                    f"got {type(child).__name__}"
+                )
+        options = dict(controller_options)
+        options[initial_controller_selection]  # plain KeyError when the key is missing
+        self._options: dict[KeyT, BaseController] = options
+        self._initial_key: KeyT = initial_controller_selection
+        self._active_key: KeyT = initial_controller_selection
+        self._next_key: KeyT = initial_controller_selection
+
+    def reset(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> bool:
+        """Go back to the initial controller and reset it (and only it).
+
+        Both the active and the pending selection become ``initial_controller_selection``; a
+        switch requested with :meth:`set_next_controller` before this call is dropped. Other
+        children are not touched.
+
+        Returns:
+            The initial controller's ``reset`` result.
+        """
+        self._active_key = self._initial_key
+        self._next_key = self._initial_key
+        child = self._options[self._initial_key]
+        if child.reset(estimated_state, setpoint_state, t, **kwargs):
+            self.last_error = None
+            return True
+        self.last_error = f"reset of controller {self._initial_key!r} failed: {_reason(child)}"
+        return False
+
+    def forward(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> RobotState | None:
+        """Apply a pending switch, then return the active controller's output.
+
+        If a different controller was selected since the last call it becomes active and is
+        reset with this call's arguments before its ``forward`` runs.
+
+        Returns:
+            The active controller's output, None passed through unchanged.
+
+        Raises:
+            RuntimeError: If the newly selected controller's ``reset`` returns False. As in
+                Isaac, the new controller stays active (un-reset); select another key or call
+                :meth:`reset` to recover.
+        """
+        if self._next_key != self._active_key:
+            self._active_key = self._next_key
+            child = self._options[self._active_key]
+            if not child.reset(estimated_state, setpoint_state, t, **kwargs):
+                self.last_error = (
+                    f"reset of controller {self._active_key!r} failed while switching to it: "
+                    f"{_reason(child)}"
+                )
+                raise RuntimeError(self.last_error)
+        child = self._options[self._active_key]
+        output = child.forward(estimated_state, setpoint_state, t, **kwargs)
+        if output is None:
+            self._fail(f"controller {self._active_key!r} returned None: {_reason(child)}")
+            return None
+        self.last_error = None
+        return output
+
+    def set_next_controller(self, next_controller_selection: KeyT) -> None:
+        """Select the controller to run from the next :meth:`forward` on.
+
+        Only records the choice: nothing switches and nothing is reset until that call.
+
+        Raises:
+            LookupError: If the key is not one of the controller options.
+        """
+        if next_controller_selection not in self._options:
+            raise LookupError(
+                f"no controller for key {next_controller_selection!r}; "
+                f"options are {list(self._options)}"
+            )
+        self._next_key = next_controller_selection
+
+    def get_active_controller_enum(self) -> KeyT:
+        """Key of the active controller; it changes only in :meth:`forward` and :meth:`reset`."""
+        return self._active_key
+
+    def get_next_controller_enum(self) -> KeyT:
+        """Key of the controller that the next :meth:`forward` will run."""
+        return self._next_key
+
+    def get_controller(self, controller_selection: KeyT) -> BaseController:
+        """The controller registered under ``controller_selection``.
+
+        Raises:
+            LookupError: If the key is not one of the controller options.
+        """
+        if controller_selection not in self._options:
+            raise LookupError(
+                f"no controller for key {controller_selection!r}; options are {list(self._options)}"
+            )
+        return self._options[controller_selection]
+
+    @property
+    def controller_keys(self) -> list[KeyT]:
+        """Keys of all controller options, in insertion order."""
+        return list(self._options)
+
+    def __repr__(self) -> str:
+        return (
+            f"SelectableController(options={list(self._options)!r}, "
+            f"active={self._active_key!r}, next={self._next_key!r})"
+        )
+
+
+class CombinedController(BaseController):
+    """Runs several controllers on the same input and merges their outputs (Isaac:
+    ``ParallelController``).
+
+    Every child gets the same estimated state, setpoint, ``t`` and keyword arguments. Starting
+    from an empty ``RobotState()``, each child's output is merged in list order with
+    :func:`~pinkctl.state.combine_robot_states`. The children must command disjoint things:
+    the same (joint, field), (frame, field) or root field given by two children, or two joint
+    (or frame) states over different ordered spaces, is an overlap. Different fields of the same
+    joint (position from one child, effort from another) are fine.
+
+    ``forward`` returns None as soon as a child returns None or its output overlaps what came
+    before; later children are not run that step.
+
+    Args:
+        controllers: At least two controllers, run in this order.
+
+    Raises:
+        ValueError: If fewer than two controllers are given or one is not a
+            :class:`~pinkctl.controllers.base.BaseController`.
+    """
+
+    def __init__(self, controllers: Sequence[BaseController]) -> None:
+        super().__init__()
+        self._controllers = _check_children(controllers, "CombinedController")
+
+    @property
+    def controllers(self) -> tuple[BaseController, ...]:
+        """The children, in run order."""
+        return self._controllers
+
+    def reset(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> bool:
+        """Reset the children in order; stop at (and report) the first that returns False.
+
+        Children after a failing one are not reset.
+        """
+        for i, child in enumerate(self._controllers):
+            if not child.reset(estimated_state, setpoint_state, t, **kwargs):
+                self.last_error = (
+                    f"reset of controllers[{i}] ({_describe(child)}) failed: {_reason(child)}"
+                )
+                return False
+        self.last_error = None
+        return True
+
+    def forward(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> RobotState | None:
+        """Merge every child's output; None if one returns None or two overlap."""
+        merged: RobotState = RobotState()
+        for i, child in enumerate(self._controllers):
+            output = child.forward(estimated_state, setpoint_state, t, **kwargs)
+            if output is None:
+                self._fail(f"controllers[{i}] ({_describe(child)}) returned None: {_reason(child)}")
+                return None
+            combined = combine_robot_states(merged, output)
+            if combined is None:
+                self._fail(
+                    f"output of controllers[{i}] ({_describe(child)}) overlaps the outputs of "
+                    "the controllers before it (a joint/frame/root field given twice, or "
+                    "states over different joint or frame spaces)"
+                )
+                return None
+            merged = combined
+        self.last_error = None
+        return merged
+
+    def __repr__(self) -> str:
+        names = ", ".join(_describe(c) for c in self._controllers)
+        return f"CombinedController([{names}])"
+
+
+class ChainedController(BaseController):
+    """Feeds each controller's output to the next as its setpoint (Isaac:
+    ``SequentialController``).
+
+    The first child gets the caller's setpoint; every later child gets the previous child's
+    output as its setpoint. All children get the caller's estimated state, ``t`` and keyword
+    arguments. Typical use: a command generator followed by a filter.
+
+    Args:
+        controllers: At least two controllers, run in this order.
+
+    Raises:
+        ValueError: If fewer than two controllers are given or one is not a
+            :class:`~pinkctl.controllers.base.BaseController`.
+    """
+
+    def __init__(self, controllers: Sequence[BaseController]) -> None:
+        super().__init__()
+        self._controllers = _check_children(controllers, "ChainedController")
+
+    @property
+    def controllers(self) -> tuple[BaseController, ...]:
+        """The children, in chain order."""
+        return self._controllers
+
+    def reset(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> bool:
+        """Reset every child with the *caller's* setpoint; stop at the first that returns False.
+
+        Outputs are not chained during reset (no ``forward`` is called).
+        """
+        for i, child in enumerate(self._controllers):
+            if not child.reset(estimated_state, setpoint_state, t, **kwargs):
+                self.last_error = (
+                    f"reset of controllers[{i}] ({_describe(child)}) failed: {_reason(child)}"
+                )
+                return False
+        self.last_error = None
+        return True
+
+    def forward(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> RobotState | None:
+        """Run the chain; the last child's output, or None as soon as a child returns None."""
+        output = setpoint_state
+        for i, child in enumerate(self._controllers):
+            output = child.forward(estimated_state, output, t, **kwargs)
+            if output is None:
+                self._fail(f"controllers[{i}] ({_describe(child)}) returned None: {_reason(child)}")
+                return None
+        self.last_error = None
+        return output
+
+    def __repr__(self) -> str:
+        names = " -> ".join(_describe(c) for c in self._controllers)
+        return f"ChainedController([{names}])"
+
+
+#: Isaac Sim name of :class:`SelectableController`.
+ControllerContainer = SelectableController
+#: Isaac Sim name of :class:`CombinedController`.
+ParallelController = CombinedController
+#: Isaac Sim name of :class:`ChainedController`.
+SequentialController = ChainedController

@@ -1,0 +1,423 @@
+"""PinkIKController: reactive differential IK as one QP per control tick.
+
+Each :meth:`PinkIKController.forward` solves
+
+.. math::
+
+    \\min_{v} \\; \\sum_i \\| J_i(q) v - \\alpha_i e_i(q) / \\Delta t \\|^2_{W_i}
+        + \\lambda \\| v \\|^2
+    \\quad \\text{s.t.} \\quad
+    q_{\\min} \\le q \\oplus v \\Delta t \\le q_{\\max},\\;
+    |v| \\le v_{\\max},\\; G v \\le h \\text{ (barriers, extra limits)}
+
+over the velocities :math:`v` [rad/s] of the *controlled* joints only: a frame task on the tool
+frame, a posture task, the user's extra tasks, pink's configuration and velocity limits plus the
+user's, and the user's barriers. The command is :math:`q_{ref} \\oplus v \\Delta t` with its
+velocity :math:`v`.
+
+Which configuration the command is integrated from is a documented choice
+(``integrate_from``):
+
+* ``"measured"`` (default, the Isaac PINK extension's behaviour): the loop closes on the
+  measured joint positions at every tick. Simple, but a position servo that sags under load
+  sees a command that moves with it.
+* ``"command"``: the controller integrates its own previous command (a kinematic reference
+  trajectory). It tracks faster trajectories with position servos; other (uncontrolled) joints
+  are still read from the measurement. :meth:`reset` re-seeds it from the measurement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pinocchio as pin
+import qpsolvers
+from pink import Configuration
+from pink.barriers import Barrier
+from pink.limits import ConfigurationLimit, Limit, VelocityLimit
+from pink.tasks import FrameTask, PostureTask, Task
+
+from ..qp import DiffIKQP, QPSolveError, reference_solve_ik
+from ..robot import PinkRobot
+from ..state import RobotState
+from ..transforms import JointSpaceMap
+from .base import BaseController
+
+__all__ = ["PinkIKController", "EXACT_SOLVERS"]
+
+#: Backends that solve the QP exactly (active set / interior point to machine precision).
+EXACT_SOLVERS = ("daqp", "quadprog", "clarabel", "proxqp_exact")
+
+PreStepCallback = Callable[[Configuration, "RobotState | None"], None]
+
+
+def _cost(value: Any, name: str) -> float | np.ndarray:
+    """A non-negative scalar cost or a 3-vector of them."""
+    arr = np.asarray(value, dtype=float) if value is not None else np.asarray(0.0)
+    if arr.shape not in ((), (3,)):
+        raise ValueError(f"{name} must be a scalar or a 3-vector, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    return float(arr) if arr.shape == () else arr.copy()
+
+
+class PinkIKController(BaseController):
+    """Reactive differential-IK controller (pink tasks, limits and barriers; one QP per tick).
+
+    The API is the Isaac Sim PINK extension's: targets come from the setpoint's site poses and
+    complete joint setpoints; the output is a :class:`~pinkctl.state.RobotState` with joint
+    positions and velocities for the controlled joints.
+
+    Args:
+        pink_robot: Robot from :func:`~pinkctl.robot.load_pink_robot` or
+            :func:`~pinkctl.robot.load_pink_supported_robot`.
+        robot_joint_space: Ordered joint names of the robot as the caller sees it (e.g.
+            ``MujocoSimulation.joint_names``). Must contain every controlled joint.
+        robot_site_space: Ordered frame names the setpoints use; must contain the tool frame.
+        tool_frame: End-effector frame of the frame task; None: the robot's configured tool
+            frame, else the model's last frame.
+        position_cost: Frame-task position cost [cost]/[m], scalar or per axis (tool frame).
+        orientation_cost: Frame-task orientation cost [cost]/[rad], scalar or per axis.
+        posture_cost: Posture-task cost [cost]/[rad]; 0 or None disables the posture task.
+        damping: Tikhonov damping of the QP Hessian [cost]/[rad/s]^2.
+        gain: Task gain in (0, 1] of the frame and posture tasks (1: dead-beat).
+        lm_damping: Levenberg–Marquardt damping of the frame task.
+        solver: QP backend; any installed qpsolvers name (default ``"daqp"``).
+        extra_tasks: More pink tasks in the objective.
+        extra_limits: More pink limits, added to the configuration and velocity limits.
+        extra_barriers: pink barriers (e.g. ``SelfCollisionBarrier``, ``PositionBarrier``).
+        pre_step_callback: ``callback(configuration, setpoint_state)`` called each tick after
+            the configuration is updated and before the QP is solved.
+        dt: Integration step [s] (the control period).
+        integrate_from: ``"measured"`` or ``"command"`` (see the module docstring).
+        qp_backend: ``"pinkctl"`` (the fast in-place QP layer) or ``"pink"`` (pink's own
+            ``build_ik`` + qpsolvers; the reference path).
+        fallback_solver: Second backend tried when the first one fails.
+        solver_options: Extra keyword arguments for the backend.
+        configuration_limit_gain: Gain of pink's configuration limit in (0, 1].
+
+    Raises:
+        ValueError: On an unknown tool frame, controlled joints missing from
+            ``robot_joint_space``, negative costs, a non-positive ``dt``, or an unknown solver.
+    """
+
+    def __init__(
+        self,
+        pink_robot: PinkRobot,
+        robot_joint_space: Sequence[str],
+        robot_site_space: Sequence[str],
+        *,
+        tool_frame: str | None = None,
+        position_cost: float | Sequence[float] = 1.0,
+        orientation_cost: float | Sequence[float] = 1.0,
+        posture_cost: float | None = 1e-3,
+        damping: float = 1e-12,
+        gain: float = 1.0,
+        lm_damping: float = 0.0,
+        solver: str = "daqp",
+        extra_tasks: Sequence[Task] | None = None,
+        extra_limits: Sequence[Limit] | None = None,
+        extra_barriers: Sequence[Barrier] | None = None,
+        pre_step_callback: PreStepCallback | None = None,
+        dt: float,
+        integrate_from: Literal["measured", "command"] = "measured",
+        qp_backend: Literal["pinkctl", "pink"] = "pinkctl",
+        fallback_solver: str | None = None,
+        solver_options: dict[str, Any] | None = None,
+        configuration_limit_gain: float = 0.5,
+    ) -> None:
+        super().__init__()
+        model = pink_robot.model
+        joint_space = list(robot_joint_space)
+        site_space = list(robot_site_space)
+        if len(set(joint_space)) != len(joint_space) or not joint_space:
+            raise ValueError("robot_joint_space must be a non-empty list of unique joint names")
+        controlled = list(pink_robot.controlled_joint_names)
+        missing = [j for j in controlled if j not in joint_space]
+        if missing:
+            raise ValueError(
+                f"controlled joints {missing} are not in robot_joint_space {joint_space}"
+            )
+        if tool_frame is None:
+            tool_frame = pink_robot.tool_frame or model.frames[model.nframes - 1].name
+        if not model.existFrame(tool_frame):
+            raise ValueError(f"tool_frame {tool_frame!r} is not a frame of the model")
+        if tool_frame not in site_space:
+            raise ValueError(f"tool_frame {tool_frame!r} is not in robot_site_space {site_space}")
+        if not np.isfinite(dt) or dt <= 0:
+            raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
+        for name, value in (("damping", damping), ("lm_damping", lm_damping)):
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+        if not np.isfinite(gain) or not 0.0 < gain <= 1.0:
+            raise ValueError(f"gain must be in (0, 1], got {gain!r}")
+        if not 0.0 < configuration_limit_gain <= 1.0:
+            raise ValueError(
+                f"configuration_limit_gain must be in (0, 1], got {configuration_limit_gain!r}"
+            )
+        if integrate_from not in ("measured", "command"):
+            raise ValueError(
+                f"integrate_from must be 'measured' or 'command', got {integrate_from!r}"
+            )
+        if qp_backend not in ("pinkctl", "pink"):
+            raise ValueError(f"qp_backend must be 'pinkctl' or 'pink', got {qp_backend!r}")
+        for s in (solver, fallback_solver):
+            if s is not None and s not in qpsolvers.available_solvers:
+                raise ValueError(
+                    f"solver {s!r} is not installed; available: {qpsolvers.available_solvers}"
+                )
+        pos_cost = _cost(position_cost, "position_cost")
+        ori_cost = _cost(orientation_cost, "orientation_cost")
+        post_cost = _cost(0.0 if posture_cost is None else posture_cost, "posture_cost")
+        if np.ndim(post_cost) != 0:
+            raise ValueError("posture_cost must be a scalar")
+
+        self.robot = pink_robot
+        self.robot_joint_space = joint_space
+        self.robot_site_space = site_space
+        self.tool_frame = tool_frame
+        self.dt = float(dt)
+        self.solver = solver
+        self.fallback_solver = fallback_solver
+        self.damping = float(damping)
+        self.integrate_from = integrate_from
+        self.qp_backend = qp_backend
+        self.solver_options = dict(solver_options or {})
+        self.pre_step_callback = pre_step_callback
+
+        self._frame_task = FrameTask(
+            tool_frame,
+            position_cost=pos_cost,
+            orientation_cost=ori_cost,
+            lm_damping=lm_damping,
+            gain=gain,
+        )
+        self._posture_task = PostureTask(cost=post_cost, gain=gain) if post_cost > 0 else None
+        self._extra_tasks = list(extra_tasks or [])
+        self._limits: list[Limit] = [
+            ConfigurationLimit(model, config_limit_gain=configuration_limit_gain),
+            VelocityLimit(model),
+            *(extra_limits or []),
+        ]
+        self._barriers = list(extra_barriers or [])
+
+        self._map = JointSpaceMap(model, controlled, joint_space)
+        # Joints with a coordinate of their own that the controller does not command (e.g.
+        # fingers): read from the estimated state each tick and held in the model.
+        passive = [
+            name
+            for name in pink_robot.joint_names
+            if name not in controlled
+            and name in joint_space
+            and model.joints[model.getJointId(name)].nv == 1
+        ]
+        self._passive_map = JointSpaceMap(model, passive, joint_space) if passive else None
+        self._controlled_v = np.array(self._map.idx_v)
+        self._qp = DiffIKQP(
+            model, self._controlled_v, solver=solver, damping=damping, solver_options=solver_options
+        )
+        self._fallback_qp = (
+            DiffIKQP(model, self._controlled_v, solver=fallback_solver, damping=damping)
+            if fallback_solver is not None
+            else None
+        )
+        self._configuration: Configuration | None = None
+        self._command_positions: np.ndarray | None = None
+        self._velocity = np.zeros(model.nv)
+
+    # ------------------------------------------------------------------ accessors
+    def get_frame_task(self) -> FrameTask:
+        """The tool-frame task (costs and target can be changed at run time)."""
+        return self._frame_task
+
+    def get_posture_task(self) -> PostureTask | None:
+        """The posture task, or None when ``posture_cost`` is 0."""
+        return self._posture_task
+
+    @property
+    def configuration(self) -> Configuration | None:
+        """The pink configuration of the last tick (None before a successful reset)."""
+        return self._configuration
+
+    @property
+    def tasks(self) -> list[Task]:
+        """Tasks of the QP: frame, posture (if any), extras."""
+        tasks: list[Task] = [self._frame_task]
+        if self._posture_task is not None:
+            tasks.append(self._posture_task)
+        return tasks + self._extra_tasks
+
+    @property
+    def limits(self) -> list[Limit]:
+        """Limits of the QP: configuration, velocity, extras."""
+        return list(self._limits)
+
+    @property
+    def barriers(self) -> list[Barrier]:
+        """Barriers of the QP."""
+        return list(self._barriers)
+
+    # ------------------------------------------------------------------ BaseController
+    def _read_q(self, estimated_state: RobotState | None) -> tuple[np.ndarray, np.ndarray] | None:
+        """Measured controlled positions and the Pinocchio ``q`` built from the estimate.
+
+        Uncontrolled joints present in the estimate take their measured values, the others
+        their home value. Returns None (reason recorded) when a controlled position is missing.
+        """
+        joints = None if estimated_state is None else estimated_state.joints
+        if joints is None:
+            self._fail("estimated state has no joint state")
+            return None
+        positions = self._map.positions_from_state(joints)
+        if positions is None:
+            self._fail(
+                "estimated state lacks a valid position for some of the controlled joints "
+                f"{self._map.controlled_joint_names}"
+            )
+            return None
+        q_base = self.robot.q0
+        if self._passive_map is not None:
+            passive = self._passive_map.positions_from_state(joints)
+            if passive is not None:
+                q_base = self._passive_map.to_configuration(passive, q_base)
+        return positions, self._map.to_configuration(positions, q_base)
+
+    def reset(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> bool:
+        """Seed the controller from the measured state.
+
+        The frame target becomes the current tool pose and the posture target the current
+        configuration; the setpoint is ignored. Returns False (configuration cleared) if a
+        controlled joint has no measured position.
+        """
+        read = self._read_q(estimated_state)
+        if read is None:
+            self._configuration = None
+            return False
+        positions, q = read
+        robot = self.robot
+        self._configuration = Configuration(
+            robot.model,
+            robot.data,
+            q,
+            collision_model=robot.collision_model,
+            collision_data=robot.collision_data,
+            copy_data=True,
+            forward_kinematics=True,
+        )
+        self._frame_task.set_target(
+            self._configuration.get_transform_frame_to_world(self.tool_frame)
+        )
+        if self._posture_task is not None:
+            self._posture_task.set_target(q)
+        self._command_positions = positions
+        self.last_error = None
+        return True
+
+    def _update_targets(self, setpoint_state: RobotState | None) -> None:
+        if setpoint_state is None:
+            return
+        sites = setpoint_state.sites
+        if sites is not None:
+            position = sites.get_position(self.tool_frame)
+            if position is not None:
+                orientation = sites.get_orientation(self.tool_frame)
+                if orientation is not None:
+                    w, x, y, z = orientation
+                    rotation = pin.Quaternion(w, x, y, z).normalized().toRotationMatrix()
+                else:
+                    rotation = self._frame_task.transform_target_to_world.rotation
+                self._frame_task.set_target(pin.SE3(rotation, np.asarray(position, dtype=float)))
+        joints = setpoint_state.joints
+        if joints is not None and self._posture_task is not None:
+            # only a complete joint setpoint (every controlled joint) replaces the posture target
+            positions = self._map.positions_from_state(joints)
+            if positions is not None:
+                self._posture_task.set_target(self._map.to_configuration(positions, self.robot.q0))
+
+    def forward(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> RobotState | None:
+        """One control tick: targets from the setpoint, one QP, the integrated command.
+
+        Returns None (with ``last_error`` set) before a successful reset, when a controlled
+        joint has no measured position, or when the QP fails; never raises for those.
+        """
+        configuration = self._configuration
+        if configuration is None:
+            return self._fail("forward called before a successful reset")
+        read = self._read_q(estimated_state)
+        if read is None:
+            return None
+        measured, q = read
+        base = measured
+        if self.integrate_from == "command" and self._command_positions is not None:
+            base = self._command_positions
+            q = self._map.to_configuration(base, q)
+        configuration.update(q)
+        self._update_targets(setpoint_state)
+        if self.pre_step_callback is not None:
+            try:
+                self.pre_step_callback(configuration, setpoint_state)
+            except Exception as exc:  # a user callback must not kill the control loop
+                return self._fail(f"pre_step_callback raised {type(exc).__name__}: {exc}")
+        v = self._solve(configuration)
+        if v is None:
+            return None
+        try:
+            command = self._map.to_joint_state(v, base, self.dt)
+        except ValueError as exc:  # non-finite command: never sent
+            return self._fail(str(exc))
+        self._command_positions = base + v[self._controlled_v] * self.dt
+        self._velocity = v
+        self.last_error = None
+        return RobotState(joints=command)
+
+    def _solve(self, configuration: Configuration) -> np.ndarray | None:
+        errors = []
+        for qp, solver in ((self._qp, self.solver), (self._fallback_qp, self.fallback_solver)):
+            if qp is None or solver is None:
+                continue
+            try:
+                if self.qp_backend == "pink":
+                    v = reference_solve_ik(
+                        configuration,
+                        self.tasks,
+                        self.dt,
+                        controlled_v_indices=self._controlled_v,
+                        solver=solver,
+                        damping=self.damping,
+                        limits=self._limits,
+                        barriers=self._barriers,
+                        solver_options=self.solver_options,
+                    )
+                else:
+                    v = qp.solve(
+                        configuration,
+                        self.tasks,
+                        self.dt,
+                        limits=self._limits,
+                        barriers=self._barriers,
+                    )
+            except QPSolveError as exc:
+                errors.append(f"{solver}: {exc}")
+                continue
+            except Exception as exc:  # pink task/barrier code failing at run time
+                errors.append(f"{solver}: {type(exc).__name__}: {exc}")
+                continue
+            if not np.all(np.isfinite(v)):
+                errors.append(f"{solver}: non-finite velocity")
+                continue
+            return v
+        return self._fail("QP failed: " + "; ".join(errors))

@@ -1,0 +1,241 @@
+"""The joints an IK solve may move, and their limits.
+
+IK works on a subset of the model's joints (by default the robot's controlled joints); every
+other joint keeps the value it has in the seed. Each moved joint must have one degree of
+freedom: revolute, prismatic, or continuous (unbounded revolute, stored by Pinocchio as
+``(cos θ, sin θ)``). The IK iterates are full Pinocchio configurations ``q`` (size
+``model.nq``); a joint's *value* is its coordinate (the angle θ for a continuous joint).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+__all__ = ["JointSubset"]
+
+# A Pinocchio limit beyond this magnitude means "no limit" (URDF continuous or unset).
+_NO_LIMIT = 1e10
+
+
+def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """A slice when the indices are contiguous and increasing (views instead of copies)."""
+    if indices.size > 0 and np.array_equal(
+        indices, np.arange(indices[0], indices[0] + indices.size)
+    ):
+        return slice(int(indices[0]), int(indices[0]) + int(indices.size))
+    return indices
+
+
+class JointSubset:
+    """Moved joints: index maps between joint values and Pinocchio ``q``/``v``, and limits.
+
+    Attributes:
+        names: Moved joint names, in the order of IK vectors and Jacobian columns.
+        n: Number of moved joints.
+        lower: Lower limit per moved joint [rad] or [m]; ``-inf`` when unbounded.
+        upper: Upper limit per moved joint; ``+inf`` when unbounded.
+        bounded: Whether each moved joint has finite limits.
+        simple: True when every moved joint is a plain one-coordinate joint (``nq = nv = 1``),
+            so ``q[q_cols]`` holds the joint values directly.
+        q_cols: Indices (a slice when contiguous) of the moved coordinates in ``q``, valid
+            when ``simple``.
+        v_cols: Indices (a slice when contiguous) of the moved joints in ``v`` (Jacobian
+            columns).
+    """
+
+    def __init__(self, model: pin.Model, joint_names: Sequence[str], *, name: str = "joint_names"):
+        names = list(joint_names)
+        if not names:
+            raise ValueError(f"{name}: at least one joint is needed")
+        if len(set(names)) != len(names):
+            raise ValueError(f"{name}: duplicate joint names in {names}")
+        q_idx: list[int] = []
+        v_idx: list[int] = []
+        nq_per: list[int] = []
+        lower: list[float] = []
+        upper: list[float] = []
+        for joint in names:
+            if not isinstance(joint, str) or not model.existJointName(joint):
+                raise ValueError(f"{name}: {joint!r} is not a joint of the model")
+            jmodel = model.joints[model.getJointId(joint)]
+            if jmodel.nv != 1 or jmodel.nq not in (1, 2):
+                raise ValueError(
+                    f"{name}: joint {joint!r} has nq={jmodel.nq}, nv={jmodel.nv}; IK moves "
+                    "one-degree-of-freedom joints (revolute, prismatic, continuous) only"
+                )
+            q_idx.append(jmodel.idx_q)
+            v_idx.append(jmodel.idx_v)
+            nq_per.append(jmodel.nq)
+            if jmodel.nq == 1:
+                lo = float(model.lowerPositionLimit[jmodel.idx_q])
+                hi = float(model.upperPositionLimit[jmodel.idx_q])
+                if not (np.isfinite(lo) and np.isfinite(hi)) or max(abs(lo), abs(hi)) > _NO_LIMIT:
+                    lo, hi = -np.inf, np.inf
+                elif hi < lo:
+                    raise ValueError(f"{name}: joint {joint!r} has lower limit above upper limit")
+            else:
+                lo, hi = -np.inf, np.inf
+            lower.append(lo)
+            upper.append(hi)
+        self.model = model
+        self.names: list[str] = names
+        self.n = len(names)
+        self._q_idx = np.array(q_idx, dtype=np.intp)
+        self._v_idx = np.array(v_idx, dtype=np.intp)
+        self._nq_per = np.array(nq_per, dtype=np.intp)
+        self.lower = np.array(lower, dtype=np.float64)
+        self.upper = np.array(upper, dtype=np.float64)
+        self.bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
+        self.simple = bool(np.all(self._nq_per == 1))
+        self.q_cols: slice | np.ndarray = _as_slice(self._q_idx)
+        self.v_cols: slice | np.ndarray = _as_slice(self._v_idx)
+        # Sampling range: the limits, or one turn for an unbounded joint.
+        self.sample_low = np.where(self.bounded, self.lower, -np.pi)
+        self.sample_high = np.where(self.bounded, self.upper, np.pi)
+        self._dv = np.zeros(model.nv)
+        self._bounded_all = bool(np.all(self.bounded))
+
+    # ------------------------------------------------------------------ values <-> q
+    def values(self, q: np.ndarray) -> np.ndarray:
+        """Joint values (n,) read from a Pinocchio configuration (a copy)."""
+        if self.simple:
+            return np.array(q[self.q_cols], dtype=np.float64)
+        out = q[self._q_idx].astype(np.float64)
+        cont = self._nq_per == 2
+        if np.any(cont):
+            idx = self._q_idx[cont]
+            out[cont] = np.arctan2(q[idx + 1], q[idx])
+        return out
+
+    def write(self, q: np.ndarray, values: np.ndarray) -> None:
+        """Write joint values (n,) into a Pinocchio configuration, in place."""
+        if self.simple:
+            q[self.q_cols] = values
+            return
+        for k in range(self.n):
+            i = self._q_idx[k]
+            if self._nq_per[k] == 1:
+                q[i] = values[k]
+            else:
+                q[i] = np.cos(values[k])
+                q[i + 1] = np.sin(values[k])
+
+    def clamp(self, q: np.ndarray) -> None:
+        """Clamp the moved joints of ``q`` into their limits, in place."""
+        if self.simple and self._bounded_all:
+            view = q[self.q_cols]
+            np.minimum(np.maximum(view, self.lower, out=view), self.upper, out=view)
+            if not isinstance(self.q_cols, slice):
+                q[self.q_cols] = view
+            return
+        vals = self.values(q)
+        np.clip(vals, self.lower, self.upper, out=vals)
+        self.write(q, vals)
+
+    def step(self, q: np.ndarray, dq: np.ndarray) -> None:
+        """``q ← clamp(q ⊕ dq)`` for a displacement ``dq`` (n,) of the moved joints, in place."""
+        if self.simple:
+            cols = self.q_cols
+            if isinstance(cols, slice):
+                view = q[cols]
+                view += dq
+                if self._bounded_all:
+                    np.minimum(np.maximum(view, self.lower, out=view), self.upper, out=view)
+                    return
+            else:
+                q[cols] += dq
+            self.clamp(q)
+            return
+        dv = self._dv
+        dv[self.v_cols] = dq
+        q[:] = pin.integrate(self.model, q, dv)
+        dv[self.v_cols] = 0.0
+        self.clamp(q)
+
+    def pinned(self, values: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Joints sitting on a limit that ``dq`` would push further out (boolean mask)."""
+        return ((values <= self.lower) & (dq < 0.0)) | ((values >= self.upper) & (dq > 0.0))
+
+    def within_limits(self, q: np.ndarray, tol: float = 1e-12) -> bool:
+        """Whether every moved joint of ``q`` lies inside its limits (up to ``tol``)."""
+        vals = self.values(q)
+        return bool(np.all(vals >= self.lower - tol) and np.all(vals <= self.upper + tol))
+
+    # ------------------------------------------------------------------ seeds, samples
+    def sample(self, rng: np.random.Generator, q_template: np.ndarray) -> np.ndarray:
+        """A configuration with the moved joints uniform within limits, others from template."""
+        q = q_template.copy()
+        self.write(q, rng.uniform(self.sample_low, self.sample_high))
+        return q
+
+    def middle(self, q_template: np.ndarray) -> np.ndarray:
+        """The nominal configuration: moved joints at the middle of their ranges."""
+        q = q_template.copy()
+        self.write(q, 0.5 * (self.sample_low + self.sample_high))
+        return q
+
+    def parse_seed(self, seed: Any, default_q: np.ndarray, *, name: str = "seed") -> np.ndarray:
+        """A full, clamped Pinocchio configuration from a user seed.
+
+        Args:
+            seed: None (use ``default_q``), a full Pinocchio ``q`` (``model.nq``), the moved
+                joints' values (n,), or a mapping joint name → value (joints not named keep
+                ``default_q``'s value).
+            default_q: Configuration supplying every value the seed does not give.
+            name: Argument name used in error messages.
+
+        Raises:
+            ValueError: Wrong size, unknown joint name, or non-finite values.
+        """
+        model = self.model
+        q = np.array(default_q, dtype=np.float64, copy=True)
+        if seed is None:
+            pass
+        elif isinstance(seed, Mapping):
+            for joint, value in seed.items():
+                if not isinstance(joint, str) or not model.existJointName(joint):
+                    raise ValueError(f"{name}: {joint!r} is not a joint of the model")
+                jmodel = model.joints[model.getJointId(joint)]
+                v = float(value)
+                if not np.isfinite(v):
+                    raise ValueError(f"{name}: value of {joint!r} must be finite, got {value}")
+                if jmodel.nq == 1:
+                    q[jmodel.idx_q] = v
+                elif jmodel.nq == 2 and jmodel.nv == 1:
+                    q[jmodel.idx_q] = np.cos(v)
+                    q[jmodel.idx_q + 1] = np.sin(v)
+                else:
+                    raise ValueError(f"{name}: joint {joint!r} has {jmodel.nq} coordinates")
+        else:
+            try:
+                arr = np.array(seed, dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{name}: expected an array of numbers, got {seed!r}") from exc
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name}: values must be finite")
+            if arr.size == self.n:
+                self.write(q, arr)
+            elif arr.size == model.nq:
+                q[:] = arr
+            else:
+                raise ValueError(
+                    f"{name}: expected {self.n} values (joints {self.names}) or a full "
+                    f"configuration of size model.nq = {model.nq}; got {arr.size}"
+                )
+        self.clamp(q)
+        return q
+
+    def distance(self, a: np.ndarray, b: np.ndarray) -> float:
+        """Euclidean distance between two configurations over the moved joints.
+
+        Continuous joints use the wrapped angle difference.
+        """
+        diff = self.values(a) - self.values(b)
+        if not self.simple:
+            cont = self._nq_per == 2
+            diff[cont] = (diff[cont] + np.pi) % (2.0 * np.pi) - np.pi
+        return float(np.sqrt(diff @ diff))

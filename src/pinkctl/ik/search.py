@@ -1,0 +1,187 @@
+"""Global IK search: local solves from the seed, then from random configurations.
+
+The search follows TRAC-IK's "KDL-RR" idea and CoppeliaSim's ``findConfig``:
+
+1. solve locally from the seed;
+2. while a budget is left, draw a configuration uniformly within the joint limits (from a
+   seeded generator, so the sequence of starts is reproducible) and solve locally from it.
+   A local solve is abandoned as soon as it stalls (no progress for a few iterations) or
+   uses its per-start iteration cap, since a fresh start is then a better bet;
+3. optionally skip a drawn start whose pose is farther than ``metric_threshold`` from the
+   target under CoppeliaSim's pose metric
+   ``sqrt((dx·m0)² + (dy·m1)² + (dz·m2)² + (angle·m3)²)`` (one forward kinematics instead
+   of a hopeless local solve);
+4. a converged configuration counts as a solution only if ``validate`` accepts it (e.g.
+   collision-free, or inside a preferred joint range);
+5. stop at ``max_solutions`` distinct solutions or when a budget runs out, and return the
+   solution closest to the seed (or the first one found).
+
+Budgets: wall-clock (``deadline``), random starts (``max_restarts``), and total residual
+evaluations (``max_iterations``). With the same inputs and generator seed, the search is
+deterministic as long as the wall-clock budget is not the one that stops it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .joints import JointSubset
+from .loop import run_local
+from .methods import IKMethod
+from .residual import Residual
+
+__all__ = ["SearchOutcome", "global_search"]
+
+#: ``validate(q) -> bool`` with ``q`` the moved joints' values (n,).
+Validator = Callable[[np.ndarray], bool]
+
+
+@dataclass
+class SearchOutcome:
+    """What :func:`global_search` found.
+
+    Attributes:
+        q: Chosen configuration (full Pinocchio ``q``): a solution on success, else the best
+            one met that passed validation (the seed when none did).
+        success: Whether ``q`` is a validated solution.
+        solutions: Distinct validated solutions found (full configurations).
+        iterations: Residual evaluations, all starts together (a start skipped by the metric
+            threshold counts as one, for its forward kinematics).
+        restarts: Random starts drawn (including skipped ones).
+        rejected: Converged configurations that ``validate`` rejected.
+        skipped: Random starts skipped by the metric threshold.
+        reason: Why the search stopped.
+    """
+
+    q: np.ndarray
+    success: bool
+    solutions: list[np.ndarray]
+    iterations: int
+    restarts: int
+    rejected: int
+    skipped: int
+    reason: str
+
+
+def global_search(
+    residual: Residual,
+    subset: JointSubset,
+    method: IKMethod,
+    q_seed: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    deadline: float | None,
+    max_restarts: int | None,
+    max_iterations: int | None,
+    iterations_per_start: int,
+    stall_iterations: int | None,
+    validate: Validator | None = None,
+    metric: np.ndarray | None = None,
+    metric_threshold: float | None = None,
+    max_solutions: int = 1,
+    closest_to_seed: bool = True,
+    solution_distance: float = 1e-3,
+    max_step: float | None = None,
+) -> SearchOutcome:
+    """Run the search described in the module docstring (arguments validated by the caller).
+
+    Args:
+        residual: Goals and tolerances.
+        subset: Moved joints and limits.
+        method: Step rule of the local solves.
+        q_seed: Clamped full seed configuration (not modified).
+        rng: Generator of the random starts.
+        deadline: ``time.perf_counter()`` value to stop at, or None.
+        max_restarts: Maximum random starts, or None.
+        max_iterations: Maximum residual evaluations in total, or None.
+        iterations_per_start: Iteration cap of one local solve.
+        stall_iterations: Abandon a local solve after this many iterations without progress.
+        validate: Acceptance test of a converged configuration, or None.
+        metric: CoppeliaSim pose metric weights ``(m0, m1, m2, m3)``.
+        metric_threshold: Skip random starts farther than this from the target, or None.
+        max_solutions: Stop after this many distinct validated solutions.
+        closest_to_seed: Return the solution closest to the seed (else the first found).
+        solution_distance: Solutions closer than this (joint-space norm) are the same one.
+        max_step: Largest joint displacement per iteration, or None.
+    """
+    perf_counter = time.perf_counter
+    solutions: list[np.ndarray] = []
+    best_q: np.ndarray | None = None
+    best_cost = math.inf
+    iterations = 0
+    restarts = 0
+    rejected = 0
+    skipped = 0
+    reason = ""
+    first = True
+    while True:
+        if deadline is not None and not first and perf_counter() > deadline:
+            reason = "time"
+            break
+        if max_iterations is not None and iterations >= max_iterations:
+            reason = "iterations"
+            break
+        if first:
+            start = q_seed.copy()
+        else:
+            if max_restarts is not None and restarts >= max_restarts:
+                reason = "restarts"
+                break
+            restarts += 1
+            start = subset.sample(rng, q_seed)
+            if metric_threshold is not None and metric is not None:
+                if residual.pose_distance(start, metric) > metric_threshold:
+                    skipped += 1
+                    iterations += 1  # its forward kinematics counts against the budget
+                    continue
+        cap = iterations_per_start
+        if max_iterations is not None:
+            cap = min(cap, max_iterations - iterations)
+        out = run_local(
+            residual,
+            subset,
+            method,
+            start,
+            max_iterations=cap,
+            deadline=deadline,
+            stall_iterations=stall_iterations,
+            max_step=max_step,
+        )
+        first = False
+        iterations += out.iterations
+        if out.success:
+            if validate is None or bool(validate(subset.values(out.q))):
+                if all(subset.distance(out.q, s) >= solution_distance for s in solutions):
+                    solutions.append(out.q)
+                if len(solutions) >= max_solutions:
+                    reason = "converged"
+                    break
+            else:
+                rejected += 1
+        elif out.cost < best_cost:
+            if validate is None or bool(validate(subset.values(out.q))):
+                best_cost = out.cost
+                best_q = out.q
+    if solutions:
+        if closest_to_seed and len(solutions) > 1:
+            chosen = min(solutions, key=lambda s: subset.distance(s, q_seed))
+        else:
+            chosen = solutions[0]
+        return SearchOutcome(
+            chosen, True, solutions, iterations, restarts, rejected, skipped, "converged"
+        )
+    return SearchOutcome(
+        best_q if best_q is not None else q_seed.copy(),
+        False,
+        solutions,
+        iterations,
+        restarts,
+        rejected,
+        skipped,
+        reason,
+    )

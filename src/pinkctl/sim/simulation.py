@@ -1,0 +1,456 @@
+"""MuJoCo simulation of a robot compiled from its own URDF.
+
+The model is built with :class:`mujoco.MjSpec` from the very URDF Pinocchio loads, so both engines
+share one kinematic description: static bodies are kept (``fusestatic`` off) so every tool frame
+of the URDF survives as a MuJoCo body, and each tool frame also gets a site of the same name.
+Controlled and gripper joints get position servos
+
+.. math::
+
+    \\tau = k_p (u - q) - k_v \\dot{q},
+
+with the gains of ``robot.toml``. Bodies carry gravity compensation (``gravcomp = 1``), as real
+arms compensate gravity in firmware. When a command carries velocities, the servo gets velocity
+feed-forward by commanding :math:`u = q_{des} + (k_v / k_p) \\dot{q}_{des}`, which turns the
+damping term into :math:`k_v (\\dot{q}_{des} - \\dot{q})`.
+
+Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+
+from ..state import JointState, RobotState, SpatialState
+
+if TYPE_CHECKING:
+    from ..robot import PinkRobot
+
+__all__ = ["MujocoSimulation"]
+
+_TARGET_BODY = "pinkctl_target"
+
+
+def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
+    if names is None:
+        return list(default)
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{what} must be a sequence of names, got {names!r}")
+    return list(names)
+
+
+class MujocoSimulation:
+    """A MuJoCo model of a :class:`~pinkctl.robot.PinkRobot`, with servos, floor, light and camera.
+
+    Build it with :meth:`from_robot`. Joints are addressed by name; ``joint_names`` lists every
+    scalar (hinge or slide) joint of the robot in model order, mimic followers included, which
+    is the robot's joint space as a simulator reports it.
+    """
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        data: mujoco.MjData,
+        *,
+        robot: PinkRobot | None = None,
+        actuated_joint_names: Sequence[str] = (),
+        site_names: Sequence[str] = (),
+    ) -> None:
+        self.model = model
+        self.data = data
+        self.robot = robot
+        self.joint_names: list[str] = [
+            model.joint(i).name
+            for i in range(model.njnt)
+            if model.jnt_type[i] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+            and model.joint(i).name
+        ]
+        self._qpos_adr = {n: int(model.joint(n).qposadr[0]) for n in self.joint_names}
+        self._dof_adr = {n: int(model.joint(n).dofadr[0]) for n in self.joint_names}
+        self.actuated_joint_names = list(actuated_joint_names)
+        self._actuator_of = {
+            n: int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n))
+            for n in self.actuated_joint_names
+        }
+        self.site_names = list(site_names)
+        self._site_ids = {
+            n: int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, n)) for n in self.site_names
+        }
+        target_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, _TARGET_BODY)
+        self._mocap_id = int(model.body_mocapid[target_id]) if target_id >= 0 else -1
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self._initial_qpos = data.qpos.copy()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_robot(
+        cls,
+        robot: PinkRobot,
+        *,
+        timestep: float = 0.002,
+        gravity_compensation: bool = True,
+        floor: bool = True,
+        target_marker: bool = True,
+        site_frames: Sequence[str] | None = None,
+        actuated_joint_names: Sequence[str] | None = None,
+        kp: float | None = None,
+        kv: float | None = None,
+    ) -> MujocoSimulation:
+        """Compile ``robot.urdf_path`` with MjSpec into a simulation.
+
+        Args:
+            robot: The robot, e.g. from :func:`~pinkctl.robot.load_pink_supported_robot`.
+            timestep: Physics step [s].
+            gravity_compensation: Set ``gravcomp = 1`` on every robot body.
+            floor: Add a ground plane at z = 0.
+            target_marker: Add a mocap body (visual only) to show a target pose.
+            site_frames: Frames that get a site of the same name; default: the robot's tool frame.
+            actuated_joint_names: Joints with position servos; default: controlled + gripper joints.
+            kp: Servo stiffness for every actuator, overriding ``robot.toml`` [N m/rad].
+            kv: Servo damping for every actuator, overriding ``robot.toml`` [N m s/rad].
+
+        Raises:
+            ValueError: On a non-positive timestep, unknown frames or joints, or a robot without
+                a URDF path.
+        """
+        if not np.isfinite(timestep) or timestep <= 0.0:
+            raise ValueError(f"timestep must be a positive number of seconds, got {timestep!r}")
+        if robot.urdf_path is None:
+            raise ValueError("robot has no urdf_path; load it with load_pink_robot")
+        default_sites = [robot.tool_frame] if robot.tool_frame else []
+        sites = _as_name_list(site_frames, default_sites, "site_frames")
+        actuated = _as_name_list(actuated_joint_names, robot.actuated_joint_names, "joints")
+
+        spec = mujoco.MjSpec.from_file(str(robot.urdf_path))
+        spec.compiler.fusestatic = False
+        spec.compiler.discardvisual = False
+        spec.option.timestep = timestep
+        spec.modelname = robot.name or "robot"
+
+        body_names = {b.name for b in spec.bodies}
+        for frame in sites:
+            if frame not in body_names:
+                raise ValueError(f"site frame {frame!r} is not a link of {robot.urdf_path.name}")
+            spec.body(frame).add_site(name=frame, size=[0.005, 0.0, 0.0], rgba=[1, 0.2, 0.2, 1])
+
+        if gravity_compensation:
+            for body in spec.bodies:
+                if body.name != "world":
+                    body.gravcomp = 1.0
+
+        joints = {j.name: j for j in spec.joints}
+        for name, value in robot.armature.items():
+            if name in joints:
+                joints[name].armature = value
+        for name in actuated:
+            if name not in joints:
+                raise ValueError(f"actuated joint {name!r} is not a joint of the MuJoCo model")
+            gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
+            gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
+            act = spec.add_actuator(name=name, target=name)
+            act.trntype = mujoco.mjtTrn.mjTRN_JOINT
+            act.set_to_position(kp=gain_p, kv=gain_v)
+
+        world = spec.worldbody
+        if floor:
+            spec.add_texture(
+                name="grid",
+                type=mujoco.mjtTexture.mjTEXTURE_2D,
+                builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+                rgb1=[0.85, 0.87, 0.9],
+                rgb2=[0.7, 0.72, 0.76],
+                width=256,
+                height=256,
+            )
+            mat = spec.add_material(name="grid", texrepeat=[8, 8], reflectance=0.05)
+            mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+            world.add_geom(
+                name="floor",
+                type=mujoco.mjtGeom.mjGEOM_PLANE,
+                size=[3.0, 3.0, 0.05],
+                material="grid",
+            )
+        world.add_light(pos=[0.0, -1.0, 3.0], dir=[0.0, 0.3, -1.0], diffuse=[0.8, 0.8, 0.8])
+        world.add_light(pos=[2.0, 2.0, 3.0], dir=[-0.5, -0.5, -1.0], diffuse=[0.4, 0.4, 0.4])
+        world.add_camera(
+            name="overview",
+            pos=[1.9, -1.3, 1.25],
+            xyaxes=[0.57, 0.82, 0.0, -0.3, 0.21, 0.93],
+        )
+        if target_marker:
+            target = world.add_body(name=_TARGET_BODY, mocap=True, pos=[0.0, 0.0, -1.0])
+            target.add_geom(
+                type=mujoco.mjtGeom.mjGEOM_SPHERE,
+                size=[0.012, 0, 0],
+                rgba=[0.1, 0.8, 0.2, 0.6],
+                contype=0,
+                conaffinity=0,
+                group=2,
+            )
+            for axis, rgba in ((0, [1, 0, 0, 0.8]), (1, [0, 1, 0, 0.8]), (2, [0, 0, 1, 0.8])):
+                fromto = np.zeros(6)
+                fromto[3 + axis] = 0.05
+                target.add_geom(
+                    type=mujoco.mjtGeom.mjGEOM_CAPSULE,
+                    size=[0.003, 0, 0],
+                    fromto=fromto.tolist(),
+                    rgba=rgba,
+                    contype=0,
+                    conaffinity=0,
+                    group=2,
+                )
+        spec.visual.global_.offwidth = 1280
+        spec.visual.global_.offheight = 960
+
+        model = spec.compile()
+        data = mujoco.MjData(model)
+        sim = cls(model, data, robot=robot, actuated_joint_names=actuated, site_names=sites)
+        sim._spec = spec
+        sim.reset()
+        return sim
+
+    # ------------------------------------------------------------------ time and stepping
+    @property
+    def timestep(self) -> float:
+        """Physics step [s]."""
+        return float(self.model.opt.timestep)
+
+    @property
+    def time(self) -> float:
+        """Simulated time [s]."""
+        return float(self.data.time)
+
+    def step(self, n: int = 1) -> None:
+        """Advance the physics by ``n`` steps."""
+        if int(n) != n or n < 0:
+            raise ValueError(f"n must be a non-negative integer, got {n!r}")
+        if n > 0:
+            mujoco.mj_step(self.model, self.data, nstep=int(n))
+
+    def forward(self) -> None:
+        """Recompute positions of bodies and sites without advancing time."""
+        mujoco.mj_forward(self.model, self.data)
+
+    def reset(self, q: dict[str, float] | None = None) -> None:
+        """Reset time, velocities and positions; hold servos at the reset positions.
+
+        Args:
+            q: Joint positions by name; default: the robot's home (``q0``). Joints not named
+                keep their home value. Mimic followers follow their master.
+        """
+        mujoco.mj_resetData(self.model, self.data)
+        positions: dict[str, float] = {}
+        if self.robot is not None:
+            positions.update(self.robot.home_positions())
+        if q is not None:
+            unknown = [n for n in q if n not in self._qpos_adr]
+            if unknown:
+                raise ValueError(f"unknown joints {unknown}; joints are {self.joint_names}")
+            positions.update({k: float(v) for k, v in q.items()})
+        self._write_mimic_followers(positions)
+        for name, value in positions.items():
+            if name in self._qpos_adr:
+                self.data.qpos[self._qpos_adr[name]] = value
+        for name, act in self._actuator_of.items():
+            self.data.ctrl[act] = self.data.qpos[self._qpos_adr[name]]
+        mujoco.mj_forward(self.model, self.data)
+
+    def _write_mimic_followers(self, positions: dict[str, float]) -> None:
+        """Fill mimic followers from their masters using the model's joint equalities."""
+        m = self.model
+        for i in range(m.neq):
+            if m.eq_type[i] != mujoco.mjtEq.mjEQ_JOINT or m.eq_obj2id[i] < 0:
+                continue
+            follower = m.joint(int(m.eq_obj1id[i])).name
+            master = m.joint(int(m.eq_obj2id[i])).name
+            if master in positions:
+                c = m.eq_data[i]
+                positions[follower] = float(c[0] + c[1] * positions[master])
+
+    # ------------------------------------------------------------------ joints
+    def _check_names(self, names: Sequence[str]) -> None:
+        unknown = [n for n in names if n not in self._qpos_adr]
+        if unknown:
+            raise ValueError(f"unknown joints {unknown}; joints are {self.joint_names}")
+
+    def get_joint_positions(self, names: Sequence[str] | None = None) -> np.ndarray:
+        """Joint positions [rad] or [m], in the order of ``names`` (default: ``joint_names``)."""
+        names = self.joint_names if names is None else list(names)
+        self._check_names(names)
+        return np.array([self.data.qpos[self._qpos_adr[n]] for n in names])
+
+    def get_joint_velocities(self, names: Sequence[str] | None = None) -> np.ndarray:
+        """Joint velocities [rad/s] or [m/s], in the order of ``names``."""
+        names = self.joint_names if names is None else list(names)
+        self._check_names(names)
+        return np.array([self.data.qvel[self._dof_adr[n]] for n in names])
+
+    def set_joint_positions(self, names: Sequence[str], values: Sequence[float]) -> None:
+        """Teleport joints (no dynamics) and refresh kinematics."""
+        names = list(names)
+        values_arr = np.asarray(values, dtype=float).reshape(-1)
+        self._check_names(names)
+        if values_arr.shape != (len(names),) or not np.all(np.isfinite(values_arr)):
+            raise ValueError(f"values must be {len(names)} finite numbers, got {values!r}")
+        for n, v in zip(names, values_arr):
+            self.data.qpos[self._qpos_adr[n]] = v
+        mujoco.mj_forward(self.model, self.data)
+
+    def set_joint_velocities(self, names: Sequence[str], values: Sequence[float]) -> None:
+        """Set joint velocities."""
+        names = list(names)
+        values_arr = np.asarray(values, dtype=float).reshape(-1)
+        self._check_names(names)
+        if values_arr.shape != (len(names),) or not np.all(np.isfinite(values_arr)):
+            raise ValueError(f"values must be {len(names)} finite numbers, got {values!r}")
+        for n, v in zip(names, values_arr):
+            self.data.qvel[self._dof_adr[n]] = v
+
+    def set_position_targets(
+        self,
+        names: Sequence[str],
+        positions: Sequence[float],
+        velocities: Sequence[float] | None = None,
+    ) -> None:
+        """Command position servos; with ``velocities``, add velocity feed-forward.
+
+        The servo law is :math:`k_p (u - q) - k_v \\dot q`; commanding
+        :math:`u = q_{des} + (k_v/k_p) \\dot q_{des}` gives
+        :math:`k_p (q_{des} - q) + k_v (\\dot q_{des} - \\dot q)`.
+        """
+        names = list(names)
+        pos = np.asarray(positions, dtype=float).reshape(-1)
+        if pos.shape != (len(names),) or not np.all(np.isfinite(pos)):
+            raise ValueError(f"positions must be {len(names)} finite numbers, got {positions!r}")
+        unknown = [n for n in names if n not in self._actuator_of]
+        if unknown:
+            raise ValueError(
+                f"joints {unknown} have no actuator; actuated: {self.actuated_joint_names}"
+            )
+        vel = None
+        if velocities is not None:
+            vel = np.asarray(velocities, dtype=float).reshape(-1)
+            if vel.shape != pos.shape or not np.all(np.isfinite(vel)):
+                raise ValueError(f"velocities must be {len(names)} finite numbers")
+        for k, n in enumerate(names):
+            act = self._actuator_of[n]
+            u = pos[k]
+            if vel is not None:
+                gain_p = self.model.actuator_gainprm[act, 0]
+                gain_v = -self.model.actuator_biasprm[act, 2]
+                u += gain_v / gain_p * vel[k]
+            self.data.ctrl[act] = u
+
+    # ------------------------------------------------------------------ sites and states
+    def get_site_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World pose of a site: (position [m] (3,), quaternion (w, x, y, z) (4,))."""
+        site = self._site_ids.get(name, -1)
+        if site < 0:
+            raise ValueError(f"unknown site {name!r}; sites are {self.site_names}")
+        pos = self.data.site_xpos[site].copy()
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, self.data.site_xmat[site])
+        return pos, quat
+
+    def get_body_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World pose of a body: (position [m], quaternion (w, x, y, z))."""
+        body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, name)
+        if body < 0:
+            raise ValueError(f"unknown body {name!r}")
+        return self.data.xpos[body].copy(), self.data.xquat[body].copy()
+
+    def get_robot_state(
+        self,
+        joint_space: Sequence[str] | None = None,
+        site_space: Sequence[str] | None = None,
+    ) -> RobotState:
+        """Measured state: joint positions and velocities, and the site poses and velocities.
+
+        Args:
+            joint_space: Ordered joint space of the returned ``JointState``; default
+                ``joint_names``.
+            site_space: Ordered site space; default ``site_names``.
+        """
+        joints = self.joint_names if joint_space is None else list(joint_space)
+        self._check_names(joints)
+        qpos = np.array([self.data.qpos[self._qpos_adr[n]] for n in joints])
+        qvel = np.array([self.data.qvel[self._dof_adr[n]] for n in joints])
+        joint_state = JointState.from_name(
+            joints, positions=(list(joints), qpos), velocities=(list(joints), qvel)
+        )
+        sites = self.site_names if site_space is None else list(site_space)
+        site_state = None
+        if sites:
+            positions = np.empty((len(sites), 3))
+            orientations = np.empty((len(sites), 4))
+            linear = np.empty((len(sites), 3))
+            angular = np.empty((len(sites), 3))
+            vel6 = np.empty(6)
+            for k, name in enumerate(sites):
+                positions[k], orientations[k] = self.get_site_pose(name)
+                # object velocity in the world-aligned frame at the site: [angular, linear]
+                mujoco.mj_objectVelocity(
+                    self.model, self.data, mujoco.mjtObj.mjOBJ_SITE, self._site_ids[name], vel6, 0
+                )
+                angular[k], linear[k] = vel6[:3], vel6[3:]
+            site_state = SpatialState.from_name(
+                list(sites),
+                positions=(list(sites), positions),
+                orientations=(list(sites), orientations),
+                linear_velocities=(list(sites), linear),
+                angular_velocities=(list(sites), angular),
+            )
+        return RobotState(joints=joint_state, sites=site_state)
+
+    def apply(self, desired: RobotState | None) -> bool:
+        """Apply a controller's output: joint positions (+ velocity feed-forward) to servos.
+
+        A ``None`` command (no valid output this step) leaves the servos as they are, so the
+        previous command stays in force. Joints that carry a position but no actuator are
+        rejected with ``ValueError``; site, link and root fields are ignored.
+
+        Returns:
+            True if a command was written.
+        """
+        if desired is None or desired.joints is None:
+            return False
+        js = desired.joints
+        names = js.position_names
+        if not names:
+            return False
+        positions = js.positions
+        velocities = None
+        if js.velocities is not None and js.velocity_names == names:
+            velocities = js.velocities
+        self.set_position_targets(names, positions, velocities)
+        return True
+
+    def set_target_marker(self, position: Sequence[float], quaternion: Sequence[float]) -> None:
+        """Move the (visual only) target marker to a world pose (quaternion w, x, y, z)."""
+        if self._mocap_id < 0:
+            raise ValueError("this simulation was built without a target marker")
+        self.data.mocap_pos[self._mocap_id] = np.asarray(position, dtype=float)
+        self.data.mocap_quat[self._mocap_id] = np.asarray(quaternion, dtype=float)
+
+    # ------------------------------------------------------------------ rendering
+    def render(
+        self, width: int = 640, height: int = 480, camera: str | int = "overview"
+    ) -> np.ndarray:
+        """Offscreen RGB image (height, width, 3) uint8. Headless: set ``MUJOCO_GL=egl``."""
+        key = (int(width), int(height))
+        renderer = self._renderers.get(key)
+        if renderer is None:
+            renderer = mujoco.Renderer(self.model, height=key[1], width=key[0])
+            self._renderers[key] = renderer
+        renderer.update_scene(self.data, camera=camera)
+        return renderer.render().copy()
+
+    def close(self) -> None:
+        """Release offscreen renderers."""
+        for renderer in self._renderers.values():
+            renderer.close()
+        self._renderers.clear()

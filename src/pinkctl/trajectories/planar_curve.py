@@ -1,0 +1,263 @@
+"""Base class of closed planar curves traced by a frame: plane, phase ramps, orientation."""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..state import RobotState
+from . import _quaternion as quat
+from ._cartesian import check_frame_and_space, positive_scalar, site_state, vector3
+from .phase import RampedPhase
+from .trajectory import Trajectory, _check_time
+
+__all__ = ["PlanarCurveTrajectory", "plane_axes"]
+
+_AXES = {
+    "x": np.array([1.0, 0.0, 0.0]),
+    "y": np.array([0.0, 1.0, 0.0]),
+    "z": np.array([0.0, 0.0, 1.0]),
+}
+_ORTHONORMAL_TOLERANCE = 1e-6
+
+
+def plane_axes(
+    plane: str | tuple[ArrayLike, ArrayLike] | None = None, normal: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Orthonormal in-plane axes ``(u, v)`` (world frame) from a plane name, axes or a normal.
+
+    Args:
+        plane: Two distinct letters of ``"xyz"`` naming the world axes ``u`` and ``v`` in that
+            order (``"yz"``: ``u = y``, ``v = z``), or a pair of orthonormal 3-vectors
+            ``(u, v)`` (checked to 1e-6, then re-orthonormalised exactly).
+        normal: Plane normal instead of ``plane``. ``u`` is then the world axis least aligned
+            with the normal, projected into the plane and normalised (ties go to x, then y),
+            and ``v = normal × u``, so ``(u, v, normal)`` is right-handed.
+
+    Defaults to the ``"yz"`` plane when neither is given.
+
+    Raises:
+        ValueError: If both are given, the name is not two distinct axis letters, the axes are
+            not orthonormal, or the normal is zero.
+    """
+    if plane is not None and normal is not None:
+        raise ValueError("give either plane or normal, not both")
+    if normal is not None:
+        n = vector3(normal, "normal")
+        norm = float(np.linalg.norm(n))
+        if norm < 1e-9:
+            raise ValueError("normal must be a non-zero vector")
+        n = n / norm
+        seed = _AXES["xyz"[int(np.argmin(np.abs(n)))]]
+        u = seed - (seed @ n) * n
+        u = u / np.linalg.norm(u)
+        return u, np.cross(n, u)
+    if plane is None:
+        plane = "yz"
+    if isinstance(plane, str):
+        name = plane.lower()
+        if len(name) != 2 or name[0] == name[1] or any(c not in _AXES for c in name):
+            raise ValueError(
+                f"plane must be two distinct letters of 'xyz' (e.g. 'yz'), got {plane!r}"
+            )
+        return _AXES[name[0]].copy(), _AXES[name[1]].copy()
+    if not isinstance(plane, Sequence) or len(plane) != 2:
+        raise ValueError(
+            f"plane must be a name like 'yz' or a pair of 3-vectors (u, v), got {plane!r}"
+        )
+    u = vector3(plane[0], "plane u axis")
+    v = vector3(plane[1], "plane v axis")
+    if (
+        abs(float(u @ u) - 1.0) > _ORTHONORMAL_TOLERANCE
+        or abs(float(v @ v) - 1.0) > _ORTHONORMAL_TOLERANCE
+        or abs(float(u @ v)) > _ORTHONORMAL_TOLERANCE
+    ):
+        raise ValueError(f"plane axes must be orthonormal, got u={u}, v={v}")
+    u = u / np.linalg.norm(u)
+    v = v - (v @ u) * u
+    return u, v / np.linalg.norm(v)
+
+
+class PlanarCurveTrajectory(Trajectory):
+    """A frame tracing a closed curve in a plane, with a fixed or gently rocking orientation.
+
+    The position is ``p(t) = c + x(φ) u + y(φ) v``: the subclass gives the in-plane curve
+    ``(x(φ), y(φ))``, closed with period ``2π`` in the phase ``φ``, and its derivative. The
+    phase ``φ(t)`` is a :class:`~pinkctl.trajectories.phase.RampedPhase` with cruise rate
+    ``ω = 2π / period``: with ``ramp_time > 0`` the frame starts from rest, speeds up smoothly
+    over ``ramp_time``, and slows down to rest over the last ``ramp_time`` seconds, so a
+    controller starting at rest can track it. The linear velocity is exact,
+    ``p'(t) = φ'(t) (x'(φ) u + y'(φ) v)``.
+
+    The orientation is ``q(t) = exp(α(t) k / 2) ⊗ q₀`` with ``α(t) = A sin φ(t)``: the fixed
+    orientation ``q₀`` rocked about the world axis ``k`` by up to ``A`` rad, in step with the
+    curve (``A = 0``, the default, keeps it fixed). The world-frame angular velocity is
+    ``k A cos φ(t) φ'(t)``.
+
+    Times are clamped to ``[0, duration]`` (the trajectory never returns None).
+
+    Args:
+        frame: Name of the site (tool frame) the trajectory moves.
+        center: Curve centre ``c``, world frame [m].
+        period: Time of one cycle at cruise rate [s], > 0.
+        plane: Plane of the curve, see :func:`plane_axes` (default ``"yz"``).
+        normal: Plane normal instead of ``plane``, see :func:`plane_axes`.
+        orientation: Fixed orientation ``q₀`` (w, x, y, z), world frame; default identity.
+        cycles: Number of cycles; the trajectory lasts ``cycles * period + ramp_time`` and ends
+            where it started. Default 1 when ``duration`` is not given.
+        duration: Total time [s] instead of ``cycles`` (the end point is then wherever the phase
+            is); must be at least ``2 * ramp_time``.
+        ramp_time: Length of the start and stop ramps [s], >= 0. Default 0: the curve starts at
+            full speed, which a controller starting at rest cannot track exactly.
+        orientation_amplitude: Rocking amplitude ``A`` [rad], default 0.
+        orientation_axis: World axis ``k`` of the rocking; default ``u``. Normalised.
+        site_space: Ordered frame names of the output state; must contain ``frame``. Default
+            ``[frame]``.
+
+    Raises:
+        ValueError: On any malformed or out-of-range argument, or when both ``cycles`` and
+            ``duration`` are given.
+    """
+
+    def __init__(
+        self,
+        frame: str,
+        center: ArrayLike,
+        *,
+        period: float,
+        plane: str | tuple[ArrayLike, ArrayLike] | None = None,
+        normal: ArrayLike | None = None,
+        orientation: ArrayLike = (1.0, 0.0, 0.0, 0.0),
+        cycles: float | None = None,
+        duration: float | None = None,
+        ramp_time: float = 0.0,
+        orientation_amplitude: float = 0.0,
+        orientation_axis: ArrayLike | None = None,
+        site_space: Sequence[str] | None = None,
+    ) -> None:
+        space = check_frame_and_space(frame, site_space)
+        c = vector3(center, "center")
+        period = positive_scalar(period, "period")
+        u, v = plane_axes(plane, normal)
+        q0 = quat.as_unit_quaternions(orientation, "orientation", count=1)[0]
+        ramp = float(ramp_time)
+        if not (math.isfinite(ramp) and ramp >= 0.0):
+            raise ValueError(f"ramp_time must be a finite number >= 0, got {ramp_time!r}")
+        if cycles is not None and duration is not None:
+            raise ValueError("give either cycles or duration, not both")
+        if duration is None:
+            n = positive_scalar(1.0 if cycles is None else cycles, "cycles")
+            total = n * period + ramp
+        else:
+            total = positive_scalar(duration, "duration")
+        amplitude = float(orientation_amplitude)
+        if not math.isfinite(amplitude):
+            raise ValueError(f"orientation_amplitude must be finite, got {orientation_amplitude!r}")
+        if orientation_axis is None:
+            axis = u.copy()
+        else:
+            axis = vector3(orientation_axis, "orientation_axis")
+            axis_norm = float(np.linalg.norm(axis))
+            if axis_norm < 1e-9:
+                raise ValueError("orientation_axis must be a non-zero vector")
+            axis = axis / axis_norm
+        phase = RampedPhase(rate=2.0 * math.pi / period, ramp_time=ramp, duration=total)
+
+        self._frame = frame
+        self._site_space = space
+        self._center = c
+        self._u = u
+        self._v = v
+        self._period = period
+        self._orientation = q0
+        self._amplitude = amplitude
+        self._axis = axis
+        self._phase = phase
+
+    @abstractmethod
+    def _curve(self, phi: float) -> tuple[float, float, float, float]:
+        """In-plane curve ``(x, y, dx/dφ, dy/dφ)`` at phase ``phi`` [m, m/rad]."""
+
+    @property
+    def duration(self) -> float:
+        """Total time [s], ramps included."""
+        return self._phase.duration
+
+    @property
+    def frame(self) -> str:
+        """Name of the frame the trajectory moves."""
+        return self._frame
+
+    @property
+    def site_space(self) -> list[str]:
+        """Ordered frame names of the output states (copy)."""
+        return list(self._site_space)
+
+    @property
+    def center(self) -> np.ndarray:
+        """Curve centre, world frame [m] (copy)."""
+        return self._center.copy()
+
+    @property
+    def axes(self) -> tuple[np.ndarray, np.ndarray]:
+        """In-plane unit axes ``(u, v)``, world frame (copies)."""
+        return self._u.copy(), self._v.copy()
+
+    @property
+    def normal(self) -> np.ndarray:
+        """Plane normal ``u × v``, world frame."""
+        return np.cross(self._u, self._v)
+
+    @property
+    def period(self) -> float:
+        """Time of one cycle at cruise rate [s]."""
+        return self._period
+
+    @property
+    def ramp_time(self) -> float:
+        """Length of the start and stop ramps [s]."""
+        return self._phase.ramp_time
+
+    def phase(self, time: float) -> float:
+        """Phase ``φ`` [rad] at relative ``time`` (clamped to ``[0, duration]``)."""
+        return self._phase.evaluate(_check_time(time))[0]
+
+    def sample(self, time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Pose and velocity at relative ``time``, clamped to ``[0, duration]``.
+
+        Returns:
+            ``(position (3,), orientation (4,) wxyz, linear_velocity (3,),
+            angular_velocity (3,))``, world frame, SI units.
+
+        Raises:
+            ValueError: If ``time`` is not finite.
+        """
+        phi, phi_dot, _ = self._phase.evaluate(_check_time(time))
+        x, y, dx, dy = self._curve(phi)
+        position = self._center + x * self._u + y * self._v
+        linear_velocity = phi_dot * (dx * self._u + dy * self._v)
+        if self._amplitude == 0.0:
+            return position, self._orientation.copy(), linear_velocity, np.zeros(3)
+        alpha = self._amplitude * math.sin(phi)
+        alpha_dot = self._amplitude * math.cos(phi) * phi_dot
+        orientation = quat.multiply(
+            quat.from_rotation_vector(alpha * self._axis), self._orientation
+        )
+        return position, orientation, linear_velocity, alpha_dot * self._axis
+
+    def get_target_state(self, time: float) -> RobotState:
+        """Target pose and velocity of :attr:`frame` at relative ``time``.
+
+        Returns:
+            ``RobotState(sites=SpatialState)`` over :attr:`site_space` with position,
+            orientation (w, x, y, z), linear and angular velocity of :attr:`frame` valid, all
+            in the world frame.
+
+        Raises:
+            ValueError: If ``time`` is not finite.
+        """
+        return site_state(self._site_space, self._frame, *self.sample(time))

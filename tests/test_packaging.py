@@ -1,0 +1,65 @@
+"""A wheel built from the repository, installed in a fresh virtual environment, loads all robots."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(not (ROOT / "pyproject.toml").is_file(), reason="needs the source tree")
+def test_wheel_installs_and_loads_bundled_robots(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    wheel = next(dist.glob("pinkctl-*.whl"))
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    # Install the wheel alone into the fresh environment...
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            "--target",
+            site,
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    # ...and let it find its dependencies (not this checkout) in the test environment.
+    deps = sysconfig.get_paths()["purelib"]
+    (Path(site) / "zz_deps.pth").write_text(f"import site; site.addsitedir({deps!r})\n")
+    script = (
+        "import pinkctl, pathlib;"
+        "print(pathlib.Path(pinkctl.__file__).parent);"
+        "names = pinkctl.supported_robots(); print(names);"
+        "[pinkctl.load_pink_supported_robot(n) for n in names]"
+    )
+    out = subprocess.run(
+        [str(python), "-c", script], cwd=tmp_path, check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    assert Path(out[0]).is_relative_to(Path(site))
+    assert "franka" in out[1] and "ur10" in out[1] and "so101" in out[1]
