@@ -1,4 +1,4 @@
-"""Generate the bundled robot descriptions: ``robot_configurations/<name>/robot.urdf`` and ``.srdf``.
+"""Generate the bundled robot descriptions: robot_configurations/<name>/robot.urdf and .srdf.
 
 Usage::
 
@@ -139,7 +139,7 @@ def franka() -> Robot:
                 (0.00315, 8.2904e-07, 0.00015, 0.00388, 8.2299e-06, 0.004285),
             ),
             [
-                cylinder((0, 0, 0), (0, 0, 0.14), 0.072, W),
+                cylinder((0, 0, 0), (0, 0, 0.138), 0.072, W),
                 box((-0.155, -0.09, 0.0), (-0.03, 0.09, 0.06), W),
                 cylinder((-0.1, 0, 0.05), (-0.035, 0, 0.115), 0.045, W),
             ],
@@ -255,23 +255,23 @@ def franka() -> Robot:
             [box((-0.011, -0.026, 0.0), (0.011, 0.0, 0.0545), D)],
         ),
     ]
-    arm = dict(damping=0.1)
+    arm_damping = 0.1  # [N m s/rad]
     q4 = 2.8973
     joints = [
         Joint("panda_joint1", "revolute", "panda_link0", "panda_link1", (0, 0, 0.333), (0, 0, 0),
-              (0, 0, 1), -q4, q4, 87.0, 2.175, **arm),
+              (0, 0, 1), -q4, q4, 87.0, 2.175, damping=arm_damping),
         Joint("panda_joint2", "revolute", "panda_link1", "panda_link2", (0, 0, 0), (-PI_2, 0, 0),
-              (0, 0, 1), -1.7628, 1.7628, 87.0, 2.175, **arm),
+              (0, 0, 1), -1.7628, 1.7628, 87.0, 2.175, damping=arm_damping),
         Joint("panda_joint3", "revolute", "panda_link2", "panda_link3", (0, -0.316, 0),
-              (PI_2, 0, 0), (0, 0, 1), -q4, q4, 87.0, 2.175, **arm),
+              (PI_2, 0, 0), (0, 0, 1), -q4, q4, 87.0, 2.175, damping=arm_damping),
         Joint("panda_joint4", "revolute", "panda_link3", "panda_link4", (0.0825, 0, 0),
-              (PI_2, 0, 0), (0, 0, 1), -3.0718, -0.0698, 87.0, 2.175, **arm),
+              (PI_2, 0, 0), (0, 0, 1), -3.0718, -0.0698, 87.0, 2.175, damping=arm_damping),
         Joint("panda_joint5", "revolute", "panda_link4", "panda_link5", (-0.0825, 0.384, 0),
-              (-PI_2, 0, 0), (0, 0, 1), -q4, q4, 12.0, 2.61, **arm),
+              (-PI_2, 0, 0), (0, 0, 1), -q4, q4, 12.0, 2.61, damping=arm_damping),
         Joint("panda_joint6", "revolute", "panda_link5", "panda_link6", (0, 0, 0), (PI_2, 0, 0),
-              (0, 0, 1), -0.0175, 3.7525, 12.0, 2.61, **arm),
+              (0, 0, 1), -0.0175, 3.7525, 12.0, 2.61, damping=arm_damping),
         Joint("panda_joint7", "revolute", "panda_link6", "panda_link7", (0.088, 0, 0),
-              (PI_2, 0, 0), (0, 0, 1), -q4, q4, 12.0, 2.61, **arm),
+              (PI_2, 0, 0), (0, 0, 1), -q4, q4, 12.0, 2.61, damping=arm_damping),
         Joint("panda_joint8", "fixed", "panda_link7", "panda_link8", (0, 0, 0.107)),
         Joint("panda_hand_joint", "fixed", "panda_link8", "panda_hand", (0, 0, 0),
               (0, 0, -0.7853981633974483)),
@@ -319,7 +319,7 @@ def ur10() -> Robot:
         Link(
             "base_link",
             Inertial(4.0, (0, 0, 0), (0.0061063308908, 0.0, 0.0, 0.0061063308908, 0.0, 0.01125)),
-            [cylinder((0, 0, 0), (0, 0, 0.038), 0.09, M)],
+            [cylinder((0, 0, 0), (0, 0, 0.035), 0.09, M)],
         ),
         Link("base"),
         Link(
@@ -449,9 +449,9 @@ def so101() -> Robot:
                 (0.000114686, -4.59787e-07, 4.97151e-06, 0.000136117, 9.75275e-08, 0.000130364),
             ),
             [
-                box((-0.02, -0.055, -0.0024), (0.065, 0.055, 0.012), P),
-                box((-0.018, -0.025, 0.012), (0.06, 0.025, 0.0696), S),
-                box((-0.031, -0.03, -0.0024), (-0.018, 0.03, 0.07), P),
+                box((-0.02, -0.055, -0.0024), (0.065, 0.055, 0.012), P),  # foot plate
+                box((-0.031, -0.026, 0.012), (0.022, 0.026, 0.07), P),  # servo housing
+                box((0.022, -0.0125, 0.025), (0.056, 0.0125, 0.056), S),  # pan servo front
             ],
         ),
         Link(
@@ -461,9 +461,11 @@ def so101() -> Robot:
                 (-0.0307604, -1.66727e-05, -0.0252713),
                 (8.3759e-05, 7.55525e-08, -1.16342e-06, 8.10403e-05, 1.54663e-07, 2.39783e-05),
             ),
+            # Shoulder frame: z down, x backwards, origin on the pan axis 62.4 mm above the foot.
             [
-                box((-0.05, -0.026, -0.064), (-0.008, 0.029, -0.012), S),
-                box((-0.05, -0.02, -0.012), (0.012, 0.02, 0.046), P),
+                box((-0.05, -0.026, -0.064), (-0.008, 0.029, -0.0126), S),  # lift servo
+                cylinder((0, 0, 0.002), (0, 0, -0.0126), 0.014, P),  # horn disc
+                box((-0.0512, -0.02, -0.0126), (-0.0362, 0.02, 0.0474), P),  # bracket wall
             ],
         ),
         Link(
@@ -555,7 +557,7 @@ def so101() -> Robot:
         if j.type == "revolute":
             j.damping = 0.05
     arm_joints = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"]
-    home = dict(zip(arm_joints, [0.0, -1.0, 1.0, 1.2, 0.0], strict=True))
+    home = dict(zip(arm_joints, [0.0, -0.6, 0.6, 1.2, 0.0], strict=True))
     home["gripper"] = 0.0
     return Robot(
         name="so101",
@@ -897,7 +899,9 @@ def write_srdf(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("robots", nargs="*", help=f"robots to write (default: all of {list(ROBOTS)})")
+    parser.add_argument(
+        "robots", nargs="*", help=f"robots to write (default: all of {list(ROBOTS)})"
+    )
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=ROOT)

@@ -96,6 +96,10 @@ class JointSubset:
         # Sampling range: the limits, or one turn for an unbounded joint.
         self.sample_low = np.where(self.bounded, self.lower, -np.pi)
         self.sample_high = np.where(self.bounded, self.upper, np.pi)
+        # Limit geometry used by the iteration loop: centre and half width of each range
+        # (0 and inf for an unbounded joint, which is then never "on a limit").
+        self.middle_values = np.where(self.bounded, 0.5 * (self.lower + self.upper), 0.0)
+        self.half_range = np.where(self.bounded, 0.5 * (self.upper - self.lower), np.inf)
         self._dv = np.zeros(model.nv)
         self._bounded_all = bool(np.all(self.bounded))
 

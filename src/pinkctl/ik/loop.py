@@ -85,8 +85,9 @@ def run_local(
     pins = not method.handles_limits
     simple = subset.simple
     q_cols = subset.q_cols
-    lower = subset.lower
-    upper = subset.upper
+    middle = subset.middle_values
+    half_range = subset.half_range
+    cost_bound = residual.cost_bound
     perf_counter = time.perf_counter
     keep = 1.0 - progress_ratio
 
@@ -105,7 +106,7 @@ def run_local(
         if cost < best_cost:
             best_cost = cost
             best_q[:] = q
-        if converged():
+        if cost <= cost_bound and converged():
             return LocalOutcome(q.copy(), cost, True, it, "converged")
         if it >= max_iterations:
             break
@@ -123,12 +124,13 @@ def run_local(
                     break
         dq = step(J, ew, cost, q)
         if pins:
-            values = q[q_cols] if simple else subset.values(q)
-            pinned = ((values <= lower) & (dq < 0.0)) | ((values >= upper) & (dq > 0.0))
-            if pinned.any():
-                J[:, pinned] = 0.0
-                dq = step(J, ew, cost, q)
-                dq[pinned] = 0.0
+            offset = (q[q_cols] if simple else subset.values(q)) - middle
+            if (abs(offset) >= half_range).any():  # some joint sits on a limit
+                pinned = (abs(offset) >= half_range) & (offset * dq > 0.0)
+                if pinned.any():
+                    J[:, pinned] = 0.0
+                    dq = step(J, ew, cost, q)
+                    dq[pinned] = 0.0
         if max_step is not None:
             largest = float(np.max(np.abs(dq)))
             if largest > max_step:

@@ -80,7 +80,7 @@ def damped_step(J: np.ndarray, e: np.ndarray, lam: float) -> np.ndarray:
         _, x, info = dposv(A, e, overwrite_a=1)
         if info != 0:
             return -np.linalg.lstsq(J, e, rcond=None)[0]
-        return -(J.T @ x)
+        return (-x) @ J
     A = J.T @ J
     A.flat[:: n + 1] += lam
     _, x, info = dposv(A, J.T @ e, overwrite_a=1, overwrite_b=1)
@@ -110,7 +110,7 @@ class LevenbergMarquardt(IKMethod):
 
     name = "lm"
 
-    def __init__(self, *, error_damping: float = 0.01, min_damping: float = 1e-9):
+    def __init__(self, *, error_damping: float = 0.03, min_damping: float = 1e-9):
         self.error_damping = _check_positive(error_damping, "error_damping", allow_zero=True)
         self.min_damping = _check_positive(min_damping, "min_damping")
 

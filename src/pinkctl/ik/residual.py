@@ -24,6 +24,7 @@ then each frame is placed with ``updateFramePlacement`` and its Jacobian read wi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -90,10 +91,20 @@ class Residual:
             row += goal.nrows
         self._row_weight = row_weight
         self.tolerance = tol
+        # Necessary condition for convergence, checked first since it is a scalar test:
+        # |e_i| <= tol_i on every axis implies ‖ew‖² <= Σ (w_i tol_i)² (an approach goal's
+        # three rows have norm <= its tilt tolerance).
+        finite = np.where(np.isfinite(tol), tol, 0.0) * row_weight
+        bound = float(finite @ finite)
+        for _, tilt_tol in self._approach_rows:
+            bound += (self.weight * tilt_tol) ** 2
+        self.cost_bound = bound * (1.0 + 1e-9)
         self._compile()
 
     def _compile(self) -> None:
-        """Cache per-goal tuples read by :meth:`evaluate` (avoids attribute lookups)."""
+        """Per-goal tuples read by :meth:`evaluate`, holding the residual's own copies of the
+        target position and transposed target rotation (updated in place by
+        :meth:`set_target`)."""
         self._fast = []
         for row, g in self._layout:
             rot_t = g.rotation.T.copy() if g.rotation is not None else None
@@ -102,7 +113,7 @@ class Residual:
                     row,
                     g.frame_id,
                     g.mode,
-                    g.position,
+                    g.position.copy(),
                     rot_t,
                     g.point_offset,
                     g.approach_axis,
@@ -118,6 +129,19 @@ class Residual:
         self.goals = goals
         self._layout = [(row, g) for (row, _), g in zip(self._layout, goals)]
         self._compile()
+
+    def set_target(self, index: int, position: np.ndarray, rotation: np.ndarray | None) -> None:
+        """Set goal ``index``'s target position (3,) and, for a pose goal, rotation (3, 3).
+
+        A fast path for repeated queries on the same frame; ``goals`` keeps the values the
+        residual was built with.
+        """
+        fast = self._fast[index]
+        fast[3][:] = position
+        if fast[4] is not None:
+            if rotation is None:
+                raise ValueError("target: a pose goal needs a rotation")
+            fast[4][:] = rotation.T
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, q: np.ndarray) -> float:
@@ -159,9 +183,12 @@ class Residual:
         return float(ew @ ew)
 
     def converged(self) -> bool:
-        """Whether the last evaluated error is within tolerance on every axis."""
+        """Whether the last evaluated error is within tolerance on every axis.
+
+        Callers in a hot loop may test ``cost <= cost_bound`` first (a necessary condition).
+        """
         e = self.e
-        if not bool(np.all(np.abs(e) <= self.tolerance)):
+        if not (abs(e) <= self.tolerance).all():
             return False
         for row, tol in self._approach_rows:
             if _tilt(e[row : row + 3]) > tol:
@@ -179,9 +206,11 @@ class Residual:
         ori = 0.0
         e = self.e
         for row, goal in self._layout:
-            pos = max(pos, float(np.linalg.norm(e[row : row + 3])))
+            ep = e[row : row + 3]
+            pos = max(pos, math.sqrt(float(ep @ ep)))
             if goal.mode == "pose":
-                ori = max(ori, float(np.linalg.norm(e[row + 3 : row + 6])))
+                er = e[row + 3 : row + 6]
+                ori = max(ori, math.sqrt(float(er @ er)))
             elif goal.mode == "approach":
                 ori = max(ori, _tilt(e[row + 3 : row + 6]))
         return pos, ori

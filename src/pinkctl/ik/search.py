@@ -74,7 +74,7 @@ def global_search(
     method: IKMethod,
     q_seed: np.ndarray,
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | Callable[[], np.random.Generator],
     deadline: float | None,
     max_restarts: int | None,
     max_iterations: int | None,
@@ -95,7 +95,8 @@ def global_search(
         subset: Moved joints and limits.
         method: Step rule of the local solves.
         q_seed: Clamped full seed configuration (not modified).
-        rng: Generator of the random starts.
+        rng: Generator of the random starts, or a factory called at the first restart
+            (creating a generator costs more than many converged solves).
         deadline: ``time.perf_counter()`` value to stop at, or None.
         max_restarts: Maximum random starts, or None.
         max_iterations: Maximum residual evaluations in total, or None.
@@ -119,6 +120,7 @@ def global_search(
     skipped = 0
     reason = ""
     first = True
+    generator = rng if isinstance(rng, np.random.Generator) else None
     while True:
         if deadline is not None and not first and perf_counter() > deadline:
             reason = "time"
@@ -133,7 +135,9 @@ def global_search(
                 reason = "restarts"
                 break
             restarts += 1
-            start = subset.sample(rng, q_seed)
+            if generator is None:
+                generator = rng()  # type: ignore[operator]
+            start = subset.sample(generator, q_seed)
             if metric_threshold is not None and metric is not None:
                 if residual.pose_distance(start, metric) > metric_threshold:
                     skipped += 1

@@ -39,7 +39,9 @@ from .targets import (
 
 __all__ = ["IKSolver", "find_ik", "solve_ik"]
 
+#: CoppeliaSim's default pose metric: metres on x, y, z and 0.1 per radian.
 DEFAULT_METRIC = (1.0, 1.0, 1.0, 0.1)
+_DEFAULT_METRIC_ARRAY = np.array(DEFAULT_METRIC)
 
 
 def _tolerance(value: Any, name: str) -> np.ndarray:
@@ -228,6 +230,14 @@ class IKSolver:
 
     def residual(self, target: Any) -> Residual:
         """The residual of ``target`` (cached per frame layout; targets are replaced)."""
+        if not is_multi_target(target):
+            cached = self._residuals.get((self._frame_ids[self.frame],))
+            if cached is not None:
+                position, rotation = parse_target(
+                    target, orientation=self.mode == "pose", name="target"
+                )
+                cached.set_target(0, position, rotation)
+                return cached
         goals = self._goals(target)
         key = tuple(g.frame_id for g in goals)
         res = self._residuals.get(key)
@@ -411,22 +421,31 @@ class IKSolver:
         assert n_solutions is not None
         if validate is not None and not callable(validate):
             raise ValueError("validate: expected a callable validate(q) -> bool")
-        metric_arr = parse_vector(metric, 4, "metric")
-        if np.any(metric_arr < 0.0):
-            raise ValueError(f"metric: weights must be non-negative, got {metric_arr}")
+        if metric is DEFAULT_METRIC:
+            metric_arr = _DEFAULT_METRIC_ARRAY
+        else:
+            metric_arr = parse_vector(metric, 4, "metric")
+            if np.any(metric_arr < 0.0):
+                raise ValueError(f"metric: weights must be non-negative, got {metric_arr}")
         threshold = None
         if metric_threshold is not None:
             threshold = float(metric_threshold)
             if not np.isfinite(threshold) or threshold <= 0.0:
                 raise ValueError(f"metric_threshold: expected a positive number, got {threshold}")
         step_cap = _positive_float(max_step, "max_step")
+        generator: np.random.Generator | Callable[[], np.random.Generator]
         if isinstance(rng, np.random.Generator):
             generator = rng
+        elif rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+            if rng is not None and rng < 0:
+                raise ValueError(f"rng: an integer seed must be non-negative, got {rng}")
+            entropy = rng if rng is not None else np.random.SeedSequence().entropy
+
+            def generator() -> np.random.Generator:
+                return np.random.default_rng(entropy)
+
         else:
-            try:
-                generator = np.random.default_rng(rng)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"rng: expected an integer seed, a Generator or None: {exc}")
+            raise ValueError(f"rng: expected an integer seed, a Generator or None, got {rng!r}")
         residual = self.residual(target)
         q_seed = self.subset.parse_seed(seed, self.robot.q0, name="seed")
         deadline = t0 + budget * 1e-3 if budget is not None else None
@@ -470,6 +489,8 @@ class IKSolver:
             t0=t0,
             reason=reason,
             solutions=len(out.solutions),
+            # With one solution wanted, the search stops right after evaluating it.
+            evaluated=out.success and n_solutions == 1,
         )
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "FrameGoal",
     "GoalMode",
     "TargetLike",
+    "is_multi_target",
     "parse_approach_axis",
     "parse_target",
     "parse_vector",
@@ -79,6 +80,10 @@ class FrameGoal:
 
 def parse_vector(value: Any, size: int, name: str) -> np.ndarray:
     """A finite float64 vector of ``size`` entries, or ``ValueError`` naming ``name``."""
+    if type(value) is np.ndarray and value.shape == (size,) and value.dtype == np.float64:
+        if not np.isfinite(value).all():
+            raise ValueError(f"{name}: values must be finite, got {value}")
+        return value.copy()
     try:
         arr = np.array(value, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as exc:
@@ -99,11 +104,17 @@ def _quaternion_matrix(quat: np.ndarray, name: str) -> np.ndarray:
     return pin.Quaternion(w, x, y, z).toRotationMatrix()
 
 
+_EYE3 = np.eye(3)
+
+
 def _check_rotation(rot: np.ndarray, name: str) -> np.ndarray:
-    if not np.all(np.isfinite(rot)):
-        raise ValueError(f"{name}: rotation must be finite")
-    if np.abs(rot.T @ rot - np.eye(3)).max() > 1e-6 or np.linalg.det(rot) < 0.0:
-        raise ValueError(f"{name}: rotation matrix is not orthonormal with determinant +1")
+    """``rot`` if it is a finite rotation matrix (orthonormal, determinant +1)."""
+    gram = rot.T @ rot  # NaN/inf propagate into the test below
+    if not float(np.abs(gram - _EYE3).max()) <= 1e-6:
+        raise ValueError(f"{name}: rotation must be a finite orthonormal matrix")
+    (a, b, c), (d, e, f), (g, h, i) = rot.tolist()
+    if a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) < 0.0:
+        raise ValueError(f"{name}: rotation matrix has determinant -1 (a reflection)")
     return rot
 
 

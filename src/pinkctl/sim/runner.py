@@ -42,7 +42,7 @@ class _Controller(Protocol):
     ) -> RobotState | None: ...
 
 
-SetpointSource = Union[None, RobotState, Callable[[float], RobotState | None], _Controller]
+SetpointSource = RobotState | Callable[[float], RobotState | None] | _Controller | None
 
 
 def _quat_angle(q1: np.ndarray, q2: np.ndarray) -> float:

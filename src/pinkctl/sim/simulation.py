@@ -19,7 +19,9 @@ Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import mujoco
@@ -33,6 +35,12 @@ if TYPE_CHECKING:
 __all__ = ["MujocoSimulation"]
 
 _TARGET_BODY = "pinkctl_target"
+
+
+def _srdf_disabled_pairs(srdf_path: Path) -> list[tuple[str, str]]:
+    """Link pairs of the SRDF's ``disable_collisions`` entries."""
+    root = ET.parse(srdf_path).getroot()
+    return [(e.get("link1", ""), e.get("link2", "")) for e in root.iter("disable_collisions")]
 
 
 def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
@@ -66,7 +74,8 @@ class MujocoSimulation:
         self.joint_names: list[str] = [
             model.joint(i).name
             for i in range(model.njnt)
-            if model.jnt_type[i] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+            if int(model.jnt_type[i])
+            in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
             and model.joint(i).name
         ]
         self._qpos_adr = {n: int(model.joint(n).qposadr[0]) for n in self.joint_names}
@@ -129,6 +138,8 @@ class MujocoSimulation:
         spec.compiler.fusestatic = False
         spec.compiler.discardvisual = False
         spec.option.timestep = timestep
+        # implicit in the joint damping and servo kv: stable for stiff servos at 2 ms
+        spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
         spec.modelname = robot.name or "robot"
 
         body_names = {b.name for b in spec.bodies}
@@ -136,6 +147,13 @@ class MujocoSimulation:
             if frame not in body_names:
                 raise ValueError(f"site frame {frame!r} is not a link of {robot.urdf_path.name}")
             spec.body(frame).add_site(name=frame, size=[0.005, 0.0, 0.0], rgba=[1, 0.2, 0.2, 1])
+
+        # MuJoCo only filters parent/child contacts; the SRDF knows which other link pairs
+        # touch by construction (e.g. a world-welded base and the first link) or never meet.
+        if robot.srdf_path is not None:
+            for link1, link2 in _srdf_disabled_pairs(robot.srdf_path):
+                if link1 in body_names and link2 in body_names:
+                    spec.add_exclude(bodyname1=link1, bodyname2=link2)
 
         if gravity_compensation:
             for body in spec.bodies:
@@ -263,7 +281,7 @@ class MujocoSimulation:
         """Fill mimic followers from their masters using the model's joint equalities."""
         m = self.model
         for i in range(m.neq):
-            if m.eq_type[i] != mujoco.mjtEq.mjEQ_JOINT or m.eq_obj2id[i] < 0:
+            if int(m.eq_type[i]) != int(mujoco.mjtEq.mjEQ_JOINT) or m.eq_obj2id[i] < 0:
                 continue
             follower = m.joint(int(m.eq_obj1id[i])).name
             master = m.joint(int(m.eq_obj2id[i])).name

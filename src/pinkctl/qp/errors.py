@@ -1,0 +1,30 @@
+"""Exception raised when the differential-IK quadratic program has no usable solution."""
+
+from __future__ import annotations
+
+__all__ = ["QPSolveError"]
+
+
+class QPSolveError(RuntimeError):
+    """The QP of one control tick could not be solved.
+
+    Raised by :class:`pinkctl.qp.DiffIKQP` (and :func:`pinkctl.qp.reference_solve_ik`) for
+    runtime conditions of a tick, never for programming errors (those raise ``ValueError``):
+    an infeasible problem (e.g. a lower bound above an upper bound, or a limit that conflicts
+    with a barrier), a backend status other than "solved", or a solution containing NaN.
+
+    Attributes:
+        reason: Short human-readable reason, also the exception message.
+        solver: Name of the backend solver involved.
+        status: Backend-specific status (exit flag, status enum) when there is one.
+    """
+
+    reason: str
+    solver: str
+    status: object
+
+    def __init__(self, reason: str, *, solver: str = "", status: object = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.solver = solver
+        self.status = status

@@ -1,0 +1,129 @@
+"""Controlled tangent columns: which velocity coordinates are decision variables of the QP.
+
+The differential-IK QP of :class:`pinkctl.qp.DiffIKQP` is written over the displacement
+:math:`\\Delta q_c = \\Delta q[c]` of the controlled tangent coordinates ``c`` only; every other
+coordinate is held (its velocity is zero). Restricting pink's problem
+
+.. math::
+
+    \\min_{\\Delta q} \\tfrac12 \\Delta q^T P \\Delta q + p^T \\Delta q
+    \\quad \\text{s.t.} \\quad G \\Delta q \\le h
+
+to those coordinates (the others fixed at zero) gives
+:math:`P_{cc} = P[c, c]`, :math:`p_c = p[c]`, :math:`G_c = G[:, c]`.
+
+A :class:`ColumnSelection` holds ``c`` and picks, once at construction, the cheapest way of
+extracting those columns: a slice (a view, no copy) when ``c`` is a contiguous ascending
+range, a fancy index otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ColumnSelection", "as_index"]
+
+
+def as_index(indices: np.ndarray) -> slice | np.ndarray:
+    """Return a slice equivalent to ``indices`` when they form a contiguous ascending range.
+
+    Args:
+        indices: 1-D integer array.
+
+    Returns:
+        ``slice(start, stop)`` if ``indices == arange(start, stop)`` (and non-empty), else a
+        read-only copy of ``indices`` as ``np.intp``.
+    """
+    idx = np.asarray(indices, dtype=np.intp).reshape(-1)
+    if idx.size > 0 and np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size)):
+        return slice(int(idx[0]), int(idx[0]) + int(idx.size))
+    out = idx.copy()
+    out.setflags(write=False)
+    return out
+
+
+class ColumnSelection:
+    """Controlled tangent coordinates ``c`` of a model with ``nv`` velocity coordinates.
+
+    Attributes:
+        indices: Controlled tangent indices, in the QP's variable order (read-only).
+        nv: Dimension of the model's tangent space.
+        size: Number of controlled coordinates (QP variables).
+        index: ``indices`` as a slice when contiguous, else as an index array.
+        is_full: True when ``indices == arange(nv)`` (every coordinate is controlled).
+        position: Array of length ``nv``: the QP variable of each tangent coordinate, ``-1``
+            for held coordinates (read-only).
+    """
+
+    indices: np.ndarray
+    nv: int
+    size: int
+    index: slice | np.ndarray
+    is_full: bool
+    position: np.ndarray
+
+    def __init__(self, nv: int, controlled_v_indices: Any) -> None:
+        """Validate and store the controlled tangent indices.
+
+        Args:
+            nv: Dimension of the model's tangent space.
+            controlled_v_indices: Sequence of distinct integers in ``[0, nv)``.
+
+        Raises:
+            ValueError: If the indices are not a 1-D sequence of distinct integers in range.
+        """
+        raw = np.asarray(controlled_v_indices)
+        if raw.ndim != 1:
+            raise ValueError(
+                f"controlled_v_indices must be a 1-D sequence of integers, got shape {raw.shape}"
+            )
+        if raw.size > 0 and not np.issubdtype(raw.dtype, np.integer):
+            if not np.all(np.isfinite(raw)) or not np.all(raw == np.round(raw)):
+                raise ValueError(
+                    f"controlled_v_indices must be integers, got {controlled_v_indices!r}"
+                )
+        idx = raw.astype(np.intp)
+        if idx.size == 0:
+            raise ValueError("controlled_v_indices must not be empty")
+        if idx.min() < 0 or idx.max() >= nv:
+            raise ValueError(f"controlled_v_indices must lie in [0, nv={nv}), got {idx.tolist()}")
+        if np.unique(idx).size != idx.size:
+            raise ValueError(f"controlled_v_indices must be unique, got {idx.tolist()}")
+        idx.setflags(write=False)
+        position = np.full(nv, -1, dtype=np.intp)
+        position[idx] = np.arange(idx.size)
+        position.setflags(write=False)
+        self.indices = idx
+        self.nv = int(nv)
+        self.size = int(idx.size)
+        self.index = as_index(idx)
+        self.is_full = bool(idx.size == nv and np.array_equal(idx, np.arange(nv)))
+        self.position = position
+
+    def columns(self, matrix: np.ndarray) -> np.ndarray:
+        """Controlled columns ``matrix[:, c]`` (a view when ``c`` is contiguous)."""
+        return matrix[:, self.index]
+
+    def entries(self, vector: np.ndarray) -> np.ndarray:
+        """Controlled entries ``vector[c]`` (a view when ``c`` is contiguous)."""
+        return vector[self.index]
+
+    def map_tangent_indices(self, tangent_indices: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Split tangent indices into the controlled ones and where they sit in the QP.
+
+        Args:
+            tangent_indices: Tangent indices of some object (a limit, a task row set).
+
+        Returns:
+            Pair ``(k, p)`` of integer arrays: ``tangent_indices[k]`` is controlled and is the
+            QP variable ``p``. Held indices are dropped.
+        """
+        t = np.asarray(tangent_indices, dtype=np.intp).reshape(-1)
+        if t.size == 0:
+            empty = np.zeros(0, dtype=np.intp)
+            return empty, empty.copy()
+        p = self.position[t]
+        k = np.flatnonzero(p >= 0)
+        return k.astype(np.intp), p[k].astype(np.intp)
