@@ -28,6 +28,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import platform
 import sys
@@ -118,8 +119,14 @@ def make_targets(
     return targets
 
 
-def _within(robot: pinkctl.PinkRobot, data: pin.Data, fid: int, q: np.ndarray,
-            target: pin.SE3, position_only: bool) -> bool:
+def _within(
+    robot: pinkctl.PinkRobot,
+    data: pin.Data,
+    fid: int,
+    q: np.ndarray,
+    target: pin.SE3,
+    position_only: bool,
+) -> bool:
     pin.framesForwardKinematics(robot.model, data, q)
     placement = data.oMf[fid]
     if np.abs(placement.translation - target.translation).max() > TOLERANCE:
@@ -166,8 +173,9 @@ def pink_baseline(
     return run_one
 
 
-def _stats(name: str, robot_name: str, source: str, ok: list[bool], times: list[float],
-           table: str) -> dict[str, Any]:
+def _stats(
+    name: str, robot_name: str, source: str, ok: list[bool], times: list[float], table: str
+) -> dict[str, Any]:
     t = np.array(times) * 1e3
     return {
         "table": table,
@@ -182,8 +190,14 @@ def _stats(name: str, robot_name: str, source: str, ok: list[bool], times: list[
     }
 
 
-def protocol_rows(robot_name: str, n_targets: int, seed: int, *,
-                  position_only: bool = False, baselines: bool = True) -> list[dict[str, Any]]:
+def protocol_rows(
+    robot_name: str,
+    n_targets: int,
+    seed: int,
+    *,
+    position_only: bool = False,
+    baselines: bool = True,
+) -> list[dict[str, Any]]:
     """TRAC-IK protocol on one robot: find_ik and, on the same targets, the baselines."""
     robot, frame, source = load_arm(robot_name)
     table = "so101_position" if position_only else "trac_ik"
@@ -203,28 +217,50 @@ def protocol_rows(robot_name: str, n_targets: int, seed: int, *,
     ]
     if baselines:
         big = 10**9
-        runs.append((
-            "pinkctl solve_ik (LM, no restarts)",
-            lambda T, i: _res(lm.solve(goal(T), seed=nominal, max_iterations=big,
-                                       time_budget_ms=BUDGET_MS)),
-        ))
-        runs.append((
-            "plain DLS (no restarts)",
-            lambda T, i: _res(dls.solve(goal(T), seed=nominal, max_iterations=big,
-                                        time_budget_ms=BUDGET_MS)),
-        ))
+        runs.append(
+            (
+                "pinkctl solve_ik (LM, no restarts)",
+                lambda T, i: _res(
+                    lm.solve(goal(T), seed=nominal, max_iterations=big, time_budget_ms=BUDGET_MS)
+                ),
+            )
+        )
+        runs.append(
+            (
+                "plain DLS (no restarts)",
+                lambda T, i: _res(
+                    dls.solve(goal(T), seed=nominal, max_iterations=big, time_budget_ms=BUDGET_MS)
+                ),
+            )
+        )
         pink_one = pink_baseline(robot, frame, lm, position_only)
         runs.append(("plain pink solve_ik iterated (DAQP)", lambda T, i: pink_one(T, nominal)))
-    for name, fn in runs:
-        fn(targets[0], 0)  # warm up
-        ok: list[bool] = []
-        times: list[float] = []
-        for i, T in enumerate(targets):
-            s, dt = fn(T, i)
-            ok.append(s)
-            times.append(dt)
-        rows.append(_stats(name, robot_name, source, ok, times, table))
+    logging.disable(logging.WARNING)  # pink logs each out-of-limits iterate of its baseline
+    try:
+        for name, fn in runs:
+            rows.append(_time_run(name, fn, targets, robot_name, source, table))
+    finally:
+        logging.disable(logging.NOTSET)
     return rows
+
+
+def _time_run(
+    name: str,
+    fn: Callable[[pin.SE3, int], tuple[bool, float]],
+    targets: list[pin.SE3],
+    robot_name: str,
+    source: str,
+    table: str,
+) -> dict[str, Any]:
+    """Run ``fn`` on every target (after one warm-up call) and summarise."""
+    fn(targets[0], 0)  # warm up
+    ok: list[bool] = []
+    times: list[float] = []
+    for i, target in enumerate(targets):
+        success, elapsed = fn(target, i)
+        ok.append(success)
+        times.append(elapsed)
+    return _stats(name, robot_name, source, ok, times, table)
 
 
 def _res(result: Any) -> tuple[bool, float]:
@@ -234,8 +270,9 @@ def _res(result: Any) -> tuple[bool, float]:
 def warm_start_rows(robot_name: str, n_solves: int, seed: int) -> list[dict[str, Any]]:
     """Tracking: targets 1 cm apart on a 10 cm circle, each solve seeded by the last one."""
     robot, frame, source = load_arm(robot_name)
-    solver = IKSolver(robot, frame=frame, position_tolerance=TOLERANCE,
-                      orientation_tolerance=TOLERANCE)
+    solver = IKSolver(
+        robot, frame=frame, position_tolerance=TOLERANCE, orientation_tolerance=TOLERANCE
+    )
     rng = np.random.default_rng(seed)
     data = robot.model.createData()
     fid = robot.model.getFrameId(frame)
@@ -260,17 +297,19 @@ def warm_start_rows(robot_name: str, n_solves: int, seed: int) -> list[dict[str,
             times.append(result.time_s)
         seed_q = result.q_full
     t = np.array(times) * 1e6
-    return [{
-        "table": "warm_start",
-        "robot": robot_name,
-        "source": source,
-        "solver": "pinkctl IKSolver.solve (LM, seed = previous solution)",
-        "targets": len(ok),
-        "success_pct": 100.0 * float(np.mean(ok)),
-        "median_us": float(np.median(t)),
-        "p99_us": float(np.percentile(t, 99)),
-        "mean_us": float(t.mean()),
-    }]
+    return [
+        {
+            "table": "warm_start",
+            "robot": robot_name,
+            "source": source,
+            "solver": "pinkctl IKSolver.solve (LM, seed = previous solution)",
+            "targets": len(ok),
+            "success_pct": 100.0 * float(np.mean(ok)),
+            "median_us": float(np.median(t)),
+            "p99_us": float(np.percentile(t, 99)),
+            "mean_us": float(t.mean()),
+        }
+    ]
 
 
 def run(n_targets: int = 10_000, seed: int = 0) -> list[dict[str, Any]]:
@@ -295,8 +334,10 @@ def machine() -> str:
                     break
     except OSError:
         pass
-    return (f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-            f"pin {pin.__version__}, numpy {np.__version__}")
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"pin {pin.__version__}, numpy {np.__version__}"
+    )
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
@@ -315,16 +356,21 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     warm = [r for r in rows if r["table"] == "warm_start"]
     if warm:
         out.append("")
-        out.append("| robot | warm-started tracking (1 cm steps) | success % | median µs | "
-                   "p99 µs |")
+        out.append(
+            "| robot | warm-started tracking (1 cm steps) | success % | median µs | p99 µs |"
+        )
         out.append("|---|---|---|---|---|")
         for r in warm:
-            out.append(f"| {r['robot']} | {r['solver']} | {r['success_pct']:.2f} | "
-                       f"{r['median_us']:.1f} | {r['p99_us']:.1f} |")
+            out.append(
+                f"| {r['robot']} | {r['solver']} | {r['success_pct']:.2f} | "
+                f"{r['median_us']:.1f} | {r['p99_us']:.1f} |"
+            )
     sources = sorted({f"{r['robot']}: {r['source']}" for r in rows})
     out.append("")
-    out.append(f"Targets per robot: {rows[0]['targets'] if rows else 0}; tolerance 1e-5 per axis; "
-               f"budget {BUDGET_MS:g} ms; models: {', '.join(sources)}; {machine()}.")
+    out.append(
+        f"Targets per robot: {rows[0]['targets'] if rows else 0}; tolerance 1e-5 per axis; "
+        f"budget {BUDGET_MS:g} ms; models: {', '.join(sources)}; {machine()}."
+    )
     return "\n".join(out)
 
 

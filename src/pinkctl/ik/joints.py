@@ -96,10 +96,13 @@ class JointSubset:
         # Sampling range: the limits, or one turn for an unbounded joint.
         self.sample_low = np.where(self.bounded, self.lower, -np.pi)
         self.sample_high = np.where(self.bounded, self.upper, np.pi)
-        # Limit geometry used by the iteration loop: centre and half width of each range
-        # (0 and inf for an unbounded joint, which is then never "on a limit").
-        self.middle_values = np.where(self.bounded, 0.5 * (self.lower + self.upper), 0.0)
-        self.half_range = np.where(self.bounded, 0.5 * (self.upper - self.lower), np.inf)
+        # Limit geometry used by the iteration loop: a joint is "on a limit" when its distance
+        # to the centre of its range reaches the half width (relative slack 1e-12 absorbs the
+        # rounding of centre and half width; an unbounded joint never is).
+        lo_b = np.where(self.bounded, self.lower, 0.0)
+        hi_b = np.where(self.bounded, self.upper, 0.0)
+        self.middle_values = 0.5 * (lo_b + hi_b)
+        self.half_range = np.where(self.bounded, 0.5 * (hi_b - lo_b) * (1.0 - 1e-12), np.inf)
         self._dv = np.zeros(model.nv)
         self._bounded_all = bool(np.all(self.bounded))
 

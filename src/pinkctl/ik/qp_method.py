@@ -118,6 +118,10 @@ class QPMethod(IKMethod):
         self._limit = _BoxLimit(model.nv, subset)
         self._jac = np.zeros((0, model.nv))
         self._cols = subset.v_cols
+        # pink checks (and logs) the configuration's limits; only the moved joints are kept
+        # inside by the loop, so pink is shown a clamped copy (it reads nothing else from q).
+        self._q_low = model.lowerPositionLimit.copy()
+        self._q_high = model.upperPositionLimit.copy()
 
     def step(self, J: np.ndarray, e: np.ndarray, cost: float, q: np.ndarray) -> np.ndarray:
         if self._model is None:
@@ -129,7 +133,11 @@ class QPMethod(IKMethod):
         self._task.jacobian = self._jac
         self._limit.set_configuration(q)
         configuration = Configuration(
-            self._model, self._data, q, copy_data=False, forward_kinematics=False
+            self._model,
+            self._data,
+            np.clip(q, self._q_low, self._q_high),
+            copy_data=False,
+            forward_kinematics=False,
         )
         try:
             v = solve_ik(

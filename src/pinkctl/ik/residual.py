@@ -173,7 +173,7 @@ class Residual:
                 e[row + 3 : row + 6] = pin.log3(rot @ rot_t)
             elif mode == "approach":
                 tool_axis = rot @ axis
-                np.subtract(tool_axis, direction, out=e[row + 3 : row + 6])
+                np.subtract(tool_axis, direction, out=e[row + 3 : row + 6])  # type: ignore[arg-type]
                 J[row + 3 : row + 6] = np.cross(J[row + 3 : row + 6].T, tool_axis).T
         if self._weighted:
             np.multiply(e, self._row_weight, out=self.ew)

@@ -125,6 +125,9 @@ class IKSolver:
 
     Raises:
         ValueError: Unknown frame or joint, bad method name or options, malformed options.
+
+    A solver owns mutable workspaces: use one per thread. A method instance passed in is
+    bound to this solver (pass a fresh one to each solver).
     """
 
     def __init__(
@@ -472,10 +475,10 @@ class IKSolver:
         else:
             reason = {
                 "time": f"time budget ({budget} ms) exhausted",
-                "restarts": f"all {restarts_cap} random restarts used",
+                "restarts": f"restart budget ({restarts_cap}) exhausted",
                 "iterations": f"iteration budget ({it_cap}) exhausted",
             }.get(out.reason, out.reason)
-            reason += f" after {out.restarts} restarts without a solution"
+            reason += f": no solution from the seed and {out.restarts} random restarts"
             if out.rejected:
                 reason += f"; {out.rejected} converged configurations rejected by validate"
             if out.skipped:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import numpy as np
 import pinocchio as pin
@@ -31,7 +31,6 @@ import pinocchio as pin
 __all__ = [
     "FrameGoal",
     "GoalMode",
-    "TargetLike",
     "is_multi_target",
     "parse_approach_axis",
     "parse_target",
@@ -39,9 +38,6 @@ __all__ = [
 ]
 
 GoalMode = Literal["pose", "position", "approach"]
-
-#: Anything :func:`parse_target` accepts.
-TargetLike = Union[pin.SE3, np.ndarray, tuple, list]
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 

@@ -127,3 +127,37 @@ class ColumnSelection:
         p = self.position[t]
         k = np.flatnonzero(p >= 0)
         return k.astype(np.intp), p[k].astype(np.intp)
+
+
+def restrict_inequalities(
+    G: np.ndarray, h: np.ndarray, selection: ColumnSelection
+) -> tuple[np.ndarray, np.ndarray]:
+    """Restrict ``G x <= h`` to the controlled columns.
+
+    Rows whose only non-zero coefficients sit on held coordinates say nothing about the
+    controlled displacement (they constrain coordinates that do not move), so they are
+    dropped. Rows that are zero over every coordinate are kept, as pink keeps them.
+
+    Args:
+        G: Inequality matrix over the whole tangent space, shape (r, nv).
+        h: Inequality vector, shape (r,).
+        selection: Controlled columns.
+
+    Returns:
+        Pair ``(G_c, h_c)`` with ``G_c`` of shape (r', n) (a new array) and ``h_c`` (r',).
+    """
+    G = np.asarray(G, dtype=np.float64)
+    h = np.asarray(h, dtype=np.float64).reshape(-1)
+    if G.ndim == 1:
+        G = G.reshape(1, -1)
+    if selection.is_full:
+        return G, h
+    G_c = G[:, selection.index]
+    if G_c.shape[0] == 0:
+        return np.array(G_c), h
+    involves_controlled = np.any(G_c != 0.0, axis=1)
+    involves_any = np.any(G != 0.0, axis=1)
+    keep = involves_controlled | ~involves_any
+    if keep.all():
+        return np.array(G_c), h
+    return G_c[keep], h[keep]

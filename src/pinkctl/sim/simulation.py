@@ -43,6 +43,24 @@ def _srdf_disabled_pairs(srdf_path: Path) -> list[tuple[str, str]]:
     return [(e.get("link1", ""), e.get("link2", "")) for e in root.iter("disable_collisions")]
 
 
+def _overview_camera(robot: PinkRobot) -> tuple[np.ndarray, np.ndarray]:
+    """Camera position and ``xyaxes`` looking at the robot, scaled to its size at home."""
+    import pinocchio as pin
+
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, robot.q0)
+    points = np.array([f.translation for f in data.oMf])
+    reach = max(float(np.max(np.linalg.norm(points, axis=1))), 0.1)
+    look_at = np.array([0.25 * reach, 0.0, 0.4 * reach])
+    eye = look_at + reach * np.array([1.5, -1.3, 0.75])
+    forward = look_at - eye
+    forward /= np.linalg.norm(forward)
+    right = np.cross(forward, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    return eye, np.concatenate([right, up])
+
+
 def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
     if names is None:
         return list(default)
@@ -194,11 +212,8 @@ class MujocoSimulation:
             )
         world.add_light(pos=[0.0, -1.0, 3.0], dir=[0.0, 0.3, -1.0], diffuse=[0.8, 0.8, 0.8])
         world.add_light(pos=[2.0, 2.0, 3.0], dir=[-0.5, -0.5, -1.0], diffuse=[0.4, 0.4, 0.4])
-        world.add_camera(
-            name="overview",
-            pos=[1.9, -1.3, 1.25],
-            xyaxes=[0.57, 0.82, 0.0, -0.3, 0.21, 0.93],
-        )
+        eye, xyaxes = _overview_camera(robot)
+        world.add_camera(name="overview", pos=eye.tolist(), xyaxes=xyaxes.tolist())
         if target_marker:
             target = world.add_body(name=_TARGET_BODY, mocap=True, pos=[0.0, 0.0, -1.0])
             target.add_geom(

@@ -1,0 +1,955 @@
+"""Joint motion limits at the controller rate: the bounds a command must respect, and a checker.
+
+A robot arm such as the Franka Panda stops with an error when a command exceeds any of its
+joint position, velocity, acceleration or jerk limits. This module makes those four limit
+sets usable by a differential-IK controller:
+
+- :class:`MotionLimits` holds the per-joint limits (positions in rad or m, velocities in
+  rad/s or m/s, accelerations in rad/s², jerks in rad/s³).
+- :class:`MotionLimitFilter` turns them into a box ``v_lower <= v <= v_upper`` on the next
+  commanded joint velocity, given the commands sent so far. Every command in the box keeps
+  all four limit sets *and* leaves the joint in a state from which it can still be stopped
+  inside its range, so the box is never empty on the following ticks either.
+- :func:`check_trajectory` finds every limit violation of a sampled joint trajectory and
+  returns a :class:`LimitReport`.
+
+Definitions (what the checker checks and what the filter guarantees)
+---------------------------------------------------------------------
+Commands are sampled at the controller period ``dt``: positions ``q_0, q_1, ...``. The
+derivatives are backward differences of the samples::
+
+    v_k = (q_k - q_{k-1}) / dt        velocity at tick k
+    a_k = (v_k - v_{k-1}) / dt        acceleration at tick k
+    j_k = (a_k - a_{k-1}) / dt        jerk at tick k
+
+The state before the first sample (``v_0``, ``a_0``) is the initial state: zero for a robot at
+rest. A trajectory satisfies the limits when, for every joint and tick, ``lower <= q_k <=
+upper``, ``|v_k| <= velocity``, ``|a_k| <= acceleration`` and ``|j_k| <= jerk``.
+
+The viability bound
+-------------------
+Work with one joint and its upper position limit (the lower one is the mirror image: flip the
+signs of q, v and a). Let ``V, A, J`` be the velocity, acceleration and jerk limits. Before
+tick k the joint is at ``q = q_{k-1}`` with velocity ``v_{k-1}`` and acceleration
+``a_{k-1}``; the command chooses ``v = v_k`` and hence ``a = (v - v_{k-1}) / dt``. Write
+``r = upper - q`` for the room left before the move and ``s = sqrt(2 A r)``. The filter
+requires::
+
+    (B)  v + max(a + A, 0)² / (2 J)  <=  s - A dt / 2
+
+- (B) implies ``q_k <= upper``: ``v dt <= s dt - A dt²/2 <= s²/(2A) = r`` because
+  ``(s - A dt)² >= 0``.
+- (B) is recursively feasible. Call ``z = v + max(a + A, 0)²/(2J)``. Braking on the next tick
+  with ``a' = max(a - J dt, -A)`` (allowed by the jerk and acceleration limits) gives
+  ``z' <= z - A dt``: when ``a' = a - J dt >= -A`` the difference is exactly
+  ``-A dt - J dt²/2``, and when ``a' = -A`` the quadratic term vanishes. The room after the
+  move is ``r' = r - v dt`` and ``2 A r' >= s² - 2 A dt s + A² dt² = (s - A dt)²``, so
+  ``s' - A dt/2 >= s - 3 A dt/2 >= z - A dt >= z'``: (B) holds again at tick k + 1.
+- Without a jerk limit the quadratic term is dropped and (B) is the exact discrete braking
+  curve of a double integrator: braking at ``-A`` from ``v = s - A dt/2`` ends within ``r``.
+  The term ``(a + A)²/(2J)`` is the velocity still gained (or not yet lost) while the
+  acceleration ramps from ``a`` down to ``-A`` at the jerk limit.
+
+Velocity is handled the same way: ``v + max(a, 0)²/(2J) <= V`` is kept invariant by the same
+braking step (it is the velocity reached once the acceleration has been ramped to zero).
+
+The braking step decreases v, so it also satisfies every other upper-side constraint; it can
+only conflict with the *lower*-side constraints when both sides bind at once. That needs a
+position range narrower than about ``(2 A²/J + 8 A dt)² / (2 A)`` or a velocity limit below
+about ``2 A²/J + 4 A dt`` (Franka at 1 kHz: 1e-3 rad and 0.1 rad/s; its ranges are over 3 rad
+and its velocity limits over 2 rad/s). Outside those (degenerate) cases the box is never
+empty while the joint starts in a viable state; ``tests/test_motion_limits.py`` drives the
+filter with adversarial requests and checks it.
+
+Conservatism: at cruise the braking curve differs from the continuous-time time-optimal
+jerk-limited one by ``A²/(2J) + A dt/2`` in velocity (Franka joint 1 at 1 kHz: 0.0225 rad/s
+of 2.175 rad/s), which lengthens the braking distance from full speed by about 1 %; a joint
+driven at a limit comes to rest ``(A²/(2J) + A dt/2)²/(2A)`` short of it (2e-5 rad).
+
+Floating-point margin: the filter shrinks every limit by a relative ``margin`` (default
+``1e-6``; position limits by ``margin`` times the range) so that rounding of the commanded
+positions, seen by the checker as ``2**n eps |q| / dt**n`` in the n-th difference, never turns
+an exactly saturated command into a reported violation.
+
+Starting outside the limits
+---------------------------
+If the state is not viable (after :meth:`MotionLimitFilter.reset` with a position outside the
+range, a velocity above its limit, or a joint moving too fast towards a limit), the
+constraints cannot all hold. They are then met in priority order, each level taking the point
+closest to it when it cannot be met: jerk, acceleration, velocity (limit and its viability),
+next position inside the range, braking bound (B). The box collapses to the single command
+that pushes back toward the admissible set as fast as the higher levels allow. A joint that
+starts outside its range with an outward velocity first brakes (as fast as the acceleration
+and jerk limits allow) and then moves back toward the range on every tick.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .robot import PinkRobot
+
+__all__ = [
+    "LIMIT_KINDS",
+    "LimitReport",
+    "MotionLimitFilter",
+    "MotionLimits",
+    "Violation",
+    "check_trajectory",
+]
+
+#: The limit kinds, in derivative order.
+LIMIT_KINDS: tuple[str, ...] = ("position", "velocity", "acceleration", "jerk")
+
+#: Bound (B) uses this fraction of the (shrunk) acceleration limit for braking.
+_BRAKE_FRACTION = 1.0 - 1e-3
+
+#: Infinite position limits are replaced inside the filter by this distance [rad or m].
+_FAR = 1e15
+
+
+def _as_vector(value: Any, n: int, name: str) -> np.ndarray:
+    """``value`` as a float64 vector of size ``n`` (a scalar is broadcast)."""
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a number or a sequence of {n} numbers") from exc
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    return arr
+
+
+def _positive_finite(arr: np.ndarray, name: str) -> None:
+    if not np.isfinite(arr).all() or (arr <= 0.0).any():
+        raise ValueError(f"{name} must be finite and > 0, got {arr.tolist()}")
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr.flags.writeable = False
+    return arr
+
+
+@dataclass(frozen=True, kw_only=True)
+class MotionLimits:
+    """Per-joint motion limits of a set of joints.
+
+    Attributes:
+        joint_names: The joints, in the order of every array below.
+        lower: Lower position limits [rad or m]; ``-inf`` for a joint without one.
+        upper: Upper position limits [rad or m]; ``+inf`` for a joint without one.
+        velocity: Velocity limits [rad/s or m/s], finite and positive.
+        acceleration: Acceleration limits [rad/s² or m/s²], finite and positive, or None
+            (not limited).
+        jerk: Jerk limits [rad/s³ or m/s³], finite and positive, or None. Jerk limits need
+            acceleration limits.
+
+    Arrays are stored as read-only float64 copies. A scalar is accepted for any array and
+    applies to every joint. Raises ``ValueError`` on a malformed argument.
+    """
+
+    joint_names: tuple[str, ...]
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray | None = None
+    jerk: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        names = self.joint_names
+        if isinstance(names, str) or not isinstance(names, Sequence):
+            raise ValueError("joint_names must be a sequence of joint names")
+        names = tuple(names)
+        if not all(isinstance(n, str) for n in names):
+            raise ValueError(f"joint_names must be strings, got {names}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"joint_names has duplicates: {list(names)}")
+        n = len(names)
+        lower = _as_vector(self.lower, n, "lower")
+        upper = _as_vector(self.upper, n, "upper")
+        if (lower == np.inf).any() or (upper == -np.inf).any():
+            raise ValueError("lower cannot be +inf and upper cannot be -inf")
+        if not (lower < upper).all():
+            bad = [names[i] for i in np.flatnonzero(~(lower < upper))]
+            raise ValueError(f"lower must be < upper; violated for joints {bad}")
+        velocity = _as_vector(self.velocity, n, "velocity")
+        _positive_finite(velocity, "velocity")
+        acceleration = None
+        if self.acceleration is not None:
+            acceleration = _as_vector(self.acceleration, n, "acceleration")
+            _positive_finite(acceleration, "acceleration")
+        jerk = None
+        if self.jerk is not None:
+            if acceleration is None:
+                raise ValueError("jerk limits need acceleration limits (acceleration is None)")
+            jerk = _as_vector(self.jerk, n, "jerk")
+            _positive_finite(jerk, "jerk")
+        object.__setattr__(self, "joint_names", names)
+        object.__setattr__(self, "lower", _readonly(lower))
+        object.__setattr__(self, "upper", _readonly(upper))
+        object.__setattr__(self, "velocity", _readonly(velocity))
+        object.__setattr__(
+            self, "acceleration", None if acceleration is None else _readonly(acceleration)
+        )
+        object.__setattr__(self, "jerk", None if jerk is None else _readonly(jerk))
+
+    @property
+    def num_joints(self) -> int:
+        """Number of joints."""
+        return len(self.joint_names)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The limit kinds this object limits (position and velocity always)."""
+        out = ["position", "velocity"]
+        if self.acceleration is not None:
+            out.append("acceleration")
+        if self.jerk is not None:
+            out.append("jerk")
+        return tuple(out)
+
+    def select(self, joint_names: Sequence[str]) -> MotionLimits:
+        """The limits of a subset of the joints, in the given order."""
+        index = {name: i for i, name in enumerate(self.joint_names)}
+        unknown = [j for j in joint_names if j not in index]
+        if unknown:
+            raise ValueError(f"joints {unknown} are not in {list(self.joint_names)}")
+        idx = np.array([index[j] for j in joint_names], dtype=np.intp)
+        return MotionLimits(
+            joint_names=tuple(joint_names),
+            lower=self.lower[idx],
+            upper=self.upper[idx],
+            velocity=self.velocity[idx],
+            acceleration=None if self.acceleration is None else self.acceleration[idx],
+            jerk=None if self.jerk is None else self.jerk[idx],
+        )
+
+    @classmethod
+    def from_robot(
+        cls,
+        robot: PinkRobot,
+        joint_names: Sequence[str] | None = None,
+        *,
+        use_acceleration: bool = True,
+        use_jerk: bool = True,
+    ) -> MotionLimits:
+        """Read the limits of a :class:`~pinkctl.robot.PinkRobot`.
+
+        Position limits come from the Pinocchio model (``lowerPositionLimit`` /
+        ``upperPositionLimit`` at each joint's ``idx_q``); continuous joints (``nq == 2``) and
+        joints whose limits are Pinocchio's "unbounded" values (magnitude above 1e300) get
+        infinite limits. Velocity limits come from ``robot.velocity_limits`` (falling back to
+        the model's ``velocityLimit``), acceleration and jerk limits from
+        ``robot.acceleration_limits`` and ``robot.jerk_limits``.
+
+        Args:
+            robot: The robot.
+            joint_names: The joints (default: ``robot.controlled_joint_names``). Each must have
+                exactly one velocity coordinate.
+            use_acceleration: Include acceleration limits when the robot declares them.
+            use_jerk: Include jerk limits when the robot declares them (only together with
+                acceleration limits).
+
+        Raises:
+            ValueError: If a joint is unknown, has no single coordinate (mimic followers,
+                floating joints), or lacks a positive velocity limit, or if the robot declares
+                acceleration or jerk limits for some of the joints only.
+        """
+        model = robot.model
+        names = list(robot.controlled_joint_names if joint_names is None else joint_names)
+        n = len(names)
+        lower = np.empty(n)
+        upper = np.empty(n)
+        velocity = np.empty(n)
+        for i, name in enumerate(names):
+            if not model.existJointName(name):
+                raise ValueError(f"joint {name!r} is not in the model of robot {robot.name!r}")
+            joint = model.joints[model.getJointId(name)]
+            if joint.nv != 1 or joint.nq not in (1, 2):
+                raise ValueError(
+                    f"joint {name!r} has nq={joint.nq}, nv={joint.nv}; motion limits need "
+                    "single-coordinate joints (revolute, prismatic or continuous)"
+                )
+            if joint.nq == 2:
+                lower[i], upper[i] = -np.inf, np.inf
+            else:
+                lo = float(model.lowerPositionLimit[joint.idx_q])
+                hi = float(model.upperPositionLimit[joint.idx_q])
+                lower[i] = -np.inf if lo <= -1e300 else lo
+                upper[i] = np.inf if hi >= 1e300 else hi
+            vel = robot.velocity_limits.get(name, float(model.velocityLimit[joint.idx_v]))
+            if not (math.isfinite(vel) and vel > 0.0):
+                raise ValueError(f"joint {name!r} has no positive velocity limit (got {vel})")
+            velocity[i] = vel
+
+        def table(values: dict[str, float], what: str) -> np.ndarray | None:
+            present = [j for j in names if j in values]
+            if not present:
+                return None
+            if len(present) != n:
+                missing = [j for j in names if j not in values]
+                raise ValueError(f"robot {robot.name!r} lacks {what} limits for joints {missing}")
+            return np.array([values[j] for j in names], dtype=np.float64)
+
+        acceleration = (
+            table(robot.acceleration_limits, "acceleration") if use_acceleration else None
+        )
+        jerk = None
+        if use_jerk and acceleration is not None:
+            jerk = table(robot.jerk_limits, "jerk")
+        return cls(
+            joint_names=tuple(names),
+            lower=lower,
+            upper=upper,
+            velocity=velocity,
+            acceleration=acceleration,
+            jerk=jerk,
+        )
+
+
+class MotionLimitFilter:
+    """Admissible box for the next commanded joint velocity under all four limit sets.
+
+    The filter follows the commands sent at the controller period ``dt`` (see the module
+    docstring for the definitions and the math). On each tick:
+
+    1. :meth:`bounds` returns ``(v_lower, v_upper)``: every velocity ``v`` in that box, sent as
+       the next command ``q_k = q_{k-1} + v dt``, satisfies the position, velocity,
+       acceleration and jerk limits at tick k and leaves a state from which the joint can
+       still be stopped inside its range (so the next box is not empty either).
+    2. :meth:`update` records the velocity actually sent.
+
+    :meth:`step` does both with a desired velocity clipped into the box.
+
+    The box is never empty (``v_lower <= v_upper`` always). When the state is not viable
+    (after a reset outside the limits) it collapses toward the command that recovers fastest;
+    :attr:`recovering` tells when that happened on the last :meth:`bounds` call.
+
+    Args:
+        limits: The joint limits.
+        dt: Controller period [s].
+        margin: Relative safety margin: every limit is shrunk by this fraction (position
+            limits by this fraction of the range) to absorb floating-point rounding.
+
+    Raises:
+        ValueError: If ``dt`` is not finite and positive or ``margin`` not in [0, 0.1].
+    """
+
+    def __init__(self, limits: MotionLimits, dt: float, *, margin: float = 1e-6) -> None:
+        if not isinstance(limits, MotionLimits):
+            raise ValueError(f"limits must be a MotionLimits, got {type(limits).__name__}")
+        dt = float(dt)
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt must be finite and > 0, got {dt}")
+        margin = float(margin)
+        if not (0.0 <= margin <= 0.1):
+            raise ValueError(f"margin must be in [0, 0.1], got {margin}")
+        self._limits = limits
+        self._dt = dt
+        self._margin = margin
+        n = limits.num_joints
+        self._n = n
+        shrink = 1.0 - margin
+
+        lower = limits.lower.copy()
+        upper = limits.upper.copy()
+        finite = np.isfinite(lower) & np.isfinite(upper)
+        pad = np.where(finite, margin * (upper - lower), 0.0)
+        lower = np.where(np.isfinite(lower), lower + pad, -_FAR)
+        upper = np.where(np.isfinite(upper), upper - pad, _FAR)
+        # Mirrored ("upper side") constants: row 0 is the joint, row 1 its mirror image.
+        self._h2 = np.stack([upper, -lower])
+        vel = limits.velocity * shrink
+        self._vel2 = np.stack([vel, vel])
+        self._has_acc = limits.acceleration is not None
+        self._has_jerk = limits.jerk is not None
+        if limits.acceleration is not None:
+            acc = limits.acceleration * shrink
+        else:
+            acc = np.full(n, np.inf)
+        self._acc = acc
+        self._adt2 = np.stack([acc * dt, acc * dt])
+        # Bound (B) brakes slightly below the acceleration limit, so that the braking command
+        # lies strictly inside the acceleration box instead of on its edge.
+        acc_b = acc * _BRAKE_FRACTION
+        if limits.jerk is not None:
+            acc_b = np.minimum(acc_b, 0.5 * np.sqrt(limits.jerk * shrink * vel))
+        acc_b = np.minimum(acc_b, vel / (4.0 * dt))
+        span = np.where(finite, upper - lower, np.inf)
+        if limits.jerk is not None:
+            acc_b = np.minimum(acc_b, 0.5 * np.cbrt(span * (limits.jerk * shrink) ** 2))
+        self._bdt2 = np.stack([acc_b * dt, acc_b * dt])
+        self._two_acc2 = np.stack([2.0 * acc_b, 2.0 * acc_b])
+        self._half_adt2 = 0.5 * self._bdt2
+        if limits.jerk is not None:
+            w = limits.jerk * shrink * dt * dt  # velocity change per tick of a jerk step
+        else:
+            w = np.full(n, np.inf)
+        rows = 4 if self._has_acc else 2
+        self._w = np.stack([w] * rows)
+        self._wsq = self._w * self._w
+        self._two_w = 2.0 * self._w
+        self._w2 = self._w[:2]
+        # Limits in force inside the filter (shrunk), for inspection.
+        self._inner = (lower, upper, vel, acc, w / (dt * dt))
+
+        # State (mirrored stacks) and work buffers.
+        self._ready = False
+        self._q2 = np.zeros((2, n))
+        self._v2 = np.zeros((2, n))
+        self._a2 = np.zeros((2, n))
+        self._dyn2 = np.zeros((2, n))  # upper bounds from acceleration and jerk
+        self._dyn_lo2 = np.zeros((2, n))
+        self._g = np.zeros((rows, n))
+        self._t = np.zeros((rows, n))
+        self._off = np.zeros((rows, n))  # v_{k-1} (velocity rows), v_{k-1} - A dt
+        self._r2 = np.zeros((2, n))
+        self._p2 = np.zeros((2, n))
+        self._m2 = np.zeros((2, n))
+        self._vc2 = np.zeros((2, n))
+        self._qn2 = np.zeros((2, n))
+        self._vn2 = np.zeros((2, n))
+        self._lower = np.zeros(n)
+        self._upper = np.zeros(n)
+        self._recovering = False
+        self._fresh = False
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def limits(self) -> MotionLimits:
+        """The limits given at construction."""
+        return self._limits
+
+    @property
+    def dt(self) -> float:
+        """Controller period [s]."""
+        return self._dt
+
+    @property
+    def margin(self) -> float:
+        """Relative safety margin."""
+        return self._margin
+
+    @property
+    def q(self) -> np.ndarray:
+        """Last commanded position ``q_{k-1}`` (a copy)."""
+        self._require_reset()
+        return self._q2[0].copy()
+
+    @property
+    def v(self) -> np.ndarray:
+        """Last commanded velocity ``v_{k-1}`` (a copy)."""
+        self._require_reset()
+        return self._v2[0].copy()
+
+    @property
+    def a(self) -> np.ndarray:
+        """Last commanded acceleration ``a_{k-1}`` (a copy)."""
+        self._require_reset()
+        return self._a2[0].copy()
+
+    @property
+    def recovering(self) -> bool:
+        """True when the last :meth:`bounds` could not meet every constraint.
+
+        This happens only from a state that is not viable (outside the limits, or too fast
+        toward one); the box then holds the fastest recovery command.
+        """
+        return self._recovering
+
+    # ------------------------------------------------------------------ state
+
+    def _require_reset(self) -> None:
+        if not self._ready:
+            raise RuntimeError("MotionLimitFilter: call reset(q) before using the filter")
+
+    def reset(
+        self,
+        q: np.ndarray | Sequence[float],
+        v: np.ndarray | Sequence[float] | float | None = None,
+        a: np.ndarray | Sequence[float] | float | None = None,
+    ) -> None:
+        """Set the state before the next command.
+
+        Args:
+            q: Current commanded joint positions [rad or m], shape ``(N,)``.
+            v: Current joint velocities [rad/s] (default 0: at rest).
+            a: Current joint accelerations [rad/s²] (default 0).
+
+        Raises:
+            ValueError: If a shape is wrong or a value is not finite; the filter is unchanged.
+        """
+        n = self._n
+        q_arr = _as_vector(q, n, "q")
+        v_arr = np.zeros(n) if v is None else _as_vector(v, n, "v")
+        a_arr = np.zeros(n) if a is None else _as_vector(a, n, "a")
+        for name, arr in (("q", q_arr), ("v", v_arr), ("a", a_arr)):
+            if not np.isfinite(arr).all():
+                raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+        self._q2[0] = q_arr
+        np.negative(q_arr, out=self._q2[1])
+        self._v2[0] = v_arr
+        np.negative(v_arr, out=self._v2[1])
+        self._a2[0] = a_arr
+        np.negative(a_arr, out=self._a2[1])
+        self._ready = True
+        self._prepare()
+
+    def update(self, v: np.ndarray | Sequence[float]) -> None:
+        """Record the velocity command sent on this tick: ``q_k = q_{k-1} + v dt``.
+
+        The state is then re-derived from the rounded position exactly as
+        :func:`check_trajectory` differentiates it, so both see the same numbers.
+
+        Raises:
+            ValueError: If ``v`` has the wrong shape or is not finite; the filter is unchanged.
+            RuntimeError: Before :meth:`reset`.
+        """
+        self._require_reset()
+        v = np.asarray(v, dtype=np.float64)
+        if v.shape != (self._n,):
+            raise ValueError(f"v must have shape ({self._n},), got {v.shape}")
+        if not np.isfinite(v).all():
+            raise ValueError(f"v must be finite, got {v.tolist()}")
+        dt = self._dt
+        vc2, qn2, vn2 = self._vc2, self._qn2, self._vn2
+        vc2[0] = v
+        np.negative(v, out=vc2[1])
+        np.multiply(vc2, dt, out=vc2)
+        np.add(self._q2, vc2, out=qn2)  # q_k (row 1: -q_k, bit-exact mirror)
+        np.subtract(qn2, self._q2, out=vn2)
+        np.divide(vn2, dt, out=vn2)  # v_k as the checker computes it
+        np.subtract(vn2, self._v2, out=self._a2)
+        np.divide(self._a2, dt, out=self._a2)  # a_k
+        self._q2, self._qn2 = qn2, self._q2
+        self._v2, self._vn2 = vn2, self._v2
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Precompute what the next :meth:`bounds` needs from the state alone."""
+        v2, a2 = self._v2, self._a2
+        dyn, lo = self._dyn2, self._dyn_lo2
+        if self._has_acc:
+            # Acceleration box [v - A dt, v + A dt]; jerk box [c - W, c + W], c = v + a dt.
+            # When they do not meet (only after a reset with |a| > A) the jerk box wins.
+            np.add(v2, self._adt2, out=dyn)  # v + A dt
+            if self._has_jerk:
+                c = self._t[:2]
+                np.multiply(a2, self._dt, out=c)
+                np.add(c, v2, out=c)
+                np.add(c, self._w2, out=lo)  # c + W
+                np.minimum(dyn, lo, out=dyn)
+                np.subtract(c, self._w2, out=lo)  # c - W
+                np.maximum(dyn, lo, out=dyn)
+        else:
+            dyn.fill(np.inf)
+        off = self._off
+        off[0:2] = v2
+        if self._has_acc:
+            np.subtract(v2, self._bdt2, out=off[2:4])
+        self._fresh = False
+
+    # ------------------------------------------------------------------ bounds
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The admissible box ``(v_lower, v_upper)`` for the next commanded velocity [rad/s].
+
+        Returns new arrays of shape ``(N,)`` with ``v_lower <= v_upper``.
+
+        Raises:
+            RuntimeError: Before :meth:`reset`.
+        """
+        if not self._fresh:
+            self._require_reset()
+            self._compute()
+        return self._lower.copy(), self._upper.copy()
+
+    def _compute(self) -> None:
+        g, t, r, p, m = self._g, self._t, self._r2, self._p2, self._m2
+        v2 = self._v2
+        # Velocity rows: v <= v_{k-1} + h(V - v_{k-1}), i.e. v + max(a, 0)²/(2J) <= V.
+        np.subtract(self._vel2, v2, out=g[0:2])
+        # Next position inside the range: v <= (upper - q_{k-1}) / dt.
+        np.subtract(self._h2, self._q2, out=r)
+        np.divide(r, self._dt, out=p)
+        if self._has_acc:
+            # Braking rows, bound (B): with w = v - v_{k-1} + A dt,
+            # w + max(w, 0)²/(2W) <= sqrt(2 A r) + A dt/2 - v_{k-1}.
+            gb = g[2:4]
+            np.maximum(r, 0.0, out=gb)
+            np.multiply(gb, self._two_acc2, out=gb)
+            np.sqrt(gb, out=gb)
+            np.add(gb, self._half_adt2, out=gb)
+            np.subtract(gb, v2, out=gb)
+        if self._has_jerk:
+            np.maximum(g, 0.0, out=t)
+            np.multiply(t, self._two_w, out=t)
+            np.add(t, self._wsq, out=t)
+            np.sqrt(t, out=t)
+            np.subtract(t, self._w, out=t)
+            np.minimum(g, t, out=g)
+        np.add(g, self._off, out=g)  # upper bounds on v (rows 1, 3: on -v)
+        np.minimum(self._dyn2, g[0:2], out=m)
+        np.minimum(m, p, out=m)
+        if self._has_acc:
+            np.minimum(m, g[2:4], out=m)
+        lower, upper = self._lower, self._upper
+        np.negative(m[1], out=lower)
+        upper[:] = m[0]
+        if (lower <= upper).all():
+            self._recovering = False
+        else:
+            self._recover()
+        self._fresh = True
+
+    def _recover(self) -> None:
+        """Meet the constraints level by level, nearest point first (not-viable states)."""
+        g, p = self._g, self._p2
+        r = self._r2
+        v = self._v2[0]
+        # Level 1: acceleration and jerk (prepared in _prepare, never crossing).
+        lo = -self._dyn2[1]
+        hi = self._dyn2[0].copy()
+        lo = lo.copy()
+        tol = 1e-9 * self._vel2[0]
+        crossed = False
+
+        def meet(
+            lo: np.ndarray, hi: np.ndarray, c_lo: np.ndarray, c_hi: np.ndarray, favor_hi: Any
+        ) -> tuple[np.ndarray, np.ndarray, bool]:
+            bad = c_lo > c_hi
+            if bad.any():  # the level contradicts itself: keep the favoured side
+                c_lo = np.where(bad & favor_hi, c_hi, c_lo)
+                c_hi = np.where(bad & ~favor_hi, c_lo, c_hi)
+            new_lo = np.minimum(np.maximum(lo, c_lo), hi)
+            new_hi = np.maximum(np.minimum(hi, c_hi), lo)
+            miss = bool(((c_lo - hi) > tol).any() or ((lo - c_hi) > tol).any() or bad.any())
+            return new_lo, new_hi, miss
+
+        lo, hi, miss = meet(lo, hi, -g[1], g[0], v > 0.0)
+        crossed |= miss
+        lo, hi, miss = meet(lo, hi, -p[1], p[0], r[0] < r[1])
+        crossed |= miss
+        if self._has_acc:
+            lo, hi, miss = meet(lo, hi, -g[3], g[2], r[0] < r[1])
+            crossed |= miss
+        self._lower[:] = lo
+        self._upper[:] = hi
+        self._recovering = crossed
+
+    # ------------------------------------------------------------------ convenience
+
+    def clip(self, v_desired: np.ndarray | Sequence[float]) -> np.ndarray:
+        """``v_desired`` clipped into :meth:`bounds`."""
+        lower, upper = self.bounds()
+        return np.minimum(np.maximum(np.asarray(v_desired, dtype=np.float64), lower), upper)
+
+    def step(self, v_desired: np.ndarray | Sequence[float]) -> np.ndarray:
+        """Clip ``v_desired`` into the box, record it with :meth:`update` and return it."""
+        v = self.clip(v_desired)
+        self.update(v)
+        return v
+
+    def next_position(self, v: np.ndarray) -> np.ndarray:
+        """The position ``q_{k-1} + v dt`` that command ``v`` leads to."""
+        self._require_reset()
+        return self._q2[0] + np.asarray(v, dtype=np.float64) * self._dt
+
+
+# ====================================================================== checker
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One limit violation of one joint at one tick.
+
+    Attributes:
+        joint: Joint name.
+        kind: ``"position"``, ``"velocity"``, ``"acceleration"`` or ``"jerk"``.
+        tick: Sample index k.
+        time: ``t0 + k dt`` [s].
+        value: The offending value (q_k, v_k, a_k or j_k).
+        limit: The limit crossed (the position bound, or ± the derivative limit, with the sign
+            of ``value``).
+        excess: How far beyond the limit, > 0 (same unit as ``value``).
+    """
+
+    joint: str
+    kind: str
+    tick: int
+    time: float
+    value: float
+    limit: float
+    excess: float
+
+
+@dataclass
+class _KindResult:
+    joint: np.ndarray  # (M,) joint indices
+    tick: np.ndarray  # (M,)
+    value: np.ndarray
+    limit: np.ndarray
+    excess: np.ndarray
+    peak_ratio: float  # max over samples and joints of |value| / limit (positions: see below)
+
+
+@dataclass
+class LimitReport:
+    """Every limit violation of a sampled joint trajectory (see :func:`check_trajectory`).
+
+    Attributes:
+        limits: The limits checked against.
+        dt: Sample period [s].
+        t0: Time of sample 0 [s].
+        num_samples: Number of position samples K.
+        kinds: The limit kinds checked.
+    """
+
+    limits: MotionLimits
+    dt: float
+    t0: float
+    num_samples: int
+    kinds: tuple[str, ...]
+    _results: dict[str, _KindResult] = field(repr=False)
+    _violations: list[Violation] | None = field(default=None, repr=False)
+
+    @property
+    def violations(self) -> list[Violation]:
+        """All violations, sorted by tick, then kind (derivative order), then joint."""
+        if self._violations is None:
+            names = self.limits.joint_names
+            rows: list[tuple[int, int, int, Violation]] = []
+            for order, kind in enumerate(LIMIT_KINDS):
+                res = self._results.get(kind)
+                if res is None:
+                    continue
+                for j, k, val, lim, exc in zip(
+                    res.joint.tolist(),
+                    res.tick.tolist(),
+                    res.value.tolist(),
+                    res.limit.tolist(),
+                    res.excess.tolist(),
+                ):
+                    viol = Violation(names[j], kind, k, self.t0 + k * self.dt, val, lim, exc)
+                    rows.append((k, order, j, viol))
+            rows.sort(key=lambda x: x[:3])
+            self._violations = [x[3] for x in rows]
+        return self._violations
+
+    def violations_of(self, kind: str) -> list[Violation]:
+        """The violations of one kind, sorted by tick then joint."""
+        _check_kind(kind)
+        return [v for v in self.violations if v.kind == kind]
+
+    def counts(self) -> dict[str, int]:
+        """Number of violations per checked kind (a kind never checked is absent)."""
+        return {kind: int(self._results[kind].tick.size) for kind in self.kinds}
+
+    @property
+    def ok(self) -> bool:
+        """True when no limit is violated."""
+        return all(res.tick.size == 0 for res in self._results.values())
+
+    def max_ratio(self, kind: str) -> float:
+        """Peak ``|value| / limit`` of a kind over every checked sample and joint.
+
+        For positions the ratio is ``|q - c| / h`` with ``c`` the middle of the range and
+        ``h`` its half width (1 at a limit; 0 for joints without position limits). Above 1
+        means a violation (up to the tolerance). NaN for a kind that was not checked or has
+        no checked sample.
+        """
+        _check_kind(kind)
+        res = self._results.get(kind)
+        return float("nan") if res is None else res.peak_ratio
+
+    def worst(self, kind: str) -> Violation | None:
+        """The violation of ``kind`` with the largest excess relative to its limit."""
+        vs = self.violations_of(kind)
+        if not vs:
+            return None
+        return max(vs, key=lambda v: v.excess / max(abs(v.limit), 1e-300))
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """Rows ``(label, text)`` for a two-column summary table, one per limit kind."""
+        rows = []
+        for kind in LIMIT_KINDS:
+            label = f"limit violations: {kind}"
+            if kind not in self.kinds:
+                rows.append((label, "not checked (no limit)"))
+                continue
+            count = int(self._results[kind].tick.size)
+            ratio = self._results[kind].peak_ratio
+            text = f"{count}"
+            if math.isfinite(ratio):
+                text += f" (peak {100.0 * ratio:.1f}% of limit)"
+            worst = self.worst(kind)
+            if worst is not None:
+                text += f", worst {worst.joint} at t={worst.time:.3f} s by {worst.excess:.3g}"
+            rows.append((label, text))
+        return rows
+
+    def __str__(self) -> str:
+        rows = self.summary_rows()
+        width = max(len(r[0]) for r in rows)
+        head = (
+            f"LimitReport: {self.num_samples} samples at dt={self.dt:g} s, "
+            f"{self.limits.num_joints} joints, {'ok' if self.ok else 'VIOLATED'}"
+        )
+        return "\n".join([head] + [f"  {k:<{width}}  {v}" for k, v in rows])
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in LIMIT_KINDS:
+        raise ValueError(f"kind must be one of {LIMIT_KINDS}, got {kind!r}")
+
+
+def _initial(value: Any, n: int, name: str) -> np.ndarray | None:
+    if value is None:
+        return None
+    arr = _as_vector(value, n, name)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    return arr
+
+
+def check_trajectory(
+    positions: np.ndarray | Sequence[Sequence[float]],
+    dt: float,
+    limits: MotionLimits,
+    *,
+    initial_velocity: np.ndarray | Sequence[float] | float | None = 0.0,
+    initial_acceleration: np.ndarray | Sequence[float] | float | None = 0.0,
+    rtol: float = 1e-9,
+    atol: float | None = None,
+    t0: float = 0.0,
+) -> LimitReport:
+    """Find every position, velocity, acceleration and jerk violation of a sampled trajectory.
+
+    Derivatives are the backward differences of the module docstring. The state before the
+    first sample is ``initial_velocity`` and ``initial_acceleration`` (default 0: the robot
+    starts at rest), so ``v_0`` and ``a_0`` are those values, ``v_1 = (q_1 - q_0) / dt``, and
+    so on. Pass None for a value whose history is unknown: with ``initial_velocity=None``
+    velocities are checked from sample 1, accelerations from 2 and jerks from 3; with only
+    ``initial_acceleration=None`` accelerations from 1 and jerks from 2. Kinds whose limits
+    are None are not checked.
+
+    A value counts as a violation when it exceeds its limit by more than
+    ``rtol * |limit| + atol_n``. The default ``atol_n`` for the n-th derivative is
+    ``2**n * eps * max(1, max_k |q_k|) / dt**n`` (per joint), the size of the rounding that
+    storing the positions as float64 puts in an n-th difference; it keeps an exactly
+    saturated command from being reported. ``atol``, when given, replaces it for every
+    kind.
+
+    Args:
+        positions: Samples ``q_k``, shape ``(K, N)`` (N = ``limits.num_joints``).
+        dt: Sample period [s].
+        limits: The limits.
+        initial_velocity: ``v_0`` [rad/s], scalar or ``(N,)``, or None (unknown).
+        initial_acceleration: ``a_0`` [rad/s²], scalar or ``(N,)``, or None (unknown).
+        rtol: Relative tolerance (default 1e-9).
+        atol: Absolute tolerance for every kind (default: the float64 floor above).
+        t0: Time of sample 0 [s] (for :attr:`Violation.time`).
+
+    Raises:
+        ValueError: On a malformed argument (shape, non-finite value, dt <= 0).
+    """
+    if not isinstance(limits, MotionLimits):
+        raise ValueError(f"limits must be a MotionLimits, got {type(limits).__name__}")
+    n = limits.num_joints
+    q = np.asarray(positions, dtype=np.float64)
+    if q.ndim != 2 or q.shape[1] != n:
+        raise ValueError(f"positions must have shape (K, {n}), got {q.shape}")
+    if not np.isfinite(q).all():
+        raise ValueError("positions must be finite")
+    dt = float(dt)
+    if not (math.isfinite(dt) and dt > 0.0):
+        raise ValueError(f"dt must be finite and > 0, got {dt}")
+    if not (math.isfinite(rtol) and rtol >= 0.0):
+        raise ValueError(f"rtol must be finite and >= 0, got {rtol}")
+    if atol is not None and not (math.isfinite(atol) and atol >= 0.0):
+        raise ValueError(f"atol must be finite and >= 0, got {atol}")
+    v0 = _initial(initial_velocity, n, "initial_velocity")
+    a0 = _initial(initial_acceleration, n, "initial_acceleration") if v0 is not None else None
+    num = q.shape[0]
+    eps = np.finfo(np.float64).eps
+    scale = np.maximum(1.0, np.abs(q).max(axis=0)) if num else np.ones(n)
+
+    def floor(order: int) -> np.ndarray:
+        if atol is not None:
+            return np.full(n, float(atol))
+        return (2.0**order) * eps * scale / dt**order
+
+    results: dict[str, _KindResult] = {}
+
+    # Positions.
+    lo, hi = limits.lower, limits.upper
+    with np.errstate(invalid="ignore"):
+        tol_lo = rtol * np.abs(np.where(np.isfinite(lo), lo, 0.0)) + floor(0)
+        tol_hi = rtol * np.abs(np.where(np.isfinite(hi), hi, 0.0)) + floor(0)
+        below = lo - q  # (K, N), > 0 when below
+        above = q - hi
+        bad_lo = below > tol_lo
+        bad_hi = above > tol_hi
+        finite = np.isfinite(lo) & np.isfinite(hi)
+        mid = np.where(finite, 0.5 * (lo + hi), 0.0)
+        half = np.where(finite, 0.5 * (hi - lo), np.inf)
+    ratio = float((np.abs(q - mid) / half).max()) if num else float("nan")
+    ks, js = np.nonzero(bad_lo | bad_hi)
+    is_lo = bad_lo[ks, js]
+    lim = np.where(is_lo, lo[js], hi[js])
+    exc = np.where(is_lo, below[ks, js], above[ks, js])
+    results["position"] = _KindResult(js, ks, q[ks, js], lim, exc, ratio)
+
+    # Derivatives: series[i] is the value at sample start + i.
+    series: list[tuple[str, np.ndarray | None, int, np.ndarray]] = []
+    vel = np.diff(q, axis=0) / dt
+    v_start = 1
+    if v0 is not None:
+        vel = np.concatenate([v0[None, :], vel])
+        v_start = 0
+    series.append(("velocity", limits.velocity, v_start, vel))
+    acc = np.diff(vel, axis=0) / dt
+    a_start = v_start + 1
+    if a0 is not None:
+        acc = np.concatenate([a0[None, :], acc])
+        a_start = 0
+    series.append(("acceleration", limits.acceleration, a_start, acc))
+    jerk = np.diff(acc, axis=0) / dt
+    series.append(("jerk", limits.jerk, a_start + 1, jerk))
+
+    for order, (kind, limit, start, values) in enumerate(series, start=1):
+        if limit is None:
+            continue
+        tol = rtol * limit + floor(order)
+        mag = np.abs(values)
+        bad = (mag - limit) > tol
+        ks, js = np.nonzero(bad)
+        vals = values[ks, js]
+        peak = float((mag / limit).max()) if values.size else float("nan")
+        results[kind] = _KindResult(
+            js,
+            ks + start,
+            vals,
+            np.copysign(limit[js], vals),
+            mag[ks, js] - limit[js],
+            peak,
+        )
+
+    return LimitReport(
+        limits=limits,
+        dt=dt,
+        t0=float(t0),
+        num_samples=num,
+        kinds=limits.kinds,
+        _results=results,
+    )

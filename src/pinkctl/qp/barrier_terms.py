@@ -1,0 +1,273 @@
+"""pink control-barrier functions: objective terms and inequality rows.
+
+A pink barrier ``h(q) >= 0`` of dimension ``d`` (``pink.barriers.Barrier``) contributes
+
+- the rows :math:`-\\frac{1}{\\mathrm{d}t} \\frac{\\partial h}{\\partial q} \\Delta q \\le
+  \\gamma \\, \\kappa(h(q))` (``gain`` :math:`\\gamma`, ``gain_function`` :math:`\\kappa`,
+  elementwise), and
+- when ``safe_displacement_gain`` :math:`r > 10^{-6}`, the objective term
+  :math:`\\frac{r}{\\|J_h\\|_F^2} (I, -\\Delta q_{\\mathrm{safe}})`: ``r / ||J_h||_F**2`` on the
+  diagonal of ``H`` and ``-r / ||J_h||_F**2 * dq_safe`` in ``c``, with the Frobenius norm taken
+  over the whole tangent space.
+
+Terms:
+
+- :class:`SelfCollisionBarrierTerm` (``pink.barriers.SelfCollisionBarrier``): the same math as
+  pink, computed once per tick (pink reads every collision pair's distance twice and loops
+  over the ``d`` closest pairs in Python). Barrier values are the ``d`` largest of
+  ``-(d_k - d_min)``; row ``i`` of the Jacobian, for pair ``k`` with nearest points
+  :math:`w_1, w_2`, normal :math:`n = (w_1 - w_2)/\\|w_1 - w_2\\|`, lever arms
+  :math:`r_j = w_j - p_{\\mathrm{joint}_j}` and LOCAL_WORLD_ALIGNED joint Jacobians
+  :math:`(J^j_v; J^j_\\omega)`, is
+  :math:`n^T J^1_v + (r_1 \\times n)^T J^1_\\omega - n^T J^2_v - (r_2 \\times n)^T J^2_\\omega`
+  (zero when :math:`w_1 \\approx w_2`, NaN replaced by zero). Pairs are selected with the same
+  ``argpartition`` calls as pink, so the same pairs come out in the same order.
+- :class:`DirectBarrierTerm`: any barrier that keeps the base class's ``compute_qp_objective``
+  and ``compute_qp_inequalities`` (``PositionBarrier``, ``BodySphericalBarrier``, ...): its own
+  ``compute_jacobian``, ``compute_barrier`` and ``compute_safe_displacement`` once per tick.
+  Unlike pink's, it does not reuse a Jacobian cached at a configuration that is merely
+  ``allclose`` to the current one: it always evaluates at the current configuration.
+- :class:`GenericBarrierTerm`: a barrier overriding ``compute_qp_objective`` or
+  ``compute_qp_inequalities``: its own methods, restricted to the controlled columns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from pink.barriers import Barrier, PositionBarrier, SelfCollisionBarrier
+from pink.exceptions import InvalidCollisionPairs
+
+from .objective import ObjectiveAccumulator
+from .selection import ColumnSelection, restrict_inequalities
+
+__all__ = [
+    "BarrierTerm",
+    "DirectBarrierTerm",
+    "GenericBarrierTerm",
+    "SelfCollisionBarrierTerm",
+    "compile_barrier",
+]
+
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+#: Below this safe-displacement gain pink skips the objective term.
+_SAFE_DISPLACEMENT_THRESHOLD = 1e-6
+
+
+def _default_gain_function_code() -> Any:
+    probe = PositionBarrier("probe", p_min=np.zeros(3))
+    return probe.gain_function.__code__
+
+
+#: Code object of pink's default (identity) gain function, to vectorize it.
+_IDENTITY_GAIN_CODE = _default_gain_function_code()
+
+
+def _barrier_values(barrier: Barrier, values: np.ndarray) -> np.ndarray:
+    """``gain[i] * gain_function(values[i])`` for ``i < dim`` (pink's right-hand side)."""
+    dim = barrier.dim
+    gain = np.asarray(barrier.gain, dtype=np.float64)
+    function = barrier.gain_function
+    if getattr(function, "__code__", None) is _IDENTITY_GAIN_CODE:
+        return gain[:dim] * values[:dim]
+    return np.array([gain[i] * function(values[i]) for i in range(dim)], dtype=np.float64)
+
+
+class BarrierTerm:
+    """Base class of a compiled barrier.
+
+    Attributes:
+        barrier: The pink barrier.
+    """
+
+    barrier: Barrier
+
+    def evaluate(
+        self, configuration: Any, dt: float, acc: ObjectiveAccumulator
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Add the objective term to ``acc``; return the rows ``(G_c, h)`` (or None)."""
+        raise NotImplementedError
+
+
+class GenericBarrierTerm(BarrierTerm):
+    """A barrier's own ``compute_qp_objective`` / ``compute_qp_inequalities``, restricted."""
+
+    def __init__(self, barrier: Barrier, selection: ColumnSelection) -> None:
+        self.barrier = barrier
+        self._selection = selection
+        index = selection.index
+        self._ix = None if isinstance(index, slice) else np.ix_(index, index)
+
+    def evaluate(
+        self, configuration: Any, dt: float, acc: ObjectiveAccumulator
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        H, c = self.barrier.compute_qp_objective(configuration)
+        H = np.asarray(H, dtype=np.float64)
+        c = np.asarray(c, dtype=np.float64).reshape(-1)
+        selection = self._selection
+        if not selection.is_full:
+            index = selection.index
+            H = H[index, index] if self._ix is None else H[self._ix]
+            c = c[index]
+        acc.add_dense(H, c)
+        G, h = self.barrier.compute_qp_inequalities(configuration, dt)
+        return restrict_inequalities(G, h, selection)
+
+
+class _BarrierObjective:
+    """The safe-displacement objective term shared by the direct terms."""
+
+    def __init__(self, barrier: Barrier, selection: ColumnSelection) -> None:
+        self._barrier = barrier
+        self._selection = selection
+        self._default_safe = (
+            type(barrier).compute_safe_displacement is Barrier.compute_safe_displacement
+        )
+
+    def add(self, configuration: Any, jacobian: np.ndarray, acc: ObjectiveAccumulator) -> None:
+        barrier = self._barrier
+        gain = barrier.safe_displacement_gain
+        if not gain > _SAFE_DISPLACEMENT_THRESHOLD:
+            return
+        if self._default_safe:
+            safe = None
+        else:
+            safe = np.asarray(barrier.compute_safe_displacement(configuration), dtype=np.float64)
+            barrier.safe_displacement = safe
+        weight = gain / float(np.linalg.norm(jacobian)) ** 2
+        acc.diagonal_scalar += weight
+        if safe is not None:
+            acc.add_linear(None, -weight * self._selection.entries(safe))
+        else:
+            barrier.safe_displacement = np.zeros(configuration.model.nv)
+
+
+class DirectBarrierTerm(BarrierTerm):
+    """A barrier with pink's base-class QP methods, evaluated once per tick."""
+
+    def __init__(self, barrier: Barrier, selection: ColumnSelection) -> None:
+        self.barrier = barrier
+        self._selection = selection
+        self._objective = _BarrierObjective(barrier, selection)
+
+    def evaluate(
+        self, configuration: Any, dt: float, acc: ObjectiveAccumulator
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        barrier = self.barrier
+        jacobian = np.asarray(barrier.compute_jacobian(configuration), dtype=np.float64)
+        values = np.asarray(barrier.compute_barrier(configuration), dtype=np.float64)
+        self._objective.add(configuration, jacobian, acc)
+        G = jacobian / -dt
+        h = _barrier_values(barrier, values)
+        return restrict_inequalities(G, h, self._selection)
+
+
+class SelfCollisionBarrierTerm(BarrierTerm):
+    """``pink.barriers.SelfCollisionBarrier`` computed once per tick (see module docstring)."""
+
+    def __init__(self, barrier: SelfCollisionBarrier, selection: ColumnSelection) -> None:
+        self.barrier = barrier
+        self._selection = selection
+        self._objective = _BarrierObjective(barrier, selection)
+        self._collision_data: Any = None
+        self._results: list[Any] = []
+
+    def _pair_tables(self, configuration: Any) -> None:
+        """Cache the distance results and each pair's parent joints (per collision data)."""
+        collision_model = configuration.collision_model
+        collision_data = configuration.collision_data
+        n_pairs = len(collision_model.collisionPairs)
+        if collision_data is self._collision_data and len(self._results) == n_pairs:
+            return
+        results = list(collision_data.distanceResults)
+        if len(results) != n_pairs:
+            raise InvalidCollisionPairs(
+                f"collision data holds {len(results)} distance results for {n_pairs} pairs"
+            )
+        objects = collision_model.geometryObjects
+        pairs = collision_model.collisionPairs
+        self._joint1 = np.array([objects[p.first].parentJoint for p in pairs], dtype=np.intp)
+        self._joint2 = np.array([objects[p.second].parentJoint for p in pairs], dtype=np.intp)
+        self._results = results
+        self._collision_data = collision_data
+
+    def evaluate(
+        self, configuration: Any, dt: float, acc: ObjectiveAccumulator
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        barrier = self.barrier
+        dim = barrier.dim
+        collision_model = configuration.collision_model
+        if collision_model is None or dim <= 0:
+            return GenericBarrierTerm(barrier, self._selection).evaluate(configuration, dt, acc)
+        n_pairs = len(collision_model.collisionPairs)
+        if n_pairs < dim:
+            raise InvalidCollisionPairs(
+                f"The number of collision pairs ({n_pairs}) "
+                f"is less than the barrier dimension ({dim})."
+            )
+        self._pair_tables(configuration)
+        results = self._results
+        distances = np.array([r.min_distance for r in results])
+        # Barrier values h (pink: compute_barrier).
+        shifted = distances - barrier.d_min
+        values = shifted[np.argpartition(-shifted, -dim)[-dim:]]
+        # Jacobian rows (pink: compute_jacobian, its own argpartition on the raw distances).
+        closest = np.argpartition(-distances, -dim)[-dim:]
+        jacobian = self._jacobian(configuration, closest, results)
+        self._objective.add(configuration, jacobian, acc)
+        G = jacobian / -dt
+        h = _barrier_values(barrier, values)
+        return restrict_inequalities(G, h, self._selection)
+
+    def _jacobian(self, configuration: Any, closest: np.ndarray, results: list[Any]) -> np.ndarray:
+        model = configuration.model
+        data = configuration.data
+        dim = closest.size
+        point1 = np.empty((dim, 3))
+        point2 = np.empty((dim, 3))
+        for i, k in enumerate(closest.tolist()):
+            result = results[k]
+            point1[i] = result.getNearestPoint1()
+            point2[i] = result.getNearestPoint2()
+        joint1 = self._joint1[closest]
+        joint2 = self._joint2[closest]
+        joints = np.unique(np.concatenate([joint1, joint2]))
+        jacobians = np.empty((joints.size, 6, model.nv))
+        origins = np.empty((joints.size, 3))
+        for slot, joint in enumerate(joints.tolist()):
+            jacobians[slot] = pin.getJointJacobian(model, data, joint, _LWA)
+            origins[slot] = data.oMi[joint].translation
+        slot1 = np.searchsorted(joints, joint1)
+        slot2 = np.searchsorted(joints, joint2)
+        delta = point1 - point2
+        # np.allclose(w1, w2) per pair (rtol 1e-5, atol 1e-8): Jacobian undefined, row = 0.
+        degenerate = np.all(np.abs(delta) <= 1e-8 + 1e-5 * np.abs(point2), axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            normal = delta / np.linalg.norm(delta, axis=1)[:, None]
+        lever1 = point1 - origins[slot1]
+        lever2 = point2 - origins[slot2]
+        coefficients1 = np.concatenate([normal, np.cross(lever1, normal)], axis=1)
+        coefficients2 = np.concatenate([normal, np.cross(lever2, normal)], axis=1)
+        jacobian = np.einsum("ik,ikj->ij", coefficients1, jacobians[slot1])
+        jacobian -= np.einsum("ik,ikj->ij", coefficients2, jacobians[slot2])
+        jacobian[degenerate] = 0.0
+        return np.nan_to_num(jacobian)
+
+
+def compile_barrier(barrier: Barrier, selection: ColumnSelection) -> BarrierTerm:
+    """Pick the term of ``barrier`` (see module docstring for the rules)."""
+    cls = type(barrier)
+    if (
+        cls.compute_qp_objective is not Barrier.compute_qp_objective
+        or cls.compute_qp_inequalities is not Barrier.compute_qp_inequalities
+    ):
+        return GenericBarrierTerm(barrier, selection)
+    if (
+        isinstance(barrier, SelfCollisionBarrier)
+        and cls.compute_jacobian is SelfCollisionBarrier.compute_jacobian
+        and cls.compute_barrier is SelfCollisionBarrier.compute_barrier
+    ):
+        return SelfCollisionBarrierTerm(barrier, selection)
+    return DirectBarrierTerm(barrier, selection)

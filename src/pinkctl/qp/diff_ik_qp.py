@@ -1,0 +1,477 @@
+"""Fast differential-IK QP over the controlled joints: pink's problem, assembled in place.
+
+:class:`DiffIKQP` builds, on each control tick, exactly the quadratic program of
+``pink.build_ik`` restricted to the controlled tangent coordinates ``c`` (the other
+coordinates are held: zero velocity), and solves it:
+
+.. math::
+
+    \\begin{array}{ll}
+    \\min_{x = \\Delta q_c} & \\tfrac12 x^T H x + c^T x \\\\
+    \\text{s.t.} & G x \\le h, \\quad lb \\le x \\le ub
+    \\end{array}
+    \\qquad v_c = x / \\mathrm{d}t
+
+- ``H, c``: the sum of the tasks' ``compute_qp_objective`` (see
+  :mod:`pinkctl.qp.task_terms`), ``damping * I`` and the barriers' objective terms
+  (:mod:`pinkctl.qp.barrier_terms`), restricted to ``c``.
+- ``lb, ub``: pink's configuration, velocity and acceleration limits (whose projection is the
+  identity on their joints) intersected into simple bounds (:mod:`pinkctl.qp.limit_terms`),
+  intersected again with the optional ``dt * v_lower <= x <= dt * v_upper``.
+- ``G, h``: the rows of every other limit and of the barriers, restricted to ``c`` (rows that
+  only involve held coordinates are dropped).
+
+Same problem as pink, so with an exact backend the same solution (see
+:mod:`pinkctl.qp.backends` for the backends and their accuracy); it is several times faster
+because nothing is rebuilt from scratch: buffers are preallocated, each pink object is
+classified once (by identity) and its contribution computed with a handful of numpy calls,
+and the solver is called directly (or kept alive and updated in place for OSQP/Clarabel).
+
+The split :meth:`DiffIKQP.assemble` / :meth:`DiffIKQP.solve_assembled` lets a caller inspect
+or modify the problem (e.g. a lexicographic cascade adding the equality constraints of higher
+priority levels) and reuse the same solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from math import isfinite
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from .backends import Backend, make_backend
+from .barrier_terms import BarrierTerm, compile_barrier
+from .errors import QPSolveError
+from .limit_terms import BoxBounds, LimitTerm, compile_limit
+from .objective import ObjectiveAccumulator
+from .problem import QPProblem, QPWorkspace
+from .selection import ColumnSelection
+from .task_terms import TaskTerm, compile_task
+
+__all__ = ["DiffIKQP"]
+
+#: Compiled-term caches are cleared when they grow beyond this many objects.
+_CACHE_LIMIT = 512
+
+
+class _TaskPlan:
+    """Compiled terms of one task sequence and the residual buffer they share."""
+
+    def __init__(self, terms: list[TaskTerm], n: int) -> None:
+        rows = sum(term.rows for term in terms)
+        self.terms = terms
+        self.accumulator = ObjectiveAccumulator(n, rows)
+        offset = 0
+        for term in terms:
+            term.bind(self.accumulator, offset)
+            offset += term.rows
+
+
+class DiffIKQP:
+    """pink's differential-IK QP over the controlled joints, assembled in place and solved.
+
+    Args:
+        model: Pinocchio model (the one of the configurations passed to :meth:`solve`).
+        controlled_v_indices: Tangent (velocity) indices of the controlled coordinates, in the
+            order of the QP variables. Other coordinates are held (velocity 0).
+        solver: QP backend: ``"daqp"`` (default, exact and fastest), ``"quadprog"``,
+            ``"clarabel"``, ``"osqp"``, ``"proxqp"`` or any solver qpsolvers knows.
+        damping: Tikhonov regularization added to the diagonal of ``H``
+            ([cost]² / [tangent]², same meaning as pink's ``damping``), ``>= 0``.
+        solver_options: Backend settings overriding the defaults of
+            :data:`pinkctl.qp.backends.DEFAULT_SOLVER_OPTIONS`.
+
+    Raises:
+        ValueError: Unknown (not installed) solver, negative or non-finite damping, indices
+            out of range or repeated.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        controlled_v_indices: Sequence[int] | np.ndarray,
+        *,
+        solver: str = "daqp",
+        damping: float = 1e-12,
+        solver_options: dict[str, Any] | None = None,
+    ) -> None:
+        nv = getattr(model, "nv", None)
+        if not isinstance(nv, int):
+            raise ValueError(f"model must be a pinocchio.Model, got {type(model).__name__}")
+        if not isinstance(solver, str):
+            raise ValueError(f"solver must be a string, got {solver!r}")
+        try:
+            damping_value = float(damping)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"damping must be a finite float >= 0, got {damping!r}") from exc
+        if not np.isfinite(damping_value) or damping_value < 0.0:
+            raise ValueError(f"damping must be a finite float >= 0, got {damping!r}")
+        if solver_options is not None and not isinstance(solver_options, dict):
+            raise ValueError(f"solver_options must be a dict or None, got {solver_options!r}")
+        selection = ColumnSelection(nv, controlled_v_indices)
+        backend = make_backend(solver, selection.size, solver_options)
+        self._model = model
+        self._nv = nv
+        self._selection = selection
+        self._solver = solver
+        self._damping = damping_value
+        self._backend: Backend = backend
+        self._workspace = QPWorkspace(selection.size)
+        self._box = BoxBounds(self._workspace.lb, self._workspace.ub)
+        self._v_bound = np.zeros(selection.size)
+        self._bounds_ok = np.zeros(selection.size, dtype=bool)
+        self._slice = isinstance(selection.index, slice)
+        self._task_terms: dict[int, tuple[Any, TaskTerm]] = {}
+        self._limit_terms: dict[int, tuple[Any, LimitTerm]] = {}
+        self._barrier_terms: dict[int, tuple[Any, BarrierTerm]] = {}
+        self._plan_key: tuple[Any, ...] = ()
+        self._plan = _TaskPlan([], selection.size)
+        self._limit_key: tuple[Any, ...] = ()
+        self._limit_plan: tuple[list[LimitTerm], list[LimitTerm]] = ([], [])
+        self._barrier_key: tuple[Any, ...] = ()
+        self._barrier_plan: list[BarrierTerm] = []
+        self._row_blocks: list[tuple[np.ndarray, np.ndarray]] = []
+        self._has_problem = False
+        self._last_dt = 0.0
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def model(self) -> pin.Model:
+        """Pinocchio model."""
+        return self._model
+
+    @property
+    def controlled_v_indices(self) -> np.ndarray:
+        """Controlled tangent indices (read-only), in QP variable order."""
+        return self._selection.indices
+
+    @property
+    def n(self) -> int:
+        """Number of QP variables (controlled coordinates)."""
+        return self._selection.size
+
+    @property
+    def solver(self) -> str:
+        """Backend solver name."""
+        return self._solver
+
+    @property
+    def damping(self) -> float:
+        """Tikhonov damping on the diagonal of ``H``."""
+        return self._damping
+
+    @property
+    def exact(self) -> bool:
+        """Whether the backend's solutions are exact up to rounding."""
+        return self._backend.exact
+
+    # ------------------------------------------------------------------ compilation
+
+    def clear_cache(self) -> None:
+        """Forget how each task, limit and barrier was classified.
+
+        Call after changing the *structure* of a pink object in place (a limit's ``indices``
+        or projection, a task's class); parameters (targets, costs, gains, limit values) are
+        read on every tick and need no invalidation.
+        """
+        self._task_terms.clear()
+        self._limit_terms.clear()
+        self._barrier_terms.clear()
+        self._plan_key = ()
+        self._plan = _TaskPlan([], self.n)
+        self._limit_key = ()
+        self._limit_plan = ([], [])
+        self._barrier_key = ()
+        self._barrier_plan = []
+
+    @staticmethod
+    def _cached(cache: dict[int, tuple[Any, Any]], obj: Any, factory: Any) -> Any:
+        entry = cache.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            return entry[1]
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        term = factory(obj)
+        cache[id(obj)] = (obj, term)  # holding obj keeps its id from being reused
+        return term
+
+    def _task_plan(self, tasks: tuple[Any, ...]) -> _TaskPlan:
+        if tasks == self._plan_key:
+            return self._plan
+        model, selection = self._model, self._selection
+        terms = [
+            self._cached(self._task_terms, task, lambda t: compile_task(t, model, selection))
+            for task in tasks
+        ]
+        self._plan = _TaskPlan(terms, selection.size)
+        self._plan_key = tasks
+        return self._plan
+
+    def _limits_plan(self, limits: tuple[Any, ...]) -> tuple[list[LimitTerm], list[LimitTerm]]:
+        if limits == self._limit_key:
+            return self._limit_plan
+        nv, selection = self._nv, self._selection
+        terms = [
+            self._cached(self._limit_terms, limit, lambda x: compile_limit(x, nv, selection))
+            for limit in limits
+        ]
+        self._limit_plan = (
+            [term for term in terms if term.is_box],
+            [term for term in terms if not term.is_box],
+        )
+        self._limit_key = limits
+        return self._limit_plan
+
+    def _barriers_plan(self, barriers: tuple[Any, ...]) -> list[BarrierTerm]:
+        if barriers == self._barrier_key:
+            return self._barrier_plan
+        selection = self._selection
+        self._barrier_plan = [
+            self._cached(self._barrier_terms, barrier, lambda b: compile_barrier(b, selection))
+            for barrier in barriers
+        ]
+        self._barrier_key = barriers
+        return self._barrier_plan
+
+    # ------------------------------------------------------------------ assembly
+
+    def _check_velocity_bound(self, bound: Any, name: str) -> np.ndarray:
+        array = np.asarray(bound, dtype=np.float64)
+        if array.shape != (self.n,):
+            raise ValueError(
+                f"{name} must have shape ({self.n},) (one entry per controlled coordinate), "
+                f"got {array.shape}"
+            )
+        return array
+
+    def _assemble(
+        self,
+        configuration: Any,
+        tasks: Iterable[Any],
+        dt: float,
+        limits: Iterable[Any],
+        barriers: Iterable[Any],
+        v_lower: Any,
+        v_upper: Any,
+    ) -> None:
+        if not dt > 0.0 or dt == np.inf:
+            raise ValueError(f"dt must be a finite positive number of seconds, got {dt!r}")
+        model = configuration.model
+        if model is not self._model and getattr(model, "nv", None) != self._nv:
+            raise ValueError(
+                f"configuration.model has nv={getattr(model, 'nv', None)}, expected {self._nv}"
+            )
+        if v_lower is not None:
+            v_lower = self._check_velocity_bound(v_lower, "v_lower")
+        if v_upper is not None:
+            v_upper = self._check_velocity_bound(v_upper, "v_upper")
+        self._has_problem = False
+        task_tuple = tasks if type(tasks) is tuple else tuple(tasks)
+        limit_tuple = limits if type(limits) is tuple else tuple(limits)
+        barrier_tuple = barriers if type(barriers) is tuple else tuple(barriers)
+        plan = self._task_plan(task_tuple)
+        box_terms, row_terms = self._limits_plan(limit_tuple)
+        barrier_terms = self._barriers_plan(barrier_tuple) if barrier_tuple else ()
+
+        ws = self._workspace
+        acc = plan.accumulator
+        acc.reset(self._damping)
+        for term in plan.terms:
+            term.accumulate(configuration, acc)
+
+        # Simple bounds.
+        box = self._box
+        box.reset()
+        for limit_term in box_terms:
+            limit_term.apply(configuration, dt, box)
+        if v_upper is not None:
+            np.multiply(v_upper, dt, out=self._v_bound)
+            box.tighten_upper(None, self._v_bound)
+        if v_lower is not None:
+            np.multiply(v_lower, dt, out=self._v_bound)
+            box.tighten_lower(None, self._v_bound)
+        box.finish()
+
+        # Inequality rows (other limits, barriers); barriers also add objective terms.
+        blocks = self._row_blocks
+        blocks.clear()
+        for limit_term in row_terms:
+            matvec = limit_term.rows(configuration, dt)
+            if matvec is not None and matvec[1].shape[0]:
+                blocks.append(matvec)
+        for barrier_term in barrier_terms:
+            matvec = barrier_term.evaluate(configuration, dt, acc)
+            if matvec is not None and matvec[1].shape[0]:
+                blocks.append(matvec)
+
+        acc.finalize(ws.H, ws.c, ws.H_diagonal)
+        if blocks:
+            n_rows = sum(block[1].shape[0] for block in blocks)
+            ws.set_row_counts(n_rows, 0)
+            offset = 0
+            for G_block, h_block in blocks:
+                rows = h_block.shape[0]
+                ws.G[offset : offset + rows] = G_block
+                ws.h[offset : offset + rows] = h_block
+                offset += rows
+        else:
+            ws.set_row_counts(0, 0)
+        self._last_dt = float(dt)
+        self._has_problem = True
+
+    def assemble(
+        self,
+        configuration: Any,
+        tasks: Iterable[Any],
+        dt: float,
+        *,
+        limits: Iterable[Any] = (),
+        barriers: Iterable[Any] = (),
+        v_lower: np.ndarray | None = None,
+        v_upper: np.ndarray | None = None,
+    ) -> QPProblem:
+        """Fill the buffers with the QP of this tick and return a read-only view of it.
+
+        Args:
+            configuration: ``pink.Configuration`` updated at the current ``q`` (forward
+                kinematics, Jacobians, and collision distances when barriers need them).
+            tasks: pink tasks (objective).
+            dt: Control period [s], > 0.
+            limits: pink limits (an empty sequence means no limit, unlike pink's ``None``).
+            barriers: pink barriers.
+            v_lower: Optional lower bounds on the controlled velocities [rad/s or m/s],
+                shape (n,); ``-inf`` entries are unbounded.
+            v_upper: Optional upper bounds on the controlled velocities, shape (n,).
+
+        Returns:
+            The problem over ``x = dt * v_c`` (views valid until the next assembly).
+
+        Raises:
+            ValueError: Bad ``dt``, ``v_lower``/``v_upper`` shape, or a configuration of
+                another model. Errors of pink objects (e.g. ``TargetNotSet``) propagate.
+        """
+        self._assemble(configuration, tasks, dt, limits, barriers, v_lower, v_upper)
+        return self._workspace.problem()
+
+    def last_problem(self) -> QPProblem | None:
+        """The latest assembled problem (read-only views), or None before the first one."""
+        if not self._has_problem:
+            return None
+        return self._workspace.problem()
+
+    # ------------------------------------------------------------------ solving
+
+    def _diagnose(self, error: QPSolveError) -> QPSolveError:
+        """Turn a backend failure into the most specific reason we can name."""
+        ws = self._workspace
+        lb, ub = ws.lb, ws.ub
+        index = self._selection.indices
+        bad = np.flatnonzero(np.isnan(lb) | np.isnan(ub))
+        if bad.size:
+            reason = f"NaN in the bounds of tangent coordinates {index[bad].tolist()}"
+        elif np.any(lb > ub):
+            bad = np.flatnonzero(lb > ub)
+            reason = (
+                f"infeasible: lower bound above upper bound for tangent coordinates "
+                f"{index[bad].tolist()} (lb={lb[bad].tolist()}, ub={ub[bad].tolist()}, "
+                "displacements over dt)"
+            )
+        elif not np.all(np.isfinite(ws.H)) or not np.all(np.isfinite(ws.c)):
+            reason = "NaN or infinite value in the objective (H, c)"
+        elif ws.n_ineq and np.isnan(ws.h).any():
+            reason = "NaN in the inequality vector h (limits or barriers)"
+        else:
+            return error
+        return QPSolveError(
+            f"{reason} [{error.reason}]", solver=error.solver, status=error.status
+        )
+
+    def _solve_workspace(self) -> np.ndarray:
+        ws = self._workspace
+        # lb <= ub everywhere; also catches NaN bounds (DAQP would silently ignore them).
+        if np.count_nonzero(np.less_equal(ws.lb, ws.ub, out=self._bounds_ok)) != self.n or (
+            ws.n_ineq and np.count_nonzero(np.isnan(ws.h))
+        ):
+            raise self._diagnose(
+                QPSolveError("inconsistent bounds", solver=self._solver, status=None)
+            )
+        try:
+            x = self._backend.solve(ws)
+        except QPSolveError as error:
+            raise self._diagnose(error) from error
+        if not isfinite(x.dot(x)):
+            raise QPSolveError(
+                f"{self._solver}: solution contains NaN or infinite values",
+                solver=self._solver,
+                status="nan",
+            )
+        return x
+
+    def solve_assembled(self, problem: QPProblem | None = None) -> np.ndarray:
+        """Solve an assembled problem and return its minimizer ``x`` (displacements).
+
+        Args:
+            problem: Problem to solve; None (default) solves the latest assembled one. A
+                problem built elsewhere (e.g. the latest one plus equality rows ``A x = b``)
+                is copied into the buffers first.
+
+        Returns:
+            ``x = dt * v_c``, shape (n,), a new array.
+
+        Raises:
+            QPSolveError: Infeasible problem, backend failure or NaN solution.
+            ValueError: No problem assembled yet, or ``problem`` of the wrong size.
+        """
+        ws = self._workspace
+        if problem is None:
+            if not self._has_problem:
+                raise ValueError("no problem assembled yet: call assemble() first")
+        elif not ws.owns(problem):
+            ws.load(problem)
+            self._has_problem = True
+        return self._solve_workspace()
+
+    def solve(
+        self,
+        configuration: Any,
+        tasks: Iterable[Any],
+        dt: float,
+        *,
+        limits: Iterable[Any] = (),
+        barriers: Iterable[Any] = (),
+        v_lower: np.ndarray | None = None,
+        v_upper: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Velocity of this control tick (pink's ``solve_ik`` on the controlled joints).
+
+        Args: see :meth:`assemble`.
+
+        Returns:
+            Velocity ``v`` in the tangent space, shape (model.nv,): ``x / dt`` on the
+            controlled coordinates, exactly 0 elsewhere. A new array.
+
+        Raises:
+            QPSolveError: Infeasible problem, backend failure or NaN solution (reason in the
+                message).
+            ValueError: Bad arguments (see :meth:`assemble`).
+        """
+        self._assemble(configuration, tasks, dt, limits, barriers, v_lower, v_upper)
+        x = self._solve_workspace()
+        if self._selection.is_full:
+            return np.divide(x, dt, out=x)
+        v = np.zeros(self._nv)
+        if self._slice:
+            np.divide(x, dt, out=v[self._selection.index])
+        else:
+            v[self._selection.index] = np.divide(x, dt, out=x)
+        return v
+
+    def primal_residual(self, x: np.ndarray) -> float:
+        """Largest constraint violation of ``x`` for the latest problem (tangent units)."""
+        problem = self.last_problem()
+        if problem is None:
+            raise ValueError("no problem assembled yet")
+        return problem.max_violation(np.asarray(x, dtype=np.float64))

@@ -1,0 +1,270 @@
+"""pink limits as simple bounds on the controlled displacement, or as inequality rows.
+
+pink writes its joint limits as pairs of row blocks :math:`[P; -P] \\Delta q \\le [u; -l]`
+with :math:`P` the rows of the identity selecting the limited coordinates (``indices``, only
+joints whose limits are finite). That is exactly :math:`l \\le \\Delta q[\\text{indices}] \\le u`,
+so the fast path intersects them into the box ``lb <= x <= ub`` of the QP (never ``G`` rows):
+
+- :class:`ConfigurationLimitBox` (``pink.limits.ConfigurationLimit``, gain
+  :math:`\\gamma` = ``config_limit_gain``):
+  :math:`\\gamma (q_{\\min} \\ominus q) \\le \\Delta q \\le \\gamma (q_{\\max} \\ominus q)`,
+  with :math:`a \\ominus b` = ``pin.difference(model, b, a)``.
+- :class:`VelocityLimitBox` (``pink.limits.VelocityLimit``):
+  :math:`-\\mathrm{d}t\\, v_{\\max} \\le \\Delta q \\le \\mathrm{d}t\\, v_{\\max}`.
+- :class:`AccelerationLimitBox` (``pink.limits.AccelerationLimit``, state
+  :math:`\\Delta q_{\\mathrm{prev}}` set by the user through ``set_last_integration``):
+  :math:`\\Delta q \\le \\min(a_{\\max} \\mathrm{d}t^2 + \\Delta q_{\\mathrm{prev}},\\;
+  \\mathrm{d}t \\sqrt{2 a_{\\max} (q_{\\max} \\ominus q)})` and
+  :math:`-\\Delta q \\le \\min(a_{\\max} \\mathrm{d}t^2 - \\Delta q_{\\mathrm{prev}},\\;
+  \\mathrm{d}t \\sqrt{2 a_{\\max} (q \\ominus q_{\\min})})`, the braking-distance terms being
+  infinite for joints without a configuration limit.
+
+Any other limit (``FloatingBaseVelocityLimit``, user classes, a subclass overriding
+``compute_qp_inequalities``, or one whose projection matrix is not the identity rows of its
+``indices``) goes through :class:`GenericLimitRows`: its own ``compute_qp_inequalities``,
+restricted to the controlled columns. Each limit's structure (its ``indices``) is analysed once;
+its values (gain, velocity limits, ``a_max``, ``Delta_q_prev``, model position limits) are read
+on every tick.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from pink.limits import AccelerationLimit, ConfigurationLimit, Limit, VelocityLimit
+
+from .selection import ColumnSelection, as_index, restrict_inequalities
+
+__all__ = [
+    "AccelerationLimitBox",
+    "BoxBounds",
+    "ConfigurationLimitBox",
+    "GenericLimitRows",
+    "LimitTerm",
+    "VelocityLimitBox",
+    "compile_limit",
+]
+
+
+class BoxBounds:
+    """Intersection of simple bounds ``lb <= x <= ub`` written into preallocated arrays.
+
+    The first bound written to a side this tick is stored directly (no ``fill(inf)`` then
+    ``minimum``); ``positions`` None means "every variable", else a slice or index array.
+    """
+
+    def __init__(self, lb: np.ndarray, ub: np.ndarray) -> None:
+        self.lb = lb
+        self.ub = ub
+        self._scratch = np.zeros(lb.shape[0])
+        self._lb_set = False
+        self._ub_set = False
+
+    def reset(self) -> None:
+        """Start a new tick (no bound yet)."""
+        self._lb_set = False
+        self._ub_set = False
+
+    def tighten_upper(
+        self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float = 1.0
+    ) -> None:
+        """``ub[positions] = min(ub[positions], scale * values)``."""
+        ub = self.ub
+        if positions is None:
+            if not self._ub_set:
+                np.multiply(values, scale, out=ub)
+                self._ub_set = True
+            elif scale == 1.0:
+                np.minimum(ub, values, out=ub)
+            else:
+                scratch = self._scratch
+                np.multiply(values, scale, out=scratch)
+                np.minimum(ub, scratch, out=ub)
+            return
+        if not self._ub_set:
+            ub.fill(np.inf)
+            self._ub_set = True
+        ub[positions] = np.minimum(ub[positions], np.multiply(values, scale))
+
+    def tighten_lower(
+        self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float = 1.0
+    ) -> None:
+        """``lb[positions] = max(lb[positions], scale * values)``."""
+        lb = self.lb
+        if positions is None:
+            if not self._lb_set:
+                np.multiply(values, scale, out=lb)
+                self._lb_set = True
+            elif scale == 1.0:
+                np.maximum(lb, values, out=lb)
+            else:
+                scratch = self._scratch
+                np.multiply(values, scale, out=scratch)
+                np.maximum(lb, scratch, out=lb)
+            return
+        if not self._lb_set:
+            lb.fill(-np.inf)
+            self._lb_set = True
+        lb[positions] = np.maximum(lb[positions], np.multiply(values, scale))
+
+    def finish(self) -> None:
+        """Fill the bounds nobody wrote this tick with infinities."""
+        if not self._lb_set:
+            self.lb.fill(-np.inf)
+            self._lb_set = True
+        if not self._ub_set:
+            self.ub.fill(np.inf)
+            self._ub_set = True
+
+
+class LimitTerm:
+    """Base class of a compiled limit.
+
+    Attributes:
+        limit: The pink limit.
+        is_box: True when the limit only tightens the box (no ``G`` rows).
+    """
+
+    limit: Limit
+    is_box: bool = True
+
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        """Tighten ``box`` with the limit at the current configuration."""
+
+    def rows(self, configuration: Any, dt: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """Inequality rows ``(G_c, h)`` over the controlled columns, or None."""
+        return None
+
+
+class _IndexedBox(LimitTerm):
+    """Shared set-up: which of the limit's ``indices`` are controlled, and where."""
+
+    def __init__(self, limit: Any, selection: ColumnSelection) -> None:
+        self.limit = limit
+        indices = np.asarray(limit.indices, dtype=np.intp).reshape(-1)
+        k, p = selection.map_tangent_indices(indices)
+        self.empty = k.size == 0
+        all_positions = k.size == selection.size and np.array_equal(p, np.arange(selection.size))
+        self._positions: slice | np.ndarray | None = None if all_positions else as_index(p)
+        self._k = as_index(k) if k.size else k  # entries of the limit's own vectors
+        self._tangent = as_index(indices[k]) if k.size else k  # the same, as tangent indices
+
+
+class ConfigurationLimitBox(_IndexedBox):
+    """``pink.limits.ConfigurationLimit`` as box bounds (see module docstring)."""
+
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        if self.empty:
+            return
+        limit = self.limit
+        model = limit.model
+        q = configuration.q
+        gain = limit.config_limit_gain
+        tangent = self._tangent
+        delta_max = pin.difference(model, q, model.upperPositionLimit)
+        box.tighten_upper(self._positions, delta_max[tangent], gain)
+        delta_min = pin.difference(model, q, model.lowerPositionLimit)
+        box.tighten_lower(self._positions, delta_min[tangent], gain)
+
+
+class VelocityLimitBox(_IndexedBox):
+    """``pink.limits.VelocityLimit`` as box bounds (see module docstring).
+
+    ``dt * v_max`` is cached and recomputed only when ``dt`` or the limit's
+    ``velocity_limit`` bytes change.
+    """
+
+    def __init__(self, limit: Any, selection: ColumnSelection) -> None:
+        super().__init__(limit, selection)
+        self._key: tuple[Any, ...] = ()
+        self._upper = np.zeros(0)
+        self._lower = np.zeros(0)
+
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        if self.empty:
+            return
+        velocity_limit = self.limit.velocity_limit
+        key = (dt, velocity_limit.tobytes())
+        if key != self._key:
+            self._upper = np.multiply(
+                np.asarray(velocity_limit, dtype=np.float64)[self._tangent], dt
+            )
+            self._lower = np.negative(self._upper)
+            self._key = key
+        box.tighten_upper(self._positions, self._upper)
+        box.tighten_lower(self._positions, self._lower)
+
+
+class AccelerationLimitBox(_IndexedBox):
+    """``pink.limits.AccelerationLimit`` as box bounds (see module docstring)."""
+
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        if self.empty:
+            return
+        limit = self.limit
+        model = limit.model
+        q = configuration.q
+        k = self._k
+        a_max = np.asarray(limit.a_max, dtype=np.float64)[k]
+        delta_q_prev = np.asarray(limit.Delta_q_prev, dtype=np.float64)[k]
+        has_limit = np.asarray(limit.has_configuration_limit)[k]
+        delta_max = pin.difference(model, q, model.upperPositionLimit)[self._tangent]
+        delta_min = pin.difference(model, model.lowerPositionLimit, q)[self._tangent]
+        delta_max = np.where(has_limit, delta_max, np.inf)
+        delta_min = np.where(has_limit, delta_min, np.inf)
+        dt_sq = dt * dt
+        with np.errstate(invalid="ignore"):  # outside the range: NaN, reported by the caller
+            upper = np.minimum(a_max * dt_sq + delta_q_prev, dt * np.sqrt(2 * a_max * delta_max))
+            lower = np.minimum(a_max * dt_sq - delta_q_prev, dt * np.sqrt(2 * a_max * delta_min))
+        box.tighten_upper(self._positions, upper)
+        box.tighten_lower(self._positions, lower, -1.0)
+
+
+class GenericLimitRows(LimitTerm):
+    """Any limit: its own ``compute_qp_inequalities``, restricted to the controlled columns."""
+
+    is_box = False
+
+    def __init__(self, limit: Limit, selection: ColumnSelection) -> None:
+        self.limit = limit
+        self._selection = selection
+
+    def rows(self, configuration: Any, dt: float) -> tuple[np.ndarray, np.ndarray] | None:
+        matvec = self.limit.compute_qp_inequalities(configuration, dt)
+        if matvec is None:
+            return None
+        G, h = matvec
+        return restrict_inequalities(G, h, self._selection)
+
+
+def _is_identity_projection(limit: Any, nv: int) -> bool:
+    """Whether ``limit.projection_matrix`` is ``eye(nv)[limit.indices]`` (or None and empty)."""
+    indices = np.asarray(getattr(limit, "indices", np.zeros(0)), dtype=np.intp).reshape(-1)
+    projection = getattr(limit, "projection_matrix", None)
+    if projection is None:
+        return indices.size == 0
+    projection = np.asarray(projection)
+    return projection.shape == (indices.size, nv) and np.array_equal(
+        projection, np.eye(nv)[indices]
+    )
+
+
+def compile_limit(limit: Limit, nv: int, selection: ColumnSelection) -> LimitTerm:
+    """Pick the term of ``limit`` (see module docstring for the rules)."""
+    cls = type(limit)
+    method = getattr(cls, "compute_qp_inequalities", None)
+    model = getattr(limit, "model", None)
+    if model is None or getattr(model, "nv", -1) != nv or not _is_identity_projection(limit, nv):
+        return GenericLimitRows(limit, selection)
+    if isinstance(limit, ConfigurationLimit):
+        if method is ConfigurationLimit.compute_qp_inequalities:
+            return ConfigurationLimitBox(limit, selection)
+    elif isinstance(limit, VelocityLimit):
+        if method is VelocityLimit.compute_qp_inequalities:
+            return VelocityLimitBox(limit, selection)
+    elif isinstance(limit, AccelerationLimit):
+        if method is AccelerationLimit.compute_qp_inequalities:
+            return AccelerationLimitBox(limit, selection)
+    return GenericLimitRows(limit, selection)

@@ -1,0 +1,145 @@
+"""Accumulation of the QP objective from task and barrier contributions.
+
+pink's objective is a sum over tasks of weighted least-squares terms plus diagonal terms:
+
+.. math::
+
+    H = \\sum_i (W_i J_i)^T (W_i J_i) + \\Big(\\lambda + \\sum_i \\mu_i\\Big) I + \\ldots,
+    \\qquad c = \\sum_i (\\alpha_i W_i e_i)^T (W_i J_i) + \\ldots
+
+with :math:`W_i = \\mathrm{diag}(\\mathrm{cost}_i)` (so the effective weight is the squared
+cost), :math:`\\alpha_i` the task gain, :math:`e_i` the task error, :math:`\\lambda` the
+global Tikhonov damping and :math:`\\mu_i` the Levenberg-Marquardt terms.
+
+:class:`ObjectiveAccumulator` gathers these in the cheapest form: tasks with a dense Jacobian
+(frame tasks) write their weighted rows :math:`R_i = W_i J_i` and :math:`s_i = \\alpha_i W_i e_i`
+into one stacked residual, so that :math:`H = R^T R` and :math:`c = R^T s` take one matrix
+product each; identity-Jacobian tasks (posture, damping) only touch the diagonal of ``H`` and
+``c``; anything else adds a dense ``(H_i, c_i)`` pair.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ObjectiveAccumulator"]
+
+
+class ObjectiveAccumulator:
+    """Buffers of the objective of one tick over ``n`` controlled variables.
+
+    Attributes:
+        n: Number of variables.
+        rows: Number of stacked residual rows.
+        R: Stacked weighted Jacobian rows, shape (rows, n).
+        s: Stacked weighted (gain-scaled) errors, shape (rows,).
+        diagonal_scalar: Amount added to every diagonal entry of ``H`` (damping, LM terms).
+        diagonal: Per-variable diagonal additions (used when ``diagonal_used``).
+        linear: Per-variable additions to ``c`` (used when ``linear_used``).
+        H_dense: Dense Hessian additions (used when ``dense_used``).
+        c_dense: Dense linear-cost additions (used when ``dense_used``).
+    """
+
+    n: int
+    rows: int
+    R: np.ndarray
+    s: np.ndarray
+    diagonal_scalar: float
+    diagonal: np.ndarray
+    diagonal_used: bool
+    linear: np.ndarray
+    linear_used: bool
+    H_dense: np.ndarray
+    c_dense: np.ndarray
+    dense_used: bool
+
+    def __init__(self, n: int, rows: int) -> None:
+        self.n = n
+        self.rows = rows
+        self.R = np.zeros((rows, n))
+        self.s = np.zeros(rows)
+        self._RT = self.R.T
+        self.diagonal = np.zeros(n)
+        self.linear = np.zeros(n)
+        self.H_dense = np.zeros((n, n))
+        self.c_dense = np.zeros(n)
+        self.reset(0.0)
+
+    def reset(self, damping: float) -> None:
+        """Start a new tick with the global Tikhonov ``damping`` on the diagonal."""
+        self.diagonal_scalar = damping
+        self.diagonal_used = False
+        self.linear_used = False
+        self.dense_used = False
+
+    def add_diagonal(self, positions: slice | np.ndarray | None, values: float | np.ndarray) -> None:
+        """Add ``values`` to the diagonal entries ``positions`` of H (None: every entry)."""
+        if positions is None and isinstance(values, float):
+            self.diagonal_scalar += values
+            return
+        if not self.diagonal_used:
+            self.diagonal.fill(0.0)
+            self.diagonal_used = True
+        if positions is None:
+            np.add(self.diagonal, values, out=self.diagonal)
+        else:
+            self.diagonal[positions] += values
+
+    def add_linear(self, positions: slice | np.ndarray | None, values: np.ndarray) -> None:
+        """Add ``values`` to the entries ``positions`` of c (None: every entry)."""
+        if positions is None:
+            if self.linear_used:
+                np.add(self.linear, values, out=self.linear)
+            else:
+                np.copyto(self.linear, values)
+                self.linear_used = True
+            return
+        if not self.linear_used:
+            self.linear.fill(0.0)
+            self.linear_used = True
+        self.linear[positions] += values
+
+    def add_linear_scaled(
+        self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float
+    ) -> None:
+        """Add ``scale * values`` to the entries ``positions`` of c (None: every entry)."""
+        if positions is None and not self.linear_used:
+            np.multiply(values, scale, out=self.linear)
+            self.linear_used = True
+            return
+        self.add_linear(positions, np.multiply(values, scale))
+
+    def add_dense(self, H: np.ndarray, c: np.ndarray) -> None:
+        """Add a dense pair ``(H, c)`` already restricted to the controlled variables."""
+        if self.dense_used:
+            np.add(self.H_dense, H, out=self.H_dense)
+            np.add(self.c_dense, c, out=self.c_dense)
+        else:
+            np.copyto(self.H_dense, H)
+            np.copyto(self.c_dense, c)
+            self.dense_used = True
+
+    def finalize(self, H: np.ndarray, c: np.ndarray, H_diagonal: np.ndarray) -> None:
+        """Write the accumulated objective into ``H`` and ``c``.
+
+        Args:
+            H: Output Hessian (n, n), C-contiguous.
+            c: Output linear cost (n,).
+            H_diagonal: Writable view of the diagonal of ``H``.
+        """
+        if self.rows:
+            np.dot(self._RT, self.R, out=H)
+            np.dot(self.s, self.R, out=c)
+        else:
+            H.fill(0.0)
+            c.fill(0.0)
+        if self.dense_used:
+            np.add(H, self.H_dense, out=H)
+            np.add(c, self.c_dense, out=c)
+        if self.diagonal_used:
+            np.add(self.diagonal, self.diagonal_scalar, out=self.diagonal)
+            np.add(H_diagonal, self.diagonal, out=H_diagonal)
+        else:
+            np.add(H_diagonal, self.diagonal_scalar, out=H_diagonal)
+        if self.linear_used:
+            np.add(c, self.linear, out=c)
