@@ -107,6 +107,10 @@ __all__ = [
 #: The limit kinds, in derivative order.
 LIMIT_KINDS: tuple[str, ...] = ("position", "velocity", "acceleration", "jerk")
 
+# Hot-path ufuncs, bound once.
+_add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
+_minimum, _maximum, _sqrt, _negative = np.minimum, np.maximum, np.sqrt, np.negative
+
 #: Bound (B) uses this fraction of the (shrunk) acceleration limit for braking.
 _BRAKE_FRACTION = 1.0 - 1e-3
 
@@ -409,6 +413,10 @@ class MotionLimitFilter:
         self._a2 = np.zeros((2, n))
         self._dyn2 = np.zeros((2, n))  # upper bounds from acceleration and jerk
         self._dyn_lo2 = np.zeros((2, n))
+        self._dt2 = np.full((2, n), dt)
+        self._inv_dt2 = np.full((2, n), 1.0 / dt)
+        self._zero = np.zeros((rows, n))
+        self._zero2 = self._zero[:2]
         self._g = np.zeros((rows, n))
         self._t = np.zeros((rows, n))
         self._off = np.zeros((rows, n))  # v_{k-1} (velocity rows), v_{k-1} - A dt
@@ -418,8 +426,6 @@ class MotionLimitFilter:
         self._vc2 = np.zeros((2, n))
         self._qn2 = np.zeros((2, n))
         self._vn2 = np.zeros((2, n))
-        self._lower = np.zeros(n)
-        self._upper = np.zeros(n)
         self._recovering = False
         self._fresh = False
 
@@ -503,7 +509,7 @@ class MotionLimitFilter:
         self._a2[0] = a_arr
         np.negative(a_arr, out=self._a2[1])
         self._ready = True
-        self._prepare()
+        self._prepare(self._a2 * self._dt)
 
     def update(self, v: np.ndarray | Sequence[float]) -> None:
         """Record the velocity command sent on this tick: ``q_k = q_{k-1} + v dt``.
@@ -515,48 +521,48 @@ class MotionLimitFilter:
             ValueError: If ``v`` has the wrong shape or is not finite; the filter is unchanged.
             RuntimeError: Before :meth:`reset`.
         """
-        self._require_reset()
+        if not self._ready:
+            self._require_reset()
         v = np.asarray(v, dtype=np.float64)
         if v.shape != (self._n,):
             raise ValueError(f"v must have shape ({self._n},), got {v.shape}")
-        if not np.isfinite(v).all():
+        if not math.isfinite(sum(v.tolist())) and not np.isfinite(v).all():
             raise ValueError(f"v must be finite, got {v.tolist()}")
-        dt = self._dt
-        vc2, qn2, vn2 = self._vc2, self._qn2, self._vn2
-        vc2[0] = v
-        np.negative(v, out=vc2[1])
-        np.multiply(vc2, dt, out=vc2)
-        np.add(self._q2, vc2, out=qn2)  # q_k (row 1: -q_k, bit-exact mirror)
-        np.subtract(qn2, self._q2, out=vn2)
-        np.divide(vn2, dt, out=vn2)  # v_k as the checker computes it
-        np.subtract(vn2, self._v2, out=self._a2)
-        np.divide(self._a2, dt, out=self._a2)  # a_k
+        dt = self._dt2
+        step2, qn2, vn2, du2 = self._vc2, self._qn2, self._vn2, self._a2
+        step2[0] = v
+        _negative(v, step2[1])
+        _multiply(step2, dt, step2)
+        _add(self._q2, step2, qn2)  # q_k (row 1: -q_k, a bit-exact mirror)
+        _subtract(qn2, self._q2, vn2)
+        _divide(vn2, dt, vn2)  # v_k, exactly as the checker computes it
+        _subtract(vn2, self._v2, du2)  # a_k dt
         self._q2, self._qn2 = qn2, self._q2
         self._v2, self._vn2 = vn2, self._v2
-        self._prepare()
+        self._prepare(du2)
+        _divide(du2, dt, du2)  # a_k, exactly as the checker computes it
 
-    def _prepare(self) -> None:
-        """Precompute what the next :meth:`bounds` needs from the state alone."""
-        v2, a2 = self._v2, self._a2
-        dyn, lo = self._dyn2, self._dyn_lo2
+    def _prepare(self, du2: np.ndarray) -> None:
+        """Precompute what the next :meth:`bounds` needs from the state; ``du2 = a dt``."""
+        v2 = self._v2
+        dyn = self._dyn2
         if self._has_acc:
             # Acceleration box [v - A dt, v + A dt]; jerk box [c - W, c + W], c = v + a dt.
             # When they do not meet (only after a reset with |a| > A) the jerk box wins.
-            np.add(v2, self._adt2, out=dyn)  # v + A dt
+            _add(v2, self._adt2, dyn)  # v + A dt
             if self._has_jerk:
-                c = self._t[:2]
-                np.multiply(a2, self._dt, out=c)
-                np.add(c, v2, out=c)
-                np.add(c, self._w2, out=lo)  # c + W
-                np.minimum(dyn, lo, out=dyn)
-                np.subtract(c, self._w2, out=lo)  # c - W
-                np.maximum(dyn, lo, out=dyn)
+                c, tmp = self._vc2, self._dyn_lo2
+                _add(v2, du2, c)
+                _add(c, self._w2, tmp)  # c + W
+                _minimum(dyn, tmp, out=dyn)
+                _subtract(c, self._w2, tmp)  # c - W
+                _maximum(dyn, tmp, out=dyn)
         else:
             dyn.fill(np.inf)
         off = self._off
         off[0:2] = v2
         if self._has_acc:
-            np.subtract(v2, self._bdt2, out=off[2:4])
+            _subtract(v2, self._bdt2, off[2:4])
         self._fresh = False
 
     # ------------------------------------------------------------------ bounds
@@ -570,43 +576,46 @@ class MotionLimitFilter:
             RuntimeError: Before :meth:`reset`.
         """
         if not self._fresh:
-            self._require_reset()
+            if not self._ready:
+                self._require_reset()
             self._compute()
-        return self._lower.copy(), self._upper.copy()
+        m = self._m2
+        return _negative(m[1]), m[0].copy()
 
     def _compute(self) -> None:
+        """Fill ``self._m2`` with ``[v_upper, -v_lower]``."""
         g, t, r, p, m = self._g, self._t, self._r2, self._p2, self._m2
         v2 = self._v2
         # Velocity rows: v <= v_{k-1} + h(V - v_{k-1}), i.e. v + max(a, 0)²/(2J) <= V.
-        np.subtract(self._vel2, v2, out=g[0:2])
+        _subtract(self._vel2, v2, g[0:2])
         # Next position inside the range: v <= (upper - q_{k-1}) / dt.
-        np.subtract(self._h2, self._q2, out=r)
-        np.divide(r, self._dt, out=p)
+        _subtract(self._h2, self._q2, r)
+        _multiply(r, self._inv_dt2, p)
         if self._has_acc:
             # Braking rows, bound (B): with w = v - v_{k-1} + A dt,
             # w + max(w, 0)²/(2W) <= sqrt(2 A r) + A dt/2 - v_{k-1}.
             gb = g[2:4]
-            np.maximum(r, 0.0, out=gb)
-            np.multiply(gb, self._two_acc2, out=gb)
-            np.sqrt(gb, out=gb)
-            np.add(gb, self._half_adt2, out=gb)
-            np.subtract(gb, v2, out=gb)
+            _maximum(r, self._zero2, out=gb)
+            _multiply(gb, self._two_acc2, gb)
+            _sqrt(gb, gb)
+            _add(gb, self._half_adt2, gb)
+            _subtract(gb, v2, gb)
         if self._has_jerk:
-            np.maximum(g, 0.0, out=t)
-            np.multiply(t, self._two_w, out=t)
-            np.add(t, self._wsq, out=t)
-            np.sqrt(t, out=t)
-            np.subtract(t, self._w, out=t)
-            np.minimum(g, t, out=g)
-        np.add(g, self._off, out=g)  # upper bounds on v (rows 1, 3: on -v)
-        np.minimum(self._dyn2, g[0:2], out=m)
-        np.minimum(m, p, out=m)
+            # h(G) = max x with x + max(x, 0)²/(2W) <= G = min(G, sqrt(W² + 2 W max(G, 0)) - W)
+            _maximum(g, self._zero, out=t)
+            _multiply(t, self._two_w, t)
+            _add(t, self._wsq, t)
+            _sqrt(t, t)
+            _subtract(t, self._w, t)
+            _minimum(g, t, out=g)
+        _add(g, self._off, g)  # upper bounds on v (rows 1, 3: on -v)
+        _minimum(self._dyn2, g[0:2], out=m)
+        _minimum(m, p, out=m)
         if self._has_acc:
-            np.minimum(m, g[2:4], out=m)
-        lower, upper = self._lower, self._upper
-        np.negative(m[1], out=lower)
-        upper[:] = m[0]
-        if (lower <= upper).all():
+            _minimum(m, g[2:4], out=m)
+        d = self._vn2  # scratch: v_upper - v_lower
+        _add(m[0], m[1], d[0])
+        if min(d[0].tolist(), default=0.0) >= 0.0:
             self._recovering = False
         else:
             self._recover()
@@ -643,8 +652,8 @@ class MotionLimitFilter:
         if self._has_acc:
             lo, hi, miss = meet(lo, hi, -g[3], g[2], r[0] < r[1])
             crossed |= miss
-        self._lower[:] = lo
-        self._upper[:] = hi
+        self._m2[0] = hi
+        np.negative(lo, self._m2[1])
         self._recovering = crossed
 
     # ------------------------------------------------------------------ convenience

@@ -123,6 +123,7 @@ class DiffIKQP:
         self._v_bound = np.zeros(selection.size)
         self._bounds_ok = np.zeros(selection.size, dtype=bool)
         self._slice = isinstance(selection.index, slice)
+        self._period = np.zeros(())  # 0-d dt (cheaper in ufuncs than a float)
         self._task_terms: dict[int, tuple[Any, TaskTerm]] = {}
         self._limit_terms: dict[int, tuple[Any, LimitTerm]] = {}
         self._barrier_terms: dict[int, tuple[Any, BarrierTerm]] = {}
@@ -460,13 +461,15 @@ class DiffIKQP:
         """
         self._assemble(configuration, tasks, dt, limits, barriers, v_lower, v_upper)
         x = self._solve_workspace()
+        period = self._period
+        period[()] = dt
         if self._selection.is_full:
-            return np.divide(x, dt, out=x)
+            return np.divide(x, period, x)
         v = np.zeros(self._nv)
         if self._slice:
-            np.divide(x, dt, out=v[self._selection.index])
+            np.divide(x, period, v[self._selection.index])
         else:
-            v[self._selection.index] = np.divide(x, dt, out=x)
+            v[self._selection.index] = np.divide(x, period, x)
         return v
 
     def primal_residual(self, x: np.ndarray) -> float:

@@ -59,6 +59,7 @@ class BoxBounds:
         self.lb = lb
         self.ub = ub
         self._scratch = np.zeros(lb.shape[0])
+        self._scale = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
         self._lb_set = False
         self._ub_set = False
 
@@ -73,15 +74,22 @@ class BoxBounds:
         """``ub[positions] = min(ub[positions], scale * values)``."""
         ub = self.ub
         if positions is None:
-            if not self._ub_set:
-                np.multiply(values, scale, out=ub)
-                self._ub_set = True
-            elif scale == 1.0:
-                np.minimum(ub, values, out=ub)
-            else:
+            if scale == 1.0:
+                if self._ub_set:
+                    np.minimum(ub, values, ub)
+                else:
+                    ub[...] = values
+                    self._ub_set = True
+                return
+            factor = self._scale
+            factor[()] = scale
+            if self._ub_set:
                 scratch = self._scratch
-                np.multiply(values, scale, out=scratch)
-                np.minimum(ub, scratch, out=ub)
+                np.multiply(values, factor, scratch)
+                np.minimum(ub, scratch, ub)
+            else:
+                np.multiply(values, factor, ub)
+                self._ub_set = True
             return
         if not self._ub_set:
             ub.fill(np.inf)
@@ -94,15 +102,22 @@ class BoxBounds:
         """``lb[positions] = max(lb[positions], scale * values)``."""
         lb = self.lb
         if positions is None:
-            if not self._lb_set:
-                np.multiply(values, scale, out=lb)
-                self._lb_set = True
-            elif scale == 1.0:
-                np.maximum(lb, values, out=lb)
-            else:
+            if scale == 1.0:
+                if self._lb_set:
+                    np.maximum(lb, values, lb)
+                else:
+                    lb[...] = values
+                    self._lb_set = True
+                return
+            factor = self._scale
+            factor[()] = scale
+            if self._lb_set:
                 scratch = self._scratch
-                np.multiply(values, scale, out=scratch)
-                np.maximum(lb, scratch, out=lb)
+                np.multiply(values, factor, scratch)
+                np.maximum(lb, scratch, lb)
+            else:
+                np.multiply(values, factor, lb)
+                self._lb_set = True
             return
         if not self._lb_set:
             lb.fill(-np.inf)

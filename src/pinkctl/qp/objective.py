@@ -63,6 +63,7 @@ class ObjectiveAccumulator:
         self.linear = np.zeros(n)
         self.H_dense = np.zeros((n, n))
         self.c_dense = np.zeros(n)
+        self._scalar = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
         self.reset(0.0)
 
     def reset(self, damping: float) -> None:
@@ -103,11 +104,13 @@ class ObjectiveAccumulator:
         self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float
     ) -> None:
         """Add ``scale * values`` to the entries ``positions`` of c (None: every entry)."""
+        scalar = self._scalar
+        scalar[()] = scale
         if positions is None and not self.linear_used:
-            np.multiply(values, scale, out=self.linear)
+            np.multiply(values, scalar, self.linear)
             self.linear_used = True
             return
-        self.add_linear(positions, np.multiply(values, scale))
+        self.add_linear(positions, np.multiply(values, scalar))
 
     def add_dense(self, H: np.ndarray, c: np.ndarray) -> None:
         """Add a dense pair ``(H, c)`` already restricted to the controlled variables."""
@@ -128,18 +131,22 @@ class ObjectiveAccumulator:
             H_diagonal: Writable view of the diagonal of ``H``.
         """
         if self.rows:
-            np.dot(self._RT, self.R, out=H)
-            np.dot(self.s, self.R, out=c)
+            R = self.R
+            np.dot(self._RT, R, H)
+            np.dot(self.s, R, c)
         else:
             H.fill(0.0)
             c.fill(0.0)
         if self.dense_used:
-            np.add(H, self.H_dense, out=H)
-            np.add(c, self.c_dense, out=c)
+            np.add(H, self.H_dense, H)
+            np.add(c, self.c_dense, c)
+        scalar = self._scalar
+        scalar[()] = self.diagonal_scalar
         if self.diagonal_used:
-            np.add(self.diagonal, self.diagonal_scalar, out=self.diagonal)
-            np.add(H_diagonal, self.diagonal, out=H_diagonal)
+            diagonal = self.diagonal
+            np.add(diagonal, scalar, diagonal)
+            np.add(H_diagonal, diagonal, H_diagonal)
         else:
-            np.add(H_diagonal, self.diagonal_scalar, out=H_diagonal)
+            np.add(H_diagonal, scalar, H_diagonal)
         if self.linear_used:
-            np.add(c, self.linear, out=c)
+            np.add(c, self.linear, c)

@@ -72,6 +72,10 @@ __all__ = [
 _LOCAL = pin.ReferenceFrame.LOCAL
 
 
+#: Marker for "no cached vector cost" (never the identity of a user's cost).
+_NO_SOURCE = object()
+
+
 class RowWeights:
     """Diagonal of pink's weight matrix ``W`` for a task of dimension ``k``, cached.
 
@@ -87,28 +91,27 @@ class RowWeights:
         self.vector = np.ones(k)
         self.column = self.vector.reshape(k, 1)
         self.uniform: float | None = 1.0
-        self._source: Any = None
+        self._source: Any = _NO_SOURCE
         self._bytes = b""
 
     def update(self, cost: Any) -> bool:
         """Read ``cost``; False when pink's formula would not apply (int, wrong length...)."""
+        if cost is self._source and cost.tobytes() == self._bytes:
+            return True  # the same vector cost as last tick, unchanged
         if cost is None:
             self.uniform = 1.0
-            self._source = None
+            self._source = _NO_SOURCE
             return True
         if isinstance(cost, float):
             self.uniform = cost
-            self._source = None
+            self._source = _NO_SOURCE
             return True
         if isinstance(cost, np.ndarray):
             if cost.shape != (self.k,) or not np.issubdtype(cost.dtype, np.number):
                 return False
-            raw = cost.tobytes()
-            if cost is self._source and raw == self._bytes:
-                return True
             self._store(cost.astype(np.float64))
             self._source = cost
-            self._bytes = raw
+            self._bytes = cost.tobytes()
             return True
         if isinstance(cost, (list, tuple)) and len(cost) == self.k:
             try:
@@ -116,7 +119,7 @@ class RowWeights:
             except (TypeError, ValueError):
                 return False
             self._store(values)
-            self._source = None
+            self._source = _NO_SOURCE
             return True
         return False
 
@@ -217,8 +220,9 @@ class _ControlledColumns:
         if self.full:
             return jacobian
         if self.is_slice:
-            self.buffer[...] = jacobian[:, self.index]
-            return self.buffer
+            buffer = self.buffer
+            buffer[...] = jacobian[:, self.index]
+            return buffer
         np.take(jacobian, self.index, axis=1, out=self.buffer)
         return self.buffer
 
@@ -239,6 +243,7 @@ class FrameTaskTerm(TaskTerm):
         self._columns = _ControlledColumns(selection)
         self._weights = RowWeights(6)
         self._fallback = GenericTaskTerm(task, selection)
+        self._scale = np.zeros(())  # 0-d scalar operand (cheaper in ufuncs than a float)
 
     def bind(self, acc: ObjectiveAccumulator, offset: int) -> None:
         self._R = acc.R[offset : offset + 6]
@@ -260,18 +265,25 @@ class FrameTaskTerm(TaskTerm):
         error = pin.log6(transform_target_to_frame).vector  # e = log(T_bt)
         jlog = pin.Jlog6(transform_target_to_frame.inverse())  # Jlog6(T_tb)
         jacobian = pin.getFrameJacobian(self._model, data, frame.frame_id, _LOCAL)
-        R = self._R
         s = self._s
+        scale = self._scale
         uniform = weights.uniform
         if uniform is None:
-            np.multiply(jlog, weights.column, out=jlog)  # W Jlog6
-            np.multiply(error, weights.vector, out=s)
-            np.multiply(s, -task.gain, out=s)  # -alpha W e
+            np.multiply(jlog, weights.column, jlog)  # W Jlog6
+            np.multiply(error, weights.vector, s)
+            scale[()] = -task.gain
+            np.multiply(s, scale, s)  # -alpha W e
         else:
             if uniform != 1.0:
-                np.multiply(jlog, uniform, out=jlog)
-            np.multiply(error, -task.gain * uniform, out=s)
-        np.dot(jlog, self._columns(jacobian), out=R)
+                scale[()] = uniform
+                np.multiply(jlog, scale, jlog)
+            scale[()] = -task.gain * uniform
+            np.multiply(error, scale, s)
+        columns = self._columns
+        if columns.full:
+            np.dot(jlog, jacobian, self._R)
+        else:
+            np.dot(jlog, columns(jacobian), self._R)
         lm_damping = task.lm_damping
         if lm_damping != 0.0:
             acc.diagonal_scalar += lm_damping * float(s.dot(s))

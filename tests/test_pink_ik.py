@@ -1,0 +1,475 @@
+"""PinkIKController: closed loops in MuJoCo, setpoint semantics, solvers, barriers, joints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import qpsolvers
+from pink.barriers import PositionBarrier, SelfCollisionBarrier
+from pink.tasks import DampingTask, RelativeFrameTask
+
+from pinkctl import load_pink_robot, load_pink_supported_robot
+from pinkctl.controllers import PinkIKController
+from pinkctl.sim import MujocoSimulation
+from pinkctl.state import JointState, RobotState, SpatialState
+
+URDF_DIR = Path(__file__).parent / "urdf"
+DT = 0.002
+
+
+def site_target(frame, position, orientation=None):
+    positions = ([frame], np.asarray(position, dtype=float).reshape(1, 3))
+    orientations = None
+    if orientation is not None:
+        orientations = ([frame], np.asarray(orientation, dtype=float).reshape(1, 4))
+    return RobotState(
+        sites=SpatialState.from_name([frame], positions=positions, orientations=orientations)
+    )
+
+
+def rotate_z(quat, angle):
+    """Quaternion (w, x, y, z) rotated by ``angle`` about the world z axis."""
+    r = pin.Quaternion(np.cos(angle / 2), 0.0, 0.0, np.sin(angle / 2))
+    w, x, y, z = quat
+    out = r * pin.Quaternion(w, x, y, z)
+    return np.array([out.w, out.x, out.y, out.z])
+
+
+def quat_angle(a, b):
+    return 2.0 * np.arccos(min(1.0, abs(float(np.dot(a, b)))))
+
+
+def run_loop(sim, controller, setpoint, seconds, check=None):
+    """Closed loop at the physics rate; returns the commanded positions (K, n)."""
+    assert controller.reset(sim.get_robot_state(), None, 0.0), controller.last_error
+    commands = []
+    for k in range(int(round(seconds / DT))):
+        est = sim.get_robot_state()
+        sp = setpoint(k * DT) if callable(setpoint) else setpoint
+        desired = controller.forward(est, sp, k * DT)
+        assert desired is not None, controller.last_error
+        commands.append(desired.joints.positions)
+        if check is not None:
+            check(sim, desired)
+        sim.apply(desired)
+        sim.step()
+    return np.array(commands)
+
+
+def assert_within_limits(robot, names, positions, tol=1e-9):
+    model = robot.model
+    idx = [model.joints[model.getJointId(n)].idx_q for n in names]
+    assert np.all(positions >= model.lowerPositionLimit[idx] - tol)
+    assert np.all(positions <= model.upperPositionLimit[idx] + tol)
+
+
+@pytest.mark.parametrize("name", ["franka", "ur10"])
+@pytest.mark.parametrize(
+    ("integrate_from", "gain"),
+    # closing on the measurement, the task gain sets the loop bandwidth (gain / dt = 50 /s);
+    # integrating its own command, the controller can be dead-beat
+    [("measured", 0.1), ("command", 1.0)],
+)
+def test_reaches_pose_20cm_away_in_mujoco(name, integrate_from, gain):
+    robot = load_pink_supported_robot(name)
+    sim = MujocoSimulation.from_robot(robot)
+    offset = [0.1, 0.15, -0.1]
+    controller = PinkIKController(
+        robot, sim.joint_names, sim.site_names, dt=DT, integrate_from=integrate_from, gain=gain
+    )
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    goal = start + np.array(offset)
+    goal_orientation = rotate_z(orientation, 0.3)
+    assert np.linalg.norm(goal - start) == pytest.approx(0.206, abs=0.01)
+    measured = []
+    commands = run_loop(
+        sim,
+        controller,
+        site_target(frame, goal, goal_orientation),
+        3.0,
+        check=lambda s, d: measured.append(s.get_joint_positions(robot.controlled_joint_names)),
+    )
+    pos, quat = sim.get_site_pose(frame)
+    assert np.linalg.norm(pos - goal) < 1e-3
+    assert quat_angle(quat, goal_orientation) < 1e-3
+    assert_within_limits(robot, robot.controlled_joint_names, commands)
+    assert_within_limits(robot, robot.controlled_joint_names, np.array(measured), tol=1e-6)
+
+
+def test_so101_position_only_target():
+    robot = load_pink_supported_robot("so101")
+    sim = MujocoSimulation.from_robot(robot)
+    controller = PinkIKController(
+        robot, sim.joint_names, sim.site_names, orientation_cost=0.0, dt=DT
+    )
+    frame = robot.tool_frame
+    start, _ = sim.get_site_pose(frame)
+    goal = start + np.array([0.03, 0.04, -0.02])
+    commands = run_loop(sim, controller, site_target(frame, goal), 3.0)
+    assert np.linalg.norm(sim.get_site_pose(frame)[0] - goal) < 1e-3
+    assert_within_limits(robot, robot.controlled_joint_names, commands)
+
+
+def kinematic_setup(name="franka", **kwargs):
+    robot = load_pink_supported_robot(name, build_collision_model=kwargs.pop("collision", False))
+    sim = MujocoSimulation.from_robot(robot)
+    controller = PinkIKController(robot, sim.joint_names, sim.site_names, dt=DT, **kwargs)
+    return robot, sim, controller
+
+
+def kinematic_loop(controller, space, q, setpoint, ticks):
+    """Integrate the commands without dynamics (the command becomes the next measurement)."""
+    names = list(space)
+    positions = dict(zip(names, q))
+    outputs = []
+    for k in range(ticks):
+        est = RobotState(
+            joints=JointState.from_name(
+                names, positions=(names, np.array([positions[n] for n in names]))
+            )
+        )
+        desired = controller.forward(est, setpoint, k * DT)
+        assert desired is not None, controller.last_error
+        positions.update(zip(desired.joints.position_names, desired.joints.positions))
+        outputs.append(desired)
+    return positions, outputs
+
+
+def test_only_controlled_joints_are_commanded():
+    robot, sim, controller = kinematic_setup()
+    est = sim.get_robot_state()
+    assert controller.reset(est, None, 0.0)
+    out = controller.forward(est, None, 0.0)
+    assert out.joints.position_names == robot.controlled_joint_names
+    assert out.joints.velocity_names == robot.controlled_joint_names
+    assert out.sites is None and out.root is None and out.links is None
+    # the finger stays out of the output and its measured value is used in the model
+    assert "panda_finger_joint1" not in out.joints.position_names
+
+
+def test_setpoint_none_holds_last_target_and_reset_pose():
+    robot, sim, controller = kinematic_setup()
+    frame = robot.tool_frame
+    est = sim.get_robot_state()
+    start, orientation = sim.get_site_pose(frame)
+    assert controller.reset(est, None, 0.0)
+    # no target ever given: hold the pose from reset
+    out = controller.forward(est, None, 0.0)
+    assert np.allclose(out.joints.velocities, 0.0, atol=1e-9)
+    goal = start + [0.05, 0.0, 0.0]
+    controller.forward(est, site_target(frame, goal, orientation), 0.0)
+    target = controller.get_frame_task().transform_target_to_world
+    controller.forward(est, None, DT)
+    assert np.allclose(controller.get_frame_task().transform_target_to_world.np, target.np)
+    assert np.allclose(target.translation, goal)
+
+
+def test_position_only_keeps_orientation_and_orientation_only_is_ignored():
+    robot, sim, controller = kinematic_setup()
+    frame = robot.tool_frame
+    est = sim.get_robot_state()
+    start, orientation = sim.get_site_pose(frame)
+    assert controller.reset(est, None, 0.0)
+    turned = rotate_z(orientation, 0.4)
+    controller.forward(est, site_target(frame, start, turned), 0.0)
+    rotation = controller.get_frame_task().transform_target_to_world.rotation.copy()
+    controller.forward(est, site_target(frame, start + [0, 0.05, 0]), DT)
+    target = controller.get_frame_task().transform_target_to_world
+    assert np.allclose(target.rotation, rotation)
+    assert np.allclose(target.translation, start + [0, 0.05, 0])
+    orientation_only = RobotState(
+        sites=SpatialState.from_name([frame], orientations=([frame], orientation.reshape(1, 4)))
+    )
+    controller.forward(est, orientation_only, 2 * DT)
+    assert np.allclose(controller.get_frame_task().transform_target_to_world.rotation, rotation)
+
+
+def test_partial_joint_setpoint_is_ignored_and_complete_one_sets_posture():
+    robot, sim, controller = kinematic_setup()
+    est = sim.get_robot_state()
+    assert controller.reset(est, None, 0.0)
+    posture = controller.get_posture_task()
+    before = posture.target_q.copy()
+    names = robot.controlled_joint_names
+    partial = RobotState(
+        joints=JointState.from_name(sim.joint_names, positions=(names[:3], np.full(3, 0.3)))
+    )
+    controller.forward(est, partial, 0.0)
+    assert np.array_equal(posture.target_q, before)
+    values = np.linspace(-0.2, 0.2, len(names))
+    values[3] = -1.5  # joint 4 must stay negative
+    complete = RobotState(joints=JointState.from_name(sim.joint_names, positions=(names, values)))
+    controller.forward(est, complete, DT)
+    idx = [robot.model.joints[robot.model.getJointId(n)].idx_q for n in names]
+    assert np.allclose(posture.target_q[idx], values)
+
+
+def test_forward_before_reset_and_missing_joints_return_none():
+    robot, sim, controller = kinematic_setup()
+    est = sim.get_robot_state()
+    assert controller.forward(est, None, 0.0) is None
+    assert "reset" in controller.last_error
+    arm_only = RobotState(
+        joints=JointState.from_name(sim.joint_names, positions=(sim.joint_names[:3], np.zeros(3)))
+    )
+    assert controller.reset(arm_only, None, 0.0) is False
+    assert controller.last_error
+    assert controller.reset(est, None, 0.0)
+    assert controller.forward(arm_only, None, 0.0) is None
+    assert "controlled joints" in controller.last_error
+    assert controller.forward(est, None, 0.0) is not None
+    assert controller.last_error is None
+
+
+def test_constructor_rejects_bad_arguments():
+    robot = load_pink_supported_robot("franka")
+    sim = MujocoSimulation.from_robot(robot)
+    joints, sites = sim.joint_names, sim.site_names
+    with pytest.raises(ValueError, match="tool_frame"):
+        PinkIKController(robot, joints, sites, tool_frame="nope", dt=DT)
+    with pytest.raises(ValueError, match="robot_site_space"):
+        PinkIKController(robot, joints, ["other"], dt=DT)
+    with pytest.raises(ValueError, match="robot_joint_space"):
+        PinkIKController(robot, joints[:3], sites, dt=DT)
+    with pytest.raises(ValueError, match="dt"):
+        PinkIKController(robot, joints, sites, dt=0.0)
+    with pytest.raises(ValueError, match="position_cost"):
+        PinkIKController(robot, joints, sites, position_cost=-1.0, dt=DT)
+    with pytest.raises(ValueError, match="orientation_cost"):
+        PinkIKController(robot, joints, sites, orientation_cost=[1.0, 2.0], dt=DT)
+    with pytest.raises(ValueError, match="solver"):
+        PinkIKController(robot, joints, sites, solver="no_such_solver", dt=DT)
+    controller = PinkIKController(robot, joints, sites, position_cost=[1.0, 2.0, 3.0], dt=DT)
+    assert controller.tool_frame == "panda_hand_tcp"
+    assert np.allclose(controller.get_frame_task().cost[:3], [1.0, 2.0, 3.0])
+
+
+EXACT = [s for s in ("daqp", "quadprog", "clarabel") if s in qpsolvers.available_solvers]
+FIRST_ORDER = [s for s in ("osqp", "proxqp") if s in qpsolvers.available_solvers]
+
+
+def test_solvers_agree_on_the_same_tick():
+    """Near a joint limit, every backend gives the same velocity and stays within limits."""
+    robot = load_pink_supported_robot("franka")
+    sim = MujocoSimulation.from_robot(robot)
+    names = robot.controlled_joint_names
+    q = sim.get_joint_positions(names)
+    q[3] = robot.model.upperPositionLimit[3] - 0.01  # joint 4 close to its upper limit
+    sim.set_joint_positions(names, q)
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    target = site_target(frame, start + [0.3, 0.2, 0.2], rotate_z(orientation, 1.0))
+    est = sim.get_robot_state()
+    velocities = {}
+    for solver in EXACT + FIRST_ORDER:
+        controller = PinkIKController(robot, sim.joint_names, sim.site_names, solver=solver, dt=DT)
+        assert controller.reset(est, None, 0.0)
+        out = controller.forward(est, target, 0.0)
+        assert out is not None, f"{solver}: {controller.last_error}"
+        velocities[solver] = out.joints.velocities
+        assert_within_limits(robot, names, out.joints.positions)
+    reference = velocities["daqp"]
+    assert np.max(np.abs(reference)) > 0.5  # limits bind: a meaningful comparison
+    for solver in EXACT:
+        assert np.allclose(velocities[solver], reference, atol=1e-6), solver
+    for solver in FIRST_ORDER:
+        assert np.allclose(velocities[solver], reference, atol=1e-3), solver
+
+
+def test_pink_reference_backend_gives_the_same_command():
+    robot, sim, fast = kinematic_setup()
+    _, _, ref = kinematic_setup(qp_backend="pink")
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    est = sim.get_robot_state()
+    target = site_target(frame, start + [0.1, -0.1, 0.05], rotate_z(orientation, -0.5))
+    assert fast.reset(est, None, 0.0) and ref.reset(est, None, 0.0)
+    a = fast.forward(est, target, 0.0)
+    b = ref.forward(est, target, 0.0)
+    assert np.allclose(a.joints.velocities, b.joints.velocities, atol=1e-9)
+
+
+def test_relative_frame_task_with_pre_step_callback_runs_as_in_the_seed():
+    """The Isaac PINK docstring example, with the import path adapted."""
+    robot = load_pink_supported_robot("franka")
+    sim = MujocoSimulation.from_robot(robot)
+
+    relative_task = RelativeFrameTask(
+        "panda_hand", "panda_link0", position_cost=1.0, orientation_cost=0.5
+    )
+    calls = []
+
+    def update_relative_target(configuration, setpoint_state):
+        relative_task.set_target_from_configuration(configuration)
+        calls.append(setpoint_state)
+
+    controller = PinkIKController(
+        pink_robot=robot,
+        robot_joint_space=sim.joint_names,
+        robot_site_space=["panda_hand"],
+        tool_frame="panda_hand",
+        extra_tasks=[relative_task],
+        pre_step_callback=update_relative_target,
+        dt=1.0 / 60.0,
+    )
+    est = sim.get_robot_state()
+    assert controller.reset(est, None, 0.0)
+    out = controller.forward(est, None, 0.0)
+    assert out is not None
+    assert len(calls) == 1 and calls[0] is None
+    # a callback that raises does not escape forward
+    controller.pre_step_callback = lambda c, s: 1 / 0
+    assert controller.forward(est, None, 0.0) is None
+    assert "ZeroDivisionError" in controller.last_error
+
+
+def test_damping_task_in_extra_tasks():
+    robot, sim, controller = kinematic_setup(extra_tasks=[DampingTask(cost=1e-2)], gain=0.8)
+    est = sim.get_robot_state()
+    assert controller.reset(est, None, 0.0)
+    assert controller.forward(est, None, 0.0) is not None
+
+
+def test_position_barrier_keeps_tool_above_plane():
+    robot = load_pink_supported_robot("franka")
+    sim = MujocoSimulation.from_robot(robot)
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    floor = start[2] - 0.1
+    barrier = PositionBarrier(frame, indices=[2], p_min=np.array([floor]), gain=5.0)
+    controller = PinkIKController(
+        robot,
+        sim.joint_names,
+        sim.site_names,
+        extra_barriers=[barrier],
+        dt=DT,
+        integrate_from="command",
+    )
+    lowest = []
+    target = site_target(frame, start - [0.0, 0.0, 0.3], orientation)
+    run_loop(
+        sim, controller, target, 2.0, check=lambda s, d: lowest.append(s.get_site_pose(frame)[0][2])
+    )
+    assert min(lowest) > floor - 1e-3
+    assert sim.get_site_pose(frame)[0][2] == pytest.approx(floor, abs=5e-3)
+
+
+def test_self_collision_barrier_keeps_pairs_apart():
+    robot, sim, controller = kinematic_setup(collision=True)
+    d_min = 0.01
+    barrier = SelfCollisionBarrier(
+        n_collision_pairs=len(robot.collision_model.collisionPairs),
+        gain=20.0,
+        safe_displacement_gain=1.0,
+        d_min=d_min,
+    )
+    controller = PinkIKController(
+        robot, sim.joint_names, sim.site_names, extra_barriers=[barrier], dt=DT
+    )
+    frame = robot.tool_frame
+    # a target at the robot's own base: reaching it folds the arm into itself
+    target = site_target(frame, [0.05, 0.0, 0.15])
+    est = sim.get_robot_state()
+    assert controller.reset(est, None, 0.0)
+    positions, _ = kinematic_loop(
+        controller, sim.joint_names, sim.get_joint_positions(), target, 1500
+    )
+    model, data = robot.model, robot.model.createData()
+    geom_data = robot.collision_model.createData()
+    q = robot.q0.copy()
+    for n in robot.controlled_joint_names:
+        q[model.joints[model.getJointId(n)].idx_q] = positions[n]
+    pin.computeDistances(model, data, robot.collision_model, geom_data, q)
+    closest = min(r.min_distance for r in geom_data.distanceResults)
+    assert closest > d_min - 2e-3
+    # it did move toward the target
+    pin.framesForwardKinematics(model, data, q)
+    start, _ = sim.get_site_pose(frame)
+    moved = np.linalg.norm(data.oMf[model.getFrameId(frame)].translation - [0.05, 0.0, 0.15])
+    assert moved < np.linalg.norm(start - [0.05, 0.0, 0.15]) - 0.1
+
+
+def test_start_outside_joint_limits_moves_back_inside():
+    robot, sim, controller = kinematic_setup()
+    names = list(sim.joint_names)
+    q = sim.get_joint_positions()
+    upper = robot.model.upperPositionLimit[3]
+    q[3] = upper + 0.05  # joint 4 outside its range
+    est = RobotState(joints=JointState.from_name(names, positions=(names, q)))
+    assert controller.reset(est, None, 0.0)
+    positions, outputs = kinematic_loop(controller, names, q, None, 500)
+    trace = np.array([o.joints.positions[3] for o in outputs])
+    assert np.all(np.diff(np.concatenate([[q[3]], trace])) < 1e-12)  # always toward the range
+    assert positions["panda_joint4"] <= upper + 1e-9
+
+
+def _tool_tracking(robot, joint_space, start, offset):
+    """Kinematic loop from the joint positions ``start`` to the tool position + ``offset``."""
+    # these small arms have fewer than 6 joints: track the tool position only
+    controller = PinkIKController(
+        robot, joint_space, [robot.tool_frame], dt=DT, orientation_cost=0.0, posture_cost=1e-6
+    )
+    names = list(joint_space)
+    q = np.array([start.get(n, 0.0) for n in names])
+    est = RobotState(joints=JointState.from_name(names, positions=(names, q)))
+    assert controller.reset(est, None, 0.0)
+    tool = controller.configuration.get_transform_frame_to_world(robot.tool_frame).translation
+    goal = tool + np.asarray(offset)
+    positions, outputs = kinematic_loop(
+        controller, joint_space, q, site_target(robot.tool_frame, goal), 800
+    )
+    return controller, positions, goal, outputs
+
+
+def test_continuous_joint_robot_tracks_and_unwraps():
+    robot = load_pink_robot(URDF_DIR / "continuous_arm.urdf")
+    robot.tool_frame = "tool"
+    joint_space = robot.joint_names
+    start = {"joint1": 2.5, "joint2": 0.4, "joint3": 0.8}
+    controller, positions, goal, outputs = _tool_tracking(
+        robot, joint_space, start, [0.03, -0.02, -0.05]
+    )
+    model, data = robot.model, robot.model.createData()
+    q = controller._map.to_configuration(
+        np.array([positions[n] for n in robot.controlled_joint_names]), robot.q0
+    )
+    pin.framesForwardKinematics(model, data, q)
+    assert np.linalg.norm(data.oMf[model.getFrameId("tool")].translation - goal) < 1e-4
+    # the continuous joint's command continues the measured angle (no wrapping to (-pi, pi])
+    name = next(
+        n for n in robot.controlled_joint_names if model.joints[model.getJointId(n)].nq == 2
+    )
+    names = list(joint_space)
+    big = {n: positions[n] for n in names}
+    big[name] += 4 * np.pi
+    est = RobotState(
+        joints=JointState.from_name(names, positions=(names, np.array([big[n] for n in names])))
+    )
+    out = controller.forward(est, None, 0.0)
+    k = out.joints.position_names.index(name)
+    assert out.joints.positions[k] == pytest.approx(big[name], abs=0.05)
+
+
+def test_mimic_joint_robot_tracks_targets():
+    robot = load_pink_robot(
+        URDF_DIR / "mimic_gripper.urdf",
+        controlled_joint_names=None,
+    )
+    robot.tool_frame = "tool"
+    fingers = [n for n in robot.controlled_joint_names if "finger" in n]
+    arm = [n for n in robot.controlled_joint_names if n not in fingers]
+    robot.controlled_joint_names = arm
+    joint_space = [robot.model.names[i] for i in range(1, robot.model.njoints)]
+    start = {n: 0.4 for n in arm}
+    controller, positions, goal, outputs = _tool_tracking(
+        robot, joint_space, start, [-0.02, 0.03, 0.0]
+    )
+    assert outputs[-1].joints.position_names == arm
+    q = controller._map.to_configuration(np.array([positions[n] for n in arm]), robot.q0)
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    assert np.linalg.norm(data.oMf[robot.model.getFrameId("tool")].translation - goal) < 1e-4
