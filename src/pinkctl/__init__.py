@@ -1,12 +1,83 @@
-"""pinkctl: QP-based differential inverse kinematics control of robots."""
+"""pinkctl: QP-based differential inverse kinematics control of robots.
 
+A robot described once (URDF + SRDF) is loaded into Pinocchio for the controller and compiled
+into MuJoCo for simulation. Controllers share Isaac Sim's ``BaseController`` interface
+(``reset`` / ``forward`` on :class:`RobotState`) and compose into larger ones.
+"""
+
+from .controllers import (
+    BaseController,
+    ChainedController,
+    CombinedController,
+    ControllerContainer,
+    HoldingTrajectoryFollower,
+    ParallelController,
+    PinkIKController,
+    SelectableController,
+    SequentialController,
+    TrajectoryFollower,
+)
+from .ik import IKResult, IKSolver, find_ik, solve_ik, solve_ik_batch
 from .robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
+from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
+from .state import JointState, RobotState, RootState, SpatialState, combine_robot_states
+from .trajectories import (
+    CircleTrajectory,
+    FigureEightTrajectory,
+    MinimalTimeJointTrajectory,
+    Path,
+    PoseWaypointTrajectory,
+    Trajectory,
+)
+from .transforms import (
+    JointSpaceMap,
+    configuration_to_joint_positions,
+    joint_positions_to_configuration,
+    pose_to_se3,
+    se3_to_pose,
+    velocity_to_joint_state,
+)
 
 __all__ = [
+    "BaseController",
+    "ChainedController",
+    "CircleTrajectory",
+    "ClosedLoopLog",
+    "CombinedController",
+    "ControllerContainer",
+    "FigureEightTrajectory",
+    "HoldingTrajectoryFollower",
+    "IKResult",
+    "IKSolver",
+    "JointSpaceMap",
+    "JointState",
+    "MinimalTimeJointTrajectory",
+    "MujocoSimulation",
+    "ParallelController",
+    "Path",
+    "PinkIKController",
     "PinkRobot",
+    "PoseWaypointTrajectory",
+    "RobotState",
+    "RootState",
+    "SelectableController",
+    "SequentialController",
+    "SpatialState",
+    "Trajectory",
+    "TrajectoryFollower",
+    "combine_robot_states",
+    "configuration_to_joint_positions",
+    "find_ik",
+    "joint_positions_to_configuration",
     "load_pink_robot",
     "load_pink_supported_robot",
+    "pose_to_se3",
+    "run_closed_loop",
+    "se3_to_pose",
+    "solve_ik",
+    "solve_ik_batch",
     "supported_robots",
+    "velocity_to_joint_state",
 ]
 
 __version__ = "0.1.0"

@@ -44,7 +44,7 @@ import pinocchio as pin
 from .backends import Backend, make_backend
 from .barrier_terms import BarrierTerm, compile_barrier
 from .errors import QPSolveError
-from .limit_terms import BoxBounds, LimitTerm, compile_limit
+from .limit_terms import BoxBounds, LimitPlan, LimitTerm, compile_limit
 from .objective import ObjectiveAccumulator
 from .problem import QPProblem, QPWorkspace
 from .selection import ColumnSelection
@@ -61,12 +61,14 @@ class _TaskPlan:
 
     def __init__(self, terms: list[TaskTerm], n: int) -> None:
         rows = sum(term.rows for term in terms)
+        linear_rows = sum(term.linear_rows for term in terms)
         self.terms = terms
-        self.accumulator = ObjectiveAccumulator(n, rows)
-        offset = 0
+        self.accumulator = ObjectiveAccumulator(n, rows, linear_rows)
+        offset = linear_offset = 0
         for term in terms:
-            term.bind(self.accumulator, offset)
+            term.bind(self.accumulator, offset, linear_offset)
             offset += term.rows
+            linear_offset += term.linear_rows
 
 
 class DiffIKQP:
@@ -130,11 +132,12 @@ class DiffIKQP:
         self._plan_key: tuple[Any, ...] = ()
         self._plan = _TaskPlan([], selection.size)
         self._limit_key: tuple[Any, ...] = ()
-        self._limit_plan: tuple[list[LimitTerm], list[LimitTerm]] = ([], [])
+        self._limit_plan = LimitPlan([])
         self._barrier_key: tuple[Any, ...] = ()
         self._barrier_plan: list[BarrierTerm] = []
         self._row_blocks: list[tuple[np.ndarray, np.ndarray]] = []
         self._has_problem = False
+        self._check_bounds = True
         self._last_dt = 0.0
 
     # ------------------------------------------------------------------ properties
@@ -184,7 +187,7 @@ class DiffIKQP:
         self._plan_key = ()
         self._plan = _TaskPlan([], self.n)
         self._limit_key = ()
-        self._limit_plan = ([], [])
+        self._limit_plan = LimitPlan([])
         self._barrier_key = ()
         self._barrier_plan = []
 
@@ -211,7 +214,7 @@ class DiffIKQP:
         self._plan_key = tasks
         return self._plan
 
-    def _limits_plan(self, limits: tuple[Any, ...]) -> tuple[list[LimitTerm], list[LimitTerm]]:
+    def _limits_plan(self, limits: tuple[Any, ...]) -> LimitPlan:
         if limits == self._limit_key:
             return self._limit_plan
         nv, selection = self._nv, self._selection
@@ -219,10 +222,7 @@ class DiffIKQP:
             self._cached(self._limit_terms, limit, lambda x: compile_limit(x, nv, selection))
             for limit in limits
         ]
-        self._limit_plan = (
-            [term for term in terms if term.is_box],
-            [term for term in terms if not term.is_box],
-        )
+        self._limit_plan = LimitPlan(terms)
         self._limit_key = limits
         return self._limit_plan
 
@@ -274,8 +274,9 @@ class DiffIKQP:
         limit_tuple = limits if type(limits) is tuple else tuple(limits)
         barrier_tuple = barriers if type(barriers) is tuple else tuple(barriers)
         plan = self._task_plan(task_tuple)
-        box_terms, row_terms = self._limits_plan(limit_tuple)
+        limit_plan = self._limits_plan(limit_tuple)
         barrier_terms = self._barriers_plan(barrier_tuple) if barrier_tuple else ()
+        self._check_bounds = not limit_plan.nan_free or v_lower is not None or v_upper is not None
 
         ws = self._workspace
         acc = plan.accumulator
@@ -286,7 +287,7 @@ class DiffIKQP:
         # Simple bounds.
         box = self._box
         box.reset()
-        for limit_term in box_terms:
+        for limit_term in limit_plan.box_terms:
             limit_term.apply(configuration, dt, box)
         if v_upper is not None:
             np.multiply(v_upper, dt, out=self._v_bound)
@@ -299,7 +300,7 @@ class DiffIKQP:
         # Inequality rows (other limits, barriers); barriers also add objective terms.
         blocks = self._row_blocks
         blocks.clear()
-        for limit_term in row_terms:
+        for limit_term in limit_plan.row_terms:
             matvec = limit_term.rows(configuration, dt)
             if matvec is not None and matvec[1].shape[0]:
                 blocks.append(matvec)
@@ -393,9 +394,12 @@ class DiffIKQP:
     def _solve_workspace(self) -> np.ndarray:
         ws = self._workspace
         # lb <= ub everywhere; also catches NaN bounds (DAQP would silently ignore them).
-        if np.count_nonzero(np.less_equal(ws.lb, ws.ub, out=self._bounds_ok)) != self.n or (
-            ws.n_ineq and np.count_nonzero(np.isnan(ws.h))
-        ):
+        # Skipped when only configuration/velocity limits wrote the box: then lb > ub makes
+        # the solver report infeasibility, diagnosed below, and NaN needs a NaN configuration.
+        if (
+            self._check_bounds
+            and np.count_nonzero(np.less_equal(ws.lb, ws.ub, out=self._bounds_ok)) != self.n
+        ) or (ws.n_ineq and np.count_nonzero(np.isnan(ws.h))):
             raise self._diagnose(
                 QPSolveError("inconsistent bounds", solver=self._solver, status=None)
             )

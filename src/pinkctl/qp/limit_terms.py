@@ -42,7 +42,9 @@ __all__ = [
     "BoxBounds",
     "ConfigurationLimitBox",
     "GenericLimitRows",
+    "JointBox",
     "LimitTerm",
+    "LimitPlan",
     "VelocityLimitBox",
     "compile_limit",
 ]
@@ -76,7 +78,7 @@ class BoxBounds:
         if positions is None:
             if scale == 1.0:
                 if self._ub_set:
-                    np.minimum(ub, values, ub)
+                    np.minimum(ub, values, out=ub)
                 else:
                     ub[...] = values
                     self._ub_set = True
@@ -86,7 +88,7 @@ class BoxBounds:
             if self._ub_set:
                 scratch = self._scratch
                 np.multiply(values, factor, scratch)
-                np.minimum(ub, scratch, ub)
+                np.minimum(ub, scratch, out=ub)
             else:
                 np.multiply(values, factor, ub)
                 self._ub_set = True
@@ -104,7 +106,7 @@ class BoxBounds:
         if positions is None:
             if scale == 1.0:
                 if self._lb_set:
-                    np.maximum(lb, values, lb)
+                    np.maximum(lb, values, out=lb)
                 else:
                     lb[...] = values
                     self._lb_set = True
@@ -114,7 +116,7 @@ class BoxBounds:
             if self._lb_set:
                 scratch = self._scratch
                 np.multiply(values, factor, scratch)
-                np.maximum(lb, scratch, lb)
+                np.maximum(lb, scratch, out=lb)
             else:
                 np.multiply(values, factor, lb)
                 self._lb_set = True
@@ -123,6 +125,11 @@ class BoxBounds:
             lb.fill(-np.inf)
             self._lb_set = True
         lb[positions] = np.maximum(lb[positions], np.multiply(values, scale))
+
+    def mark_written(self) -> None:
+        """Record that both sides were written directly (by a fused term, first this tick)."""
+        self._lb_set = True
+        self._ub_set = True
 
     def finish(self) -> None:
         """Fill the bounds nobody wrote this tick with infinities."""
@@ -197,9 +204,8 @@ class VelocityLimitBox(_IndexedBox):
         self._upper = np.zeros(0)
         self._lower = np.zeros(0)
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if self.empty:
-            return
+    def bounds(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(-dt v_max, dt v_max)`` on the controlled limited coordinates (cached)."""
         velocity_limit = self.limit.velocity_limit
         key = (dt, velocity_limit.tobytes())
         if key != self._key:
@@ -208,8 +214,57 @@ class VelocityLimitBox(_IndexedBox):
             )
             self._lower = np.negative(self._upper)
             self._key = key
-        box.tighten_upper(self._positions, self._upper)
-        box.tighten_lower(self._positions, self._lower)
+        return self._lower, self._upper
+
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        if self.empty:
+            return
+        lower, upper = self.bounds(dt)
+        box.tighten_upper(self._positions, upper)
+        box.tighten_lower(self._positions, lower)
+
+
+class JointBox(LimitTerm):
+    """A configuration limit and a velocity limit on every controlled coordinate, fused.
+
+    The common case (pink's default limits on an arm): both cover all controlled coordinates,
+    so ``ub = min(gain (q_max - q), dt v_max)`` and ``lb = max(gain (q_min - q), -dt v_max)``
+    are written directly (it must be the first box term of the tick).
+    """
+
+    def __init__(self, configuration_box: ConfigurationLimitBox, velocity_box: VelocityLimitBox):
+        self.limit = configuration_box.limit
+        self._configuration = configuration_box
+        self._velocity = velocity_box
+        self._tangent = configuration_box._tangent
+        self._gain = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
+
+    @staticmethod
+    def fusable(first: LimitTerm, second: LimitTerm) -> bool:
+        """Whether two box terms can be fused (a full-coverage config + velocity pair)."""
+        return (
+            isinstance(first, ConfigurationLimitBox)
+            and isinstance(second, VelocityLimitBox)
+            and not first.empty
+            and not second.empty
+            and first._positions is None
+            and second._positions is None
+        )
+
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        model = self.limit.model
+        q = configuration.q
+        tangent = self._tangent
+        gain = self._gain
+        gain[()] = self.limit.config_limit_gain
+        lower, upper = self._velocity.bounds(dt)
+        ub = box.ub
+        lb = box.lb
+        np.multiply(pin.difference(model, q, model.upperPositionLimit)[tangent], gain, ub)
+        np.minimum(ub, upper, out=ub)
+        np.multiply(pin.difference(model, q, model.lowerPositionLimit)[tangent], gain, lb)
+        np.maximum(lb, lower, out=lb)
+        box.mark_written()
 
 
 class AccelerationLimitBox(_IndexedBox):
@@ -283,3 +338,30 @@ def compile_limit(limit: Limit, nv: int, selection: ColumnSelection) -> LimitTer
         if method is AccelerationLimit.compute_qp_inequalities:
             return AccelerationLimitBox(limit, selection)
     return GenericLimitRows(limit, selection)
+
+
+class LimitPlan:
+    """Compiled limits of one tick: box terms (a fused joint box first when possible) and
+    row terms.
+
+    Attributes:
+        box_terms: Terms tightening ``lb <= x <= ub``.
+        row_terms: Terms producing ``G`` rows.
+        nan_free: True when, for a finite configuration, the box cannot contain NaN (only
+            configuration and velocity limits), so the per-tick bound check can be skipped.
+    """
+
+    def __init__(self, terms: list[LimitTerm]) -> None:
+        boxes = [term for term in terms if term.is_box]
+        self.row_terms = [term for term in terms if not term.is_box]
+        configuration = [term for term in boxes if isinstance(term, ConfigurationLimitBox)]
+        velocity = [term for term in boxes if isinstance(term, VelocityLimitBox)]
+        if configuration and velocity and JointBox.fusable(configuration[0], velocity[0]):
+            fused: LimitTerm = JointBox(configuration[0], velocity[0])  # type: ignore[arg-type]
+            rest = [t for t in boxes if t is not configuration[0] and t is not velocity[0]]
+            boxes = [fused, *rest]
+        self.box_terms = boxes
+        self.nan_free = all(
+            isinstance(term, (ConfigurationLimitBox, VelocityLimitBox, JointBox))
+            for term in boxes
+        )

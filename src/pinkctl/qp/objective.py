@@ -5,17 +5,23 @@ pink's objective is a sum over tasks of weighted least-squares terms plus diagon
 .. math::
 
     H = \\sum_i (W_i J_i)^T (W_i J_i) + \\Big(\\lambda + \\sum_i \\mu_i\\Big) I + \\ldots,
-    \\qquad c = \\sum_i (\\alpha_i W_i e_i)^T (W_i J_i) + \\ldots
+    \\qquad c = \\sum_i (W_i J_i)^T (\\alpha_i W_i e_i) + \\ldots
 
 with :math:`W_i = \\mathrm{diag}(\\mathrm{cost}_i)` (so the effective weight is the squared
 cost), :math:`\\alpha_i` the task gain, :math:`e_i` the task error, :math:`\\lambda` the
 global Tikhonov damping and :math:`\\mu_i` the Levenberg-Marquardt terms.
 
-:class:`ObjectiveAccumulator` gathers these in the cheapest form: tasks with a dense Jacobian
-(frame tasks) write their weighted rows :math:`R_i = W_i J_i` and :math:`s_i = \\alpha_i W_i e_i`
-into one stacked residual, so that :math:`H = R^T R` and :math:`c = R^T s` take one matrix
-product each; identity-Jacobian tasks (posture, damping) only touch the diagonal of ``H`` and
-``c``; anything else adds a dense ``(H_i, c_i)`` pair.
+:class:`ObjectiveAccumulator` gathers these with as few matrix operations as possible:
+
+- tasks with a dense Jacobian (frame tasks) write their weighted rows :math:`R_i = W_i J_i`
+  and :math:`s_i = \\alpha_i W_i e_i` into one stacked residual ``(R, s)``;
+- identity-Jacobian tasks (posture, damping) add ``w**2`` to the diagonal of ``H`` and write
+  their linear term :math:`\\alpha w^2 e` as one extra *linear row* ``r`` with coefficient
+  ``sigma`` (``r sigma`` is added to ``c``; linear rows never enter ``H``);
+- anything else adds a dense ``(H_i, c_i)`` pair.
+
+Then :math:`H = R^T R + \\mathrm{diag}(d) + H_{\\mathrm{dense}}` and
+:math:`c = [R; r]^T [s; \\sigma] + c_{\\mathrm{dense}}`: two matrix products in total.
 """
 
 from __future__ import annotations
@@ -30,37 +36,44 @@ class ObjectiveAccumulator:
 
     Attributes:
         n: Number of variables.
-        rows: Number of stacked residual rows.
+        rows: Number of stacked Jacobian rows (they enter ``H`` and ``c``).
+        linear_rows: Number of linear rows (they enter ``c`` only).
         R: Stacked weighted Jacobian rows, shape (rows, n).
-        s: Stacked weighted (gain-scaled) errors, shape (rows,).
+        s: Stacked weighted, gain-scaled errors, shape (rows,).
+        linear_R: Linear rows, shape (linear_rows, n).
+        linear_s: Their coefficients, shape (linear_rows,).
         diagonal_scalar: Amount added to every diagonal entry of ``H`` (damping, LM terms).
         diagonal: Per-variable diagonal additions (used when ``diagonal_used``).
-        linear: Per-variable additions to ``c`` (used when ``linear_used``).
         H_dense: Dense Hessian additions (used when ``dense_used``).
         c_dense: Dense linear-cost additions (used when ``dense_used``).
     """
 
     n: int
     rows: int
+    linear_rows: int
     R: np.ndarray
     s: np.ndarray
+    linear_R: np.ndarray
+    linear_s: np.ndarray
     diagonal_scalar: float
     diagonal: np.ndarray
     diagonal_used: bool
-    linear: np.ndarray
-    linear_used: bool
     H_dense: np.ndarray
     c_dense: np.ndarray
     dense_used: bool
 
-    def __init__(self, n: int, rows: int) -> None:
+    def __init__(self, n: int, rows: int, linear_rows: int = 0) -> None:
         self.n = n
         self.rows = rows
-        self.R = np.zeros((rows, n))
-        self.s = np.zeros(rows)
+        self.linear_rows = linear_rows
+        self._all_R = np.zeros((rows + linear_rows, n))
+        self._all_s = np.zeros(rows + linear_rows)
+        self.R = self._all_R[:rows]
+        self.s = self._all_s[:rows]
         self._RT = self.R.T
+        self.linear_R = self._all_R[rows:]
+        self.linear_s = self._all_s[rows:]
         self.diagonal = np.zeros(n)
-        self.linear = np.zeros(n)
         self.H_dense = np.zeros((n, n))
         self.c_dense = np.zeros(n)
         self._scalar = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
@@ -70,10 +83,11 @@ class ObjectiveAccumulator:
         """Start a new tick with the global Tikhonov ``damping`` on the diagonal."""
         self.diagonal_scalar = damping
         self.diagonal_used = False
-        self.linear_used = False
         self.dense_used = False
 
-    def add_diagonal(self, positions: slice | np.ndarray | None, values: float | np.ndarray) -> None:
+    def add_diagonal(
+        self, positions: slice | np.ndarray | None, values: float | np.ndarray
+    ) -> None:
         """Add ``values`` to the diagonal entries ``positions`` of H (None: every entry)."""
         if positions is None and isinstance(values, float):
             self.diagonal_scalar += values
@@ -82,41 +96,33 @@ class ObjectiveAccumulator:
             self.diagonal.fill(0.0)
             self.diagonal_used = True
         if positions is None:
-            np.add(self.diagonal, values, out=self.diagonal)
+            np.add(self.diagonal, values, self.diagonal)
         else:
             self.diagonal[positions] += values
 
     def add_linear(self, positions: slice | np.ndarray | None, values: np.ndarray) -> None:
         """Add ``values`` to the entries ``positions`` of c (None: every entry)."""
         if positions is None:
-            if self.linear_used:
-                np.add(self.linear, values, out=self.linear)
-            else:
-                np.copyto(self.linear, values)
-                self.linear_used = True
-            return
-        if not self.linear_used:
-            self.linear.fill(0.0)
-            self.linear_used = True
-        self.linear[positions] += values
+            values = np.asarray(values, dtype=np.float64)
+        else:
+            full = np.zeros(self.n)
+            full[positions] = values
+            values = full
+        self.add_dense_linear(values)
 
-    def add_linear_scaled(
-        self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float
-    ) -> None:
-        """Add ``scale * values`` to the entries ``positions`` of c (None: every entry)."""
-        scalar = self._scalar
-        scalar[()] = scale
-        if positions is None and not self.linear_used:
-            np.multiply(values, scalar, self.linear)
-            self.linear_used = True
-            return
-        self.add_linear(positions, np.multiply(values, scalar))
+    def add_dense_linear(self, c: np.ndarray) -> None:
+        """Add a dense vector to ``c``."""
+        if not self.dense_used:
+            self.H_dense.fill(0.0)
+            self.c_dense.fill(0.0)
+            self.dense_used = True
+        np.add(self.c_dense, c, self.c_dense)
 
     def add_dense(self, H: np.ndarray, c: np.ndarray) -> None:
         """Add a dense pair ``(H, c)`` already restricted to the controlled variables."""
         if self.dense_used:
-            np.add(self.H_dense, H, out=self.H_dense)
-            np.add(self.c_dense, c, out=self.c_dense)
+            np.add(self.H_dense, H, self.H_dense)
+            np.add(self.c_dense, c, self.c_dense)
         else:
             np.copyto(self.H_dense, H)
             np.copyto(self.c_dense, c)
@@ -131,11 +137,12 @@ class ObjectiveAccumulator:
             H_diagonal: Writable view of the diagonal of ``H``.
         """
         if self.rows:
-            R = self.R
-            np.dot(self._RT, R, H)
-            np.dot(self.s, R, c)
+            np.dot(self._RT, self.R, H)
         else:
             H.fill(0.0)
+        if self.rows or self.linear_rows:
+            np.dot(self._all_s, self._all_R, c)
+        else:
             c.fill(0.0)
         if self.dense_used:
             np.add(H, self.H_dense, H)
@@ -148,5 +155,3 @@ class ObjectiveAccumulator:
             np.add(H_diagonal, diagonal, H_diagonal)
         else:
             np.add(H_diagonal, scalar, H_diagonal)
-        if self.linear_used:
-            np.add(c, self.linear, c)

@@ -141,14 +141,17 @@ class TaskTerm:
 
     Attributes:
         task: The pink task.
-        rows: Number of rows this term writes into the stacked residual.
+        rows: Number of Jacobian rows this term writes into the stacked residual.
+        linear_rows: Number of linear rows (contributions to ``c`` only) it writes.
     """
 
     task: Task
     rows: int = 0
+    linear_rows: int = 0
 
-    def bind(self, acc: ObjectiveAccumulator, offset: int) -> None:
-        """Attach the term to its block ``[offset, offset + rows)`` of the residual."""
+    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
+        """Attach the term to rows ``[offset, offset + rows)`` of ``acc.R`` and
+        ``[linear_offset, linear_offset + linear_rows)`` of ``acc.linear_R``."""
 
     def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
         """Add the task's contribution for the current configuration to ``acc``."""
@@ -231,7 +234,8 @@ class FrameTaskTerm(TaskTerm):
     """``pink.tasks.FrameTask``: pose of a frame in the world frame (see module docstring).
 
     Stored with the opposite sign of pink's ``W J`` (``R = W Jlog6(T_tb) bJ_0b`` and
-    ``s = -alpha W e``), which leaves ``H = R^T R`` and ``c = R^T s`` unchanged.
+    ``s = -alpha W e = alpha W log6(T_tb)``), which leaves ``H = R^T R`` and ``c = R^T s``
+    unchanged.
     """
 
     rows = 6
@@ -245,7 +249,7 @@ class FrameTaskTerm(TaskTerm):
         self._fallback = GenericTaskTerm(task, selection)
         self._scale = np.zeros(())  # 0-d scalar operand (cheaper in ufuncs than a float)
 
-    def bind(self, acc: ObjectiveAccumulator, offset: int) -> None:
+    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
         self._R = acc.R[offset : offset + 6]
         self._s = acc.s[offset : offset + 6]
 
@@ -261,24 +265,26 @@ class FrameTaskTerm(TaskTerm):
         data = configuration.data
         frame = self._frame
         transform_frame_to_world = frame.current(data, task.frame)
-        transform_target_to_frame = transform_frame_to_world.actInv(target)  # T_bt
-        error = pin.log6(transform_target_to_frame).vector  # e = log(T_bt)
-        jlog = pin.Jlog6(transform_target_to_frame.inverse())  # Jlog6(T_tb)
+        # pink: e = log6(T_bt) and J = -Jlog6(T_tb) bJ_0b. Since log6(T^-1) = -log6(T),
+        # e = -log6(T_tb): one relative transform serves both.
+        transform_frame_to_target = target.actInv(transform_frame_to_world)  # T_tb
+        minus_error = pin.log6(transform_frame_to_target).vector  # -e
+        jlog = pin.Jlog6(transform_frame_to_target)
         jacobian = pin.getFrameJacobian(self._model, data, frame.frame_id, _LOCAL)
         s = self._s
         scale = self._scale
         uniform = weights.uniform
         if uniform is None:
             np.multiply(jlog, weights.column, jlog)  # W Jlog6
-            np.multiply(error, weights.vector, s)
-            scale[()] = -task.gain
+            np.multiply(minus_error, weights.vector, s)
+            scale[()] = task.gain
             np.multiply(s, scale, s)  # -alpha W e
         else:
             if uniform != 1.0:
                 scale[()] = uniform
                 np.multiply(jlog, scale, jlog)
-            scale[()] = -task.gain * uniform
-            np.multiply(error, scale, s)
+            scale[()] = task.gain * uniform
+            np.multiply(minus_error, scale, s)
         columns = self._columns
         if columns.full:
             np.dot(jlog, jacobian, self._R)
@@ -310,7 +316,7 @@ class RelativeFrameTaskTerm(TaskTerm):
         self._fallback = GenericTaskTerm(task, selection)
         self._difference = np.zeros((6, selection.size))
 
-    def bind(self, acc: ObjectiveAccumulator, offset: int) -> None:
+    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
         self._R = acc.R[offset : offset + 6]
         self._s = acc.s[offset : offset + 6]
 
@@ -364,8 +370,9 @@ class IdentityTaskTerm(TaskTerm):
 
     The task rows are the tangent coordinates ``root_nv .. nv-1`` (pink excludes the floating
     base). Row ``t - root_nv`` only touches column ``t``, so with ``w`` the weights:
-    ``H[t, t] += w**2``, ``c[t] += gain * w**2 * e[t - root_nv]``, and the LM term adds
-    ``lm_damping * ||gain * w * e||**2`` to every diagonal entry.
+    ``H[t, t] += w**2``, ``c[t] += gain * w**2 * e[t - root_nv]`` (written as one linear row
+    of the accumulator), and the LM term adds ``lm_damping * ||gain * w * e||**2`` to every
+    diagonal entry (over every task row, controlled or not).
     """
 
     _ERROR_POSTURE = 0
@@ -393,15 +400,31 @@ class IdentityTaskTerm(TaskTerm):
             positions, np.arange(selection.size)
         )
         self._positions: slice | np.ndarray | None = None if all_positions else as_index(positions)
+        self._row_positions: slice | np.ndarray = (
+            slice(None) if all_positions else as_index(positions)
+        )
         self._rows = as_index(rows)  # rows of the task error that are controlled
         self._tangent = as_index(tangent[rows])  # the same, as tangent indices
+        self.linear_rows = 1 if self._mode != self._ERROR_ZERO and self._n_rows else 0
         self._weights = RowWeights(self._k)
         self._fallback = GenericTaskTerm(task, selection)
+
+    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
+        if self.linear_rows:
+            self._row = acc.linear_R[linear_offset]
+            self._coefficient = acc.linear_s[linear_offset : linear_offset + 1]
+            self._row.fill(0.0)
+            self._coefficient.fill(0.0)
+
+    def _skip_linear(self) -> None:
+        if self.linear_rows:
+            self._coefficient.fill(0.0)
 
     def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
         task = self.task
         weights = self._weights
         if not weights.update(task.cost):
+            self._skip_linear()
             self._fallback.accumulate(configuration, acc)
             return
         mode = self._mode
@@ -410,6 +433,7 @@ class IdentityTaskTerm(TaskTerm):
         if mode == self._ERROR_POSTURE:
             target = task.target_q  # type: ignore[attr-defined]
             if target is None:
+                self._skip_linear()
                 self._fallback.accumulate(configuration, acc)  # raises TargetNotSet
                 return
             # e = q (-) q* (pin.difference(model, q*, q)); the task rows are e[root_nv:].
@@ -420,25 +444,26 @@ class IdentityTaskTerm(TaskTerm):
         elif mode == self._ERROR_CALL:
             task_error = np.asarray(task.compute_error(configuration), dtype=np.float64)
             if task_error.shape != (self._k,):
+                self._skip_linear()
                 self._fallback.accumulate(configuration, acc)  # pink's own error message
                 return
             error_rows = task_error[self._rows]
         gain = task.gain
         uniform = weights.uniform
         if self._n_rows:
-            positions = self._positions
             if uniform is not None:
                 w2 = uniform * uniform
-                acc.add_diagonal(positions, w2)  # H[t, t] += w^2
-                if error_rows is not None:
-                    acc.add_linear_scaled(positions, error_rows, gain * w2)
+                acc.add_diagonal(self._positions, w2)  # H[t, t] += w^2
+                if error_rows is not None:  # c[t] += (gain w^2) e[t - root_nv]
+                    self._row[self._row_positions] = error_rows
+                    self._coefficient[0] = gain * w2
             else:
                 w_rows = weights.vector[self._rows]
                 w2_rows = np.multiply(w_rows, w_rows)
-                acc.add_diagonal(positions, w2_rows)
-                if error_rows is not None:
-                    w2_rows *= gain
-                    acc.add_linear(positions, np.multiply(error_rows, w2_rows))
+                acc.add_diagonal(self._positions, w2_rows)
+                if error_rows is not None:  # c[t] += gain (w^2 e)[t - root_nv]
+                    self._row[self._row_positions] = np.multiply(w2_rows, error_rows)
+                    self._coefficient[0] = gain
         lm_damping = task.lm_damping
         if lm_damping != 0.0 and task_error is not None:
             if uniform is not None:

@@ -20,7 +20,7 @@ Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -126,6 +126,7 @@ class MujocoSimulation:
         actuated_joint_names: Sequence[str] | None = None,
         kp: float | None = None,
         kv: float | None = None,
+        spec_callback: Callable[[mujoco.MjSpec], None] | None = None,
     ) -> MujocoSimulation:
         """Compile ``robot.urdf_path`` with MjSpec into a simulation.
 
@@ -139,6 +140,10 @@ class MujocoSimulation:
             actuated_joint_names: Joints with position servos; default: controlled + gripper joints.
             kp: Servo stiffness for every actuator, overriding ``robot.toml`` [N m/rad].
             kv: Servo damping for every actuator, overriding ``robot.toml`` [N m s/rad].
+            spec_callback: Called as ``spec_callback(spec)`` with the finished
+                :class:`mujoco.MjSpec` just before it is compiled, to add scene objects (a
+                free cube, a table) or change options. Joints it adds that are hinges or slides
+                appear in ``joint_names``; they get no actuator.
 
         Raises:
             ValueError: On a non-positive timestep, unknown frames or joints, or a robot without
@@ -238,6 +243,8 @@ class MujocoSimulation:
                 )
         spec.visual.global_.offwidth = 1280
         spec.visual.global_.offheight = 960
+        if spec_callback is not None:
+            spec_callback(spec)
 
         model = spec.compile()
         data = mujoco.MjData(model)

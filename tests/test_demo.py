@@ -1,0 +1,58 @@
+"""The demo scenario: trajectory follower chained into the IK controller, closed loop in MuJoCo."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pinkctl.cli import main
+from pinkctl.demo import MAX_BOUND_MM, RMS_BOUND_MM, DemoConfig, run_demo
+
+
+@pytest.mark.parametrize(
+    ("robot", "trajectory", "size"),
+    [("franka", "figure8", 0.15), ("ur10", "circle", 0.2)],
+)
+def test_tracking_bounds_in_mujoco(robot, trajectory, size):
+    """Two periods of 8 s at 500 Hz: RMS <= 1 mm, max <= 3 mm, no None, no limit violation."""
+    result = run_demo(
+        DemoConfig(robot=robot, trajectory=trajectory, period=8.0, size=size, control_rate=500.0),
+        progress=False,
+    )
+    s = result.summary
+    log = result.log
+    assert log.time[-1] >= 16.0  # two full periods
+    # the target really moved along the curve: its extent is the requested size
+    extent = np.ptp(log.target_position, axis=0)
+    assert max(extent) == pytest.approx(2 * size, rel=1e-3)
+    assert s["rms_position_error_mm"] <= RMS_BOUND_MM
+    assert s["max_position_error_mm"] <= MAX_BOUND_MM
+    assert s["ticks_none"] == 0
+    assert s["limit_violations"] == 0
+    assert result.ok
+
+
+def test_cli_demo_prints_table_and_writes_plot(tmp_path, capsys):
+    plot = tmp_path / "demo.png"
+    log = tmp_path / "demo.npz"
+    code = main(
+        ["demo", "franka", "--trajectory", "waypoints", "--plot", str(plot), "--save", str(log)]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    for row in ("position error RMS", "ticks returning None", "joint-limit violations"):
+        assert row in out
+    assert plot.stat().st_size > 10_000
+    data = np.load(log)
+    assert data["q"].shape[0] == data["time"].shape[0] > 100
+
+
+def test_cli_robots_lists_bundled_robots(capsys):
+    assert main(["robots"]) == 0
+    out = capsys.readouterr().out
+    for name, tool in (
+        ("franka", "panda_hand_tcp"),
+        ("ur10", "tool0"),
+        ("so101", "gripper_frame_link"),
+    ):
+        assert name in out and tool in out

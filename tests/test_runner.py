@@ -1,0 +1,144 @@
+"""The closed-loop runner: setpoint sources, the log, its metrics, save and plot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pinkctl import load_pink_supported_robot
+from pinkctl.controllers import BaseController, PinkIKController, TrajectoryFollower
+from pinkctl.sim import MujocoSimulation, run_closed_loop
+from pinkctl.state import JointState, RobotState, SpatialState
+from pinkctl.trajectories import CircleTrajectory
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return load_pink_supported_robot("franka")
+
+
+def make(robot):
+    sim = MujocoSimulation.from_robot(robot)
+    ik = PinkIKController(
+        robot, sim.joint_names, sim.site_names, dt=0.004, integrate_from="command"
+    )
+    return sim, ik
+
+
+def pose_setpoint(frame, position, orientation):
+    return RobotState(
+        sites=SpatialState.from_name(
+            [frame],
+            positions=([frame], np.reshape(position, (1, 3))),
+            orientations=([frame], np.reshape(orientation, (1, 4))),
+        )
+    )
+
+
+def test_fixed_setpoint_converges_and_log_is_complete(robot, tmp_path):
+    sim, ik = make(robot)
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    goal = start + [0.05, 0.05, -0.05]
+    log = run_closed_loop(
+        sim, ik, duration=1.0, control_rate=250.0, setpoint=pose_setpoint(frame, goal, orientation)
+    )
+    n = 250
+    assert log.time.shape == (n,) and log.q.shape == (n, len(sim.joint_names))
+    assert np.allclose(np.diff(log.time), 0.004)
+    assert log.command.shape == (n, len(sim.actuated_joint_names))
+    assert np.all(np.isfinite(log.tick_time)) and np.all(log.tick_time > 0)
+    assert log.position_error[-1] < 1e-3
+    assert log.orientation_error[-1] < 1e-3
+    assert log.position_error[0] > 0.05
+    s = log.summary()
+    assert s["ticks"] == n and s["ticks_none"] == 0 and s["limit_violations"] == 0
+    assert "position error RMS" in log.format_summary()
+    saved = np.load(log.save(tmp_path / "run.npz"))
+    assert np.array_equal(saved["q"], log.q)
+    png = log.plot(tmp_path / "run.png", title="test")
+    assert png.stat().st_size > 10_000
+
+
+def test_callable_setpoint_and_reference(robot):
+    sim, ik = make(robot)
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    circle = CircleTrajectory(
+        frame,
+        start - [0, 0.05, 0],
+        radius=0.05,
+        period=2.0,
+        orientation=orientation,
+        ramp_time=0.5,
+    )
+    log = run_closed_loop(
+        sim, ik, duration=2.0, control_rate=250.0, setpoint=circle.get_target_state
+    )
+    assert log.summary()["rms_position_error_mm"] < 1.0
+    assert np.ptp(log.target_position[:, 1]) > 0.05
+
+
+def test_upstream_controller_as_setpoint_source(robot):
+    sim, ik = make(robot)
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    follower = TrajectoryFollower()
+    follower.set_trajectory(
+        CircleTrajectory(
+            frame, start - [0, 0.05, 0], radius=0.05, period=1.0, orientation=orientation
+        )
+    )
+    log = run_closed_loop(sim, ik, duration=0.8, control_rate=250.0, setpoint=follower)
+    assert np.all(np.isfinite(log.target_position))
+    assert log.summary()["ticks_none"] == 0
+
+
+class _NoneEveryOther(BaseController):
+    """Commands home on even ticks, returns None on odd ones."""
+
+    def __init__(self, names):
+        super().__init__()
+        self.names = names
+        self.k = 0
+
+    def reset(self, estimated_state, setpoint_state, t, **kwargs):
+        return True
+
+    def forward(self, estimated_state, setpoint_state, t, **kwargs):
+        self.k += 1
+        if self.k % 2 == 0:
+            return self._fail("odd tick")
+        js = estimated_state.joints
+        return RobotState(
+            joints=JointState.from_name(
+                js.robot_joint_space, positions=(self.names, js.get_positions(self.names))
+            )
+        )
+
+
+def test_none_ticks_are_counted_and_command_held(robot):
+    sim = MujocoSimulation.from_robot(robot)
+    controller = _NoneEveryOther(robot.controlled_joint_names)
+    log = run_closed_loop(sim, controller, duration=0.1, control_rate=100.0)
+    assert log.summary()["ticks_none"] == 5
+    assert log.none_reasons and "odd tick" in log.none_reasons[0]
+    assert np.array_equal(log.command[1], log.command[0])  # held through the None tick
+    assert np.all(np.isnan(log.position_error))  # no target given
+
+
+def test_bad_arguments(robot):
+    sim, ik = make(robot)
+    with pytest.raises(ValueError, match="duration"):
+        run_closed_loop(sim, ik, duration=0.0)
+    with pytest.raises(ValueError, match="whole number"):
+        run_closed_loop(sim, ik, duration=1.0, control_rate=300.0)
+    with pytest.raises(ValueError, match="tool_frame"):
+        run_closed_loop(sim, ik, duration=1.0, tool_frame="nope")
+
+
+def test_failed_reset_raises(robot):
+    sim = MujocoSimulation.from_robot(robot)
+    follower = TrajectoryFollower()  # no trajectory: reset returns False
+    with pytest.raises(RuntimeError, match="reset"):
+        run_closed_loop(sim, follower, duration=0.1)
