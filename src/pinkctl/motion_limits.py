@@ -29,42 +29,57 @@ upper``, ``|v_k| <= velocity``, ``|a_k| <= acceleration`` and ``|j_k| <= jerk``.
 The viability bound
 -------------------
 Work with one joint and its upper position limit (the lower one is the mirror image: flip the
-signs of q, v and a). Let ``V, A, J`` be the velocity, acceleration and jerk limits. Before
-tick k the joint is at ``q = q_{k-1}`` with velocity ``v_{k-1}`` and acceleration
-``a_{k-1}``; the command chooses ``v = v_k`` and hence ``a = (v - v_{k-1}) / dt``. Write
-``r = upper - q`` for the room left before the move and ``s = sqrt(2 A r)``. The filter
-requires::
+signs of q, v and a). Let ``V, A, J`` be the velocity, acceleration and jerk limits and
+``B <= A`` the deceleration the bound plans to brake with (below). Before tick k the joint is
+at ``q = q_{k-1}`` with velocity ``v_{k-1}`` and acceleration ``a_{k-1}``; the command
+chooses ``v = v_k`` and hence ``a = (v - v_{k-1}) / dt``. Write ``r = upper - q`` for the
+room left before the move and ``s = sqrt(2 B r)``. The filter requires::
 
-    (B)  v + max(a + A, 0)² / (2 J)  <=  s - A dt / 2
+    (B)  z := v + max(a + B, 0)² / (2 J)  <=  s - B dt / 2
 
-- (B) implies ``q_k <= upper``: ``v dt <= s dt - A dt²/2 <= s²/(2A) = r`` because
-  ``(s - A dt)² >= 0``.
-- (B) is recursively feasible. Call ``z = v + max(a + A, 0)²/(2J)``. Braking on the next tick
-  with ``a' = max(a - J dt, -A)`` (allowed by the jerk and acceleration limits) gives
-  ``z' <= z - A dt``: when ``a' = a - J dt >= -A`` the difference is exactly
-  ``-A dt - J dt²/2``, and when ``a' = -A`` the quadratic term vanishes. The room after the
-  move is ``r' = r - v dt`` and ``2 A r' >= s² - 2 A dt s + A² dt² = (s - A dt)²``, so
-  ``s' - A dt/2 >= s - 3 A dt/2 >= z - A dt >= z'``: (B) holds again at tick k + 1.
+- (B) implies ``q_k <= upper``: ``v dt <= s dt - B dt²/2 <= s²/(2B) = r`` because
+  ``(s - B dt)² >= 0``.
+- (B) is recursively feasible. Brake on the next tick with ``a' = max(a - J dt, -B)`` (or,
+  if ``a < -B`` already, ``a' = min(a + J dt, -B)``); both respect the jerk and acceleration
+  limits. Then ``z' <= z - B dt``: when ``a' = a - J dt >= -B`` the difference is exactly
+  ``-B dt - J dt²/2``, otherwise the quadratic term vanishes and ``v' <= v - B dt``. The
+  room after the move is ``r' = r - v dt`` and ``2 B r' >= s² - 2 B dt s + B² dt² =
+  (s - B dt)²``, so ``s' - B dt/2 >= s - 3 B dt/2 >= z - B dt >= z'``: (B) holds again at
+  tick k + 1, and by induction forever.
 - Without a jerk limit the quadratic term is dropped and (B) is the exact discrete braking
-  curve of a double integrator: braking at ``-A`` from ``v = s - A dt/2`` ends within ``r``.
-  The term ``(a + A)²/(2J)`` is the velocity still gained (or not yet lost) while the
-  acceleration ramps from ``a`` down to ``-A`` at the jerk limit.
+  curve of a double integrator: braking at ``-B`` from ``v = s - B dt/2`` ends within ``r``.
+  With one, ``(a + B)²/(2J)`` is the velocity still gained (or not yet lost) while the
+  acceleration ramps from ``a`` down to ``-B`` at the jerk limit.
 
-Velocity is handled the same way: ``v + max(a, 0)²/(2J) <= V`` is kept invariant by the same
-braking step (it is the velocity reached once the acceleration has been ramped to zero).
+Velocity is handled the same way: ``v + max(a, 0)²/(2J) <= V`` (the velocity reached once
+the acceleration is ramped to zero) is kept invariant by the same braking step. Every
+constraint on the upper side is monotone in v, so solving each for v is closed form (a
+quadratic) and the box is their intersection; no iteration, no loop over joints.
+
+The braking deceleration ``B`` may be any value up to ``A``; the filter takes
+``B = min(0.999 A, sqrt(J V)/2, V/(4 dt), cbrt(J² (upper - lower))/2)``. The factor 0.999 keeps
+the braking command strictly inside the acceleration box (so rounding never empties the box);
+the other terms only bind for limit sets where building up the full deceleration takes longer
+than stopping does (slow jerk, narrow range or very coarse ``dt``), where braking at ``A``
+would make the bound needlessly conservative. For Franka ``B = 0.999 A`` on every joint.
 
 The braking step decreases v, so it also satisfies every other upper-side constraint; it can
-only conflict with the *lower*-side constraints when both sides bind at once. That needs a
-position range narrower than about ``(2 A²/J + 8 A dt)² / (2 A)`` or a velocity limit below
-about ``2 A²/J + 4 A dt`` (Franka at 1 kHz: 1e-3 rad and 0.1 rad/s; its ranges are over 3 rad
-and its velocity limits over 2 rad/s). Outside those (degenerate) cases the box is never
-empty while the joint starts in a viable state; ``tests/test_motion_limits.py`` drives the
-filter with adversarial requests and checks it.
+only conflict with the *lower*-side constraints if both sides bind at once, which needs a
+velocity limit below about ``2 B²/J + 4 B dt`` or a range below about
+``(2 B²/J + 8 B dt)² / (2 B)`` (Franka at 1 kHz: 0.12 rad/s and 1e-3 rad, against velocity
+limits over 2 rad/s and ranges over 3 rad). Limit sets
+with ``V/A`` between 0.02 s and 1 s, ``A/J`` between 0.5 ms and 50 ms, ranges from 0.2 rad and
+``dt`` from 0.1 ms to 30 ms are exercised by ``tests/test_motion_limits.py`` (adversarial
+request sequences and a property test): the box is never empty from a viable start.
 
 Conservatism: at cruise the braking curve differs from the continuous-time time-optimal
-jerk-limited one by ``A²/(2J) + A dt/2`` in velocity (Franka joint 1 at 1 kHz: 0.0225 rad/s
-of 2.175 rad/s), which lengthens the braking distance from full speed by about 1 %; a joint
-driven at a limit comes to rest ``(A²/(2J) + A dt/2)²/(2A)`` short of it (2e-5 rad).
+jerk-limited one by ``B²/(2J) + B dt/2`` in velocity (Franka joint 1 at 1 kHz: 0.0225 rad/s
+of 2.175 rad/s); braking from full speed into a limit takes 0.02 % to 0.8 % more distance
+than the continuous-time optimum ``V²/(2A) + V A/(2J)`` (Franka, 1 kHz), and a joint
+driven into a limit comes to rest ``(B²/(2J) + B dt/2)²/(2B)`` short of it (Franka: 1e-5 to
+3e-5 rad). A joint *at rest* closer to a limit than that is outside the set the bound keeps
+invariant (although it is safe): the filter then treats it as a recovery and moves it out by
+about that distance.
 
 Floating-point margin: the filter shrinks every limit by a relative ``margin`` (default
 ``1e-6``; position limits by ``margin`` times the range) so that rounding of the commanded
@@ -77,10 +92,12 @@ If the state is not viable (after :meth:`MotionLimitFilter.reset` with a positio
 range, a velocity above its limit, or a joint moving too fast towards a limit), the
 constraints cannot all hold. They are then met in priority order, each level taking the point
 closest to it when it cannot be met: jerk, acceleration, velocity (limit and its viability),
-next position inside the range, braking bound (B). The box collapses to the single command
-that pushes back toward the admissible set as fast as the higher levels allow. A joint that
-starts outside its range with an outward velocity first brakes (as fast as the acceleration
-and jerk limits allow) and then moves back toward the range on every tick.
+next position inside the range, braking bound (B). A level that contradicts itself (its lower
+bound above its upper one) keeps the side the joint is heading to (velocity) or nearest to
+(position). The box then collapses to the single command that pushes back toward the
+admissible set as fast as the higher levels allow. A joint that starts outside its range with
+an outward velocity first brakes (as fast as the acceleration and jerk limits allow: about
+``v0/A + A/J``) and then moves back toward the range on every tick until it is inside.
 """
 
 from __future__ import annotations
@@ -334,6 +351,13 @@ class MotionLimitFilter:
 
     :meth:`step` does both with a desired velocity clipped into the box.
 
+    In a QP (differential IK), use the box as bounds on the joint velocities, intersected with
+    any others; clip the solution into the box before :meth:`update` (solver tolerances). When
+    no solution is available, do not hold the previous position (an instant stop breaks the
+    acceleration and jerk limits): send ``step(zeros)``, the admissible command closest to
+    standing still, which brakes as fast as the limits allow. For a continuous joint, ``q``
+    is its angle, unwrapped (only differences matter when it has no position limits).
+
     The box is never empty (``v_lower <= v_upper`` always). When the state is not viable
     (after a reset outside the limits) it collapses toward the command that recovers fastest;
     :attr:`recovering` tells when that happened on the last :meth:`bounds` call.
@@ -380,7 +404,6 @@ class MotionLimitFilter:
             acc = limits.acceleration * shrink
         else:
             acc = np.full(n, np.inf)
-        self._acc = acc
         self._adt2 = np.stack([acc * dt, acc * dt])
         # Bound (B) brakes slightly below the acceleration limit, so that the braking command
         # lies strictly inside the acceleration box instead of on its edge.
@@ -403,8 +426,6 @@ class MotionLimitFilter:
         self._wsq = self._w * self._w
         self._two_w = 2.0 * self._w
         self._w2 = self._w[:2]
-        # Limits in force inside the filter (shrunk), for inspection.
-        self._inner = (lower, upper, vel, acc, w / (dt * dt))
 
         # State (mirrored stacks) and work buffers.
         self._ready = False
@@ -419,7 +440,7 @@ class MotionLimitFilter:
         self._zero2 = self._zero[:2]
         self._g = np.zeros((rows, n))
         self._t = np.zeros((rows, n))
-        self._off = np.zeros((rows, n))  # v_{k-1} (velocity rows), v_{k-1} - A dt
+        self._off = np.zeros((rows, n))  # v_{k-1} (velocity rows), v_{k-1} - B dt (braking)
         self._r2 = np.zeros((2, n))
         self._p2 = np.zeros((2, n))
         self._m2 = np.zeros((2, n))
@@ -592,8 +613,8 @@ class MotionLimitFilter:
         _subtract(self._h2, self._q2, r)
         _multiply(r, self._inv_dt2, p)
         if self._has_acc:
-            # Braking rows, bound (B): with w = v - v_{k-1} + A dt,
-            # w + max(w, 0)²/(2W) <= sqrt(2 A r) + A dt/2 - v_{k-1}.
+            # Braking rows, bound (B): with w = v - v_{k-1} + B dt,
+            # w + max(w, 0)²/(2W) <= sqrt(2 B r) + B dt/2 - v_{k-1}.
             gb = g[2:4]
             _maximum(r, self._zero2, out=gb)
             _multiply(gb, self._two_acc2, gb)
@@ -627,9 +648,8 @@ class MotionLimitFilter:
         r = self._r2
         v = self._v2[0]
         # Level 1: acceleration and jerk (prepared in _prepare, never crossing).
-        lo = -self._dyn2[1]
+        lo = np.negative(self._dyn2[1])
         hi = self._dyn2[0].copy()
-        lo = lo.copy()
         tol = 1e-9 * self._vel2[0]
         crossed = False
 

@@ -33,6 +33,7 @@ import numpy as np
 import qpsolvers
 
 from .errors import QPSolveError
+from .polish import polish
 from .problem import DAQP_INFINITY, QPWorkspace
 
 __all__ = [
@@ -51,12 +52,18 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
     "osqp": {
         "eps_abs": 1e-9,
         "eps_rel": 1e-9,
-        "polish": True,
+        "polish": True,  # our active-set polish (OSQP's own prints to stdout)
         "max_iter": 10000,
         "verbose": False,
     },
     "proxqp": {"eps_abs": 1e-9, "eps_rel": 0.0},
-    "clarabel": {"verbose": False},
+    "clarabel": {
+        "tol_gap_abs": 1e-10,
+        "tol_gap_rel": 1e-10,
+        "tol_feas": 1e-10,
+        "polish": True,  # our active-set polish
+        "verbose": False,
+    },
 }
 
 _DAQP_EXIT_FLAGS = {
@@ -74,11 +81,24 @@ def available_solvers() -> list[str]:
     return sorted(qpsolvers.available_solvers)
 
 
+#: Options handled by our backends themselves, not by the solver (stripped for qpsolvers).
+#: ("polish" means our active-set polish; OSQP's native one is always turned off.)
+_BACKEND_ONLY_OPTIONS: dict[str, tuple[str, ...]] = {"clarabel": ("polish",), "osqp": ("polish",)}
+
+
 def solver_options(solver: str, user_options: dict[str, Any] | None) -> dict[str, Any]:
     """Default options of ``solver`` updated with ``user_options``."""
     options = dict(DEFAULT_SOLVER_OPTIONS.get(solver, {}))
     if user_options:
         options.update(user_options)
+    return options
+
+
+def qpsolvers_options(solver: str, user_options: dict[str, Any] | None) -> dict[str, Any]:
+    """:func:`solver_options` without the backend-only keys (for ``qpsolvers.solve_problem``)."""
+    options = solver_options(solver, user_options)
+    for key in _BACKEND_ONLY_OPTIONS.get(solver, ()):
+        options.pop(key, None)
     return options
 
 
@@ -204,6 +224,9 @@ class OsqpBackend(Backend):
         self._osqp = osqp
         self._spa = spa
         self._options = dict(options)
+        # OSQP's own polish prints to stdout when nothing is active; we polish ourselves.
+        self._polish = bool(self._options.pop("polish", True))
+        self._options["polish"] = False
         self._n = n
         self._P_indptr, self._P_indices, self._P_flat = _upper_triangle_csc_indices(n)
         self._Px = np.zeros(self._P_flat.size)
@@ -241,33 +264,51 @@ class OsqpBackend(Backend):
                 **self._options,
             )
         self._solver = solver
+        self._core = solver._solver  # the C solver object behind the Python wrapper
         self._rows = rows
         self._solved = self._osqp.SolverStatus.OSQP_SOLVED
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
         rows = ws.n_ineq + ws.n_eq
+        n = self._n
         if self._solver is None or rows != self._rows:
             self._setup(ws)
+            self._lower = np.empty(n + rows)
+            self._upper = np.empty(n + rows)
         else:
+            # OSQP's C solver is updated directly (the Python wrapper's update and solve
+            # rebuild caches and info namespaces on each call); l/u clipped to +-OSQP_INFTY.
             np.take(ws.H.reshape(-1), self._P_flat, out=self._Px)
+            np.maximum(ws.daqp_lower, -DAQP_INFINITY, out=self._lower)
+            np.minimum(ws.daqp_upper, DAQP_INFINITY, out=self._upper)
+            core = self._core
+            core.update_data_vec(ws.c, self._lower, self._upper)
             if rows:
                 self._A_block[:, 1:] = ws.daqp_matrix.T
-                self._solver.update(
-                    q=ws.c,
-                    l=ws.daqp_lower,
-                    u=ws.daqp_upper,
-                    Px=self._Px,
-                    Ax=self._A_block.reshape(-1),
-                )
+                core.update_data_mat(self._Px, None, self._A_block.reshape(-1), None)
             else:
-                self._solver.update(q=ws.c, l=ws.daqp_lower, u=ws.daqp_upper, Px=self._Px)
-        result = self._solver.solve(raise_error=False)
-        status = result.info.status_val
-        if status != self._solved:
-            raise QPSolveError(
-                f"osqp: {result.info.status}", solver=self.name, status=result.info.status
-            )
-        return np.array(result.x, dtype=np.float64)
+                core.update_data_mat(self._Px, None, None, None)
+        core = self._core
+        core.solve()
+        info = core.info
+        if info.status_val != self._solved:
+            raise QPSolveError(f"osqp: {info.status}", solver=self.name, status=info.status)
+        solution = core.solution
+        x = np.array(solution.x, dtype=np.float64)
+        if self._polish:
+            # OSQP's rule: row i is active on its upper side when u_i - a_i x < y_i, on its
+            # lower side when a_i x - l_i < -y_i (rows: [I; G; A_eq]).
+            y = np.asarray(solution.y)
+            if ws.n_ineq:
+                ax = np.concatenate((x, ws.G @ x))
+            else:
+                ax = x
+            upper = (ws.daqp_upper[: n + ws.n_ineq] - ax) < y[: n + ws.n_ineq]
+            lower = (x - ws.lb) < -y[:n]
+            polished = polish(ws, upper, lower)
+            if polished is not None:
+                return polished
+        return x
 
 
 class ClarabelBackend(Backend):
@@ -287,6 +328,7 @@ class ClarabelBackend(Backend):
         self._clarabel = clarabel
         self._spa = spa
         self._options = dict(options)
+        self._polish = bool(self._options.pop("polish", True))
         self._n = n
         self._P_indptr, self._P_indices, self._P_flat = _upper_triangle_csc_indices(n)
         self._Px = np.zeros(self._P_flat.size)
@@ -370,7 +412,21 @@ class ClarabelBackend(Backend):
         result = self._solver.solve()
         if result.status != self._clarabel.SolverStatus.Solved:
             raise QPSolveError(f"clarabel: {result.status}", solver=self.name, status=result.status)
-        return np.array(result.x, dtype=np.float64)
+        x = np.array(result.x, dtype=np.float64)
+        if self._polish:
+            # Row r is active when its slack is below its multiplier.
+            active = np.asarray(result.s) < np.asarray(result.z)
+            n, n_eq = self._n, ws.n_eq
+            n_up, n_low = self._finite_upper.size, self._finite_lower.size
+            upper = np.zeros(n + ws.n_ineq, dtype=bool)
+            lower = np.zeros(n, dtype=bool)
+            upper[self._finite_upper] = active[n_eq : n_eq + n_up]
+            lower[self._finite_lower] = active[n_eq + n_up : n_eq + n_up + n_low]
+            upper[n:] = active[n_eq + n_up + n_low :]
+            polished = polish(ws, upper, lower)
+            if polished is not None:
+                return polished
+        return x
 
 
 class QpsolversBackend(Backend):
@@ -381,7 +437,11 @@ class QpsolversBackend(Backend):
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         self.name = name
         self.exact = name in EXACT_SOLVERS
-        self._options = dict(options)
+        self._options = {
+            key: value
+            for key, value in options.items()
+            if key not in _BACKEND_ONLY_OPTIONS.get(name, ())
+        }
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
         has_bounds = bool(np.any(ws.lb > -DAQP_INFINITY) or np.any(ws.ub < DAQP_INFINITY))

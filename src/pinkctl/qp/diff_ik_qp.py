@@ -52,6 +52,8 @@ from .task_terms import TaskTerm, compile_task
 
 __all__ = ["DiffIKQP"]
 
+_INFINITY = float("inf")
+
 #: Compiled-term caches are cleared when they grow beyond this many objects.
 _CACHE_LIMIT = 512
 
@@ -122,6 +124,7 @@ class DiffIKQP:
         self._backend: Backend = backend
         self._workspace = QPWorkspace(selection.size)
         self._box = BoxBounds(self._workspace.lb, self._workspace.ub)
+        self._box_generation = self._workspace.generation
         self._v_bound = np.zeros(selection.size)
         self._bounds_ok = np.zeros(selection.size, dtype=bool)
         self._slice = isinstance(selection.index, slice)
@@ -206,10 +209,16 @@ class DiffIKQP:
         if tasks == self._plan_key:
             return self._plan
         model, selection = self._model, self._selection
-        terms = [
-            self._cached(self._task_terms, task, lambda t: compile_task(t, model, selection))
-            for task in tasks
-        ]
+        terms: list[TaskTerm] = []
+        seen: set[int] = set()
+        for task in tasks:
+            if id(task) in seen:  # a repeated task counts twice: it needs its own rows
+                terms.append(compile_task(task, model, selection))
+                continue
+            seen.add(id(task))
+            terms.append(
+                self._cached(self._task_terms, task, lambda t: compile_task(t, model, selection))
+            )
         self._plan = _TaskPlan(terms, selection.size)
         self._plan_key = tasks
         return self._plan
@@ -258,7 +267,7 @@ class DiffIKQP:
         v_lower: Any,
         v_upper: Any,
     ) -> None:
-        if not dt > 0.0 or dt == np.inf:
+        if not 0.0 < dt < _INFINITY:
             raise ValueError(f"dt must be a finite positive number of seconds, got {dt!r}")
         model = configuration.model
         if model is not self._model and getattr(model, "nv", None) != self._nv:
@@ -273,8 +282,11 @@ class DiffIKQP:
         task_tuple = tasks if type(tasks) is tuple else tuple(tasks)
         limit_tuple = limits if type(limits) is tuple else tuple(limits)
         barrier_tuple = barriers if type(barriers) is tuple else tuple(barriers)
-        plan = self._task_plan(task_tuple)
-        limit_plan = self._limits_plan(limit_tuple)
+        # Plans are cached by the identity of the objects (tuple equality checks `is` first).
+        plan = self._plan if task_tuple == self._plan_key else self._task_plan(task_tuple)
+        limit_plan = (
+            self._limit_plan if limit_tuple == self._limit_key else self._limits_plan(limit_tuple)
+        )
         barrier_terms = self._barriers_plan(barrier_tuple) if barrier_tuple else ()
         self._check_bounds = not limit_plan.nan_free or v_lower is not None or v_upper is not None
 
@@ -284,22 +296,10 @@ class DiffIKQP:
         for term in plan.terms:
             term.accumulate(configuration, acc)
 
-        # Simple bounds.
-        box = self._box
-        box.reset()
-        for limit_term in limit_plan.box_terms:
-            limit_term.apply(configuration, dt, box)
-        if v_upper is not None:
-            np.multiply(v_upper, dt, out=self._v_bound)
-            box.tighten_upper(None, self._v_bound)
-        if v_lower is not None:
-            np.multiply(v_lower, dt, out=self._v_bound)
-            box.tighten_lower(None, self._v_bound)
-        box.finish()
-
         # Inequality rows (other limits, barriers); barriers also add objective terms.
         blocks = self._row_blocks
-        blocks.clear()
+        if blocks:
+            blocks.clear()
         for limit_term in limit_plan.row_terms:
             matvec = limit_term.rows(configuration, dt)
             if matvec is not None and matvec[1].shape[0]:
@@ -308,7 +308,6 @@ class DiffIKQP:
             matvec = barrier_term.evaluate(configuration, dt, acc)
             if matvec is not None and matvec[1].shape[0]:
                 blocks.append(matvec)
-
         acc.finalize(ws.H, ws.c, ws.H_diagonal)
         if blocks:
             n_rows = sum(block[1].shape[0] for block in blocks)
@@ -319,8 +318,24 @@ class DiffIKQP:
                 ws.G[offset : offset + rows] = G_block
                 ws.h[offset : offset + rows] = h_block
                 offset += rows
-        else:
+        elif ws.n_ineq or ws.n_eq:
             ws.set_row_counts(0, 0)
+
+        # Simple bounds (after sizing the rows: the workspace may have reallocated).
+        box = self._box
+        if ws.generation != self._box_generation:
+            box.bind(ws.lb, ws.ub)
+            self._box_generation = ws.generation
+        box.reset()
+        for limit_term in limit_plan.box_terms:
+            limit_term.apply(configuration, dt, box)
+        if v_upper is not None:
+            np.multiply(v_upper, dt, out=self._v_bound)
+            box.tighten_upper(None, self._v_bound)
+        if v_lower is not None:
+            np.multiply(v_lower, dt, out=self._v_bound)
+            box.tighten_lower(None, self._v_bound)
+        box.finish()
         self._last_dt = float(dt)
         self._has_problem = True
 

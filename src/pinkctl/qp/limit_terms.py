@@ -58,12 +58,16 @@ class BoxBounds:
     """
 
     def __init__(self, lb: np.ndarray, ub: np.ndarray) -> None:
-        self.lb = lb
-        self.ub = ub
+        self.bind(lb, ub)
         self._scratch = np.zeros(lb.shape[0])
         self._scale = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
         self._lb_set = False
         self._ub_set = False
+
+    def bind(self, lb: np.ndarray, ub: np.ndarray) -> None:
+        """Write into these arrays from now on."""
+        self.lb = lb
+        self.ub = ub
 
     def reset(self) -> None:
         """Start a new tick (no bound yet)."""

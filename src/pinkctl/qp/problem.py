@@ -133,6 +133,8 @@ class QPWorkspace:
         self.n_ineq = -1
         self.n_eq = -1
         self._last_problem: QPProblem | None = None
+        #: Incremented whenever the buffers are reallocated (row capacity grown).
+        self.generation = 0
         self._reserve(max(int(row_capacity), 0))
         self.set_row_counts(0, 0)
 
@@ -148,6 +150,7 @@ class QPWorkspace:
         self.lb = self._lower[:n]
         self.ub = self._upper[:n]
         self._capacity = capacity
+        self.generation += 1  # lb/ub/G/h are new arrays: holders of the old ones must rebind
         self.n_ineq = -1  # force the views to be rebuilt
 
     def set_row_counts(self, n_ineq: int, n_eq: int) -> None:

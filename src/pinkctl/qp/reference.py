@@ -19,7 +19,7 @@ import pink
 import qpsolvers
 
 from .backends import available_solvers
-from .backends import solver_options as merged_solver_options
+from .backends import qpsolvers_options
 from .errors import QPSolveError
 from .selection import ColumnSelection, restrict_inequalities
 
@@ -95,7 +95,7 @@ def reference_solve_ik(
             ub = dt * np.asarray(v_upper, dtype=np.float64).reshape(n)
     restricted = qpsolvers.Problem(P, q, G, h, None, None, lb, ub)
     result = qpsolvers.solve_problem(
-        restricted, solver=solver, **merged_solver_options(solver, solver_options)
+        restricted, solver=solver, **qpsolvers_options(solver, solver_options)
     )
     if not result.found or result.x is None:
         raise QPSolveError(f"{solver}: no solution found", solver=solver)

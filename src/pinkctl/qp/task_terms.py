@@ -91,27 +91,28 @@ class RowWeights:
         self.vector = np.ones(k)
         self.column = self.vector.reshape(k, 1)
         self.uniform: float | None = 1.0
-        self._source: Any = _NO_SOURCE
-        self._bytes = b""
+        #: The vector cost read last (identity) and its bytes, for the unchanged-cost fast path.
+        self.source: Any = _NO_SOURCE
+        self.source_bytes = b""
 
     def update(self, cost: Any) -> bool:
         """Read ``cost``; False when pink's formula would not apply (int, wrong length...)."""
-        if cost is self._source and cost.tobytes() == self._bytes:
+        if cost is self.source and cost.tobytes() == self.source_bytes:
             return True  # the same vector cost as last tick, unchanged
         if cost is None:
             self.uniform = 1.0
-            self._source = _NO_SOURCE
+            self.source = _NO_SOURCE
             return True
         if isinstance(cost, float):
             self.uniform = cost
-            self._source = _NO_SOURCE
+            self.source = _NO_SOURCE
             return True
         if isinstance(cost, np.ndarray):
             if cost.shape != (self.k,) or not np.issubdtype(cost.dtype, np.number):
                 return False
             self._store(cost.astype(np.float64))
-            self._source = cost
-            self._bytes = cost.tobytes()
+            self.source = cost
+            self.source_bytes = cost.tobytes()
             return True
         if isinstance(cost, (list, tuple)) and len(cost) == self.k:
             try:
@@ -119,7 +120,7 @@ class RowWeights:
             except (TypeError, ValueError):
                 return False
             self._store(values)
-            self._source = _NO_SOURCE
+            self.source = _NO_SOURCE
             return True
         return False
 
@@ -190,22 +191,24 @@ class _FrameHandle:
 
     def __init__(self, model: pin.Model) -> None:
         self._model = model
-        self._name: object = None
-        self._data: object = None
+        self.name: object = None
+        self.data: object = None
         self.frame_id = -1
         self.placement: Any = None
 
     def bind(self, data: Any, name: str) -> None:
-        if name is not self._name:
+        """Resolve ``name`` (raising pink's ``FrameNotFound``) and reference its placement."""
+        if name is not self.name:
             if not self._model.existFrame(name):
                 raise FrameNotFound(name, self._model.frames)
             self.frame_id = int(self._model.getFrameId(name))
-            self._name = name
+            self.name = name
         self.placement = data.oMf[self.frame_id]
-        self._data = data
+        self.data = data
 
     def current(self, data: Any, name: str) -> Any:
-        if data is not self._data or name is not self._name:
+        """Placement of frame ``name`` in ``data`` (a live reference)."""
+        if data is not self.data or name is not self.name:
             self.bind(data, name)
         return self.placement
 
@@ -257,14 +260,20 @@ class FrameTaskTerm(TaskTerm):
         task = self.task
         target = task.transform_target_to_world
         weights = self._weights
-        if target is None or not weights.update(task.cost):
+        cost = task.cost
+        if target is None or not (
+            (cost is weights.source and cost.tobytes() == weights.source_bytes)
+            or weights.update(cost)
+        ):
             self._R.fill(0.0)
             self._s.fill(0.0)
             self._fallback.accumulate(configuration, acc)  # raises TargetNotSet if no target
             return
         data = configuration.data
         frame = self._frame
-        transform_frame_to_world = frame.current(data, task.frame)
+        if data is not frame.data or task.frame is not frame.name:
+            frame.bind(data, task.frame)
+        transform_frame_to_world = frame.placement
         # pink: e = log6(T_bt) and J = -Jlog6(T_tb) bJ_0b. Since log6(T^-1) = -log6(T),
         # e = -log6(T_tb): one relative transform serves both.
         transform_frame_to_target = target.actInv(transform_frame_to_world)  # T_tb

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from numpy.typing import ArrayLike
+
 import mujoco
 import numpy as np
 
@@ -178,6 +180,12 @@ class MujocoSimulation:
                 if link1 in body_names and link2 in body_names:
                     spec.add_exclude(bodyname1=link1, bodyname2=link2)
 
+        # URDF mimic joints arrive as joint equalities; MuJoCo's default softness lets a
+        # squeezed finger lag its master by centimetres, so make them as stiff as the step allows
+        for equality in spec.equalities:
+            if equality.type == mujoco.mjtEq.mjEQ_JOINT:
+                equality.solref = [2.0 * timestep, 1.0]
+
         if gravity_compensation:
             for body in spec.bodies:
                 if body.name != "world":
@@ -329,7 +337,7 @@ class MujocoSimulation:
         self._check_names(names)
         return np.array([self.data.qvel[self._dof_adr[n]] for n in names])
 
-    def set_joint_positions(self, names: Sequence[str], values: Sequence[float]) -> None:
+    def set_joint_positions(self, names: Sequence[str], values: ArrayLike) -> None:
         """Teleport joints (no dynamics) and refresh kinematics."""
         names = list(names)
         values_arr = np.asarray(values, dtype=float).reshape(-1)
@@ -340,7 +348,7 @@ class MujocoSimulation:
             self.data.qpos[self._qpos_adr[n]] = v
         mujoco.mj_forward(self.model, self.data)
 
-    def set_joint_velocities(self, names: Sequence[str], values: Sequence[float]) -> None:
+    def set_joint_velocities(self, names: Sequence[str], values: ArrayLike) -> None:
         """Set joint velocities."""
         names = list(names)
         values_arr = np.asarray(values, dtype=float).reshape(-1)
@@ -353,8 +361,8 @@ class MujocoSimulation:
     def set_position_targets(
         self,
         names: Sequence[str],
-        positions: Sequence[float],
-        velocities: Sequence[float] | None = None,
+        positions: ArrayLike,
+        velocities: ArrayLike | None = None,
     ) -> None:
         """Command position servos; with ``velocities``, add velocity feed-forward.
 
@@ -469,7 +477,7 @@ class MujocoSimulation:
         self.set_position_targets(names, positions, velocities)
         return True
 
-    def set_target_marker(self, position: Sequence[float], quaternion: Sequence[float]) -> None:
+    def set_target_marker(self, position: ArrayLike, quaternion: ArrayLike) -> None:
         """Move the (visual only) target marker to a world pose (quaternion w, x, y, z)."""
         if self._mocap_id < 0:
             raise ValueError("this simulation was built without a target marker")
