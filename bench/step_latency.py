@@ -8,6 +8,9 @@ configuration) on the same problem, and only the control step is timed:
   state (positions and velocities of every joint, built from the loop's configuration) and
   the setpoints (tool-site poses) are made outside the timed region; reading them, updating
   the targets, forward kinematics, the QP and the output state are inside it.
+- **pinkctl, pink path** (timed too, no target attached): the same controller with
+  ``qp_backend="pink"`` (pink's ``build_ik`` + qpsolvers, restricted to the controlled
+  joints): the correctness reference.
 - **pink**: ``FrameTask.set_target`` + ``pink.solve_ik`` + ``Configuration.integrate_inplace``
   (which re-runs forward kinematics and Jacobians), ``safety_break=False``.
 - **mink**: the same three calls of mink 1.x, on the MuJoCo model compiled with
@@ -33,13 +36,23 @@ Timing: ``time.perf_counter_ns`` around the control step only, garbage collector
 the timed loops, warm-up steps discarded. The variants of one (robot, problem, solver) group
 run *interleaved* in chunks of ``--chunk`` steps (default 100: each variant runs 100 steps,
 then the next, round robin), so load changes on the machine hit every variant alike while
-caches stay warm within a chunk. Solver options: the peers get pinkctl's defaults
-(:data:`pinkctl.qp.DEFAULT_SOLVER_OPTIONS`, e.g. OSQP ``eps_abs = eps_rel = 1e-9`` with
-polishing) so that every variant solves to the same accuracy; ``--peer-defaults`` gives them
-qpsolvers' own defaults instead.
+caches stay warm within a chunk (``--chunk 1``, strict step-by-step alternation, slows every
+variant by a third or more through cache pollution). Solver options: the peers get pinkctl's
+default tolerances (:data:`pinkctl.qp.DEFAULT_SOLVER_OPTIONS`, e.g. OSQP
+``eps_abs = eps_rel = 1e-9``; minus pinkctl's own active-set ``polish``, which is not a
+solver setting) so that every variant solves to a comparable accuracy; ``--peer-defaults``
+gives them qpsolvers' own defaults instead.
 
-Correctness column: the largest joint difference [rad] between the pinkctl trajectory and the
-peer's over the whole run (about 1e-12 with exact solvers).
+Correctness columns: the largest joint difference [rad] between the fast path's trajectory and
+the pink path's over the whole run (about 1e-12 with exact solvers), and in one tick from the
+same state (every 20 ticks, against ``pinkctl.qp.reference_solve_ik`` with fresh barrier
+objects). With the self-collision barrier whole runs drift apart (up to about 1e-3 rad, even
+between two exact solvers): the distances come from hpp-fcl's warm-started GJK, accurate to
+its tolerance only, and pink reuses a barrier's Jacobian while the configuration stays
+``np.allclose`` to the one it was computed at (pinkctl evaluates it every tick); the one-tick
+column stays at rounding level. Each
+controller gets its own robot, as pink's ``Configuration`` copies ``data`` but shares the
+robot's ``collision_data``.
 
 The environment is used as it is: ``make bench`` does not unset ``OPENBLAS_CORETYPE`` /
 ``OPENBLAS_L2_SIZE`` (the anchors' reference measurement did); their values are printed with
@@ -61,6 +74,7 @@ import argparse
 import contextlib
 import ctypes
 import gc
+import importlib
 import logging
 import os
 import sys
@@ -79,8 +93,9 @@ from pinkctl.robot import PinkRobot, load_pink_supported_robot
 
 from .common import bench_solvers, machine_line, timing_stats_us
 
-try:  # bench-only dependency ("bench" extra)
-    import mink
+mink: Any  # bench-only dependency ("bench" extra); None when not installed
+try:
+    mink = importlib.import_module("mink")
 except ImportError:  # pragma: no cover - depends on the environment
     mink = None
 
@@ -96,6 +111,8 @@ __all__ = [
 
 DT = 0.005  # [s] control period
 WARMUP = 200
+#: Every this many ticks the fast path's output is compared with pink's QP at the same state.
+CHECK_EVERY = 20
 POSITION_COST = 1.0
 ORIENTATION_COST = 1.0
 POSTURE_COST = 1e-3
@@ -208,6 +225,7 @@ class _Pinkctl(_Variant):
         barrier: bool,
         n_total: int,
         qp_backend: str = "pinkctl",
+        check_every: int = 0,
     ) -> None:
         self.label = "pinkctl" if qp_backend == "pinkctl" else "pinkpath"
         controlled = list(robot.controlled_joint_names)
@@ -250,8 +268,13 @@ class _Pinkctl(_Variant):
         self.times = DT * np.arange(n_total)
         if not self.controller.reset(self._estimate(), None, 0.0):
             raise RuntimeError(f"controller reset failed: {self.controller.last_error}")
-        self.estimated: RobotState | None = None
+        self.estimated = self._estimate()
         self.output: RobotState | None = None
+        self.robot = robot
+        self.solver = solver
+        self.barrier = barrier
+        self.check_every = check_every
+        self.tick_max_dq = 0.0 if check_every > 0 else float("nan")
 
     def _estimate(self) -> RobotState:
         names = self.names
@@ -275,7 +298,37 @@ class _Pinkctl(_Variant):
         else:
             self.q[self.cols] = out.joints.get_positions(self.controlled)
             self.v[self.cols] = out.joints.get_velocities(self.controlled)
+            if self.check_every > 0 and k % self.check_every == 0:
+                self._check_tick()
         self.q_log[k] = self.q[self.cols]
+
+    def _check_tick(self) -> None:
+        """Compare this tick's output velocity with pink's ``build_ik`` + qpsolvers solution
+        at the same configuration and targets (fresh barrier objects: pink's barriers reuse a
+        Jacobian cached at any configuration ``np.allclose`` to the current one)."""
+        from pinkctl.qp import QPSolveError, reference_solve_ik
+
+        c = self.controller
+        configuration = c.configuration
+        if configuration is None:
+            return
+        model = self.robot.model
+        v_idx = np.array([model.joints[model.getJointId(n)].idx_v for n in self.controlled])
+        try:
+            v_ref = reference_solve_ik(
+                configuration,
+                c.tasks,
+                DT,
+                controlled_v_indices=v_idx,
+                solver=self.solver,
+                damping=DAMPING,
+                limits=c.limits,
+                barriers=[_self_collision_barrier(self.robot)] if self.barrier else [],
+            )
+        except QPSolveError:
+            return
+        dq = DT * float(np.max(np.abs(v_ref[v_idx] - self.v[self.cols])))
+        self.tick_max_dq = max(self.tick_max_dq, dq)
 
 
 class _Pink(_Variant):
@@ -467,9 +520,7 @@ class _PeerModels:
 def _peer_models(robot: PinkRobot, with_mujoco: bool) -> _PeerModels:
     model = robot.model
     controlled = list(robot.controlled_joint_names)
-    locked = [
-        model.names[j] for j in range(1, model.njoints) if model.names[j] not in controlled
-    ]
+    locked = [model.names[j] for j in range(1, model.njoints) if model.names[j] not in controlled]
     geometry = robot.collision_model
     if locked:
         ids = [model.getJointId(n) for n in locked]
@@ -657,7 +708,11 @@ def run(
         :data:`LABELS`: ``v_median_us``, ``v_p90_us``, ``v_p99_us``, ``v_mean_us``,
         ``v_failures`` (None when not run); for every variant but pinkctl, ``v_speedup``
         (its median / pinkctl's) and ``v_max_dq`` (largest |q_pinkctl − q_v| over the run
-        [rad]; ``pinkpath_max_dq`` is the correctness column).
+        [rad]; ``pinkpath_max_dq`` is the correctness column), ``pinkpath_tick_max_dq``
+        (largest one-tick difference [rad] between forward's output and pink's QP solved at
+        the same configuration, every :data:`CHECK_EVERY` ticks) and
+        ``pinkctl_vs_daqp_max_dq`` (largest difference to pinkctl's daqp trajectory of the
+        same problem; None when daqp did not run first).
     """
     if steps < 1 or warmup < 0:
         raise ValueError(f"steps must be >= 1 and warmup >= 0, got {steps}, {warmup}")
@@ -679,14 +734,29 @@ def run(
             use_mink = "mink" in peers and mink is not None and not barrier
             peer = _peer_models(robot, with_mujoco=use_mink)
             target = moving_target(_home_tool_pose(robot), n_total)
+            exact_log: np.ndarray | None = None  # pinkctl + daqp trajectory of this problem
             for solver in solver_list:
                 if progress is not None:
                     progress(f"{robot_name} / {problem} / {solver}")
                 options = peer_solver_options(solver, peer_defaults)
+                # One robot per controller: pink's Configuration copies `data` but shares the
+                # robot's `collision_data`.
                 variants: list[_Variant] = [
-                    _Pinkctl(robot, target, solver, barrier=barrier, n_total=n_total),
                     _Pinkctl(
-                        robot, target, solver, barrier=barrier, n_total=n_total, qp_backend="pink"
+                        _load(robot_name, barrier),
+                        target,
+                        solver,
+                        barrier=barrier,
+                        n_total=n_total,
+                        check_every=CHECK_EVERY,
+                    ),
+                    _Pinkctl(
+                        _load(robot_name, barrier),
+                        target,
+                        solver,
+                        barrier=barrier,
+                        n_total=n_total,
+                        qp_backend="pink",
                     ),
                 ]
                 if "pink" in peers:
@@ -708,6 +778,13 @@ def run(
                 rows.append(
                     _row(robot_name, problem, solver, steps, warmup, chunk, peer, variants, times)
                 )
+                if solver == "daqp":
+                    exact_log = variants[0].q_log
+                rows[-1]["pinkctl_vs_daqp_max_dq"] = (
+                    None
+                    if exact_log is None
+                    else float(np.nanmax(np.abs(variants[0].q_log - exact_log)))
+                )
                 rows[-1]["mink_note"] = _mink_note(peers, barrier) if not use_mink else None
                 rows[-1]["peer_options"] = (
                     "qpsolvers defaults" if peer_defaults else "pinkctl's tolerances"
@@ -716,13 +793,13 @@ def run(
 
 
 def _mink_note(peers: Sequence[str], barrier: bool) -> str:
+    if barrier:
+        return "no equivalent barrier"
     if "mink" not in peers:
         return "not requested"
     if mink is None:
-        return "n/a (mink not installed)"
-    if barrier:
-        return "n/a (no equivalent barrier)"
-    return "n/a"
+        return "mink not installed"
+    return "not run"
 
 
 def _row(
@@ -759,6 +836,7 @@ def _row(
             row[f"{label}_speedup"] = None
             row[f"{label}_max_dq"] = None
     base = variants[0]
+    row["pinkpath_tick_max_dq"] = getattr(base, "tick_max_dq", None)
     for variant, t in zip(variants, times, strict=True):
         label = variant.label
         row.update({f"{label}_{k}": v for k, v in timing_stats_us(t).items()})
@@ -848,15 +926,17 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
     out = [
         "| robot | problem | solver | pinkctl forward µs (median / p90 / p99) | "
         "pink solve_ik µs | mink solve_ik µs | × vs pink | × vs mink | "
-        'max \\|Δq\\| vs `qp_backend="pink"` [rad] | max \\|Δq\\| vs pink / mink [rad] |',
+        'max \\|Δq\\| vs `qp_backend="pink"`: run / one tick [rad] | '
+        "max \\|Δq\\| vs pinkctl daqp [rad] |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         out.append(
             f"| {r['robot']} | {r['problem']} | {r['solver']} | {_times(r, 'pinkctl')} | "
             f"{_times(r, 'pink')} | {_times(r, 'mink')} | {_fmt(r['pink_speedup'], '.2f')} | "
-            f"{_fmt(r['mink_speedup'], '.2f')} | {_dq(r, ['pinkpath'])} | "
-            f"{_dq(r, ['pink', 'mink'])} |"
+            f"{_fmt(r['mink_speedup'], '.2f')} | "
+            f"{_dq(r, ['pinkpath', 'pinkpath_tick'])} | "
+            f"{_fmt(r['pinkctl_vs_daqp_max_dq'], '.0e')} |"
         )
     if rows:
         r0 = rows[0]
@@ -869,11 +949,18 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
             "pinkctl: `PinkIKController.forward` (RobotState in and out); pink / mink: "
             "`set_target` + `solve_ik` + `integrate_inplace`. "
             f"Peer models: {'; '.join(peers)}. "
-            + (f"mink n/a: {'; '.join(notes)}. " if notes else "")
+            + (f"mink n/a where: {'; '.join(notes)}. " if notes else "")
             + "× = peer median / pinkctl median. "
-            'Correctness: largest joint difference over the run between the controller\'s '
-            'fast path and its `qp_backend="pink"` path (pink\'s `build_ik` + qpsolvers), '
-            "and between pinkctl and the raw peers. Peer solver options: "
+            "Correctness: largest joint difference between the controller's fast path and "
+            'its `qp_backend="pink"` path (pink\'s `build_ik` + qpsolvers) over the run, '
+            f"and in one tick from the same state (every {CHECK_EVERY} ticks). With the "
+            "self-collision barrier whole runs drift apart, even between two exact solvers: "
+            "the distances come from hpp-fcl's warm-started GJK, accurate to its tolerance "
+            "only, and pink reuses a barrier Jacobian cached at any configuration "
+            "`np.allclose` to the current one (pinkctl evaluates it every tick); one tick from "
+            "the same state agrees to rounding. Last column: difference to pinkctl's daqp "
+            "trajectory of the same problem. "
+            "Peer solver options: "
             + (
                 "qpsolvers' defaults."
                 if r0.get("peer_options") == "qpsolvers defaults"
@@ -918,7 +1005,7 @@ def profile_forward(
     n_total = warmup + steps
     target = moving_target(_home_tool_pose(robot), n_total)
     replay = _Pinkctl(robot, target, solver, barrier=barrier, n_total=n_total)
-    twin = _Pinkctl(robot, target, solver, barrier=barrier, n_total=n_total)
+    twin = _Pinkctl(_load(robot_name, barrier), target, solver, barrier=barrier, n_total=n_total)
     c = replay.controller
     try:
         qp, map_, tasks, limits, barriers = c._qp, c._map, c.tasks, c._limits, c._barriers
@@ -989,9 +1076,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=WARMUP, help="untimed steps first")
     parser.add_argument("--robots", nargs="+", default=list(ROBOTS))
     parser.add_argument("--solvers", nargs="+", default=None)
-    parser.add_argument(
-        "--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS)
-    )
+    parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS))
     parser.add_argument("--peers", nargs="+", default=["pink", "mink"], choices=["pink", "mink"])
     parser.add_argument(
         "--chunk", type=int, default=100, help="steps per variant per turn (0: back to back)"
@@ -1040,7 +1125,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         for label in LABELS:
             if r[f"{label}_median_us"] is None:
-                note = r.get("mink_note") if label == "mink" else "not run"
+                note = f"n/a ({r.get('mink_note') if label == 'mink' else 'not run'})"
                 print(f"{r['robot']:7s} {r['problem']:29s} {r['solver']:9s} {label:8s} {note}")
                 continue
             speedup = r.get(f"{label}_speedup")
@@ -1051,11 +1136,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r[f'{label}_p99_us']:8.1f} {_fmt(speedup, '.2f'):>6s} "
                 f"{_fmt(dq, '.1e'):>8s} {r[f'{label}_failures']}"
             )
+        print(
+            f"{'':47s} one-tick |dq| vs pink path {_fmt(r['pinkpath_tick_max_dq'], '.1e')}, "
+            f"run |dq| vs pinkctl daqp {_fmt(r['pinkctl_vs_daqp_max_dq'], '.1e')}"
+        )
     print()
     for t in check_targets(rows):
         verdict = {True: "MET", False: "MISSED", None: "not measured"}[t["met"]]
-        value = "n/a" if t["value"] is None else f"{t['value']:.2f} {t['unit']}"
-        print(f"target: {t['target']}: {value} -> {verdict}")
+        shown = "n/a" if t["value"] is None else f"{t['value']:.2f} {t['unit']}"
+        print(f"target: {t['target']}: {shown} -> {verdict}")
     print(f"machine: {machine}")
     return 0
 

@@ -1,8 +1,9 @@
 """The fast QP layer (pinkctl.qp.DiffIKQP) solves exactly pink's differential-IK problem.
 
 Over random configurations, targets and mixes of pink tasks, limits and barriers, on several
-robots (example-robot-data Panda with and without its fingers controlled, UR10, a Panda parsed
-with mimic joints, the test URDFs with a mimic gripper and a continuous joint):
+robots (example-robot-data Panda with and without its fingers controlled, in a permuted
+subset, on a floating base, parsed with mimic joints, with primitive collision geometry; UR10;
+the test URDFs with a mimic gripper and a continuous joint; the bundled robots):
 
 - the assembled QP equals pink's ``build_ik`` restricted to the controlled columns;
 - ``DiffIKQP.solve`` equals ``reference_solve_ik`` (exact solvers: to 1e-8 rad/s);
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +26,21 @@ import numpy as np
 import pink
 import pinocchio as pin
 import pytest
-from pink.barriers import PositionBarrier, SelfCollisionBarrier
-from pink.limits import AccelerationLimit, ConfigurationLimit, Limit, VelocityLimit
+from pink.barriers import BodySphericalBarrier, PositionBarrier, SelfCollisionBarrier
+from pink.limits import (
+    AccelerationLimit,
+    ConfigurationLimit,
+    FloatingBaseVelocityLimit,
+    Limit,
+    VelocityLimit,
+)
 from pink.tasks import (
     ComTask,
     DampingTask,
     FrameTask,
     JointCouplingTask,
+    JointVelocityTask,
+    LowAccelerationTask,
     PostureTask,
     RelativeFrameTask,
 )
@@ -101,11 +111,10 @@ class Robot:
     def random_q(self, rng: np.random.Generator, margin: float = 0.05) -> np.ndarray:
         lower = self.model.lowerPositionLimit.copy()
         upper = self.model.upperPositionLimit.copy()
-        finite = np.isfinite(lower) & np.isfinite(upper) & (upper > lower) & (upper < 1e10)
-        span = upper - lower
+        finite = (lower > -1e10) & (upper < 1e10) & (upper > lower)
+        span = np.where(finite, upper, 0.0) - np.where(finite, lower, 0.0)
         lower[finite] += margin * span[finite]
         upper[finite] -= margin * span[finite]
-        np.random.seed(int(rng.integers(2**31)))
         pin.seed(int(rng.integers(2**31)))
         return pin.randomConfiguration(self.model, lower, upper)
 
@@ -132,6 +141,15 @@ def _build_robots() -> dict[str, Robot]:
     mimic = pin.buildModelFromUrdf(str(panda_urdf), mimic=True)
     robots["panda_mimic"] = Robot(
         "panda_mimic", mimic, list(range(mimic.nv)), "panda_hand_tcp", "panda_link3"
+    )
+    floating = pin.buildModelFromUrdf(str(panda_urdf), pin.JointModelFreeFlyer())
+    floating.lowerPositionLimit[:3] = -0.5  # a box for sampling the base position
+    floating.upperPositionLimit[:3] = 0.5
+    robots["panda_floating"] = Robot(
+        "panda_floating", floating, list(range(floating.nv)), "panda_hand_tcp", "panda_link2"
+    )
+    robots["panda_floating_arm"] = Robot(
+        "panda_floating_arm", floating, list(range(6, 13)), "panda_hand_tcp", "panda_link2"
     )
     ur10 = pin.buildModelFromUrdf(
         str(erd_robots_dir() / "ur_description" / "urdf" / "ur10_robot.urdf")
@@ -206,6 +224,14 @@ class HalvedConfigurationLimit(ConfigurationLimit):
         return G, 0.5 * h
 
 
+class LooserPositionBarrier(PositionBarrier):
+    """A barrier subclass overriding ``compute_qp_inequalities``: must use its own methods."""
+
+    def compute_qp_inequalities(self, configuration: Any, dt: float = 1e-3) -> Any:
+        G, h = super().compute_qp_inequalities(configuration, dt)
+        return G, 2.0 * h
+
+
 def _random_pose(robot: Robot, rng: np.random.Generator) -> pin.SE3:
     configuration = robot.configuration(robot.random_q(rng, margin=0.1))
     pose = configuration.get_transform_frame_to_world(robot.ee)
@@ -234,8 +260,19 @@ def make_tasks(robot: Robot, configuration: Any, rng: np.random.Generator) -> li
     posture.gain = float(rng.choice([1.0, 0.5]))
     posture.set_target(robot.random_q(rng))
     tasks.append(posture)
+    root_nv = robot.model.nv - posture.compute_jacobian(configuration).shape[0]
+    if rng.random() < 0.3:  # a per-joint cost vector
+        posture.cost = rng.uniform(1e-3, 1e-1, robot.model.nv - root_nv)
     if rng.random() < 0.5:
         tasks.append(DampingTask(cost=float(rng.uniform(1e-3, 1e-1))))
+    if root_nv == 0 and rng.random() < 0.3:  # pink's error has size nv: fixed base only
+        low_acceleration = LowAccelerationTask(cost=float(rng.uniform(1e-3, 1e-1)))
+        low_acceleration.set_last_integration(rng.normal(scale=0.2, size=robot.model.nv), DT)
+        tasks.append(low_acceleration)
+    if rng.random() < 0.3:
+        joint_velocity = JointVelocityTask(cost=float(rng.uniform(1e-3, 1e-1)))
+        joint_velocity.set_target(rng.normal(scale=0.3, size=robot.model.nv - root_nv), DT)
+        tasks.append(joint_velocity)
     if rng.random() < 0.5:
         relative = RelativeFrameTask(
             robot.ee,
@@ -277,6 +314,8 @@ def make_limits(robot: Robot, rng: np.random.Generator) -> list[Any]:
         limits.append(acceleration)
     if rng.random() < 0.2:
         limits.append(SumVelocityLimit(model.nv, 1.5))
+    if model.existJointName("root_joint") and rng.random() < 0.6:
+        limits.append(FloatingBaseVelocityLimit(model, None, 0.5, 1.0))
     if rng.random() < 0.15:
         limits.append(HalvedConfigurationLimit(model))
     return limits
@@ -296,6 +335,11 @@ def make_barriers(robot: Robot, configuration: Any, rng: np.random.Generator) ->
                 safe_displacement_gain=float(rng.choice([0.0, 0.5])),
             )
         )
+    if rng.random() < 0.3:  # custom gain function (h / (1 + |h|)) and safe displacement
+        barriers.append(BodySphericalBarrier((robot.ee, robot.root), d_min=0.02, gain=2.0))
+    if rng.random() < 0.2:  # subclass overriding its inequalities: fallback path
+        position = configuration.get_transform_frame_to_world(robot.ee).translation
+        barriers.append(LooserPositionBarrier(robot.ee, indices=[1], p_max=position[[1]] + 0.1))
     if robot.collision_model is not None:
         n_pairs = int(rng.choice([1, 5, len(robot.collision_model.collisionPairs)]))
         barriers.append(
@@ -439,11 +483,15 @@ def test_fast_path_equals_reference_exact_solvers(robot_name: str, seed: int, so
         configuration.update(robot.random_q(rng))
 
 
+@pytest.mark.parametrize("polish", [False, True])
 @pytest.mark.parametrize("solver", APPROX_SOLVERS)
-@pytest.mark.parametrize(("robot_name", "seed"), _cases(["panda_arm", "ur10", "panda_mimic"], 5))
+@pytest.mark.parametrize(
+    ("robot_name", "seed"), _cases(["panda_arm", "ur10", "panda_mimic", "panda_all"], 5)
+)
 def test_approximate_solvers_close_and_inside_limits(
-    robot_name: str, seed: int, solver: str
+    robot_name: str, seed: int, solver: str, polish: bool
 ) -> None:
+    """OSQP / ProxQP: within 1e-4 rad/s raw, exact once polished, never past a joint limit."""
     robot = ROBOTS[robot_name]
     rng = np.random.default_rng(100 + seed)
     q = robot.random_q(rng)
@@ -453,13 +501,18 @@ def test_approximate_solvers_close_and_inside_limits(
     configuration = robot.configuration(q)
     tasks = make_tasks(robot, configuration, rng)
     limits = [ConfigurationLimit(robot.model), VelocityLimit(robot.model)]
-    qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
+    qp = DiffIKQP(robot.model, robot.controlled, solver=solver, solver_options={"polish": polish})
+    assert not qp.exact
     v = qp.solve(configuration, tasks, DT, limits=limits)
     v_ref = reference_solve_ik(
-        configuration, tasks, DT, controlled_v_indices=robot.controlled, solver="daqp",
+        configuration,
+        tasks,
+        DT,
+        controlled_v_indices=robot.controlled,
+        solver="daqp",
         limits=limits,
     )
-    np.testing.assert_allclose(v, v_ref, rtol=0.0, atol=APPROX_TOL)
+    np.testing.assert_allclose(v, v_ref, rtol=0.0, atol=EXACT_TOL if polish else APPROX_TOL)
     q_next = pin.integrate(robot.model, configuration.q, v * DT)
     lower, upper = robot.model.lowerPositionLimit, robot.model.upperPositionLimit
     assert np.all(q_next >= lower - 1e-12) and np.all(q_next <= upper + 1e-12)
@@ -652,21 +705,47 @@ def test_limit_and_barrier_conflict_is_infeasible(solver: str) -> None:
         )
 
 
-def test_start_outside_limits_reports_infeasible_bounds() -> None:
+def test_start_outside_limits_reports_infeasible_bounds_without_recovery() -> None:
     robot = ROBOTS["panda_arm"]
     q = np.array([0.0, -0.785398, 0.0, -2.35619, 0.0, 1.5707, 0.785398, 0.02, 0.02])
     q[3] = robot.model.upperPositionLimit[3] + 0.5  # far above joint 4's upper limit
     configuration = robot.configuration(q)
     posture = PostureTask(cost=1.0)
     posture.set_target(q)
-    qp = DiffIKQP(robot.model, robot.controlled)
+    limits = [ConfigurationLimit(robot.model), VelocityLimit(robot.model)]
+    qp = DiffIKQP(robot.model, robot.controlled, recover_outside_range=False)
     with pytest.raises(QPSolveError, match="lower bound above upper bound"):
-        qp.solve(
-            configuration,
-            [posture],
-            DT,
-            limits=[ConfigurationLimit(robot.model), VelocityLimit(robot.model)],
-        )
+        qp.solve(configuration, [posture], DT, limits=limits)
+
+
+@pytest.mark.parametrize("side", ["upper", "lower"])
+def test_start_outside_limits_recovers_at_the_velocity_limit(side) -> None:
+    """Default: the joint outside its range moves back at its velocity limit, others hold."""
+    robot = ROBOTS["panda_arm"]
+    q = np.array([0.0, -0.785398, 0.0, -2.35619, 0.0, 1.5707, 0.785398, 0.02, 0.02])
+    model = robot.model
+    if side == "upper":
+        q[3] = model.upperPositionLimit[3] + 0.5
+    else:
+        q[3] = model.lowerPositionLimit[3] - 0.5
+    configuration = robot.configuration(q)
+    posture = PostureTask(cost=1.0)
+    posture.set_target(q)
+    limits = [ConfigurationLimit(model), VelocityLimit(model)]
+    v = DiffIKQP(model, robot.controlled).solve(configuration, [posture], DT, limits=limits)
+    expected = -model.velocityLimit[3] if side == "upper" else model.velocityLimit[3]
+    assert v[3] == pytest.approx(expected, rel=1e-9)
+    # user bounds take part in the recovery too
+    n = len(robot.controlled)
+    slow = DiffIKQP(model, robot.controlled).solve(
+        configuration,
+        [posture],
+        DT,
+        limits=limits,
+        v_lower=np.full(n, -0.5),
+        v_upper=np.full(n, 0.5),
+    )
+    assert slow[3] == pytest.approx(np.sign(expected) * 0.5, rel=1e-9)
 
 
 def test_constructor_validates_arguments() -> None:
@@ -684,7 +763,7 @@ def test_constructor_validates_arguments() -> None:
     with pytest.raises(ValueError, match="empty"):
         DiffIKQP(model, [])
     with pytest.raises(ValueError, match="integers"):
-        DiffIKQP(model, [0.5, 1.0])
+        DiffIKQP(model, [0.5, 1.0])  # type: ignore[list-item]
     qp = DiffIKQP(model, np.arange(7))
     assert qp.n == 7 and qp.solver == "daqp" and qp.exact
     with pytest.raises(ValueError):
@@ -736,14 +815,26 @@ def test_solve_assembled_with_equality_rows_matches_qpsolvers() -> None:
         A[0, :2] = 1.0
         b = np.array([float(A[0] @ x_plain) * 0.5])
         constrained = QPProblem(
-            H=problem.H, c=problem.c, G=problem.G, h=problem.h, A=A, b=b,
-            lb=problem.lb, ub=problem.ub,
+            H=problem.H,
+            c=problem.c,
+            G=problem.G,
+            h=problem.h,
+            A=A,
+            b=b,
+            lb=problem.lb,
+            ub=problem.ub,
         )
         x = qp.solve_assembled(constrained)
         expected = qpsolvers.solve_qp(
-            np.array(problem.H), np.array(problem.c), A=A, b=b,
-            lb=np.array(problem.lb), ub=np.array(problem.ub), solver="daqp",
+            np.array(problem.H),
+            np.array(problem.c),
+            A=A,
+            b=b,
+            lb=np.array(problem.lb),
+            ub=np.array(problem.ub),
+            solver="daqp",
         )
+        assert expected is not None
         tol = 1e-9 if solver in ("daqp", "quadprog") else 1e-6
         np.testing.assert_allclose(x, expected, rtol=0.0, atol=tol)
         assert abs(float(A[0] @ x) - b[0]) < 1e-7
@@ -760,7 +851,10 @@ def test_last_problem_and_primal_residual() -> None:
     assert qp.primal_residual(x) < 1e-12
     kept = problem.copy()
     qp.solve(configuration, [tasks[1]], DT, limits=limits)
-    assert not np.array_equal(kept.c, qp.last_problem().c)  # views follow, copies stay
+    latest = qp.last_problem()
+    assert latest is not None
+    assert not np.array_equal(kept.c, latest.c)  # views follow, copies stay
+    assert np.array_equal(problem.c, latest.c)
 
 
 def test_repeated_task_counts_twice() -> None:
@@ -807,13 +901,14 @@ def _bundled(name: str) -> Any:
     try:
         from pinkctl import load_pink_supported_robot  # noqa: PLC0415
 
-        return load_pink_supported_robot(name)
+        return load_pink_supported_robot(name, build_collision_model=True)
     except Exception as exc:  # not written yet / not available: skip, not fail
         pytest.skip(f"bundled robot {name!r} unavailable: {exc}")
 
 
 @pytest.mark.parametrize("name", ["franka", "ur10", "so101"])
 def test_bundled_robots_equivalence(name: str) -> None:
+    """The bundled robots (controlled arm joints, gripper held), with self-collision."""
     robot = _bundled(name)
     model = robot.model
     controlled = sorted(
@@ -821,26 +916,38 @@ def test_bundled_robots_equivalence(name: str) -> None:
     )
     frame_name = robot.tool_frame or model.frames[model.nframes - 1].name
     rng = np.random.default_rng(11)
-    wrapped = Robot(name, model, controlled, frame_name, frame_name)
-    for _ in range(5):
-        q = robot.q0.copy() if rng.random() < 0.2 else wrapped.random_q(rng)
-        configuration = wrapped.configuration(q)
-        frame = FrameTask(frame_name, position_cost=1.0, orientation_cost=0.5, lm_damping=1e-3)
-        frame.set_target(_random_pose(wrapped, rng))
-        posture = PostureTask(cost=1e-2)
-        posture.set_target(robot.q0)
-        limits = [ConfigurationLimit(model), VelocityLimit(model)]
-        qp = DiffIKQP(model, controlled)
-        result = both_or_neither(
-            lambda: qp.solve(configuration, [frame, posture], DT, limits=limits),
-            lambda: reference_solve_ik(
-                configuration,
-                [frame, posture],
-                DT,
-                controlled_v_indices=controlled,
-                solver="daqp",
-                limits=limits,
-            ),
-        )
-        if result is not None:
-            np.testing.assert_allclose(result[0], result[1], rtol=0.0, atol=EXACT_TOL)
+    collision_model = robot.collision_model
+    if collision_model is not None and len(collision_model.collisionPairs) == 0:
+        collision_model = None
+    wrapped = Robot(name, model, controlled, frame_name, frame_name, collision_model)
+    for solver in EXACT_SOLVERS:
+        for _ in range(4):
+            q = robot.q0.copy() if rng.random() < 0.25 else wrapped.random_q(rng)
+            configuration = wrapped.configuration(q)
+            frame = FrameTask(frame_name, position_cost=1.0, orientation_cost=0.5, lm_damping=1e-3)
+            frame.set_target(_random_pose(wrapped, rng))
+            posture = PostureTask(cost=1e-2)
+            posture.set_target(robot.q0)
+            tasks = [frame, posture]
+            limits = [ConfigurationLimit(model), VelocityLimit(model)]
+            barriers: list[Any] = []
+            if collision_model is not None:
+                n_pairs = min(3, len(collision_model.collisionPairs))
+                barriers.append(SelfCollisionBarrier(n_collision_pairs=n_pairs, d_min=0.01))
+            qp = DiffIKQP(model, controlled, solver=solver)
+            result = both_or_neither(
+                partial(qp.solve, configuration, tasks, DT, limits=limits, barriers=barriers),
+                partial(
+                    reference_solve_ik,
+                    configuration,
+                    tasks,
+                    DT,
+                    controlled_v_indices=controlled,
+                    solver="daqp",
+                    limits=limits,
+                    barriers=barriers,
+                ),
+            )
+            if result is not None:
+                tol = CLARABEL_TOL if solver == "clarabel" else EXACT_TOL
+                np.testing.assert_allclose(result[0], result[1], rtol=0.0, atol=tol)

@@ -22,6 +22,8 @@ Terms:
   :math:`n^T J^1_v + (r_1 \\times n)^T J^1_\\omega - n^T J^2_v - (r_2 \\times n)^T J^2_\\omega`
   (zero when :math:`w_1 \\approx w_2`, NaN replaced by zero). Pairs are selected with the same
   ``argpartition`` calls as pink, so the same pairs come out in the same order.
+  A zero barrier Jacobian (every selected pair in contact) makes the safe-displacement
+  weight undefined (pink divides by zero); it raises :class:`~pinkctl.qp.QPSolveError`.
 - :class:`DirectBarrierTerm`: any barrier that keeps the base class's ``compute_qp_objective``
   and ``compute_qp_inequalities`` (``PositionBarrier``, ``BodySphericalBarrier``, ...): its own
   ``compute_jacobian``, ``compute_barrier`` and ``compute_safe_displacement`` once per tick.
@@ -33,6 +35,7 @@ Terms:
 
 from __future__ import annotations
 
+from math import isfinite
 from typing import Any
 
 import numpy as np
@@ -40,6 +43,7 @@ import pinocchio as pin
 from pink.barriers import Barrier, PositionBarrier, SelfCollisionBarrier
 from pink.exceptions import InvalidCollisionPairs
 
+from .errors import QPSolveError
 from .objective import ObjectiveAccumulator
 from .selection import ColumnSelection, restrict_inequalities
 
@@ -136,12 +140,18 @@ class _BarrierObjective:
         else:
             safe = np.asarray(barrier.compute_safe_displacement(configuration), dtype=np.float64)
             barrier.safe_displacement = safe
-        weight = gain / float(np.linalg.norm(jacobian)) ** 2
+        squared_norm = float(np.linalg.norm(jacobian)) ** 2
+        if not squared_norm > 0.0:
+            raise QPSolveError(
+                f"{type(barrier).__name__}: zero barrier Jacobian, the safe-displacement "
+                "weight safe_displacement_gain / ||J||^2 is undefined",
+                solver="",
+                status="barrier",
+            )
+        weight = gain / squared_norm
         acc.diagonal_scalar += weight
         if safe is not None:
             acc.add_linear(None, -weight * self._selection.entries(safe))
-        else:
-            barrier.safe_displacement = np.zeros(configuration.model.nv)
 
 
 class DirectBarrierTerm(BarrierTerm):
@@ -246,14 +256,28 @@ class SelfCollisionBarrierTerm(BarrierTerm):
         degenerate = np.all(np.abs(delta) <= 1e-8 + 1e-5 * np.abs(point2), axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             normal = delta / np.linalg.norm(delta, axis=1)[:, None]
-        lever1 = point1 - origins[slot1]
-        lever2 = point2 - origins[slot2]
-        coefficients1 = np.concatenate([normal, np.cross(lever1, normal)], axis=1)
-        coefficients2 = np.concatenate([normal, np.cross(lever2, normal)], axis=1)
-        jacobian = np.einsum("ik,ikj->ij", coefficients1, jacobians[slot1])
-        jacobian -= np.einsum("ik,ikj->ij", coefficients2, jacobians[slot2])
+        # Row coefficients (n, r x n) against the stacked (linear; angular) joint Jacobians.
+        coefficients1 = np.empty((dim, 1, 6))
+        coefficients2 = np.empty((dim, 1, 6))
+        coefficients1[:, 0, :3] = normal
+        coefficients2[:, 0, :3] = normal
+        coefficients1[:, 0, 3:] = _cross_rows(point1 - origins[slot1], normal)
+        coefficients2[:, 0, 3:] = _cross_rows(point2 - origins[slot2], normal)
+        jacobian = np.matmul(coefficients1, jacobians[slot1])[:, 0, :]
+        jacobian -= np.matmul(coefficients2, jacobians[slot2])[:, 0, :]
         jacobian[degenerate] = 0.0
-        return np.nan_to_num(jacobian)
+        if not isfinite(float(jacobian.sum())):  # pink: NaN -> 0 (points in contact)
+            jacobian = np.nan_to_num(jacobian)
+        return jacobian
+
+
+_NEXT = np.array([1, 2, 0])
+_PREVIOUS = np.array([2, 0, 1])
+
+
+def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products ``a[i] x b[i]`` of two (k, 3) arrays (cheaper than np.cross)."""
+    return a[:, _NEXT] * b[:, _PREVIOUS] - a[:, _PREVIOUS] * b[:, _NEXT]
 
 
 def compile_barrier(barrier: Barrier, selection: ColumnSelection) -> BarrierTerm:

@@ -86,6 +86,9 @@ class DiffIKQP:
             ([cost]² / [tangent]², same meaning as pink's ``damping``), ``>= 0``.
         solver_options: Backend settings overriding the defaults of
             :data:`pinkctl.qp.backends.DEFAULT_SOLVER_OPTIONS`.
+        recover_outside_range: When a joint starts outside its position range, move it back
+            as fast as the motion limits allow instead of reporting the empty box (see
+            :meth:`_recover`). False gives pink's behaviour (infeasible).
 
     Raises:
         ValueError: Unknown (not installed) solver, negative or non-finite damping, indices
@@ -100,6 +103,7 @@ class DiffIKQP:
         solver: str = "daqp",
         damping: float = 1e-12,
         solver_options: dict[str, Any] | None = None,
+        recover_outside_range: bool = True,
     ) -> None:
         nv = getattr(model, "nv", None)
         if not isinstance(nv, int):
@@ -118,6 +122,7 @@ class DiffIKQP:
         backend = make_backend(solver, selection.size, solver_options)
         self._model = model
         self._nv = nv
+        self._recover_outside_range = bool(recover_outside_range)
         self._selection = selection
         self._solver = solver
         self._damping = damping_value
@@ -141,7 +146,6 @@ class DiffIKQP:
         self._row_blocks: list[tuple[np.ndarray, np.ndarray]] = []
         self._has_problem = False
         self._check_bounds = True
-        self._last_dt = 0.0
 
     # ------------------------------------------------------------------ properties
 
@@ -336,8 +340,36 @@ class DiffIKQP:
             np.multiply(v_lower, dt, out=self._v_bound)
             box.tighten_lower(None, self._v_bound)
         box.finish()
-        self._last_dt = float(dt)
+        if self._recover_outside_range and np.any(ws.lb > ws.ub):
+            self._recover(configuration, dt, v_lower, v_upper)
         self._has_problem = True
+
+    def _recover(self, configuration: Any, dt: float, v_lower: Any, v_upper: Any) -> None:
+        """Drive joints that start outside their position range back at the allowed speed.
+
+        Outside the range, pink's configuration limit asks for a displacement of
+        ``gain * (q_max - q)`` back toward the range in one tick, which can exceed what the
+        velocity limit (and ``v_lower``/``v_upper``) allow: the box is empty and pink reports
+        infeasibility. Motion limits are what the hardware enforces, so for those coordinates
+        the configuration bound yields: the box collapses to the motion bound nearest to the
+        range, ``x = max(-dt v_max, dt v_lower)`` above the range and
+        ``x = min(dt v_max, dt v_upper)`` below it. Coordinates inside the range are left as
+        they are (their empty box is a genuine conflict, reported by the solver).
+        """
+        ws = self._workspace
+        model = configuration.model
+        q = configuration.q
+        crossing = np.flatnonzero(ws.lb > ws.ub)
+        tangent = self._selection.indices[crossing]
+        above = pin.difference(model, q, model.upperPositionLimit)[tangent] < 0.0
+        below = pin.difference(model, q, model.lowerPositionLimit)[tangent] > 0.0
+        v_max = np.asarray(model.velocityLimit, dtype=np.float64)[tangent] * dt
+        low = -v_max if v_lower is None else np.maximum(-v_max, v_lower[crossing] * dt)
+        high = v_max if v_upper is None else np.minimum(v_max, v_upper[crossing] * dt)
+        value = np.where(above, low, high)
+        usable = (above | below) & (low <= high) & np.isfinite(value)
+        ws.lb[crossing[usable]] = value[usable]
+        ws.ub[crossing[usable]] = value[usable]
 
     def assemble(
         self,
@@ -402,9 +434,7 @@ class DiffIKQP:
             reason = "NaN in the inequality vector h (limits or barriers)"
         else:
             return error
-        return QPSolveError(
-            f"{reason} [{error.reason}]", solver=error.solver, status=error.status
-        )
+        return QPSolveError(f"{reason} [{error.reason}]", solver=error.solver, status=error.status)
 
     def _solve_workspace(self) -> np.ndarray:
         ws = self._workspace
@@ -452,6 +482,7 @@ class DiffIKQP:
         elif not ws.owns(problem):
             ws.load(problem)
             self._has_problem = True
+            self._check_bounds = True  # bounds from elsewhere: check them
         return self._solve_workspace()
 
     def solve(

@@ -366,6 +366,5 @@ class LimitPlan:
             boxes = [fused, *rest]
         self.box_terms = boxes
         self.nan_free = all(
-            isinstance(term, (ConfigurationLimitBox, VelocityLimitBox, JointBox))
-            for term in boxes
+            isinstance(term, (ConfigurationLimitBox, VelocityLimitBox, JointBox)) for term in boxes
         )

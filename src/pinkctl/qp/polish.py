@@ -1,8 +1,10 @@
 """Active-set polishing: turn an approximate QP solution into the exact one.
 
-Interior-point (Clarabel) and first-order (OSQP) solvers stop at a tolerance. Their output
-tells which constraints are active at the optimum; solving the equality-constrained QP on
-that active set,
+Interior-point (Clarabel) and first-order (OSQP, ProxQP) solvers stop at a tolerance on
+residuals and duality gap; along the flat directions of an IK objective (small posture
+weights) the solution itself can then be off by ~1e-4 even at tight tolerances. Their output
+does tell which constraints are active at the optimum, and solving the equality-constrained
+QP on that active set ``a``,
 
 .. math::
 
@@ -10,10 +12,17 @@ that active set,
     \\begin{bmatrix} x \\\\ \\lambda \\end{bmatrix} =
     \\begin{bmatrix} -c \\\\ b_a \\end{bmatrix},
 
-gives the exact minimizer provided the guess was right. The result is accepted only if it
-verifies the optimality conditions: every constraint satisfied and every multiplier of an
-active inequality of the right sign (both to a small relative tolerance). Otherwise the caller
-keeps the solver's own solution.
+gives the exact minimizer when the guess is right. :func:`polish_solution` starts from the
+solver's guess (its multipliers) and from the constraints nearly active at its solution, and
+repairs a guess a few times like a primal-dual active-set method (dropping active constraints
+whose multiplier has the wrong sign, adding the most violated one). A point is returned only
+if it satisfies the KKT conditions (stationarity by construction; feasibility and multiplier
+signs to a 1e-9 relative tolerance), so a wrong guess costs time, never accuracy; otherwise
+the caller keeps the solver's own solution.
+
+Constraints are those of a :class:`~pinkctl.qp.problem.QPWorkspace`: simple bounds
+``lb <= x <= ub``, rows ``G x <= h`` and equality rows ``A x = b`` (always active). Masks
+"upper" cover ``[x (n), G rows]`` (upper bound or row active), masks "lower" cover ``x``.
 """
 
 from __future__ import annotations
@@ -25,49 +34,73 @@ from scipy.linalg.lapack import dgesv as _dgesv
 
 from .problem import QPWorkspace
 
-__all__ = ["POLISH_TOLERANCE", "polish"]
+__all__ = ["MAX_REPAIRS", "NEAR_ACTIVE_DISTANCE", "POLISH_TOLERANCE", "polish_solution"]
 
 #: Relative tolerance of the acceptance test (primal feasibility and multiplier signs).
 POLISH_TOLERANCE = 1e-9
 
+#: Relative distance to its bound under which a constraint joins a guess.
+NEAR_ACTIVE_DISTANCE = 1e-6
 
-def polish(
-    ws: QPWorkspace,
-    upper_active: np.ndarray,
-    lower_active: np.ndarray,
-) -> np.ndarray | None:
-    """Exact minimizer of the workspace's QP on a guessed active set.
+#: Active-set repairs tried per guess.
+MAX_REPAIRS = 6
 
-    Args:
-        ws: Workspace holding ``H, c``, bounds ``lb <= x <= ub``, rows ``G x <= h`` and
-            equality rows ``A x = b``.
-        upper_active: Boolean mask over ``[x (n), G rows]``: upper side active
-            (``x_j = ub_j`` or ``G_i x = h_i``); entries with an infinite bound are ignored.
-        lower_active: Boolean mask over ``x (n)``: lower bound active (``x_j = lb_j``).
+_IDENTITIES: dict[int, np.ndarray] = {}
 
-    Returns:
-        The polished ``x`` (shape (n,)), or None when the guess does not verify.
+
+def _identity(n: int) -> np.ndarray:
+    identity = _IDENTITIES.get(n)
+    if identity is None:
+        identity = np.eye(n)
+        identity.setflags(write=False)
+        _IDENTITIES[n] = identity
+    return identity
+
+
+def _solve_bounds_only(
+    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray, bounds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """KKT solution when only simple bounds are active: ``(x, H x + c)``.
+
+    The rows of ``H x = -c`` on the active set are replaced by ``x_j = bound_j`` (one n x n
+    solve); the multipliers are then ``lambda_j = -(H x + c)_j`` on the active bounds.
+    """
+    H = ws.H
+    matrix = H.copy()
+    np.copyto(matrix, _identity(ws.n), where=bounds[:, None])
+    rhs = np.where(bounds, np.where(upper, ws.ub, ws.lb), -ws.c)
+    _, _, x, info = _dgesv(matrix, rhs)
+    if info != 0 or not isfinite(x.dot(x)):
+        return None
+    gradient = H @ x
+    gradient += ws.c
+    return x, gradient
+
+
+def _solve_general(
+    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """KKT solution on an active set with rows: ``(x, lambda_upper, lambda_lower)``.
+
+    Multipliers are scattered over the masks (zero where inactive) and signed so that a
+    valid active constraint has a non-negative one. Dependent active constraints (a row
+    duplicating a bound) make the KKT matrix singular; ``x`` is then still unique if ``H`` is
+    positive definite on their null space, and least squares splits the multipliers.
     """
     n = ws.n
     n_eq = ws.n_eq
-    lb, ub = ws.lb, ws.ub
-    upper_bounds = upper_active[:n] & (ub < np.inf)
-    lower_bounds = lower_active & (lb > -np.inf)
-    if np.count_nonzero(upper_bounds & lower_bounds):
-        return None
-    bounds = upper_bounds | lower_bounds
-    rows = upper_active[n:]
-    n_bounds = int(np.count_nonzero(bounds))
+    bounds = upper[:n] | lower
+    rows = upper[n:]
+    bound_index = np.flatnonzero(bounds)
+    n_bounds = bound_index.size
     n_rows = int(np.count_nonzero(rows))
     k = n_bounds + n_rows + n_eq
-    if k > n:
-        return None
     kkt = np.zeros((n + k, n + k))
     rhs = np.empty(n + k)
     kkt[:n, :n] = ws.H
     np.negative(ws.c, out=rhs[:n])
-    kkt[n + np.arange(n_bounds), np.flatnonzero(bounds)] = 1.0
-    rhs[n : n + n_bounds] = np.where(upper_bounds, ub, lb)[bounds]
+    kkt[n + np.arange(n_bounds), bound_index] = 1.0
+    rhs[n : n + n_bounds] = np.where(upper[:n], ws.ub, ws.lb)[bound_index]
     if n_rows:
         kkt[n + n_bounds : n + n_bounds + n_rows, :n] = ws.G[rows]
         rhs[n + n_bounds : n + n_bounds + n_rows] = ws.h[rows]
@@ -76,22 +109,150 @@ def polish(
         rhs[n + k - n_eq :] = ws.b
     kkt[:n, n:] = kkt[n:, :n].T
     _, _, solution, info = _dgesv(kkt, rhs)
-    if info != 0 or not isfinite(solution.dot(solution)):
+    if info != 0:
+        solution = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+        residual = kkt @ solution - rhs
+        if not residual.dot(residual) <= (POLISH_TOLERANCE**2) * (1.0 + rhs.dot(rhs)):
+            return None
+    if not isfinite(solution.dot(solution)):
         return None
-    x = solution[:n]
-    tolerance = POLISH_TOLERANCE * (1.0 + sqrt(rhs.dot(rhs)))
-    if np.count_nonzero(x > ub + tolerance) or np.count_nonzero(x < lb - tolerance):
-        return None
-    if ws.n_ineq and np.count_nonzero(ws.G @ x > ws.h + tolerance):
-        return None
-    if n_eq and np.count_nonzero(np.abs(ws.A @ x - ws.b) > tolerance):
-        return None
-    # Stationarity H x + c + A_a^T lambda = 0: an active upper side (a x <= u) needs
-    # lambda >= 0, an active lower bound (x >= l, written x = l) needs lambda <= 0.
     multipliers = solution[n:]
-    dual_tolerance = POLISH_TOLERANCE * (1.0 + sqrt(multipliers.dot(multipliers)))
-    signed = multipliers[: n_bounds + n_rows].copy()
-    signed[:n_bounds] *= np.where(lower_bounds, -1.0, 1.0)[bounds]
-    if np.count_nonzero(signed < -dual_tolerance):
-        return None
-    return x
+    lambda_upper = np.zeros(n + ws.n_ineq)
+    lambda_lower = np.zeros(n)
+    is_upper = upper[bound_index]
+    lambda_upper[bound_index[is_upper]] = multipliers[:n_bounds][is_upper]
+    lambda_lower[bound_index[~is_upper]] = -multipliers[:n_bounds][~is_upper]
+    lambda_upper[n:][rows] = multipliers[n_bounds : n_bounds + n_rows]
+    return solution[:n], lambda_upper, lambda_lower
+
+
+def _polish(
+    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray, repairs: int
+) -> np.ndarray | None:
+    """Solve on the active set ``(upper, lower)``, repairing it up to ``repairs`` times."""
+    n = ws.n
+    n_ineq = ws.n_ineq
+    lb, ub = ws.lb, ws.ub
+    for _ in range(repairs + 1):
+        if not ws.n_eq and not (n_ineq and np.count_nonzero(upper[n:])):
+            bounds = upper[:n] | lower
+            solved_bounds = _solve_bounds_only(ws, upper[:n], lower, bounds)
+            if solved_bounds is None:
+                return None
+            x, gradient = solved_bounds
+            # lambda = -gradient on the active bounds: >= 0 on an upper bound, <= 0 on a
+            # lower one, i.e. the signed gradient below must not be positive.
+            dual_tolerance = POLISH_TOLERANCE * (1.0 + sqrt(gradient.dot(gradient)))
+            signed = np.where(upper[:n], gradient, -gradient)
+            n_wrong = np.count_nonzero((signed > dual_tolerance) & bounds)
+            lambda_upper = lambda_lower = None
+        else:
+            solved = _solve_general(ws, upper, lower)
+            if solved is None:
+                return None
+            x, lambda_upper, lambda_lower = solved
+            dual_tolerance = POLISH_TOLERANCE * (
+                1.0 + sqrt(lambda_upper.dot(lambda_upper) + lambda_lower.dot(lambda_lower))
+            )
+            n_wrong = np.count_nonzero(upper & (lambda_upper < -dual_tolerance))
+            n_wrong += np.count_nonzero(lower & (lambda_lower < -dual_tolerance))
+        if ws.n_eq and np.count_nonzero(np.abs(ws.A @ x - ws.b) > tolerance_of(x)):
+            return None
+        tolerance = tolerance_of(x)
+        upper_gap_rows = (ws.h - ws.G @ x) if n_ineq else None
+        n_violated = np.count_nonzero(x > ub + tolerance) + np.count_nonzero(x < lb - tolerance)
+        if upper_gap_rows is not None:
+            n_violated += np.count_nonzero(upper_gap_rows < -tolerance)
+        if not n_wrong and not n_violated:
+            return x
+        # Repair the guess.
+        upper = upper.copy()
+        lower = lower.copy()
+        if n_wrong:  # drop the active constraints whose multiplier has the wrong sign
+            if lambda_upper is None:
+                wrong = (signed > dual_tolerance) & bounds
+                upper[:n] &= ~wrong
+                lower &= ~wrong
+            else:
+                assert lambda_lower is not None
+                upper &= ~(lambda_upper < -dual_tolerance)
+                lower &= ~(lambda_lower < -dual_tolerance)
+            continue
+        # add the most violated constraint (one at a time)
+        upper_gap = np.empty(n + n_ineq)
+        np.subtract(ub, x, out=upper_gap[:n])
+        if upper_gap_rows is not None:
+            upper_gap[n:] = upper_gap_rows
+        lower_gap = x - lb
+        violated_upper = (upper_gap < -tolerance) & ~upper
+        violated_lower = (lower_gap < -tolerance) & ~lower
+        worst_upper = int(np.argmin(np.where(violated_upper, upper_gap, np.inf)))
+        worst_lower = int(np.argmin(np.where(violated_lower, lower_gap, np.inf)))
+        if violated_lower[worst_lower] and (
+            not violated_upper[worst_upper] or lower_gap[worst_lower] < upper_gap[worst_upper]
+        ):
+            lower[worst_lower] = True
+            upper[worst_lower] = False
+        elif violated_upper[worst_upper]:
+            upper[worst_upper] = True
+            if worst_upper < n:
+                lower[worst_upper] = False
+        else:
+            return None  # violations only on constraints already active: numerical trouble
+    return None
+
+
+def tolerance_of(x: np.ndarray) -> float:
+    """Primal acceptance tolerance at ``x``."""
+    return POLISH_TOLERANCE * (1.0 + sqrt(x.dot(x)))
+
+
+def polish_solution(
+    ws: QPWorkspace,
+    x: np.ndarray,
+    upper_hint: np.ndarray | None = None,
+    lower_hint: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """Exact minimizer of the workspace's QP from an approximate one, or None.
+
+    Guesses tried in order (each repaired up to :data:`MAX_REPAIRS` times): the solver's
+    hint; the constraints within :data:`NEAR_ACTIVE_DISTANCE` (relative) of their bound at
+    ``x``; both together.
+
+    Args:
+        ws: The problem.
+        x: The solver's approximate minimizer.
+        upper_hint: Optional solver guess of the active upper sides over ``[x, G rows]``
+            (e.g. from its multipliers).
+        lower_hint: Optional solver guess of the active lower bounds over ``x``.
+    """
+    n = ws.n
+    finite_upper = ws.ub < np.inf
+    finite_lower = ws.lb > -np.inf
+    if upper_hint is not None and lower_hint is not None:
+        upper_hint = upper_hint.copy()
+        upper_hint[:n] &= finite_upper
+        lower_hint = lower_hint & finite_lower & ~upper_hint[:n]
+        polished = _polish(ws, upper_hint, lower_hint, MAX_REPAIRS)
+        if polished is not None:
+            return polished
+    near = NEAR_ACTIVE_DISTANCE * (1.0 + sqrt(x.dot(x)))
+    upper_gap = np.empty(n + ws.n_ineq)
+    np.subtract(ws.ub, x, out=upper_gap[:n])
+    if ws.n_ineq:
+        np.subtract(ws.h, ws.G @ x, out=upper_gap[n:])
+    lower_gap = x - ws.lb
+    near_upper = upper_gap < near
+    near_upper[:n] &= finite_upper
+    near_lower = (lower_gap < near) & finite_lower
+    near_lower &= ~(near_upper[:n] & (upper_gap[:n] <= lower_gap))
+    near_upper[:n] &= ~near_lower
+    guesses = [(near_upper, near_lower)]
+    if upper_hint is not None and lower_hint is not None:
+        guesses.append((near_upper | upper_hint, near_lower | lower_hint))
+    for upper, lower in guesses:
+        lower = lower & ~upper[:n]
+        polished = _polish(ws, upper, lower, MAX_REPAIRS)
+        if polished is not None:
+            return polished
+    return None

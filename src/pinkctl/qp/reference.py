@@ -18,8 +18,7 @@ import numpy as np
 import pink
 import qpsolvers
 
-from .backends import available_solvers
-from .backends import qpsolvers_options
+from .backends import available_solvers, qpsolvers_options
 from .errors import QPSolveError
 from .selection import ColumnSelection, restrict_inequalities
 
@@ -102,4 +101,3 @@ def reference_solve_ik(
     v = np.zeros(nv)
     v[index] = np.asarray(result.x) / dt
     return v
-

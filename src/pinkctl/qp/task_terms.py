@@ -229,7 +229,7 @@ class _ControlledColumns:
             buffer = self.buffer
             buffer[...] = jacobian[:, self.index]
             return buffer
-        np.take(jacobian, self.index, axis=1, out=self.buffer)
+        np.take(jacobian, self.index, axis=1, out=self.buffer)  # type: ignore[arg-type]
         return self.buffer
 
 

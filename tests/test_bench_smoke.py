@@ -1,0 +1,128 @@
+"""Smoke tests of the benchmark scripts (behaviour, not speed).
+
+The step-latency bench must produce well-formed rows in which the controller's fast QP path
+and its pink reference path command the same joints; the tracking bench must track; the
+README tool must only touch its own blocks. mink is a bench-only dependency: nothing here
+needs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if not (ROOT / "bench" / "step_latency.py").is_file():  # e.g. tests run from an sdist
+    pytest.skip("the bench/ scripts are not available", allow_module_level=True)
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+step_latency = importlib.import_module("bench.step_latency")
+tracking = importlib.import_module("bench.tracking")
+readme = importlib.import_module("bench.readme")
+
+TIMING_KEYS = ("median_us", "p90_us", "p99_us", "mean_us")
+
+
+def _check_timings(row: dict, label: str) -> None:
+    values = [row[f"{label}_{k}"] for k in TIMING_KEYS]
+    assert all(isinstance(v, float) and math.isfinite(v) and v > 0 for v in values), values
+    assert row[f"{label}_median_us"] <= row[f"{label}_p90_us"] <= row[f"{label}_p99_us"]
+    assert row[f"{label}_failures"] == 0
+
+
+def test_step_latency_fast_path_matches_pink_path():
+    rows = step_latency.run(
+        30,
+        warmup=5,
+        robots=["franka"],
+        solvers=["daqp"],
+        problems=[step_latency.PLAIN],
+        peers=["pink"],
+    )
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["table"], row["robot"], row["problem"], row["solver"]) == (
+        "step_latency",
+        "franka",
+        step_latency.PLAIN,
+        "daqp",
+    )
+    assert row["steps"] == 30 and row["warmup"] == 5
+    for label in ("pinkctl", "pinkpath", "pink"):
+        _check_timings(row, label)
+    # correctness columns: same joints as pink's own QP, over the run and tick by tick
+    assert row["pinkpath_max_dq"] < 1e-9
+    assert row["pinkpath_tick_max_dq"] < 1e-9
+    assert row["pink_max_dq"] < 1e-9  # raw pink on the model with locked fingers
+    assert row["pink_speedup"] == pytest.approx(row["pink_median_us"] / row["pinkctl_median_us"])
+    assert row["mink_median_us"] is None and row["mink_note"] == "not requested"
+    text = step_latency.markdown(rows, "test machine")
+    assert "| franka | frame+posture | daqp |" in text
+    assert "Machine: test machine." in text
+    verdicts = {t["target"]: t["met"] for t in step_latency.check_targets(rows)}
+    assert any(v is None for v in verdicts.values())  # osqp/clarabel/barrier not measured
+
+
+def test_step_latency_runs_without_mink(monkeypatch):
+    monkeypatch.setattr(step_latency, "mink", None)
+    rows = step_latency.run(
+        5, warmup=1, robots=["ur10"], solvers=["daqp"], problems=[step_latency.PLAIN]
+    )
+    assert rows[0]["mink_median_us"] is None
+    assert rows[0]["mink_note"] == "mink not installed"
+    assert "n/a" in step_latency.markdown(rows, "m")
+
+
+def test_step_latency_self_collision_barrier_tick_matches_pink():
+    rows = step_latency.run(
+        10,
+        warmup=1,
+        robots=["franka"],
+        solvers=["daqp"],
+        problems=[step_latency.BARRIER],
+    )
+    row = rows[0]
+    _check_timings(row, "pinkctl")
+    assert row["pinkpath_tick_max_dq"] < 1e-9
+    assert row["mink_note"] == "no equivalent barrier"
+
+
+def test_tracking_kinematic_loop_tracks():
+    rows = tracking.run(loops=["kinematic"], solvers=["daqp"], duration=0.05)
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["table"], row["loop"], row["solver"]) == ("tracking", "kinematic", "daqp")
+    assert row["ticks"] == 50 and row["ticks_none"] == 0
+    assert 0.0 <= row["rms_position_error_mm"] <= row["max_position_error_mm"] < 0.1
+    assert 0.0 <= row["rms_orientation_error_mrad"] <= row["max_orientation_error_mrad"] < 0.1
+    assert "kinematic, 1 kHz" in tracking.markdown(rows, "m")
+
+
+def test_readme_blocks_replace_only_between_markers():
+    text = (
+        "# Title\n\nintro\n<!-- bench:tracking:start -->\nold\n<!-- bench:tracking:end -->\ntail\n"
+    )
+    new = readme.replace_block(text, "tracking", "new table")
+    assert new == (
+        "# Title\n\nintro\n<!-- bench:tracking:start -->\nnew table\n"
+        "<!-- bench:tracking:end -->\ntail\n"
+    )
+    assert readme.replace_block(new, "tracking", "new table") == new
+
+
+def test_readme_missing_block_is_appended_under_benchmarks():
+    text = "# Title\n\nintro\n"
+    once = readme.replace_block(text, "ik", "ik table")
+    assert once.startswith(text)
+    assert once.count("## Benchmarks") == 1
+    assert "<!-- bench:ik:start -->\nik table\n<!-- bench:ik:end -->" in once
+    twice = readme.replace_block(once, "step_latency", "latency table")
+    assert twice.startswith(once.rstrip("\n"))
+    assert twice.count("## Benchmarks") == 1
+    with pytest.raises(ValueError, match="more than once"):
+        readme.replace_block(twice + twice, "ik", "x")
