@@ -22,11 +22,12 @@ cost 1, gain 1, no Levenberg–Marquardt damping), a posture task (cost 1e-3) to
 configuration, Tikhonov damping 1e-12, and the URDF's position limits (configuration limit,
 gain 0.5: pink's default, set explicitly for mink) and velocity limits (pink
 ``VelocityLimit``; mink ``VelocityLimit`` with the same values by joint name); control period
-dt = 5 ms. The Franka's controller commands its 7 arm joints and holds the fingers; the peers
-get the same 7-DoF problem on models where the finger joints are locked at home
-(``pin.buildReducedModel``; for MuJoCo, finger joints and their mimic equality removed from
-the spec). The SelfCollisionBarrier variant (Franka, the SRDF-filtered pairs) compares pinkctl
-with pink only: mink has no equivalent barrier.
+dt = 5 ms. The controller's acceleration/jerk shaping of the command (``motion_limits``) is
+off: the peers have no equivalent. The Franka's controller commands its 7 arm joints and
+holds the fingers; the peers get the same 7-DoF problem on models where the finger joints
+are locked at home (``pin.buildReducedModel``; for MuJoCo, finger joints and their mimic
+equality removed from the spec). The SelfCollisionBarrier variant (Franka, the SRDF-filtered
+pairs) compares pinkctl with pink only: mink has no equivalent barrier.
 
 The target starts at the home tool pose and moves on a 10 cm circle in the world y-z plane at
 0.25 Hz while rolling ±0.3 rad about the tool x axis at 0.2 Hz (the anchors' protocol,
@@ -75,6 +76,7 @@ import contextlib
 import ctypes
 import gc
 import importlib
+import inspect
 import logging
 import os
 import sys
@@ -250,6 +252,7 @@ class _Pinkctl(_Variant):
             extra_barriers=[_self_collision_barrier(robot)] if barrier else None,
             qp_backend=qp_backend,  # type: ignore[arg-type]
             configuration_limit_gain=CONFIGURATION_LIMIT_GAIN,
+            **_SAME_PROBLEM_OPTIONS,
         )
         self.q = np.array([robot.q0[model.joints[model.getJointId(n)].idx_q] for n in names])
         self.v = np.zeros(len(names))
@@ -483,6 +486,14 @@ class _Mink(_Variant):
 
 
 # ---------------------------------------------------------------------------- models
+
+#: Controller options that keep its problem equal to the peers': no acceleration / jerk
+#: shaping of the command (only when this version of the controller has that option).
+_SAME_PROBLEM_OPTIONS: dict[str, Any] = (
+    {"motion_limits": False}
+    if "motion_limits" in inspect.signature(PinkIKController.__init__).parameters
+    else {}
+)
 
 
 def _tool_frame(robot: PinkRobot) -> str:

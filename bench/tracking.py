@@ -4,10 +4,11 @@ The trajectory is the demo's (:func:`pinkctl.demo.build_trajectory`): a figure-e
 0.15 m half-width in the vertical world y-z plane, period 8 s, two periods after a 1 s
 ramp-in, starting at the tool's home pose with a constant orientation. Per solver:
 
-- **kinematic, 1 kHz**: ``PinkIKController`` (dt = 1 ms) whose output positions are fed
-  straight back as the next tick's measured state (a perfect servo). The error of a tick is
-  the tool pose after the tick against the target of that tick: what the QP leaves on the
-  table (posture regularisation, limits, solver accuracy).
+- **kinematic, 1 kHz**: ``PinkIKController`` with its defaults (as the demo builds it),
+  dt = 1 ms, whose output positions are fed straight back as the next tick's measured state
+  (a perfect servo). The error of a tick is the tool pose after the tick against the target
+  of that tick: what the controller leaves on the table (posture regularisation, limits,
+  solver accuracy).
 - **MuJoCo, 500 Hz**: :func:`pinkctl.demo.run_demo` (trajectory follower chained into the
   controller, which integrates its own command; gravity-compensated position servos with
   velocity feed-forward, 2 ms physics step). The error of a tick is the simulated tool pose
@@ -304,7 +305,8 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
         f"Figure-eight of {HALF_WIDTH} m half-width in the vertical y-z plane, period "
         f"{PERIOD:g} s, {RAMP_TIME:g} s ramp-in, starting at the home tool pose; "
         f"{' / '.join(durations)} s per run, errors over the whole run. Kinematic: "
-        "`PinkIKController` at 1 kHz with its output fed back as the measurement, tool pose "
+        "`PinkIKController` (defaults) at 1 kHz with its output fed back as the measurement, "
+        "tool pose "
         "after the tick vs the tick's target. MuJoCo: `pinkctl.demo.run_demo` at 500 Hz "
         "(controller integrating its own command, gravity-compensated position servos with "
         "velocity feed-forward), simulated tool pose one period later vs the tick's target."

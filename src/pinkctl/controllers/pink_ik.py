@@ -39,6 +39,7 @@ from pink.barriers import Barrier
 from pink.limits import ConfigurationLimit, Limit, VelocityLimit
 from pink.tasks import FrameTask, PostureTask, Task
 
+from ..motion_limits import MotionLimitFilter, MotionLimits
 from ..qp import DiffIKQP, QPSolveError, reference_solve_ik
 from ..robot import PinkRobot
 from ..state import RobotState
@@ -97,6 +98,11 @@ class PinkIKController(BaseController):
         fallback_solver: Second backend tried when the first one fails.
         solver_options: Extra keyword arguments for the backend.
         configuration_limit_gain: Gain of pink's configuration limit in (0, 1].
+        motion_limits: Enforce joint acceleration and jerk limits on the command sequence
+            (with position and velocity limits; see :mod:`pinkctl.motion_limits`). None
+            (default): on when the robot declares acceleration limits (every bundled robot
+            does), off otherwise; True: on with whatever the robot declares; False: off; or
+            a :class:`~pinkctl.motion_limits.MotionLimits` over the controlled joints.
 
     Raises:
         ValueError: On an unknown tool frame, controlled joints missing from
@@ -127,6 +133,7 @@ class PinkIKController(BaseController):
         fallback_solver: str | None = None,
         solver_options: dict[str, Any] | None = None,
         configuration_limit_gain: float = 0.5,
+        motion_limits: bool | MotionLimits | None = None,
     ) -> None:
         super().__init__()
         model = pink_robot.model
@@ -223,6 +230,24 @@ class PinkIKController(BaseController):
             if fallback_solver is not None
             else None
         )
+        self._filter: MotionLimitFilter | None = None
+        if isinstance(motion_limits, MotionLimits):
+            if list(motion_limits.joint_names) != controlled:
+                raise ValueError(
+                    f"motion_limits must cover the controlled joints {controlled} in order, "
+                    f"got {list(motion_limits.joint_names)}"
+                )
+            self._filter = MotionLimitFilter(motion_limits, self.dt)
+        elif motion_limits is None or motion_limits is True:
+            if motion_limits or pink_robot.acceleration_limits:
+                self._filter = MotionLimitFilter(
+                    MotionLimits.from_robot(pink_robot, controlled), self.dt
+                )
+        elif motion_limits is not False:
+            raise ValueError(
+                f"motion_limits must be None, a bool or a MotionLimits, got {motion_limits!r}"
+            )
+        self._last_target: np.ndarray | None = None
         self._configuration: Configuration | None = None
         self._command_positions: np.ndarray | None = None
         self._velocity = np.zeros(model.nv)
@@ -240,6 +265,11 @@ class PinkIKController(BaseController):
     def configuration(self) -> Configuration | None:
         """The pink configuration of the last tick (None before a successful reset)."""
         return self._configuration
+
+    @property
+    def motion_limits(self) -> MotionLimits | None:
+        """The motion limits enforced on the command sequence, or None."""
+        return None if self._filter is None else self._filter.limits
 
     @property
     def tasks(self) -> list[Task]:
@@ -318,6 +348,9 @@ class PinkIKController(BaseController):
         if self._posture_task is not None:
             self._posture_task.set_target(q)
         self._command_positions = positions
+        if self._filter is not None:
+            # start at rest from the measured positions (the command sequence starts here)
+            self._filter.reset(positions)
         self.last_error = None
         return True
 
@@ -372,19 +405,108 @@ class PinkIKController(BaseController):
                 self.pre_step_callback(configuration, setpoint_state)
             except Exception as exc:  # a user callback must not kill the control loop
                 return self._fail(f"pre_step_callback raised {type(exc).__name__}: {exc}")
-        v = self._solve(configuration)
+        motion = self._filter
+        if motion is None:
+            v = self._solve(configuration, None, None)
+        else:
+            v = self._solve_within_motion_limits(configuration, base)
         if v is None:
             return None
+        controlled_v = v[self._controlled_v]
         try:
             command = self._map.to_joint_state(v, base, self.dt)
         except ValueError as exc:  # non-finite command: never sent
             return self._fail(str(exc))
-        self._command_positions = base + v[self._controlled_v] * self.dt
+        positions = base + controlled_v * self.dt
+        if motion is not None:
+            motion.update((positions - self._command_positions) / self.dt)
+        self._command_positions = positions
         self._velocity = v
         self.last_error = None
         return RobotState(joints=command)
 
-    def _solve(self, configuration: Configuration) -> np.ndarray | None:
+    def _solve_within_motion_limits(
+        self, configuration: Configuration, base: np.ndarray
+    ) -> np.ndarray | None:
+        """The tick's velocity when acceleration and jerk limits are enforced.
+
+        The motion-limit filter gives a box ``lower <= v_c <= upper`` on the command velocity
+        of the controlled joints (shifted when the command integrates from the measurement,
+        whose ``base`` differs from the last command). Adding that box to the QP is greedy: a
+        dead-beat task asks for the whole remaining motion in one tick, the narrow box puts the
+        solution in a corner, the tool moves elsewhere than the task asks and the loop rings.
+        Instead the controller acts like an online trajectory generator:
+
+        1. ``v*``: the velocity the tasks want, with the position range as the only limit;
+        2. one scale for all joints (the direction is kept) so that ``v*`` respects the
+           velocity limits and, while the frame target holds still, every joint can still
+           stop within the motion it has left, ``d = |v*| dt / gain``: braking at ``A/2``
+           after a jerk-limited ramp of ``A/J`` (plus one tick) needs
+           ``v²/A + v (A/J + dt) <= d``. A moving target is followed, not approached to a
+           stop;
+        3. each joint's velocity moves toward that wanted velocity as fast as the box allows.
+
+        With barriers or extra limits (QP rows that must keep holding), the QP is solved with
+        the box instead.
+        """
+        motion = self._filter
+        assert motion is not None and self._command_positions is not None
+        lower, upper = motion.bounds()
+        shift = (base - self._command_positions) / self.dt
+        lower = lower - shift
+        upper = upper - shift
+        if self._barriers or len(self._limits) > 2:
+            # user constraints are rows of the QP: solve with the box so they keep holding
+            v = self._solve(configuration, lower, upper)
+            if v is None:
+                # the rows ask for a stop the joints cannot make under their acceleration
+                # and jerk limits (e.g. a barrier reached at speed): the hardware limits win,
+                # the rows are met as closely as the box allows
+                v = self._solve(configuration, None, None)
+            if v is not None:
+                # DAQP meets bounds to ~1e-15; the clip makes the guarantee exact
+                v[self._controlled_v] = np.clip(v[self._controlled_v], lower, upper)
+            return v
+        # the velocity the tasks want, not yet cut by the velocity limit (which would turn
+        # a large error into a bang-bang signal): only the position range constrains it
+        v = self._solve(configuration, None, None, limits=self._limits[:1])
+        if v is None:
+            return None
+        wanted = v[self._controlled_v]
+        speed = np.maximum(np.abs(wanted), 1e-300)
+        # one scale for all joints keeps the direction: within the velocity limits, and slow
+        # enough that each joint can still brake (at half its acceleration limit A) within the
+        # distance d = |v*| dt / gain it still has to go: |v| <= sqrt(A d)
+        scale = float(np.min(motion.limits.velocity / speed))
+        # a moving target (a trajectory) must be followed, not approached to a stop: the
+        # braking envelope is for a target that holds still
+        target = self._frame_task.transform_target_to_world
+        target_array = None if target is None else target.np
+        holding = target_array is not None and np.array_equal(target_array, self._last_target)
+        self._last_target = target_array
+        acceleration = motion.limits.acceleration
+        if acceleration is not None and holding:
+            distance = speed * (self.dt / self._frame_task.gain)
+            # braking at A/2 after a jerk-limited ramp of A/J seconds stops from |v| within
+            # v^2 / A + v A / J <= d: |v| <= (A/2) (sqrt((A/J)^2 + 4 d / A) - A/J)
+            ramp = acceleration / motion.limits.jerk if motion.limits.jerk is not None else 0.0
+            ramp = ramp + self.dt  # one tick of reaction
+            envelope = (
+                0.5 * acceleration * (np.sqrt(ramp**2 + 4.0 * distance / acceleration) - ramp)
+            )
+            scale = min(scale, float(np.min(envelope / speed)))
+        wanted = wanted * min(1.0, scale)
+        # each joint moves its velocity toward the wanted one as fast as the box allows
+        v[self._controlled_v] = np.clip(wanted, lower, upper)
+        return v
+
+    def _solve(
+        self,
+        configuration: Configuration,
+        v_lower: np.ndarray | None,
+        v_upper: np.ndarray | None,
+        limits: list[Limit] | None = None,
+    ) -> np.ndarray | None:
         errors = []
         for qp, solver in ((self._qp, self.solver), (self._fallback_qp, self.fallback_solver)):
             if qp is None or solver is None:
@@ -398,17 +520,21 @@ class PinkIKController(BaseController):
                         controlled_v_indices=self._controlled_v,
                         solver=solver,
                         damping=self.damping,
-                        limits=self._limits,
+                        limits=self._limits if limits is None else limits,
                         barriers=self._barriers,
                         solver_options=self.solver_options,
+                        v_lower=v_lower,
+                        v_upper=v_upper,
                     )
                 else:
                     v = qp.solve(
                         configuration,
                         self.tasks,
                         self.dt,
-                        limits=self._limits,
+                        limits=self._limits if limits is None else limits,
                         barriers=self._barriers,
+                        v_lower=v_lower,
+                        v_upper=v_upper,
                     )
             except QPSolveError as exc:
                 errors.append(f"{solver}: {exc}")

@@ -86,9 +86,10 @@ class DiffIKQP:
             ([cost]² / [tangent]², same meaning as pink's ``damping``), ``>= 0``.
         solver_options: Backend settings overriding the defaults of
             :data:`pinkctl.qp.backends.DEFAULT_SOLVER_OPTIONS`.
-        recover_outside_range: When a joint starts outside its position range, move it back
-            as fast as the motion limits allow instead of reporting the empty box (see
-            :meth:`_recover`). False gives pink's behaviour (infeasible).
+        recover_outside_range: When the position-range bound conflicts with the motion
+            bounds (a start outside the range, or braking that cannot stop as early as the
+            range's gain asks), follow the motion bounds instead of reporting the empty box
+            (see :meth:`_recover`). False gives pink's behaviour (infeasible).
 
     Raises:
         ValueError: Unknown (not installed) solver, negative or non-finite damping, indices
@@ -345,29 +346,29 @@ class DiffIKQP:
         self._has_problem = True
 
     def _recover(self, configuration: Any, dt: float, v_lower: Any, v_upper: Any) -> None:
-        """Drive joints that start outside their position range back at the allowed speed.
+        """Let the position-range bound yield to the motion bounds when they conflict.
 
-        Outside the range, pink's configuration limit asks for a displacement of
-        ``gain * (q_max - q)`` back toward the range in one tick, which can exceed what the
-        velocity limit (and ``v_lower``/``v_upper``) allow: the box is empty and pink reports
-        infeasibility. Motion limits are what the hardware enforces, so for those coordinates
-        the configuration bound yields: the box collapses to the motion bound nearest to the
-        range, ``x = max(-dt v_max, dt v_lower)`` above the range and
-        ``x = min(dt v_max, dt v_upper)`` below it. Coordinates inside the range are left as
-        they are (their empty box is a genuine conflict, reported by the solver).
+        pink's configuration limit asks for at most ``gain * (q_max - q)`` of motion toward a
+        limit (and, outside the range, for a return of ``gain * (q - q_max)`` in one tick).
+        The motion bounds, the velocity limit and ``v_lower``/``v_upper`` (acceleration and
+        jerk limits, which cannot brake or return faster), may not allow that: the box is
+        empty and pink reports infeasibility. Motion limits are what the hardware enforces,
+        so for those coordinates the box collapses to the point of the motion box nearest to
+        the configuration bound: ``x = max(-dt v_max, dt v_lower)`` when the range asks for
+        less, ``x = min(dt v_max, dt v_upper)`` when it asks for more. A conflict among the
+        motion bounds themselves is left as it is (reported by the solver).
         """
         ws = self._workspace
         model = configuration.model
-        q = configuration.q
         crossing = np.flatnonzero(ws.lb > ws.ub)
         tangent = self._selection.indices[crossing]
-        above = pin.difference(model, q, model.upperPositionLimit)[tangent] < 0.0
-        below = pin.difference(model, q, model.lowerPositionLimit)[tangent] > 0.0
         v_max = np.asarray(model.velocityLimit, dtype=np.float64)[tangent] * dt
         low = -v_max if v_lower is None else np.maximum(-v_max, v_lower[crossing] * dt)
         high = v_max if v_upper is None else np.minimum(v_max, v_upper[crossing] * dt)
-        value = np.where(above, low, high)
-        usable = (above | below) & (low <= high) & np.isfinite(value)
+        # the box is empty either because its upper side fell below the motion box or its
+        # lower side rose above it
+        value = np.where(ws.ub[crossing] < low, low, high)
+        usable = (low <= high) & np.isfinite(value)
         ws.lb[crossing[usable]] = value[usable]
         ws.ub[crossing[usable]] = value[usable]
 
