@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 export MUJOCO_GL ?= egl
 
-.PHONY: demo test lint typecheck bench bench-readme clean
+.PHONY: demo test soak lint typecheck bench bench-readme clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ typecheck: $(STAMP)
 
 test: lint typecheck
 	$(BIN)/python -m pytest -n 2 -q
+
+soak: $(STAMP)
+	PINKCTL_SOAK_TICKS=20000 $(BIN)/python -m pytest -n 2 -q tests/test_safety.py
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench.step_latency

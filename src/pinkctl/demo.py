@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .controllers import ChainedController, PinkIKController, TrajectoryFollower
-from .robot import load_pink_supported_robot
+from .motion_limits import LimitReport, MotionLimits, check_trajectory
+from .robot import PinkRobot, load_pink_supported_robot
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from .trajectories import (
     CircleTrajectory,
@@ -25,7 +26,14 @@ from .trajectories import (
     Trajectory,
 )
 
-__all__ = ["DemoConfig", "DemoResult", "build_trajectory", "run_demo"]
+__all__ = [
+    "DemoConfig",
+    "DemoResult",
+    "build_trajectory",
+    "command_limit_report",
+    "robot_limits",
+    "run_demo",
+]
 
 #: Bounds the demo checks (and the README quotes): RMS and max position error [mm].
 RMS_BOUND_MM = 1.0
@@ -67,6 +75,7 @@ class DemoResult:
     title: str
     header: str
     table: str
+    limit_report: LimitReport
     ok: bool = field(default=False)
 
 
@@ -183,11 +192,13 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
         progress=progress,
     )
     summary = log.summary()
+    report = command_limit_report(log, robot_limits(robot), 1.0 / config.control_rate)
     ok = (
         summary["rms_position_error_mm"] <= RMS_BOUND_MM
         and summary["max_position_error_mm"] <= MAX_BOUND_MM
         and summary["ticks_none"] == 0
         and summary["limit_violations"] == 0
+        and report.ok
     )
     size = config.size or (0.2 if config.trajectory == "circle" else 0.15)
     title = (
@@ -201,6 +212,23 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
         summary=summary,
         title=title,
         header=header,
-        table=log.format_summary(),
+        table=log.format_summary(extra_rows=report.summary_rows()),
+        limit_report=report,
         ok=ok,
     )
+
+
+def robot_limits(robot: PinkRobot) -> MotionLimits:
+    """Position, velocity, acceleration and jerk limits of the robot's controlled joints."""
+    return MotionLimits.from_robot(robot)
+
+
+def command_limit_report(log: ClosedLoopLog, limits: MotionLimits, dt: float) -> LimitReport:
+    """Check the command sequence of a run against ``limits`` at the controller rate.
+
+    Sample 0 is the measured start (the robot at rest), then one command per tick.
+    """
+    joints = list(limits.joint_names)
+    start = log.q[0, [log.joint_names.index(j) for j in joints]]
+    commands = log.command[:, [log.command_names.index(j) for j in joints]]
+    return check_trajectory(np.vstack([start, commands]), dt, limits)

@@ -64,6 +64,17 @@ def _cost(value: Any, name: str) -> float | np.ndarray:
     return float(arr) if arr.shape == () else arr.copy()
 
 
+def _check_states(estimated_state: Any, setpoint_state: Any) -> None:
+    if not isinstance(estimated_state, RobotState):
+        raise ValueError(
+            f"estimated_state must be a RobotState, got {type(estimated_state).__name__}"
+        )
+    if setpoint_state is not None and not isinstance(setpoint_state, RobotState):
+        raise ValueError(
+            f"setpoint_state must be a RobotState or None, got {type(setpoint_state).__name__}"
+        )
+
+
 class PinkIKController(BaseController):
     """Reactive differential-IK controller (pink tasks, limits and barriers; one QP per tick).
 
@@ -222,6 +233,11 @@ class PinkIKController(BaseController):
         ]
         self._passive_map = JointSpaceMap(model, passive, joint_space) if passive else None
         self._controlled_v = np.array(self._map.idx_v)
+        self._v_max = np.asarray(model.velocityLimit, dtype=float)[self._controlled_v]
+        continuous = np.asarray(self._map.is_continuous, dtype=bool)
+        idx_q = np.asarray(self._map.idx_q)
+        self._q_lower = np.where(continuous, -np.inf, model.lowerPositionLimit[idx_q])
+        self._q_upper = np.where(continuous, np.inf, model.upperPositionLimit[idx_q])
         self._qp = DiffIKQP(
             model, self._controlled_v, solver=solver, damping=damping, solver_options=solver_options
         )
@@ -326,7 +342,11 @@ class PinkIKController(BaseController):
         The frame target becomes the current tool pose and the posture target the current
         configuration; the setpoint is ignored. Returns False (configuration cleared) if a
         controlled joint has no measured position.
+
+        Raises:
+            ValueError: If the states are not RobotState objects (see :meth:`forward`).
         """
+        _check_states(estimated_state, setpoint_state)
         read = self._read_q(estimated_state)
         if read is None:
             self._configuration = None
@@ -386,7 +406,12 @@ class PinkIKController(BaseController):
 
         Returns None (with ``last_error`` set) before a successful reset, when a controlled
         joint has no measured position, or when the QP fails; never raises for those.
+
+        Raises:
+            ValueError: If ``estimated_state`` is not a RobotState or ``setpoint_state`` is
+                neither a RobotState nor None (a programming error, not a runtime condition).
         """
+        _check_states(estimated_state, setpoint_state)
         configuration = self._configuration
         if configuration is None:
             return self._fail("forward called before a successful reset")
@@ -412,7 +437,8 @@ class PinkIKController(BaseController):
             v = self._solve_within_motion_limits(configuration, base)
         if v is None:
             return None
-        controlled_v = v[self._controlled_v]
+        controlled_v = self._within_limits(v[self._controlled_v], base)
+        v[self._controlled_v] = controlled_v
         try:
             command = self._map.to_joint_state(v, base, self.dt)
         except ValueError as exc:  # non-finite command: never sent
@@ -424,6 +450,21 @@ class PinkIKController(BaseController):
         self._velocity = v
         self.last_error = None
         return RobotState(joints=command)
+
+    def _within_limits(self, velocity: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """Clip the QP solution into the velocity limits and the position range.
+
+        Active-set solvers meet *active* bounds exactly but accept inactive ones violated by
+        up to their feasibility tolerance (DAQP: 1e-6 on the displacement, i.e. up to 1e-3 rad/s
+        at 1 kHz): enough to trip a robot's limit monitor. Joints already outside their range
+        (recovering) are not pulled in by the position clip.
+        """
+        np.clip(velocity, -self._v_max, self._v_max, out=velocity)
+        positions = base + velocity * self.dt
+        inside = (base >= self._q_lower) & (base <= self._q_upper)
+        clipped = np.clip(positions, self._q_lower, self._q_upper)
+        positions = np.where(inside, clipped, positions)
+        return (positions - base) / self.dt
 
     def _solve_within_motion_limits(
         self, configuration: Configuration, base: np.ndarray

@@ -134,8 +134,10 @@ class ClosedLoopLog:
             "limit_violations": float(self.limit_violations),
         }
 
-    def format_summary(self, skip: float = 0.0) -> str:
-        """The summary as an aligned two-column table."""
+    def format_summary(
+        self, skip: float = 0.0, extra_rows: list[tuple[str, str]] | None = None
+    ) -> str:
+        """The summary as an aligned two-column table (plus ``extra_rows``)."""
         s = self.summary(skip)
         rows = [
             ("ticks", f"{int(s['ticks'])}"),
@@ -147,6 +149,7 @@ class ClosedLoopLog:
             ("controller tick median", f"{s['tick_median_us']:.1f} us"),
             ("controller tick p99", f"{s['tick_p99_us']:.1f} us"),
             ("joint-limit violations", f"{int(s['limit_violations'])}"),
+            *(extra_rows or []),
         ]
         width = max(len(r[0]) for r in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
