@@ -220,6 +220,11 @@ class PinkIKController(BaseController):
             *(extra_limits or []),
         ]
         self._barriers = list(extra_barriers or [])
+        self._tasks: tuple[Task, ...] = tuple(
+            [self._frame_task]
+            + ([self._posture_task] if self._posture_task is not None else [])
+            + self._extra_tasks
+        )
 
         self._map = JointSpaceMap(model, controlled, joint_space)
         # Joints with a coordinate of their own that the controller does not command (e.g.
@@ -232,8 +237,12 @@ class PinkIKController(BaseController):
             and model.joints[model.getJointId(name)].nv == 1
         ]
         self._passive_map = JointSpaceMap(model, passive, joint_space) if passive else None
+        # fast path: every joint at once when the estimate has them all (the usual case)
+        self._all_map = JointSpaceMap(model, controlled + passive, joint_space) if passive else None
+        self._n_controlled = len(controlled)
         self._controlled_v = np.array(self._map.idx_v)
         self._v_max = np.asarray(model.velocityLimit, dtype=float)[self._controlled_v]
+        self._neg_v_max = -self._v_max
         continuous = np.asarray(self._map.is_continuous, dtype=bool)
         idx_q = np.asarray(self._map.idx_q)
         self._q_lower = np.where(continuous, -np.inf, model.lowerPositionLimit[idx_q])
@@ -264,6 +273,8 @@ class PinkIKController(BaseController):
                 f"motion_limits must be None, a bool or a MotionLimits, got {motion_limits!r}"
             )
         self._last_target: np.ndarray | None = None
+        self._last_sites: Any = None
+        self._last_target_se3: Any = None
         self._configuration: Configuration | None = None
         self._command_positions: np.ndarray | None = None
         self._velocity = np.zeros(model.nv)
@@ -290,10 +301,7 @@ class PinkIKController(BaseController):
     @property
     def tasks(self) -> list[Task]:
         """Tasks of the QP: frame, posture (if any), extras."""
-        tasks: list[Task] = [self._frame_task]
-        if self._posture_task is not None:
-            tasks.append(self._posture_task)
-        return tasks + self._extra_tasks
+        return list(self._tasks)
 
     @property
     def limits(self) -> list[Limit]:
@@ -316,6 +324,12 @@ class PinkIKController(BaseController):
         if joints is None:
             self._fail("estimated state has no joint state")
             return None
+        if self._all_map is not None:
+            every = self._all_map.positions_from_state(joints)
+            if every is not None:
+                return every[: self._n_controlled], self._all_map.to_configuration(
+                    every, self.robot.q0
+                )
         positions = self._map.positions_from_state(joints)
         if positions is None:
             self._fail(
@@ -378,7 +392,12 @@ class PinkIKController(BaseController):
         if setpoint_state is None:
             return
         sites = setpoint_state.sites
-        if sites is not None:
+        task = self._frame_task
+        # states are immutable: the same site state sets the same target again, unless the
+        # user replaced the target through get_frame_task() in between
+        if sites is not None and not (
+            sites is self._last_sites and task.transform_target_to_world is self._last_target_se3
+        ):
             position = sites.get_position(self.tool_frame)
             if position is not None:
                 orientation = sites.get_orientation(self.tool_frame)
@@ -387,7 +406,9 @@ class PinkIKController(BaseController):
                     rotation = pin.Quaternion(w, x, y, z).normalized().toRotationMatrix()
                 else:
                     rotation = self._frame_task.transform_target_to_world.rotation
-                self._frame_task.set_target(pin.SE3(rotation, np.asarray(position, dtype=float)))
+                task.set_target(pin.SE3(rotation, np.asarray(position, dtype=float)))
+            self._last_sites = sites
+            self._last_target_se3 = task.transform_target_to_world
         joints = setpoint_state.joints
         if joints is not None and self._posture_task is not None:
             # only a complete joint setpoint (every controlled joint) replaces the posture target
@@ -459,11 +480,16 @@ class PinkIKController(BaseController):
         at 1 kHz): enough to trip a robot's limit monitor. Joints already outside their range
         (recovering) are not pulled in by the position clip.
         """
-        np.clip(velocity, -self._v_max, self._v_max, out=velocity)
+        np.minimum(velocity, self._v_max, out=velocity)
+        np.maximum(velocity, self._neg_v_max, out=velocity)
         positions = base + velocity * self.dt
+        over = positions > self._q_upper
+        under = positions < self._q_lower
+        if not (over.any() or under.any()):
+            return velocity
         inside = (base >= self._q_lower) & (base <= self._q_upper)
-        clipped = np.clip(positions, self._q_lower, self._q_upper)
-        positions = np.where(inside, clipped, positions)
+        positions[over & inside] = self._q_upper[over & inside]
+        positions[under & inside] = self._q_lower[under & inside]
         return (positions - base) / self.dt
 
     def _solve_within_motion_limits(
@@ -556,7 +582,7 @@ class PinkIKController(BaseController):
                 if self.qp_backend == "pink":
                     v = reference_solve_ik(
                         configuration,
-                        self.tasks,
+                        self._tasks,
                         self.dt,
                         controlled_v_indices=self._controlled_v,
                         solver=solver,
@@ -570,7 +596,7 @@ class PinkIKController(BaseController):
                 else:
                     v = qp.solve(
                         configuration,
-                        self.tasks,
+                        self._tasks,
                         self.dt,
                         limits=self._limits if limits is None else limits,
                         barriers=self._barriers,
