@@ -378,6 +378,17 @@ class JointSpaceMap:
         out[self._cont_sel] = np.arctan2(q[self._cont_q + 1], q[self._cont_q])
         return out
 
+    def command_state(self, positions: np.ndarray, velocities: np.ndarray) -> JointState:
+        """Positions and velocities of the controlled joints (controlled order) as a JointState.
+
+        The fast path of a controller's output: the caller guarantees two finite (n,) float64
+        arrays it will not write again (they are copied into a new matrix here).
+        """
+        data = np.zeros((3, len(self._space)))
+        data[0, self._cols] = positions
+        data[1, self._cols] = velocities
+        return JointState._from_trusted(self._space, data, self._valid_pos_vel)
+
     def to_joint_state(
         self, velocity: np.ndarray, current_positions: np.ndarray, dt: float
     ) -> JointState:

@@ -459,15 +459,12 @@ class PinkIKController(BaseController):
         if v is None:
             return None
         controlled_v = self._within_limits(v[self._controlled_v], base)
-        v[self._controlled_v] = controlled_v
-        try:
-            command = self._map.to_joint_state(v, base, self.dt)
-        except ValueError as exc:  # non-finite command: never sent
-            return self._fail(str(exc))
         positions = base + controlled_v * self.dt
-        if motion is not None:
+        if motion is not None and self._command_positions is not None:
             motion.update((positions - self._command_positions) / self.dt)
         self._command_positions = positions
+        command = self._map.command_state(positions, controlled_v)
+        v[self._controlled_v] = controlled_v
         self._velocity = v
         self.last_error = None
         return RobotState(joints=command)
@@ -549,7 +546,10 @@ class PinkIKController(BaseController):
         # braking envelope is for a target that holds still
         target = self._frame_task.transform_target_to_world
         target_array = None if target is None else target.np
-        holding = target_array is not None and np.array_equal(target_array, self._last_target)
+        last = self._last_target
+        holding = (
+            target_array is not None and last is not None and np.array_equal(target_array, last)
+        )
         self._last_target = target_array
         acceleration = motion.limits.acceleration
         if acceleration is not None and holding:
@@ -609,8 +609,9 @@ class PinkIKController(BaseController):
             except Exception as exc:  # pink task/barrier code failing at run time
                 errors.append(f"{solver}: {type(exc).__name__}: {exc}")
                 continue
-            if not np.all(np.isfinite(v)):
+            if not np.isfinite(v).all():
                 errors.append(f"{solver}: non-finite velocity")
                 continue
             return v
-        return self._fail("QP failed: " + "; ".join(errors))
+        self._fail("QP failed: " + "; ".join(errors))
+        return None

@@ -341,7 +341,7 @@ class DiffIKQP:
             np.multiply(v_lower, dt, out=self._v_bound)
             box.tighten_lower(None, self._v_bound)
         box.finish()
-        if self._recover_outside_range and np.any(ws.lb > ws.ub):
+        if self._recover_outside_range and (ws.lb > ws.ub).any():
             self._recover(configuration, dt, v_lower, v_upper)
         self._has_problem = True
 

@@ -229,12 +229,7 @@ def _target_pose(
     if setpoint is None or setpoint.sites is None:
         return None, None
     sites = setpoint.sites
-    pos = quat = None
-    if frame in sites.position_names:
-        pos = sites.positions[sites.position_names.index(frame)]
-    if frame in sites.orientation_names:
-        quat = sites.orientations[sites.orientation_names.index(frame)]
-    return pos, quat
+    return sites.get_position(frame), sites.get_orientation(frame)
 
 
 def run_closed_loop(
@@ -391,8 +386,8 @@ def run_closed_loop(
     pos_err = np.linalg.norm(tool_p - tgt_p, axis=1)
     ori_err = np.full(n_ticks, np.nan)
     ok = np.all(np.isfinite(tgt_q), axis=1)
-    for k in np.flatnonzero(ok):
-        ori_err[k] = _quat_angle(tool_q[k], tgt_q[k])
+    for i in np.flatnonzero(ok):
+        ori_err[i] = _quat_angle(tool_q[i], tgt_q[i])
     return ClosedLoopLog(
         time=log_t,
         joint_names=joints,

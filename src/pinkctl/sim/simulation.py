@@ -24,10 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from numpy.typing import ArrayLike
-
 import mujoco
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..state import JointState, RobotState, SpatialState
 
@@ -91,6 +90,8 @@ class MujocoSimulation:
         self.model = model
         self.data = data
         self.robot = robot
+        #: The MjSpec the model was compiled from (None when built from a model directly).
+        self.spec: mujoco.MjSpec | None = None
         self.joint_names: list[str] = [
             model.joint(i).name
             for i in range(model.njnt)
@@ -257,7 +258,7 @@ class MujocoSimulation:
         model = spec.compile()
         data = mujoco.MjData(model)
         sim = cls(model, data, robot=robot, actuated_joint_names=actuated, site_names=sites)
-        sim._spec = spec
+        sim.spec = spec
         sim.reset()
         return sim
 
@@ -471,6 +472,7 @@ class MujocoSimulation:
         if not names:
             return False
         positions = js.positions
+        assert positions is not None  # names is not empty
         velocities = None
         if js.velocities is not None and js.velocity_names == names:
             velocities = js.velocities
