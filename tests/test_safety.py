@@ -353,3 +353,58 @@ def test_limit_report_of_a_demo_run(franka):
     report = command_limit_report(result.log, robot_limits(franka), 0.002)
     assert report.ok
     assert len(result.log.time) == 1000
+
+
+def test_failing_solver_falls_back_to_the_second_one(franka):
+    """A backend that fails (OSQP stopped after one iteration) hands the tick to daqp."""
+    names = franka.joint_names
+    frame = franka.tool_frame
+    p, quat = fk_pose(franka, franka.q0, frame)
+    target = pose_state(frame, p + [0.05, 0.0, 0.0], quat)
+    crippled = {"max_iter": 1, "polish": False}
+    est = fresh_controller(franka)[1]
+    alone = PinkIKController(
+        franka, names, [frame], dt=0.002, solver="osqp", solver_options=crippled
+    )
+    assert alone.reset(est, None, 0.0)
+    assert alone.forward(est, target, 0.0) is None
+    assert "osqp" in alone.last_error
+    backed = PinkIKController(
+        franka,
+        names,
+        [frame],
+        dt=0.002,
+        solver="osqp",
+        solver_options=crippled,
+        fallback_solver="daqp",
+    )
+    reference = PinkIKController(franka, names, [frame], dt=0.002, solver="daqp")
+    assert backed.reset(est, None, 0.0) and reference.reset(est, None, 0.0)
+    a = backed.forward(est, target, 0.0)
+    b = reference.forward(est, target, 0.0)
+    assert a is not None and backed.last_error is None
+    assert np.allclose(a.joints.data_array, b.joints.data_array, atol=1e-12)
+
+
+def test_conflicting_user_constraints_return_none_then_recover(franka):
+    """Two barriers that cannot both hold: None with the reason, then work again."""
+    from pink.barriers import PositionBarrier
+
+    names = franka.joint_names
+    frame = franka.tool_frame
+    p, quat = fk_pose(franka, franka.q0, frame)
+    above = PositionBarrier(frame, indices=[2], p_min=np.array([p[2] + 0.2]), gain=1.0)
+    below = PositionBarrier(frame, indices=[2], p_max=np.array([p[2] - 0.2]), gain=1.0)
+    controller = PinkIKController(
+        franka, names, [frame], dt=0.002, extra_barriers=[above, below], motion_limits=False
+    )
+    est = fresh_controller(franka)[1]
+    assert controller.reset(est, None, 0.0)
+    assert controller.forward(est, None, 0.0) is None
+    assert "infeasible" in controller.last_error
+    # the user lifts the conflict: the next tick works
+    above.p_min = np.array([p[2] - 0.5])
+    below.p_max = np.array([p[2] + 0.5])
+    out = controller.forward(est, None, 0.002)
+    assert out is not None and controller.last_error is None
+    assert np.all(np.isfinite(out.joints.data_array))

@@ -40,7 +40,7 @@ from pink.limits import ConfigurationLimit, Limit, VelocityLimit
 from pink.tasks import FrameTask, PostureTask, Task
 
 from ..motion_limits import MotionLimitFilter, MotionLimits
-from ..qp import DiffIKQP, QPSolveError, reference_solve_ik
+from ..qp import EXACT_SOLVERS, DiffIKQP, QPSolveError, reference_solve_ik
 from ..robot import PinkRobot
 from ..state import RobotState
 from ..transforms import JointSpaceMap
@@ -48,8 +48,6 @@ from .base import BaseController
 
 __all__ = ["PinkIKController", "EXACT_SOLVERS"]
 
-#: Backends that solve the QP exactly (active set / interior point to machine precision).
-EXACT_SOLVERS = ("daqp", "quadprog", "clarabel", "proxqp_exact")
 
 PreStepCallback = Callable[[Configuration, "RobotState | None"], None]
 
