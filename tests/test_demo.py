@@ -56,3 +56,14 @@ def test_cli_robots_lists_bundled_robots(capsys):
         ("so101", "gripper_frame_link"),
     ):
         assert name in out and tool in out
+
+
+def test_five_dof_arm_tracks_the_tool_position():
+    """SO-101 (5 DoF): position-only tracking on a curve scaled to its reach."""
+    result = run_demo(DemoConfig(robot="so101", duration=5.0), progress=False)
+    s = result.summary
+    assert s["ticks_none"] == 0 and s["limit_violations"] == 0
+    assert s["rms_position_error_mm"] <= RMS_BOUND_MM
+    assert np.isnan(s["rms_orientation_error_mrad"])  # no orientation target
+    assert "orientation error RMS" in result.table and "n/a" in result.table
+    assert 0.02 < max(np.ptp(result.log.target_position, axis=0)) / 2 < 0.1

@@ -11,6 +11,7 @@ use it to check the tracking bounds the README quotes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,7 @@ from .controllers import ChainedController, PinkIKController, TrajectoryFollower
 from .motion_limits import LimitReport, MotionLimits, check_trajectory
 from .robot import PinkRobot, load_pink_supported_robot
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
+from .state import RobotState, SpatialState
 from .trajectories import (
     CircleTrajectory,
     FigureEightTrajectory,
@@ -51,7 +53,9 @@ class DemoConfig:
         duration: Run time [s]; default: two periods plus the ramp-in.
         solver: QP backend.
         control_rate: Control frequency [Hz].
-        size: Figure-eight half-width / circle radius [m]; default 0.15 / 0.2.
+        size: Figure-eight half-width / circle radius / waypoint square [m]; default 0.15 /
+            0.2 / 0.1, and a quarter of the tool's distance from the base for arms with fewer
+            than six joints (which track the tool position only).
         ramp_time: Smooth start from rest [s].
     """
 
@@ -156,6 +160,15 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
     assert robot.tool_frame is not None
     frame = robot.tool_frame
     start_position, start_orientation = sim.get_site_pose(frame)
+    # an arm with fewer than six joints cannot hold an orientation along a curve: it tracks
+    # the tool position only, on a curve scaled to its reach
+    position_only = len(robot.controlled_joint_names) < 6
+    size = config.size
+    if size is None:
+        if position_only:
+            size = round(0.25 * float(np.linalg.norm(start_position)), 3)
+        else:
+            size = {"circle": 0.2, "waypoints": 0.1}.get(config.trajectory, 0.15)
     cycles = 2.0
     if config.duration is not None and config.trajectory != "waypoints":
         cycles = max((config.duration - config.ramp_time) / config.period, 0.25)
@@ -165,7 +178,7 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
         start_position,
         start_orientation,
         period=config.period,
-        size=config.size,
+        size=size,
         ramp_time=config.ramp_time,
         cycles=cycles,
     )
@@ -176,6 +189,7 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
         solver=config.solver,
         dt=1.0 / config.control_rate,
         integrate_from="command",
+        orientation_cost=0.0 if position_only else 1.0,
     )
     follower = TrajectoryFollower()
     follower.set_trajectory(trajectory)
@@ -187,7 +201,9 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
         controller,
         duration=duration,
         control_rate=config.control_rate,
-        reference=trajectory.get_target_state,
+        reference=_positions_only(trajectory, frame)
+        if position_only
+        else trajectory.get_target_state,
         tool_frame=frame,
         progress=progress,
     )
@@ -200,7 +216,6 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
         and summary["limit_violations"] == 0
         and report.ok
     )
-    size = config.size or (0.2 if config.trajectory == "circle" else 0.15)
     title = (
         f"pinkctl demo: {config.robot}, {config.trajectory} "
         f"({size:.2f} m, period {config.period:g} s), {config.control_rate:g} Hz, {config.solver}"
@@ -216,6 +231,21 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
         limit_report=report,
         ok=ok,
     )
+
+
+def _positions_only(trajectory: Trajectory, frame: str) -> Callable[[float], RobotState | None]:
+    """The trajectory's target positions without orientations (for position-only tracking)."""
+
+    def reference(t: float) -> RobotState | None:
+        state = trajectory.get_target_state(t)
+        position = None if state is None or state.sites is None else state.sites.get_position(frame)
+        if position is None:
+            return None
+        return RobotState(
+            sites=SpatialState.from_name([frame], positions=([frame], position.reshape(1, 3)))
+        )
+
+    return reference
 
 
 def robot_limits(robot: PinkRobot) -> MotionLimits:

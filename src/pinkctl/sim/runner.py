@@ -139,15 +139,20 @@ class ClosedLoopLog:
     ) -> str:
         """The summary as an aligned two-column table (plus ``extra_rows``)."""
         s = self.summary(skip)
+
+        def value(key: str, unit: str, digits: int = 3) -> str:
+            x = s[key]
+            return f"{x:.{digits}f} {unit}" if np.isfinite(x) else "n/a"
+
         rows = [
             ("ticks", f"{int(s['ticks'])}"),
             ("ticks returning None", f"{int(s['ticks_none'])}"),
-            ("position error RMS", f"{s['rms_position_error_mm']:.3f} mm"),
-            ("position error max", f"{s['max_position_error_mm']:.3f} mm"),
-            ("orientation error RMS", f"{s['rms_orientation_error_mrad']:.3f} mrad"),
-            ("orientation error max", f"{s['max_orientation_error_mrad']:.3f} mrad"),
-            ("controller tick median", f"{s['tick_median_us']:.1f} us"),
-            ("controller tick p99", f"{s['tick_p99_us']:.1f} us"),
+            ("position error RMS", value("rms_position_error_mm", "mm")),
+            ("position error max", value("max_position_error_mm", "mm")),
+            ("orientation error RMS", value("rms_orientation_error_mrad", "mrad")),
+            ("orientation error max", value("max_orientation_error_mrad", "mrad")),
+            ("controller tick median", value("tick_median_us", "us", 1)),
+            ("controller tick p99", value("tick_p99_us", "us", 1)),
             ("joint-limit violations", f"{int(s['limit_violations'])}"),
             *(extra_rows or []),
         ]
