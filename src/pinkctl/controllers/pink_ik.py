@@ -270,7 +270,20 @@ class PinkIKController(BaseController):
             raise ValueError(
                 f"motion_limits must be None, a bool or a MotionLimits, got {motion_limits!r}"
             )
-        self._last_target: np.ndarray | None = None
+        self._last_target: pin.SE3 | None = None
+        self._range_limit = self._limits[:1]  # the configuration limit alone
+        self._motion_velocity = np.zeros(0)
+        self._motion_acceleration = np.zeros(0)
+        self._motion_ramp: np.ndarray | None = None
+        if self._filter is not None:
+            limits = self._filter.limits
+            self._motion_velocity = np.asarray(limits.velocity, dtype=float)
+            if limits.acceleration is not None:
+                self._motion_acceleration = np.asarray(limits.acceleration, dtype=float)
+                jerk_ramp = np.zeros_like(self._motion_acceleration)
+                if limits.jerk is not None:
+                    jerk_ramp = self._motion_acceleration / limits.jerk
+                self._motion_ramp = jerk_ramp + self.dt
         self._last_sites: Any = None
         self._last_target_se3: Any = None
         self._configuration: Configuration | None = None
@@ -514,9 +527,10 @@ class PinkIKController(BaseController):
         motion = self._filter
         assert motion is not None and self._command_positions is not None
         lower, upper = motion.bounds()
-        shift = (base - self._command_positions) / self.dt
-        lower = lower - shift
-        upper = upper - shift
+        if base is not self._command_positions:  # closing on the measurement
+            shift = (base - self._command_positions) / self.dt
+            lower = lower - shift
+            upper = upper - shift
         if self._barriers or len(self._limits) > 2:
             # user constraints are rows of the QP: solve with the box so they keep holding
             v = self._solve(configuration, lower, upper)
@@ -527,42 +541,39 @@ class PinkIKController(BaseController):
                 v = self._solve(configuration, None, None)
             if v is not None:
                 # DAQP meets bounds to ~1e-15; the clip makes the guarantee exact
-                v[self._controlled_v] = np.clip(v[self._controlled_v], lower, upper)
+                v[self._controlled_v] = np.minimum(np.maximum(v[self._controlled_v], lower), upper)
             return v
         # the velocity the tasks want, not yet cut by the velocity limit (which would turn
         # a large error into a bang-bang signal): only the position range constrains it
-        v = self._solve(configuration, None, None, limits=self._limits[:1])
+        v = self._solve(configuration, None, None, limits=self._range_limit)
         if v is None:
             return None
         wanted = v[self._controlled_v]
         speed = np.maximum(np.abs(wanted), 1e-300)
         # one scale for all joints keeps the direction: within the velocity limits, and slow
-        # enough that each joint can still brake (at half its acceleration limit A) within the
-        # distance d = |v*| dt / gain it still has to go: |v| <= sqrt(A d)
-        scale = float(np.min(motion.limits.velocity / speed))
+        # enough that each joint can still brake within the motion it has left
+        scale = (self._motion_velocity / speed).min()
         # a moving target (a trajectory) must be followed, not approached to a stop: the
         # braking envelope is for a target that holds still
         target = self._frame_task.transform_target_to_world
-        target_array = None if target is None else target.np
         last = self._last_target
-        holding = (
-            target_array is not None and last is not None and np.array_equal(target_array, last)
-        )
-        self._last_target = target_array
-        acceleration = motion.limits.acceleration
-        if acceleration is not None and holding:
+        holding = target is not None and last is not None and target.isApprox(last, 1e-14)
+        self._last_target = None if target is None else target.copy()
+        if self._motion_ramp is not None and holding:
+            # braking at A/2 after a jerk-limited ramp of A/J seconds (plus one tick) stops
+            # from |v| within v^2 / A + v (A/J + dt) <= d, d = |v*| dt / gain the motion
+            # left: |v| <= (A/2) (sqrt((A/J + dt)^2 + 4 d / A) - (A/J + dt))
+            acceleration = self._motion_acceleration
+            ramp = self._motion_ramp
             distance = speed * (self.dt / self._frame_task.gain)
-            # braking at A/2 after a jerk-limited ramp of A/J seconds stops from |v| within
-            # v^2 / A + v A / J <= d: |v| <= (A/2) (sqrt((A/J)^2 + 4 d / A) - A/J)
-            ramp = acceleration / motion.limits.jerk if motion.limits.jerk is not None else 0.0
-            ramp = ramp + self.dt  # one tick of reaction
             envelope = (
-                0.5 * acceleration * (np.sqrt(ramp**2 + 4.0 * distance / acceleration) - ramp)
+                0.5 * acceleration * (np.sqrt(ramp * ramp + 4.0 * distance / acceleration) - ramp)
             )
-            scale = min(scale, float(np.min(envelope / speed)))
-        wanted = wanted * min(1.0, scale)
+            scale = min(scale, (envelope / speed).min())
+        if scale < 1.0:
+            wanted = wanted * scale
         # each joint moves its velocity toward the wanted one as fast as the box allows
-        v[self._controlled_v] = np.clip(wanted, lower, upper)
+        v[self._controlled_v] = np.minimum(np.maximum(wanted, lower), upper)
         return v
 
     def _solve(
