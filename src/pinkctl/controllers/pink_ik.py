@@ -288,7 +288,6 @@ class PinkIKController(BaseController):
         self._last_target_se3: Any = None
         self._configuration: Configuration | None = None
         self._command_positions: np.ndarray | None = None
-        self._velocity = np.zeros(model.nv)
 
     # ------------------------------------------------------------------ accessors
     def get_frame_task(self) -> FrameTask:
@@ -476,7 +475,6 @@ class PinkIKController(BaseController):
         self._command_positions = positions
         command = self._map.command_state(positions, controlled_v)
         v[self._controlled_v] = controlled_v
-        self._velocity = v
         self.last_error = None
         return RobotState(joints=command)
 
