@@ -216,7 +216,37 @@ class SelectableController(BaseController, Generic[KeyT]):
         )
 
 
-class CombinedController(BaseController):
+class _ControllerList(BaseController):
+    """Shared part of the list containers: their children and an in-order reset."""
+
+    _controllers: tuple[BaseController, ...]
+
+    @property
+    def controllers(self) -> tuple[BaseController, ...]:
+        """The children, in order."""
+        return self._controllers
+
+    def reset(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> bool:
+        """Reset every child, in order, with the caller's arguments (outputs are not chained);
+        stop at (and report) the first that returns False: later children are not reset.
+        """
+        for i, child in enumerate(self._controllers):
+            if not child.reset(estimated_state, setpoint_state, t, **kwargs):
+                self.last_error = (
+                    f"reset of controllers[{i}] ({_describe(child)}) failed: {_reason(child)}"
+                )
+                return False
+        self.last_error = None
+        return True
+
+
+class CombinedController(_ControllerList):
     """Runs several controllers on the same input and merges their outputs (Isaac:
     ``ParallelController``).
 
@@ -241,31 +271,6 @@ class CombinedController(BaseController):
     def __init__(self, controllers: Sequence[BaseController]) -> None:
         super().__init__()
         self._controllers = _check_children(controllers, "CombinedController")
-
-    @property
-    def controllers(self) -> tuple[BaseController, ...]:
-        """The children, in run order."""
-        return self._controllers
-
-    def reset(
-        self,
-        estimated_state: RobotState,
-        setpoint_state: RobotState | None,
-        t: float,
-        **kwargs: Any,
-    ) -> bool:
-        """Reset the children in order; stop at (and report) the first that returns False.
-
-        Children after a failing one are not reset.
-        """
-        for i, child in enumerate(self._controllers):
-            if not child.reset(estimated_state, setpoint_state, t, **kwargs):
-                self.last_error = (
-                    f"reset of controllers[{i}] ({_describe(child)}) failed: {_reason(child)}"
-                )
-                return False
-        self.last_error = None
-        return True
 
     def forward(
         self,
@@ -298,7 +303,7 @@ class CombinedController(BaseController):
         return f"CombinedController([{names}])"
 
 
-class ChainedController(BaseController):
+class ChainedController(_ControllerList):
     """Feeds each controller's output to the next as its setpoint (Isaac:
     ``SequentialController``).
 
@@ -317,31 +322,6 @@ class ChainedController(BaseController):
     def __init__(self, controllers: Sequence[BaseController]) -> None:
         super().__init__()
         self._controllers = _check_children(controllers, "ChainedController")
-
-    @property
-    def controllers(self) -> tuple[BaseController, ...]:
-        """The children, in chain order."""
-        return self._controllers
-
-    def reset(
-        self,
-        estimated_state: RobotState,
-        setpoint_state: RobotState | None,
-        t: float,
-        **kwargs: Any,
-    ) -> bool:
-        """Reset every child with the *caller's* setpoint; stop at the first that returns False.
-
-        Outputs are not chained during reset (no ``forward`` is called).
-        """
-        for i, child in enumerate(self._controllers):
-            if not child.reset(estimated_state, setpoint_state, t, **kwargs):
-                self.last_error = (
-                    f"reset of controllers[{i}] ({_describe(child)}) failed: {_reason(child)}"
-                )
-                return False
-        self.last_error = None
-        return True
 
     def forward(
         self,
