@@ -1,6 +1,7 @@
 """The ``"qp"`` IK method: each step is a pink QP with the joint limits as constraints.
 
-The step solves, with pink's :func:`pink.solve_ik` (``dt = 1``, default backend DAQP),
+The step solves, with pinkctl's QP layer (:class:`pinkctl.qp.DiffIKQP`: pink's problem assembled
+in place, over the moved joints only; ``dt = 1``, default backend DAQP),
 
     minimise    ½‖J Δq + e‖² + ½ μ‖e‖²‖Δq‖² + ½ ε‖Δq‖²
     subject to  q_lo - q ≤ Δq ≤ q_hi - q         (moved joints)
@@ -10,9 +11,9 @@ where ``e``, ``J`` are the IK residual (the same as for the Newton-type methods,
 mode works), ``μ`` the Levenberg–Marquardt damping of the task and ``ε`` pink's Tikhonov
 damping. Unlike the clamping methods, the limits shape the step itself.
 
-This module is kept apart so the backend can be swapped (e.g. for a preassembled QP layer)
-without touching the iteration loop. pink stores helper attributes on the model it is given,
-so the method works on its own copy of the model.
+The residual task and the joint box are custom pink objects, which the QP layer evaluates
+through their own ``compute_qp_objective`` / ``compute_qp_inequalities``. pink stores helper
+attributes on the model it is given, so the method works on its own copy of the model.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from typing import Any
 
 import numpy as np
 import pinocchio as pin
-from pink import Configuration, solve_ik
+from pink import Configuration
 from pink.exceptions import PinkError
 from pink.limits import Limit
 from pink.tasks import Task
 
+from ..qp import DiffIKQP, QPSolveError
 from .joints import JointSubset
 from .methods import IKMethod
 
@@ -118,6 +120,14 @@ class QPMethod(IKMethod):
         self._limit = _BoxLimit(model.nv, subset)
         self._jac = np.zeros((0, model.nv))
         self._cols = subset.v_cols
+        # the QP's variables are the moved joints: every other joint is held by construction
+        self._qp = DiffIKQP(
+            self._model,
+            np.arange(model.nv)[subset.v_cols],
+            solver=self.solver,
+            damping=self.damping,
+            solver_options=self.solver_options or None,
+        )
         # pink checks (and logs) the configuration's limits; only the moved joints are kept
         # inside by the loop, so pink is shown a clamped copy (it reads nothing else from q).
         self._q_low = model.lowerPositionLimit.copy()
@@ -140,16 +150,7 @@ class QPMethod(IKMethod):
             forward_kinematics=False,
         )
         try:
-            v = solve_ik(
-                configuration,
-                [self._task],
-                1.0,
-                solver=self.solver,
-                damping=self.damping,
-                limits=[self._limit],
-                safety_break=False,
-                **self.solver_options,
-            )
-        except PinkError:
+            v = self._qp.solve(configuration, (self._task,), 1.0, limits=(self._limit,))
+        except (PinkError, QPSolveError):
             return np.zeros(self._subset.n)
         return np.asarray(v[self._cols], dtype=np.float64)
