@@ -275,6 +275,8 @@ class PinkIKController(BaseController):
         self._motion_velocity = np.zeros(0)
         self._motion_acceleration = np.zeros(0)
         self._motion_ramp: np.ndarray | None = None
+        self._loop_scale = 1.0
+        self._min_loop_scale = 1.0
         if self._filter is not None:
             limits = self._filter.limits
             self._motion_velocity = np.asarray(limits.velocity, dtype=float)
@@ -284,6 +286,8 @@ class PinkIKController(BaseController):
                 if limits.jerk is not None:
                     jerk_ramp = self._motion_acceleration / limits.jerk
                 self._motion_ramp = jerk_ramp + self.dt
+                # the loop gain the slowest acceleration ramp can follow without ringing
+                self._min_loop_scale = min(1.0, 2.0 * self.dt / float(np.max(self._motion_ramp)))
         self._last_sites: Any = None
         self._last_target_se3: Any = None
         self._configuration: Configuration | None = None
@@ -395,6 +399,7 @@ class PinkIKController(BaseController):
         if self._filter is not None:
             # start at rest from the measured positions (the command sequence starts here)
             self._filter.reset(positions)
+            self._loop_scale = 1.0
         self.last_error = None
         return True
 
@@ -568,10 +573,23 @@ class PinkIKController(BaseController):
                 0.5 * acceleration * (np.sqrt(ramp * ramp + 4.0 * distance / acceleration) - ramp)
             )
             scale = min(scale, (envelope / speed).min())
+        # anti-windup for a moving target: while the box clips the wanted velocity, the
+        # dead-beat correction of the tracking error outruns what the acceleration/jerk limits
+        # let the joints do, and the loop would ring; lower the loop gain while saturated,
+        # restore it once free
+        if not holding:
+            scale *= self._loop_scale
         if scale < 1.0:
             wanted = wanted * scale
         # each joint moves its velocity toward the wanted one as fast as the box allows
-        v[self._controlled_v] = np.minimum(np.maximum(wanted, lower), upper)
+        command = np.minimum(np.maximum(wanted, lower), upper)
+        if holding:  # a fixed target is approached by the braking envelope
+            self._loop_scale = 1.0
+        elif np.abs(command - wanted).max() > 1e-6 * (1.0 + np.abs(wanted).max()):
+            self._loop_scale = max(self._min_loop_scale, 0.9 * self._loop_scale)
+        elif self._loop_scale < 1.0:
+            self._loop_scale = min(1.0, self._loop_scale * 1.002)
+        v[self._controlled_v] = command
         return v
 
     def _solve(
