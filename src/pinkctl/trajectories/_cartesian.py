@@ -60,13 +60,28 @@ def site_state(
     linear_velocity: np.ndarray,
     angular_velocity: np.ndarray,
 ) -> RobotState:
-    """``RobotState(sites=...)`` with all four fields of ``frame`` valid (world frame)."""
-    names = [frame]
-    sites = SpatialState.from_name(
-        site_space,
-        positions=(names, position.reshape(1, 3)),
-        orientations=(names, orientation.reshape(1, 4)),
-        linear_velocities=(names, linear_velocity.reshape(1, 3)),
-        angular_velocities=(names, angular_velocity.reshape(1, 3)),
-    )
+    """``RobotState(sites=...)`` with all four fields of ``frame`` valid (world frame).
+
+    Trajectories call this on every sample, so the state is wrapped directly (the same
+    arrays ``SpatialState.from_name`` would build) once the values are known to be finite.
+    """
+    fields = (position, orientation, linear_velocity, angular_velocity)
+    if not all(np.isfinite(f).all() for f in fields):
+        names = [frame]
+        sites = SpatialState.from_name(  # raises the documented ValueError
+            site_space,
+            positions=(names, position.reshape(1, 3)),
+            orientations=(names, orientation.reshape(1, 4)),
+            linear_velocities=(names, linear_velocity.reshape(1, 3)),
+            angular_velocities=(names, angular_velocity.reshape(1, 3)),
+        )
+        return RobotState(sites=sites)
+    m = len(site_space)
+    row = site_space.index(frame)
+    arrays = [np.zeros((m, 3)), np.zeros((m, 4)), np.zeros((m, 3)), np.zeros((m, 3))]
+    for array, value in zip(arrays, fields):
+        array[row] = value
+    valid = np.zeros((m, 4), dtype=bool)
+    valid[row] = True
+    sites = SpatialState._from_trusted(site_space, arrays, valid)
     return RobotState(sites=sites)
