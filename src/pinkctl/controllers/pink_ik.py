@@ -253,6 +253,19 @@ class PinkIKController(BaseController):
             if fallback_solver is not None
             else None
         )
+        self._last_target: pin.SE3 | None = None
+        self._range_limit = self._limits[:1]  # the configuration limit alone
+        self._setup_motion_limits(motion_limits, controlled)
+        self._last_sites: Any = None
+        self._last_target_se3: Any = None
+        self._configuration: Configuration | None = None
+        self._command_positions: np.ndarray | None = None
+
+    def _setup_motion_limits(
+        self, motion_limits: bool | MotionLimits | None, controlled: list[str]
+    ) -> None:
+        """The motion-limit filter (see the ``motion_limits`` argument) and its constants."""
+        pink_robot = self.robot
         self._filter: MotionLimitFilter | None = None
         if isinstance(motion_limits, MotionLimits):
             if list(motion_limits.joint_names) != controlled:
@@ -270,8 +283,6 @@ class PinkIKController(BaseController):
             raise ValueError(
                 f"motion_limits must be None, a bool or a MotionLimits, got {motion_limits!r}"
             )
-        self._last_target: pin.SE3 | None = None
-        self._range_limit = self._limits[:1]  # the configuration limit alone
         self._motion_velocity = np.zeros(0)
         self._motion_acceleration = np.zeros(0)
         self._motion_ramp: np.ndarray | None = None
@@ -288,10 +299,6 @@ class PinkIKController(BaseController):
                 self._motion_ramp = jerk_ramp + self.dt
                 # the loop gain the slowest acceleration ramp can follow without ringing
                 self._min_loop_scale = min(1.0, 2.0 * self.dt / float(np.max(self._motion_ramp)))
-        self._last_sites: Any = None
-        self._last_target_se3: Any = None
-        self._configuration: Configuration | None = None
-        self._command_positions: np.ndarray | None = None
 
     # ------------------------------------------------------------------ accessors
     def get_frame_task(self) -> FrameTask:
