@@ -40,11 +40,10 @@ from typing import Any
 import numpy as np
 
 from pinkctl import (
-    BaseController,
     ChainedController,
     CircleTrajectory,
     CombinedController,
-    JointState,
+    GripperController,
     MujocoSimulation,
     PinkIKController,
     RobotState,
@@ -58,13 +57,12 @@ OPEN = 0.04  # [m] finger opening of panda_finger_joint1 (each finger; the gap i
 CLOSED = 0.0  # [m]
 
 
-class FingerController(BaseController):
+class FingerController(GripperController):
     """Opens and closes a one-joint gripper on a time schedule.
 
-    The commanded position moves from its current value towards the goal of the schedule
-    (``open_position`` before ``close_at`` and after ``open_at``, ``closed_position`` in
-    between) at ``speed`` m/s, with the matching velocity as feed-forward. Times are seconds
-    since :meth:`reset`.
+    A :class:`~pinkctl.controllers.GripperController` whose goal follows the schedule:
+    ``open_position`` before ``close_at`` and after ``open_at``, ``closed_position`` in between.
+    Times are seconds since :meth:`reset`.
 
     Args:
         robot_joint_space: Joint space of the output (the simulation's ``joint_names``).
@@ -85,23 +83,18 @@ class FingerController(BaseController):
         open_position: float = OPEN,
         closed_position: float = CLOSED,
     ) -> None:
-        super().__init__()
-        if joint not in robot_joint_space:
-            raise ValueError(f"joint {joint!r} is not in robot_joint_space")
-        if not speed > 0:
-            raise ValueError(f"speed must be > 0 [m/s], got {speed!r}")
-        self.joint_space = list(robot_joint_space)
-        self.joint = joint
+        super().__init__(
+            robot_joint_space,
+            joint=joint,
+            open_position=open_position,
+            closed_position=closed_position,
+            speed=speed,
+        )
         self.close_at = float(close_at)
         self.open_at = None if open_at is None else float(open_at)
-        self.speed = float(speed)
-        self.open_position = float(open_position)
-        self.closed_position = float(closed_position)
-        self._t0: float | None = None
-        self._t_last = 0.0
-        self._command = self.open_position
+        self._t0 = 0.0
 
-    def goal(self, elapsed: float) -> float:
+    def scheduled_goal(self, elapsed: float) -> float:
         """Finger position the schedule asks for ``elapsed`` seconds after reset [m]."""
         closing = elapsed >= self.close_at and (self.open_at is None or elapsed < self.open_at)
         return self.closed_position if closing else self.open_position
@@ -114,14 +107,8 @@ class FingerController(BaseController):
         **kwargs: Any,
     ) -> bool:
         """Start the schedule at ``t`` from the measured finger position."""
-        joints = estimated_state.joints
-        if joints is None or self.joint not in joints.position_names:
-            self.last_error = f"estimated state has no position for {self.joint!r}"
-            return False
-        self._t0 = self._t_last = float(t)
-        self._command = float(joints.get_positions([self.joint])[0])
-        self.last_error = None
-        return True
+        self._t0 = float(t)
+        return super().reset(estimated_state, setpoint_state, t, **kwargs)
 
     def forward(
         self,
@@ -131,21 +118,8 @@ class FingerController(BaseController):
         **kwargs: Any,
     ) -> RobotState | None:
         """The finger command of time ``t``: one step towards the schedule's goal."""
-        if self._t0 is None:
-            return self._fail("forward called before reset")
-        step = max(float(t) - self._t_last, 0.0)
-        self._t_last = float(t)
-        error = self.goal(float(t) - self._t0) - self._command
-        move = float(np.clip(error, -self.speed * step, self.speed * step))
-        self._command += move
-        velocity = 0.0 if abs(error) <= abs(move) else float(np.sign(error)) * self.speed
-        return RobotState(
-            joints=JointState.from_name(
-                self.joint_space,
-                positions=([self.joint], [self._command]),
-                velocities=([self.joint], [velocity]),
-            )
-        )
+        self.goal = self.scheduled_goal(float(t) - self._t0)
+        return super().forward(estimated_state, setpoint_state, t, **kwargs)
 
 
 @dataclass
@@ -217,7 +191,7 @@ def run(
     wall = time.perf_counter() - start
     finger = log.q[:, log.joint_names.index(FINGER)]
     summary = log.summary()
-    expected_end = gripper.goal(run_time)
+    expected_end = gripper.scheduled_goal(run_time)
     arm = list(robot.controlled_joint_names)
     ok = (
         abs(finger_start - OPEN) <= 2e-3

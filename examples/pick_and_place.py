@@ -33,15 +33,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import mujoco
 import numpy as np
 
 from pinkctl import (
-    BaseController,
     CombinedController,
-    JointState,
+    GripperController,
     MujocoSimulation,
     PinkIKController,
     PoseWaypointTrajectory,
@@ -98,77 +96,6 @@ def add_scene(
     return callback
 
 
-class Gripper(BaseController):
-    """Moves one finger joint towards an open or closed goal at a limited speed.
-
-    The state machine calls :meth:`open` / :meth:`close`; every ``forward`` moves the commanded
-    position one step (``speed`` times the time since the previous call) towards the goal, and
-    sends it with the matching velocity as feed-forward.
-    """
-
-    def __init__(
-        self, robot_joint_space: Sequence[str], *, joint: str = FINGER, speed: float = 0.1
-    ) -> None:
-        super().__init__()
-        if joint not in robot_joint_space:
-            raise ValueError(f"joint {joint!r} is not in robot_joint_space")
-        self.joint_space = list(robot_joint_space)
-        self.joint = joint
-        self.speed = float(speed)
-        self.goal = FINGER_OPEN
-        self._command = FINGER_OPEN
-        self._t_last: float | None = None
-
-    def open(self) -> None:
-        """Open the fingers from the next ``forward`` on."""
-        self.goal = FINGER_OPEN
-
-    def close(self) -> None:
-        """Close the fingers from the next ``forward`` on."""
-        self.goal = FINGER_CLOSED
-
-    def reset(
-        self,
-        estimated_state: RobotState,
-        setpoint_state: RobotState | None,
-        t: float,
-        **kwargs: Any,
-    ) -> bool:
-        """Start from the measured finger position."""
-        joints = estimated_state.joints
-        if joints is None or self.joint not in joints.position_names:
-            self.last_error = f"estimated state has no position for {self.joint!r}"
-            return False
-        self._command = float(joints.get_positions([self.joint])[0])
-        self._t_last = float(t)
-        self.last_error = None
-        return True
-
-    def forward(
-        self,
-        estimated_state: RobotState,
-        setpoint_state: RobotState | None,
-        t: float,
-        **kwargs: Any,
-    ) -> RobotState | None:
-        """The finger command of time ``t``."""
-        if self._t_last is None:
-            return self._fail("forward called before reset")
-        step = max(float(t) - self._t_last, 0.0) * self.speed
-        self._t_last = float(t)
-        error = self.goal - self._command
-        move = float(np.clip(error, -step, step))
-        self._command += move
-        velocity = 0.0 if abs(error) <= step else float(np.sign(error)) * self.speed
-        return RobotState(
-            joints=JointState.from_name(
-                self.joint_space,
-                positions=([self.joint], [self._command]),
-                velocities=([self.joint], [velocity]),
-            )
-        )
-
-
 class Phase(enum.Enum):
     """States of the pick-and-place state machine, in order."""
 
@@ -209,7 +136,13 @@ def run(*, quick: bool = False, control_rate: float = 500.0) -> PickPlaceResult:
     down = sim.get_site_pose(tool)[1]  # home orientation: tool z down, fingers along world y
 
     ik = PinkIKController(robot, sim.joint_names, sim.site_names, dt=dt, integrate_from="command")
-    gripper = Gripper(sim.joint_names)
+    gripper = GripperController(
+        sim.joint_names,
+        joint=FINGER,
+        open_position=FINGER_OPEN,
+        closed_position=FINGER_CLOSED,
+        speed=0.1,
+    )
     controller = CombinedController([ik, gripper])
 
     speed, accel = (0.5, 2.0) if quick else (0.3, 1.0)  # tool limits [m/s], [m/s^2]

@@ -9,6 +9,7 @@ from .containers import (
     SelectableController,
     SequentialController,
 )
+from .gripper import GripperController
 from .pink_ik import EXACT_SOLVERS, PinkIKController
 from .trajectory_follower import HoldingTrajectoryFollower, TrajectoryFollower
 
@@ -18,6 +19,7 @@ __all__ = [
     "CombinedController",
     "ControllerContainer",
     "EXACT_SOLVERS",
+    "GripperController",
     "HoldingTrajectoryFollower",
     "ParallelController",
     "PinkIKController",
