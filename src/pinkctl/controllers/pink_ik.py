@@ -480,8 +480,7 @@ class PinkIKController(BaseController):
             v = self._solve_within_motion_limits(configuration, base)
         if v is None:
             return None
-        controlled_v = self._within_limits(v[self._controlled_v], base)
-        positions = base + controlled_v * self.dt
+        controlled_v, positions = self._within_limits(v[self._controlled_v], base)
         if motion is not None and self._command_positions is not None:
             motion.update((positions - self._command_positions) / self.dt)
         self._command_positions = positions
@@ -490,13 +489,18 @@ class PinkIKController(BaseController):
         self.last_error = None
         return RobotState(joints=command)
 
-    def _within_limits(self, velocity: np.ndarray, base: np.ndarray) -> np.ndarray:
+    def _within_limits(
+        self, velocity: np.ndarray, base: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Clip the QP solution into the velocity limits and the position range.
 
         Active-set solvers meet *active* bounds exactly but accept inactive ones violated by
         up to their feasibility tolerance (DAQP: 1e-6 on the displacement, i.e. up to 1e-3 rad/s
         at 1 kHz): enough to trip a robot's limit monitor. Joints already outside their range
         (recovering) are not pulled in by the position clip.
+
+        Returns:
+            The velocity and the commanded positions ``base + velocity dt``.
         """
         np.minimum(velocity, self._v_max, out=velocity)
         np.maximum(velocity, self._neg_v_max, out=velocity)
@@ -504,11 +508,11 @@ class PinkIKController(BaseController):
         over = positions > self._q_upper
         under = positions < self._q_lower
         if not (over.any() or under.any()):
-            return velocity
+            return velocity, positions
         inside = (base >= self._q_lower) & (base <= self._q_upper)
         positions[over & inside] = self._q_upper[over & inside]
         positions[under & inside] = self._q_lower[under & inside]
-        return (positions - base) / self.dt
+        return (positions - base) / self.dt, positions
 
     def _solve_within_motion_limits(
         self, configuration: Configuration, base: np.ndarray
