@@ -260,6 +260,9 @@ class PinkIKController(BaseController):
         self._last_target_se3: Any = None
         self._configuration: Configuration | None = None
         self._command_positions: np.ndarray | None = None
+        #: the fast QP path clips its solution into the QP box, which holds the velocity
+        #: limits and the range; the pink path's solution is clipped by _within_limits
+        self._box_clipped = qp_backend == "pinkctl"
 
     def _setup_motion_limits(
         self, motion_limits: bool | MotionLimits | None, controlled: list[str]
@@ -475,19 +478,23 @@ class PinkIKController(BaseController):
                 return self._fail(f"pre_step_callback raised {type(exc).__name__}: {exc}")
         motion = self._filter
         if motion is None:
-            v = self._solve(configuration, None, None)
+            velocity = self._solve(configuration, None, None)
+            if velocity is None:
+                return None
+            if self._box_clipped:  # within the QP's box: velocity limits and range hold
+                positions = base + velocity * self.dt
+            else:
+                velocity, positions = self._within_limits(velocity, base)
         else:
-            v = self._solve_within_motion_limits(configuration, base)
-        if v is None:
-            return None
-        controlled_v, positions = self._within_limits(v[self._controlled_v], base)
-        if motion is not None and self._command_positions is not None:
-            motion.update((positions - self._command_positions) / self.dt)
+            velocity = self._solve_within_motion_limits(configuration, base)
+            if velocity is None:
+                return None
+            velocity, positions = self._within_limits(velocity, base)
+            if self._command_positions is not None:
+                motion.update((positions - self._command_positions) / self.dt)
         self._command_positions = positions
-        command = self._map.command_state(positions, controlled_v)
-        v[self._controlled_v] = controlled_v
         self.last_error = None
-        return RobotState(joints=command)
+        return RobotState(joints=self._map.command_state(positions, velocity))
 
     def _within_limits(
         self, velocity: np.ndarray, base: np.ndarray
@@ -555,14 +562,13 @@ class PinkIKController(BaseController):
                 v = self._solve(configuration, None, None)
             if v is not None:
                 # DAQP meets bounds to ~1e-15; the clip makes the guarantee exact
-                v[self._controlled_v] = np.minimum(np.maximum(v[self._controlled_v], lower), upper)
+                v = np.minimum(np.maximum(v, lower), upper)
             return v
         # the velocity the tasks want, not yet cut by the velocity limit (which would turn
         # a large error into a bang-bang signal): only the position range constrains it
-        v = self._solve(configuration, None, None, limits=self._range_limit)
-        if v is None:
+        wanted = self._solve(configuration, None, None, limits=self._range_limit)
+        if wanted is None:
             return None
-        wanted = v[self._controlled_v]
         speed = np.maximum(np.abs(wanted), 1e-300)
         # one scale for all joints keeps the direction: within the velocity limits, and slow
         # enough that each joint can still brake within the motion it has left
@@ -600,8 +606,7 @@ class PinkIKController(BaseController):
             self._loop_scale = max(self._min_loop_scale, 0.9 * self._loop_scale)
         elif self._loop_scale < 1.0:
             self._loop_scale = min(1.0, self._loop_scale * 1.002)
-        v[self._controlled_v] = command
-        return v
+        return command
 
     def _solve(
         self,
@@ -610,7 +615,13 @@ class PinkIKController(BaseController):
         v_upper: np.ndarray | None,
         limits: list[Limit] | None = None,
     ) -> np.ndarray | None:
+        """Velocities [rad/s] of the controlled joints from this tick's QP, or None.
+
+        On the fast path the solution is clipped into the QP's simple bounds (configuration,
+        velocity and ``v_lower``/``v_upper``), see :meth:`DiffIKQP.clip_to_bounds`.
+        """
         errors = []
+        limits = self._limits if limits is None else limits
         for qp, solver in ((self._qp, self.solver), (self._fallback_qp, self.fallback_solver)):
             if qp is None or solver is None:
                 continue
@@ -623,31 +634,31 @@ class PinkIKController(BaseController):
                         controlled_v_indices=self._controlled_v,
                         solver=solver,
                         damping=self.damping,
-                        limits=self._limits if limits is None else limits,
+                        limits=limits,
                         barriers=self._barriers,
                         solver_options=self.solver_options,
                         v_lower=v_lower,
                         v_upper=v_upper,
-                    )
-                else:
-                    v = qp.solve(
-                        configuration,
-                        self._tasks,
-                        self.dt,
-                        limits=self._limits if limits is None else limits,
-                        barriers=self._barriers,
-                        v_lower=v_lower,
-                        v_upper=v_upper,
-                    )
-            except QPSolveError as exc:
+                    )[self._controlled_v]
+                    if not np.isfinite(v).all():
+                        errors.append(f"{solver}: non-finite velocity")
+                        continue
+                    return v
+                x = qp.solve_displacement(
+                    configuration,
+                    self._tasks,
+                    self.dt,
+                    limits=limits,
+                    barriers=self._barriers,
+                    v_lower=v_lower,
+                    v_upper=v_upper,
+                )
+            except QPSolveError as exc:  # non-finite solutions included
                 errors.append(f"{solver}: {exc}")
                 continue
             except Exception as exc:  # pink task/barrier code failing at run time
                 errors.append(f"{solver}: {type(exc).__name__}: {exc}")
                 continue
-            if not np.isfinite(v).all():
-                errors.append(f"{solver}: non-finite velocity")
-                continue
-            return v
+            return np.divide(qp.clip_to_bounds(x), self.dt, out=x)
         self._fail("QP failed: " + "; ".join(errors))
         return None

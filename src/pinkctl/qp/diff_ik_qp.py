@@ -486,6 +486,49 @@ class DiffIKQP:
             self._check_bounds = True  # bounds from elsewhere: check them
         return self._solve_workspace()
 
+    def solve_displacement(
+        self,
+        configuration: Any,
+        tasks: Iterable[Any],
+        dt: float,
+        *,
+        limits: Iterable[Any] = (),
+        barriers: Iterable[Any] = (),
+        v_lower: np.ndarray | None = None,
+        v_upper: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Minimizer ``x = dt v_c`` of this tick's QP: the controlled displacements.
+
+        :meth:`assemble` followed by :meth:`solve_assembled`, without the read-only problem
+        views (the controller's per-tick call).
+
+        Args: see :meth:`assemble`.
+
+        Returns:
+            ``x``, shape (n,), in controlled-coordinate order [rad or m]. A new array.
+
+        Raises:
+            QPSolveError: Infeasible problem, backend failure or NaN solution.
+            ValueError: Bad arguments (see :meth:`assemble`).
+        """
+        self._assemble(configuration, tasks, dt, limits, barriers, v_lower, v_upper)
+        return self._solve_workspace()
+
+    def clip_to_bounds(self, x: np.ndarray) -> np.ndarray:
+        """Clip ``x`` in place into the simple bounds ``lb <= x <= ub`` of the latest problem.
+
+        Active-set solvers meet *active* bounds exactly but accept inactive ones violated by
+        up to their feasibility tolerance (DAQP: 1e-6), first-order solvers by up to theirs:
+        the clip makes the configuration, velocity and user box limits hold exactly. (The
+        ``G`` rows are left as the solver met them.)
+
+        Returns:
+            ``x`` itself.
+        """
+        ws = self._workspace
+        np.maximum(x, ws.lb, out=x)
+        return np.minimum(x, ws.ub, out=x)
+
     def solve(
         self,
         configuration: Any,
@@ -510,8 +553,15 @@ class DiffIKQP:
                 message).
             ValueError: Bad arguments (see :meth:`assemble`).
         """
-        self._assemble(configuration, tasks, dt, limits, barriers, v_lower, v_upper)
-        x = self._solve_workspace()
+        x = self.solve_displacement(
+            configuration,
+            tasks,
+            dt,
+            limits=limits,
+            barriers=barriers,
+            v_lower=v_lower,
+            v_upper=v_upper,
+        )
         period = self._period
         period[()] = dt
         if self._selection.is_full:
