@@ -446,6 +446,132 @@ def test_assembled_problem_equals_pink_build_ik(robot_name: str, seed: int) -> N
         problem.H[0, 0] = 1.0
 
 
+# --------------------------------------------------------------------------- the fused case
+
+#: Robots on which frame + posture + configuration/velocity limits is assembled in one pass
+#: (the controlled coordinates are bounded posture rows, in model order). A floating base, an
+#: unbounded joint or a permuted subset (panda_perm) take the generic path.
+FUSED_ROBOTS = ["panda_arm", "panda_all", "panda_mimic", "ur10"]
+
+
+def _fused_case(robot: Robot, rng: np.random.Generator) -> tuple[Any, list[Any], list[Any]]:
+    """Frame + posture tasks with random parameters and pink's two default limits."""
+    configuration = robot.configuration(robot.random_q(rng))
+    scalar = bool(rng.integers(2))
+    frame = FrameTask(
+        robot.ee,
+        position_cost=float(rng.uniform(0.5, 2.0)) if scalar else rng.uniform(0.1, 2.0, 3),
+        orientation_cost=float(rng.uniform(0.1, 1.0)) if scalar else rng.uniform(0.1, 1.0, 3),
+        gain=float(rng.choice([1.0, 0.3])),
+    )
+    frame.set_target(_random_pose(robot, rng))
+    tasks: list[Any] = [frame]
+    if rng.random() < 0.8:
+        posture = PostureTask(cost=float(rng.uniform(1e-3, 1e-1)), gain=float(rng.choice([1, 0.5])))
+        posture.set_target(robot.random_q(rng))
+        tasks.append(posture)
+    model = robot.model
+    gain = float(rng.uniform(0.2, 1.0))
+    return configuration, tasks, [ConfigurationLimit(model, gain), VelocityLimit(model)]
+
+
+@pytest.mark.parametrize(("robot_name", "seed"), _cases(FUSED_ROBOTS, 6))
+def test_fused_problem_equals_pink_build_ik(robot_name: str, seed: int) -> None:
+    robot = ROBOTS[robot_name]
+    rng = np.random.default_rng(3000 + seed)
+    configuration, tasks, limits = _fused_case(robot, rng)
+    damping = float(rng.choice([1e-12, 1e-3]))
+    qp = DiffIKQP(robot.model, robot.controlled, damping=damping)
+    for _ in range(2):  # the second tick reuses the compiled pass
+        problem = qp.assemble(configuration, tasks, DT, limits=limits)
+        assert qp._fused is not None  # this test is about the one-pass assembly
+        pink_problem = pink.build_ik(configuration, tasks, DT, damping=damping, limits=limits)
+        c = np.asarray(robot.controlled)
+        np.testing.assert_allclose(problem.H, pink_problem.P[np.ix_(c, c)], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(problem.c, pink_problem.q[c], rtol=1e-11, atol=1e-13)
+        G = pink_problem.G[:, c]
+        involved = np.any(G != 0.0, axis=1)
+        lb, ub, G_rows, _ = _pink_box_and_rows(G[involved], pink_problem.h[involved], c.size)
+        assert G_rows.shape[0] == 0 and problem.G.shape == (0, c.size)
+        np.testing.assert_allclose(problem.lb, lb, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(problem.ub, ub, rtol=1e-12, atol=1e-15)
+        configuration.update(robot.random_q(rng))
+
+
+@pytest.mark.parametrize("solver", EXACT_SOLVERS + APPROX_SOLVERS)
+@pytest.mark.parametrize(("robot_name", "seed"), _cases(["panda_arm", "ur10"], 3))
+def test_fused_solution_equals_reference(robot_name: str, seed: int, solver: str) -> None:
+    robot = ROBOTS[robot_name]
+    rng = np.random.default_rng(4000 + seed)
+    configuration, tasks, limits = _fused_case(robot, rng)
+    qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
+    v = qp.solve(configuration, tasks, DT, limits=limits)
+    v_ref = reference_solve_ik(
+        configuration,
+        tasks,
+        DT,
+        controlled_v_indices=robot.controlled,
+        solver="daqp",
+        limits=limits,
+    )
+    tol = {"clarabel": CLARABEL_TOL, "daqp": EXACT_TOL, "quadprog": EXACT_TOL}.get(solver)
+    np.testing.assert_allclose(v, v_ref, rtol=0.0, atol=EXACT_TOL if tol is None else tol)
+
+
+def test_fused_pass_leaves_ticks_it_does_not_cover_to_the_generic_assembly() -> None:
+    """Levenberg-Marquardt damping or a per-joint posture cost: that tick is assembled the
+    generic way (same problem as pink); the next plain tick is fused again."""
+    robot = ROBOTS["panda_arm"]
+    rng = np.random.default_rng(7)
+    configuration, tasks, limits = _fused_case(robot, rng)
+    frame = tasks[0]
+    posture = PostureTask(cost=0.05)
+    posture.set_target(robot.random_q(rng))
+    tasks = [frame, posture]
+    qp = DiffIKQP(robot.model, robot.controlled)
+    c = np.asarray(robot.controlled)
+
+    def check() -> None:
+        problem = qp.assemble(configuration, tasks, DT, limits=limits)
+        reference = pink.build_ik(configuration, tasks, DT, damping=1e-12, limits=limits)
+        np.testing.assert_allclose(problem.H, reference.P[np.ix_(c, c)], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(problem.c, reference.q[c], rtol=1e-11, atol=1e-13)
+
+    check()
+    frame.lm_damping = 0.5
+    check()
+    frame.lm_damping = 0.0
+    posture.cost = rng.uniform(0.01, 0.1, robot.model.nv)
+    check()
+    posture.cost = 0.05
+    frame.set_position_cost([1.0, 0.5, 2.0])  # in place: read again
+    check()
+    with pytest.raises(pink.exceptions.TargetNotSet):
+        qp.assemble(configuration, [FrameTask(robot.ee, 1.0, 1.0), posture], DT, limits=limits)
+
+
+@pytest.mark.parametrize("solver", EXACT_SOLVERS + APPROX_SOLVERS)
+@pytest.mark.parametrize("side", ["upper", "lower"])
+def test_fused_start_outside_limits_recovers(solver: str, side: str) -> None:
+    """Far outside the range the box is empty: the joint returns at its velocity limit."""
+    robot = ROBOTS["panda_arm"]
+    model = robot.model
+    rng = np.random.default_rng(11)
+    configuration, tasks, limits = _fused_case(robot, rng)
+    q = configuration.q.copy()
+    q[3] = (
+        model.upperPositionLimit[3] + 0.5 if side == "upper" else model.lowerPositionLimit[3] - 0.5
+    )
+    configuration.update(q)
+    qp = DiffIKQP(model, robot.controlled, solver=solver)
+    v = qp.solve(configuration, tasks, DT, limits=limits)
+    expected = -model.velocityLimit[3] if side == "upper" else model.velocityLimit[3]
+    assert v[3] == pytest.approx(expected, rel=1e-6)
+    strict = DiffIKQP(model, robot.controlled, solver=solver, recover_outside_range=False)
+    with pytest.raises(QPSolveError):
+        strict.solve(configuration, tasks, DT, limits=limits)
+
+
 # --------------------------------------------------------------------------- solutions
 
 

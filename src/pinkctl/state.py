@@ -854,6 +854,10 @@ class RootState:
 # --------------------------------------------------------------------------------------------
 
 
+def _wrong_component(what: str, value: Any, kind: type) -> None:
+    raise ValueError(f"{what} must be a {kind.__name__} or None, got {type(value).__name__}")
+
+
 class RobotState:
     """Everything a controller reads or commands; every component is optional.
 
@@ -878,16 +882,15 @@ class RobotState:
         links: SpatialState | None = None,
         sites: SpatialState | None = None,
     ):
-        for what, value, kind in (
-            ("joints", joints, JointState),
-            ("root", root, RootState),
-            ("links", links, SpatialState),
-            ("sites", sites, SpatialState),
-        ):
-            if value is not None and not isinstance(value, kind):
-                raise ValueError(
-                    f"{what} must be a {kind.__name__} or None, got {type(value).__name__}"
-                )
+        # explicit tests, not a loop: a RobotState is built on every control tick
+        if joints is not None and not isinstance(joints, JointState):
+            _wrong_component("joints", joints, JointState)
+        if root is not None and not isinstance(root, RootState):
+            _wrong_component("root", root, RootState)
+        if links is not None and not isinstance(links, SpatialState):
+            _wrong_component("links", links, SpatialState)
+        if sites is not None and not isinstance(sites, SpatialState):
+            _wrong_component("sites", sites, SpatialState)
         self._joints = joints
         self._root = root
         self._links = links

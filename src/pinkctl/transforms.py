@@ -31,10 +31,12 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .state import QUATERNION_MIN_NORM, JointState, _name_space
+from ._indexing import as_index
+from .state import QUATERNION_MIN_NORM, JointState, SpatialState, _name_space
 
 __all__ = [
     "JointSpaceMap",
+    "SitePoseReader",
     "configuration_to_joint_positions",
     "isaac_sim_position_quaternion_to_se3",
     "joint_positions_to_configuration",
@@ -121,6 +123,59 @@ def se3_to_pose(transform: pin.SE3) -> tuple[np.ndarray, np.ndarray]:
     if w < 0.0:
         norm = -norm
     return np.array([px, py, pz]), np.array([w / norm, x / norm, y / norm, z / norm])
+
+
+class SitePoseReader:
+    """Reads one frame's world pose from :class:`~pinkctl.state.SpatialState` objects.
+
+    A controller reads its target from a setpoint's site poses on every tick; this does it in
+    a handful of cheap operations: the frame's row is looked up once per name space (states
+    over the same frame names share it) and the pose goes through Pinocchio's XYZQUAT layout
+    ``(x, y, z, qx, qy, qz, qw)`` with the quaternion normalised (the state only guarantees a
+    finite, non-zero one).
+
+    Args:
+        frame: Name of the frame (site) to read.
+    """
+
+    def __init__(self, frame: str) -> None:
+        self.frame = frame
+        self._space: Any = None
+        self._row = -1
+        self._xyzquat = np.zeros(7)
+        self._wxyz = np.zeros(4)
+
+    def pose(self, sites: SpatialState, previous: pin.SE3 | None) -> pin.SE3 | None:
+        """The frame's pose in ``sites``, or None when it has no valid position.
+
+        Args:
+            sites: The spatial state to read.
+            previous: Pose whose rotation is kept when the frame has a valid position but no
+                valid orientation (identity if None).
+        """
+        space = sites._space
+        if space is not self._space:
+            self._row = space.index.get(self.frame, -1)
+            self._space = space
+        row = self._row
+        if row < 0:
+            return None
+        valid = sites._valid[row]
+        if not valid[0]:
+            return None
+        position = sites._arrays[0][row]
+        if not valid[1]:
+            rotation = np.eye(3) if previous is None else previous.rotation
+            return pin.SE3(rotation, position)
+        quaternion = sites._arrays[1][row]  # (w, x, y, z)
+        squared_norm = float(quaternion.dot(quaternion))
+        if squared_norm != 1.0:
+            quaternion = np.multiply(quaternion, 1.0 / math.sqrt(squared_norm), out=self._wxyz)
+        xyzquat = self._xyzquat
+        xyzquat[:3] = position
+        xyzquat[3:6] = quaternion[1:]
+        xyzquat[6] = quaternion[0]
+        return pin.XYZQUATToSE3(xyzquat)
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,11 +351,12 @@ class JointSpaceMap:
         self._cont_sel = np.flatnonzero(self.is_continuous)
         self._cont_q = self.idx_q[self._cont_sel]
         self._all_scalar = not self.is_continuous.any()
-        # Column selector into the joint space: a slice when the controlled joints are the
-        # whole space in order (cheaper to index with).
-        self._cols: np.ndarray | slice = self.space_indices
-        if n == len(space) and np.array_equal(self.space_indices, np.arange(n)):
-            self._cols = slice(None)
+        # Slices where the indices are contiguous ranges (views: cheaper than fancy indexing)
+        self._q_index: np.ndarray | slice = as_index(self.idx_q) if n else self.idx_q
+        self._cols: np.ndarray | slice = as_index(self.space_indices) if n else self.space_indices
+        self._cols_copy = isinstance(self._cols, slice)  # a slice reads a view: copy it
+        # validity of the controlled positions, compared as bytes (cheaper than .all())
+        self._all_valid = np.ones(n, dtype=bool).tobytes()
         valid = np.zeros((3, len(space)), dtype=bool)
         valid[0, self.space_indices] = True
         valid[1, self.space_indices] = True
@@ -332,9 +388,14 @@ class JointSpaceMap:
                 return None
             cols = np.array([index[n] for n in self.controlled_joint_names], dtype=np.intp)
             self._foreign = (space, cols)
+        if cols is self._cols:
+            if joints._valid[0, cols].tobytes() != self._all_valid:
+                return None
+            positions = joints._data[0, cols]
+            return positions.copy() if self._cols_copy else positions
         if not joints._valid[0, cols].all():
             return None
-        return np.array(joints._data[0, cols])
+        return joints._data[0, cols]
 
     def to_configuration(
         self, positions: np.ndarray, q_base: np.ndarray | None = None
@@ -356,7 +417,7 @@ class JointSpaceMap:
             raise ValueError(f"q_base must have shape ({self.model.nq},), got {base.shape}")
         q = np.array(base, dtype=np.float64)
         if self._all_scalar:
-            q[self.idx_q] = positions
+            q[self._q_index] = positions
         else:
             q[self._scalar_q] = positions[self._scalar_sel]
             angles = positions[self._cont_sel]

@@ -43,7 +43,7 @@ from ..motion_limits import MotionLimitFilter, MotionLimits
 from ..qp import EXACT_SOLVERS, DiffIKQP, QPSolveError, reference_solve_ik
 from ..robot import PinkRobot
 from ..state import RobotState
-from ..transforms import JointSpaceMap
+from ..transforms import JointSpaceMap, SitePoseReader
 from .base import BaseController
 
 __all__ = ["PinkIKController", "EXACT_SOLVERS"]
@@ -256,6 +256,7 @@ class PinkIKController(BaseController):
         self._last_target: pin.SE3 | None = None
         self._range_limit = self._limits[:1]  # the configuration limit alone
         self._setup_motion_limits(motion_limits, controlled)
+        self._target_reader = SitePoseReader(tool_frame)
         self._last_sites: Any = None
         self._last_target_se3: Any = None
         self._configuration: Configuration | None = None
@@ -423,15 +424,9 @@ class PinkIKController(BaseController):
         if sites is not None and not (
             sites is self._last_sites and task.transform_target_to_world is self._last_target_se3
         ):
-            position = sites.get_position(self.tool_frame)
-            if position is not None:
-                orientation = sites.get_orientation(self.tool_frame)
-                if orientation is not None:
-                    w, x, y, z = orientation
-                    rotation = pin.Quaternion(w, x, y, z).normalized().toRotationMatrix()
-                else:
-                    rotation = self._frame_task.transform_target_to_world.rotation
-                task.set_target(pin.SE3(rotation, np.asarray(position, dtype=float)))
+            target = self._target_reader.pose(sites, task.transform_target_to_world)
+            if target is not None:
+                task.set_target(target)
             self._last_sites = sites
             self._last_target_se3 = task.transform_target_to_world
         joints = setpoint_state.joints

@@ -44,6 +44,7 @@ import pinocchio as pin
 from .backends import Backend, make_backend
 from .barrier_terms import BarrierTerm, compile_barrier
 from .errors import QPSolveError
+from .fused import FramePostureBox
 from .limit_terms import BoxBounds, LimitPlan, LimitTerm, compile_limit
 from .objective import ObjectiveAccumulator
 from .problem import QPProblem, QPWorkspace
@@ -128,6 +129,7 @@ class DiffIKQP:
         self._solver = solver
         self._damping = damping_value
         self._backend: Backend = backend
+        self._exact = backend.exact
         self._workspace = QPWorkspace(selection.size)
         self._box = BoxBounds(self._workspace.lb, self._workspace.ub)
         self._box_generation = self._workspace.generation
@@ -147,6 +149,13 @@ class DiffIKQP:
         self._row_blocks: list[tuple[np.ndarray, np.ndarray]] = []
         self._has_problem = False
         self._check_bounds = True
+        self._fused_plan: _TaskPlan | None = None
+        self._fused_limits: LimitPlan | None = None
+        self._fused: FramePostureBox | None = None
+        #: set by a fused assembly on an exact backend: an empty box (a start far outside the
+        #: range) is left to the solver to report, and recovered from then (see _recover)
+        self._recover_on_failure = False
+        self._bound_args: tuple[Any, float, Any, Any] = (model, 0.0, None, None)
 
     # ------------------------------------------------------------------ properties
 
@@ -198,6 +207,9 @@ class DiffIKQP:
         self._limit_plan = LimitPlan([])
         self._barrier_key = ()
         self._barrier_plan = []
+        self._fused_plan = None
+        self._fused_limits = None
+        self._fused = None
 
     @staticmethod
     def _cached(cache: dict[int, tuple[Any, Any]], obj: Any, factory: Any) -> Any:
@@ -293,9 +305,34 @@ class DiffIKQP:
             self._limit_plan if limit_tuple == self._limit_key else self._limits_plan(limit_tuple)
         )
         barrier_terms = self._barriers_plan(barrier_tuple) if barrier_tuple else ()
-        self._check_bounds = not limit_plan.nan_free or v_lower is not None or v_upper is not None
+        # crossed or NaN bounds are checked before solving unless the box can only come from
+        # configuration/velocity limits and an exact backend reports an empty one itself
+        self._check_bounds = (
+            not limit_plan.nan_free or v_lower is not None or v_upper is not None or not self._exact
+        )
+        self._bound_args = (model, dt, v_lower, v_upper)
 
         ws = self._workspace
+        box = self._box
+        if ws.generation != self._box_generation:
+            box.bind(ws.lb, ws.ub)
+            self._box_generation = ws.generation
+        if not barrier_terms and v_lower is None and v_upper is None:
+            # the common arm problem (frame + posture + joint box): one pass, see qp.fused
+            if self._fused_plan is not plan or self._fused_limits is not limit_plan:
+                self._fused = FramePostureBox.compile(plan.terms, limit_plan, ws, box)
+                self._fused_plan = plan
+                self._fused_limits = limit_plan
+            fused = self._fused
+            if fused is not None and fused.assemble(configuration, dt, self._damping):
+                if ws.n_ineq or ws.n_eq:
+                    ws.set_row_counts(0, 0)  # no G rows (shrinking keeps lb and ub)
+                self._recover_on_failure = self._recover_outside_range and self._exact
+                if self._recover_outside_range and not self._exact:
+                    self._recover_if_empty(model, dt, v_lower, v_upper)
+                self._has_problem = True
+                return
+        self._recover_on_failure = False
         acc = plan.accumulator
         acc.reset(self._damping)
         for term in plan.terms:
@@ -327,7 +364,6 @@ class DiffIKQP:
             ws.set_row_counts(0, 0)
 
         # Simple bounds (after sizing the rows: the workspace may have reallocated).
-        box = self._box
         if ws.generation != self._box_generation:
             box.bind(ws.lb, ws.ub)
             self._box_generation = ws.generation
@@ -341,11 +377,19 @@ class DiffIKQP:
             np.multiply(v_lower, dt, out=self._v_bound)
             box.tighten_lower(None, self._v_bound)
         box.finish()
-        if self._recover_outside_range and (ws.lb > ws.ub).any():
-            self._recover(configuration, dt, v_lower, v_upper)
+        if self._recover_outside_range:
+            self._recover_if_empty(model, dt, v_lower, v_upper)
         self._has_problem = True
 
-    def _recover(self, configuration: Any, dt: float, v_lower: Any, v_upper: Any) -> None:
+    def _recover_if_empty(self, model: Any, dt: float, v_lower: Any, v_upper: Any) -> bool:
+        """Apply :meth:`_recover` when the box is empty somewhere; whether it was."""
+        ws = self._workspace
+        if not (ws.lb > ws.ub).any():
+            return False
+        self._recover(model, dt, v_lower, v_upper)
+        return True
+
+    def _recover(self, model: Any, dt: float, v_lower: Any, v_upper: Any) -> None:
         """Let the position-range bound yield to the motion bounds when they conflict.
 
         pink's configuration limit asks for at most ``gain * (q_max - q)`` of motion toward a
@@ -359,7 +403,6 @@ class DiffIKQP:
         motion bounds themselves is left as it is (reported by the solver).
         """
         ws = self._workspace
-        model = configuration.model
         crossing = np.flatnonzero(ws.lb > ws.ub)
         tangent = self._selection.indices[crossing]
         v_max = np.asarray(model.velocityLimit, dtype=np.float64)[tangent] * dt
@@ -452,7 +495,12 @@ class DiffIKQP:
         try:
             x = self._backend.solve(ws)
         except QPSolveError as error:
-            raise self._diagnose(error) from error
+            if not (self._recover_on_failure and self._recover_if_empty(*self._bound_args)):
+                raise self._diagnose(error) from error
+            try:
+                x = self._backend.solve(ws)
+            except QPSolveError as retry_error:
+                raise self._diagnose(retry_error) from retry_error
         if not isfinite(x.dot(x)):
             raise QPSolveError(
                 f"{self._solver}: solution contains NaN or infinite values",
@@ -483,6 +531,7 @@ class DiffIKQP:
         elif not ws.owns(problem):
             ws.load(problem)
             self._has_problem = True
+            self._recover_on_failure = False
             self._check_bounds = True  # bounds from elsewhere: check them
         return self._solve_workspace()
 

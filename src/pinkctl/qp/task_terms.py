@@ -418,6 +418,11 @@ class IdentityTaskTerm(TaskTerm):
         self._weights = RowWeights(self._k)
         self._fallback = GenericTaskTerm(task, selection)
 
+    @property
+    def fusable_posture(self) -> bool:
+        """A posture task whose rows cover every controlled coordinate (see ``qp.fused``)."""
+        return self._mode == self._ERROR_POSTURE and self._positions is None and self._n_rows > 0
+
     def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
         if self.linear_rows:
             self._row = acc.linear_R[linear_offset]

@@ -1,0 +1,173 @@
+"""The common arm problem in one pass: frame task, posture task and a joint box.
+
+Most control ticks solve the same problem: a :class:`pink.tasks.FrameTask` on the tool, an
+optional :class:`pink.tasks.PostureTask`, pink's configuration and velocity limits on every
+controlled joint, no other limit and no barrier. :class:`FramePostureBox` writes that QP
+straight into the workspace, with the math of :class:`~pinkctl.qp.task_terms.FrameTaskTerm`
+and :class:`~pinkctl.qp.task_terms.IdentityTaskTerm` but without the accumulator between them
+(a third of the assembly time went into the generic plumbing):
+
+.. math::
+
+    R = W\\,\\mathrm{Jlog}_6(T_{tb})\\,{}_bJ_{0b}[:, c], \\quad
+    s = \\alpha\\, W \\log_6(T_{tb}), \\qquad
+    H = R^T R + (\\lambda + w_p^2) I, \\quad
+    c = R^T s + \\alpha_p w_p^2\\, (q \\ominus q^*)[c]
+
+with :math:`T_{tb}` the tool pose in its target frame, ``W`` the frame task's weights,
+:math:`\\lambda` the Tikhonov damping, :math:`w_p, \\alpha_p` the posture cost and gain, and the
+box of :class:`~pinkctl.qp.limit_terms.JointBox`. (pink's ``H = (WJ)^T (WJ)`` and
+``c = -(W \\alpha e)^T (WJ)`` with ``e = -\\log_6(T_{tb})`` and ``J = -\\mathrm{Jlog}_6 \\, J_b``:
+the two signs cancel.)
+
+A tick whose parameters leave that case (a Levenberg-Marquardt damping, no target, a cost
+pink's formula does not cover) is reported to the caller, which assembles it the generic way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from .limit_terms import BoxBounds, JointBox, LimitPlan
+from .problem import QPWorkspace
+from .task_terms import FrameTaskTerm, IdentityTaskTerm, TaskTerm
+
+__all__ = ["FramePostureBox"]
+
+_LOCAL = pin.ReferenceFrame.LOCAL
+
+
+class FramePostureBox:
+    """Frame task + optional posture task + joint box, assembled in one pass.
+
+    Built by :meth:`compile` from compiled terms (it reuses their frame handle, weights and
+    index maps), so it sees every change of the tasks' parameters the terms would see.
+    """
+
+    def __init__(
+        self,
+        frame: FrameTaskTerm,
+        posture: IdentityTaskTerm | None,
+        joint_box: JointBox,
+        workspace: QPWorkspace,
+        box: BoxBounds,
+    ) -> None:
+        self._frame = frame
+        self._posture = posture
+        self._joint_box = joint_box
+        self._ws = workspace
+        self._box = box
+        n = workspace.n
+        self._R = np.zeros((6, n))
+        self._RT = self._R.T
+        self._s = np.zeros(6)
+        self._posture_c = np.zeros(n)
+        self._scalar = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
+
+    @staticmethod
+    def compile(
+        terms: list[TaskTerm],
+        limit_plan: LimitPlan,
+        workspace: QPWorkspace,
+        box: BoxBounds,
+    ) -> FramePostureBox | None:
+        """The fused assembly of a plan, or None when the plan is not the common case."""
+        if limit_plan.row_terms or len(limit_plan.box_terms) != 1:
+            return None
+        joint_box = limit_plan.box_terms[0]
+        if not isinstance(joint_box, JointBox) or not terms or len(terms) > 2:
+            return None
+        frame = terms[0]
+        if type(frame) is not FrameTaskTerm:
+            return None
+        posture: IdentityTaskTerm | None = None
+        if len(terms) == 2:
+            candidate = terms[1]
+            if (
+                type(candidate) is not IdentityTaskTerm
+                or not candidate.fusable_posture
+                or candidate is frame
+            ):
+                return None
+            posture = candidate
+        return FramePostureBox(frame, posture, joint_box, workspace, box)
+
+    def assemble(self, configuration: Any, dt: float, damping: float) -> bool:
+        """Write this tick's ``H, c, lb, ub`` into the workspace (no ``G`` rows).
+
+        Returns:
+            False, with nothing written, when a parameter takes the tick out of the fused case:
+            the caller then assembles it the generic way (which also raises pink's errors).
+        """
+        frame = self._frame
+        task = frame.task
+        target = task.transform_target_to_world
+        weights = frame._weights
+        cost = task.cost
+        if (
+            target is None
+            or task.lm_damping != 0.0
+            or not (
+                (cost is weights.source and cost.tobytes() == weights.source_bytes)
+                or weights.update(cost)
+            )
+        ):
+            return False
+        posture = self._posture
+        diagonal = damping
+        if posture is not None:
+            posture_task = posture.task
+            posture_target = posture_task.target_q  # type: ignore[attr-defined]
+            posture_weights = posture._weights
+            if (
+                posture_target is None
+                or posture_task.lm_damping != 0.0
+                or not posture_weights.update(posture_task.cost)
+                or posture_weights.uniform is None
+            ):
+                return False
+        data = configuration.data
+        handle = frame._frame
+        if data is not handle.data or task.frame is not handle.name:
+            handle.bind(data, task.frame)
+        # tool pose in its target frame: log6 gives s (up to W and the gain), Jlog6 maps J_b
+        transform_frame_to_target = target.actInv(handle.placement)
+        jlog = pin.Jlog6(transform_frame_to_target)
+        s = self._s
+        scalar = self._scalar
+        uniform = weights.uniform
+        if uniform is None:
+            np.multiply(jlog, weights.column, jlog)
+            np.multiply(pin.log6(transform_frame_to_target).vector, weights.vector, s)
+            scalar[()] = task.gain
+            np.multiply(s, scalar, s)
+        else:
+            if uniform != 1.0:
+                scalar[()] = uniform
+                np.multiply(jlog, scalar, jlog)
+            scalar[()] = task.gain * uniform
+            np.multiply(pin.log6(transform_frame_to_target).vector, scalar, s)
+        jacobian = pin.getFrameJacobian(frame._model, data, handle.frame_id, _LOCAL)
+        columns = frame._columns
+        R = self._R
+        # the controlled columns: a view for a slice, else gathered into a buffer
+        np.dot(jlog, jacobian[:, columns.index] if columns.is_slice else columns(jacobian), R)
+        ws = self._ws
+        np.dot(self._RT, R, ws.H)
+        c = ws.c
+        np.dot(s, R, c)
+        if posture is not None:
+            w2 = posture_weights.uniform * posture_weights.uniform  # type: ignore[operator]
+            diagonal += w2
+            # c += gain w^2 (q (-) q*) on the controlled coordinates
+            error = pin.difference(posture._model, posture_target, configuration.q)
+            scalar[()] = posture_task.gain * w2
+            np.multiply(error[posture._tangent], scalar, self._posture_c)
+            np.add(c, self._posture_c, c)
+        scalar[()] = diagonal
+        np.add(ws.H_diagonal, scalar, ws.H_diagonal)
+        self._joint_box.apply(configuration, dt, self._box)
+        return True
