@@ -222,7 +222,7 @@ def _check_quaternions(quats: np.ndarray, what: str) -> None:
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
-    arr.flags.writeable = False
+    arr.setflags(write=False)  # cheaper than assigning flags.writeable
     return arr
 
 

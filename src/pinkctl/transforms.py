@@ -142,8 +142,6 @@ class SitePoseReader:
         self.frame = frame
         self._space: Any = None
         self._row = -1
-        self._xyzquat = np.zeros(7)
-        self._wxyz = np.zeros(4)
 
     def pose(self, sites: SpatialState, previous: pin.SE3 | None) -> pin.SE3 | None:
         """The frame's pose in ``sites``, or None when it has no valid position.
@@ -160,22 +158,20 @@ class SitePoseReader:
         row = self._row
         if row < 0:
             return None
-        valid = sites._valid[row]
-        if not valid[0]:
+        valid = sites._valid
+        if not valid[row, 0]:
             return None
-        position = sites._arrays[0][row]
-        if not valid[1]:
+        if not valid[row, 1]:
             rotation = np.eye(3) if previous is None else previous.rotation
-            return pin.SE3(rotation, position)
-        quaternion = sites._arrays[1][row]  # (w, x, y, z)
-        squared_norm = float(quaternion.dot(quaternion))
-        if squared_norm != 1.0:
-            quaternion = np.multiply(quaternion, 1.0 / math.sqrt(squared_norm), out=self._wxyz)
-        xyzquat = self._xyzquat
-        xyzquat[:3] = position
-        xyzquat[3:6] = quaternion[1:]
-        xyzquat[6] = quaternion[0]
-        return pin.XYZQUATToSE3(xyzquat)
+            return pin.SE3(rotation, sites._arrays[0][row])
+        # Python floats: cheaper than numpy for seven numbers
+        px, py, pz = sites._arrays[0][row].tolist()
+        w, x, y, z = sites._arrays[1][row].tolist()
+        squared_norm = w * w + x * x + y * y + z * z
+        if not 1e-200 < squared_norm < 1e200:  # extreme scales: the overflow-safe conversion
+            return pose_to_se3((px, py, pz), (w, x, y, z))
+        scale = 1.0 / math.sqrt(squared_norm)
+        return pin.XYZQUATToSE3((px, py, pz, x * scale, y * scale, z * scale, w * scale))
 
 
 # --------------------------------------------------------------------------------------------

@@ -452,7 +452,10 @@ class PinkIKController(BaseController):
             ValueError: If ``estimated_state`` is not a RobotState or ``setpoint_state`` is
                 neither a RobotState nor None (a programming error, not a runtime condition).
         """
-        _check_states(estimated_state, setpoint_state)
+        if type(estimated_state) is not RobotState or (
+            setpoint_state is not None and type(setpoint_state) is not RobotState
+        ):
+            _check_states(estimated_state, setpoint_state)  # subclasses pass, others raise
         configuration = self._configuration
         if configuration is None:
             return self._fail("forward called before a successful reset")
@@ -464,7 +467,15 @@ class PinkIKController(BaseController):
         if self.integrate_from == "command" and self._command_positions is not None:
             base = self._command_positions
             q = self._map.to_configuration(base, q)
-        configuration.update(q)
+        if configuration.collision_model is None:
+            # pink's Configuration.update without collisions, minus its copy of our new q:
+            # joint Jacobians (with forward kinematics) and frame placements
+            q.setflags(write=False)
+            configuration.q = q
+            pin.computeJointJacobians(configuration.model, configuration.data, q)
+            pin.updateFramePlacements(configuration.model, configuration.data)
+        else:
+            configuration.update(q)
         self._update_targets(setpoint_state)
         if self.pre_step_callback is not None:
             try:

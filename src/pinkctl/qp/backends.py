@@ -450,10 +450,16 @@ class ClarabelBackend(Backend):
             b[self._ineq_rows] = ws.h
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
-        finite_upper = np.flatnonzero(ws.ub < DAQP_INFINITY)
-        finite_lower = np.flatnonzero(ws.lb > -DAQP_INFINITY)
-        key = (ws.n_eq, ws.n_ineq, finite_upper.tobytes(), finite_lower.tobytes())
+        # the constraint pattern: row counts and which bounds are finite
+        key = (
+            ws.n_eq,
+            ws.n_ineq,
+            (ws.ub < DAQP_INFINITY).tobytes(),
+            (ws.lb > -DAQP_INFINITY).tobytes(),
+        )
         if self._solver is None or key != self._key or not self._updatable:
+            finite_upper = np.flatnonzero(ws.ub < DAQP_INFINITY)
+            finite_lower = np.flatnonzero(ws.lb > -DAQP_INFINITY)
             self._build(ws, finite_upper, finite_lower)
             self._key = key
         else:

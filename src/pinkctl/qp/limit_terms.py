@@ -130,11 +130,6 @@ class BoxBounds:
             self._lb_set = True
         lb[positions] = np.maximum(lb[positions], np.multiply(values, scale))
 
-    def mark_written(self) -> None:
-        """Record that both sides were written directly (by a fused term, first this tick)."""
-        self._lb_set = True
-        self._ub_set = True
-
     def finish(self) -> None:
         """Fill the bounds nobody wrote this tick with infinities."""
         if not self._lb_set:
@@ -204,20 +199,22 @@ class VelocityLimitBox(_IndexedBox):
 
     def __init__(self, limit: Any, selection: ColumnSelection) -> None:
         super().__init__(limit, selection)
-        self._key: tuple[Any, ...] = ()
+        self._dt = 0.0
+        self._velocity_bytes = b""
         self._upper = np.zeros(0)
         self._lower = np.zeros(0)
 
     def bounds(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """``(-dt v_max, dt v_max)`` on the controlled limited coordinates (cached)."""
         velocity_limit = self.limit.velocity_limit
-        key = (dt, velocity_limit.tobytes())
-        if key != self._key:
+        velocity_bytes = velocity_limit.tobytes()
+        if dt != self._dt or velocity_bytes != self._velocity_bytes:
             self._upper = np.multiply(
                 np.asarray(velocity_limit, dtype=np.float64)[self._tangent], dt
             )
             self._lower = np.negative(self._upper)
-            self._key = key
+            self._dt = dt
+            self._velocity_bytes = velocity_bytes
         return self._lower, self._upper
 
     def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
@@ -268,7 +265,7 @@ class JointBox(LimitTerm):
         np.minimum(ub, upper, out=ub)
         np.multiply(pin.difference(model, q, model.lowerPositionLimit)[tangent], gain, lb)
         np.maximum(lb, lower, out=lb)
-        box.mark_written()
+        box._lb_set = box._ub_set = True  # both sides written directly (first term of the tick)
 
 
 class AccelerationLimitBox(_IndexedBox):

@@ -57,6 +57,22 @@ def _identity(n: int) -> np.ndarray:
     return identity
 
 
+def _unconstrained_minimizer(ws: QPWorkspace) -> np.ndarray | None:
+    """``x = -H^{-1} c`` (one LU solve), or None if ``H`` is singular."""
+    _, _, x, info = _dgesv(ws.H, np.negative(ws.c), overwrite_a=False)
+    if info != 0 or not isfinite(x.dot(x)):
+        return None
+    return x
+
+
+def _feasible(ws: QPWorkspace, x: np.ndarray) -> bool:
+    """Whether ``x`` meets every bound and row to the acceptance tolerance."""
+    tolerance = tolerance_of(x)
+    if np.count_nonzero(x > ws.ub + tolerance) or np.count_nonzero(x < ws.lb - tolerance):
+        return False
+    return not (ws.n_ineq and np.count_nonzero(ws.G @ x - ws.h > tolerance))
+
+
 def _solve_bounds_only(
     ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray, bounds: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -133,6 +149,11 @@ def _polish(
     n = ws.n
     n_ineq = ws.n_ineq
     lb, ub = ws.lb, ws.ub
+    if not ws.n_eq and not np.count_nonzero(upper) and not np.count_nonzero(lower):
+        # nothing active (the usual tracking tick): the unconstrained minimizer, if feasible
+        x = _unconstrained_minimizer(ws)
+        if x is not None and _feasible(ws, x):
+            return x
     for _ in range(repairs + 1):
         if not ws.n_eq and not (n_ineq and np.count_nonzero(upper[n:])):
             bounds = upper[:n] | lower
