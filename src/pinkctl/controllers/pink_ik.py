@@ -212,12 +212,13 @@ class PinkIKController(BaseController):
         )
         self._posture_task = PostureTask(cost=post_cost, gain=gain) if post_cost > 0 else None
         self._extra_tasks = list(extra_tasks or [])
-        self._limits: list[Limit] = [
+        # tuples: the QP layer recognises the same (immutable) sequences tick after tick
+        self._limits: tuple[Limit, ...] = (
             ConfigurationLimit(model, config_limit_gain=configuration_limit_gain),
             VelocityLimit(model),
             *(extra_limits or []),
-        ]
-        self._barriers = list(extra_barriers or [])
+        )
+        self._barriers: tuple[Barrier, ...] = tuple(extra_barriers or [])
         self._tasks: tuple[Task, ...] = tuple(
             [self._frame_task]
             + ([self._posture_task] if self._posture_task is not None else [])
@@ -248,11 +249,12 @@ class PinkIKController(BaseController):
         self._qp = DiffIKQP(
             model, self._controlled_v, solver=solver, damping=damping, solver_options=solver_options
         )
-        self._fallback_qp = (
-            DiffIKQP(model, self._controlled_v, solver=fallback_solver, damping=damping)
-            if fallback_solver is not None
-            else None
-        )
+        self._solvers: tuple[tuple[DiffIKQP, str], ...] = ((self._qp, solver),)
+        if fallback_solver is not None:
+            fallback_qp = DiffIKQP(
+                model, self._controlled_v, solver=fallback_solver, damping=damping
+            )
+            self._solvers += ((fallback_qp, fallback_solver),)
         self._last_target: pin.SE3 | None = None
         self._range_limit = self._limits[:1]  # the configuration limit alone
         self._setup_motion_limits(motion_limits, controlled)
@@ -483,24 +485,26 @@ class PinkIKController(BaseController):
             except Exception as exc:  # a user callback must not kill the control loop
                 return self._fail(f"pre_step_callback raised {type(exc).__name__}: {exc}")
         motion = self._filter
-        if motion is None:
-            velocity = self._solve(configuration, None, None)
-            if velocity is None:
+        if motion is None and self._box_clipped:
+            # the plain fast path: the QP's box already holds the velocity limits and range
+            displacement = self._displacement(configuration, None, None)
+            if displacement is None:
                 return None
-            if self._box_clipped:  # within the QP's box: velocity limits and range hold
-                positions = base + velocity * self.dt
-            else:
-                velocity, positions = self._within_limits(velocity, base)
+            joints, positions = self._map.command_from_displacement(base, displacement, self.dt)
         else:
-            velocity = self._solve_within_motion_limits(configuration, base)
+            if motion is None:
+                velocity = self._solve(configuration, None, None)
+            else:
+                velocity = self._solve_within_motion_limits(configuration, base)
             if velocity is None:
                 return None
             velocity, positions = self._within_limits(velocity, base)
-            if self._command_positions is not None:
+            if motion is not None and self._command_positions is not None:
                 motion.update((positions - self._command_positions) / self.dt)
+            joints = self._map.command_state(positions, velocity)
         self._command_positions = positions
         self.last_error = None
-        return RobotState(joints=self._map.command_state(positions, velocity))
+        return RobotState(joints=joints)
 
     def _within_limits(
         self, velocity: np.ndarray, base: np.ndarray
@@ -619,18 +623,28 @@ class PinkIKController(BaseController):
         configuration: Configuration,
         v_lower: np.ndarray | None,
         v_upper: np.ndarray | None,
-        limits: list[Limit] | None = None,
+        limits: tuple[Limit, ...] | None = None,
     ) -> np.ndarray | None:
-        """Velocities [rad/s] of the controlled joints from this tick's QP, or None.
+        """Velocities [rad/s] of the controlled joints from this tick's QP, or None."""
+        displacement = self._displacement(configuration, v_lower, v_upper, limits)
+        return None if displacement is None else np.divide(displacement, self.dt, displacement)
+
+    def _displacement(
+        self,
+        configuration: Configuration,
+        v_lower: np.ndarray | None,
+        v_upper: np.ndarray | None,
+        limits: tuple[Limit, ...] | None = None,
+    ) -> np.ndarray | None:
+        """Displacements ``v dt`` [rad] of the controlled joints from this tick's QP, or None
+        (reason recorded).
 
         On the fast path the solution is clipped into the QP's simple bounds (configuration,
         velocity and ``v_lower``/``v_upper``), see :meth:`DiffIKQP.clip_to_bounds`.
         """
         errors = []
         limits = self._limits if limits is None else limits
-        for qp, solver in ((self._qp, self.solver), (self._fallback_qp, self.fallback_solver)):
-            if qp is None or solver is None:
-                continue
+        for qp, solver in self._solvers:
             try:
                 if self.qp_backend == "pink":
                     v = reference_solve_ik(
@@ -649,7 +663,7 @@ class PinkIKController(BaseController):
                     if not np.isfinite(v).all():
                         errors.append(f"{solver}: non-finite velocity")
                         continue
-                    return v
+                    return v * self.dt
                 x = qp.solve_displacement(
                     configuration,
                     self._tasks,
@@ -665,6 +679,6 @@ class PinkIKController(BaseController):
             except Exception as exc:  # pink task/barrier code failing at run time
                 errors.append(f"{solver}: {type(exc).__name__}: {exc}")
                 continue
-            return np.divide(qp.clip_to_bounds(x), self.dt, out=x)
+            return qp.clip_to_bounds(x)
         self._fail("QP failed: " + "; ".join(errors))
         return None

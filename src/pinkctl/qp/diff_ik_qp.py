@@ -287,6 +287,23 @@ class DiffIKQP:
         if not 0.0 < dt < _INFINITY:
             raise ValueError(f"dt must be a finite positive number of seconds, got {dt!r}")
         model = configuration.model
+        fused = self._fused
+        if (
+            fused is not None
+            and tasks is self._plan_key
+            and limits is self._limit_key
+            and not barriers
+            and v_lower is None
+            and v_upper is None
+            and model is self._model
+            and self._fused_plan is self._plan
+            and self._fused_limits is self._limit_plan
+            and self._workspace.generation == self._box_generation
+        ):
+            # the same (immutable) task and limit tuples as the fused plan's: skip the checks
+            if fused.assemble(configuration, dt, self._damping):
+                self._finish_fused(model, dt)
+                return
         if model is not self._model and getattr(model, "nv", None) != self._nv:
             raise ValueError(
                 f"configuration.model has nv={getattr(model, 'nv', None)}, expected {self._nv}"
@@ -325,12 +342,7 @@ class DiffIKQP:
                 self._fused_limits = limit_plan
             fused = self._fused
             if fused is not None and fused.assemble(configuration, dt, self._damping):
-                if ws.n_ineq or ws.n_eq:
-                    ws.set_row_counts(0, 0)  # no G rows (shrinking keeps lb and ub)
-                self._recover_on_failure = self._recover_outside_range and self._exact
-                if self._recover_outside_range and not self._exact:
-                    self._recover_if_empty(model, dt, v_lower, v_upper)
-                self._has_problem = True
+                self._finish_fused(model, dt)
                 return
         self._recover_on_failure = False
         acc = plan.accumulator
@@ -379,6 +391,18 @@ class DiffIKQP:
         box.finish()
         if self._recover_outside_range:
             self._recover_if_empty(model, dt, v_lower, v_upper)
+        self._has_problem = True
+
+    def _finish_fused(self, model: Any, dt: float) -> None:
+        """Bookkeeping after a fused assembly (no rows, no velocity bounds)."""
+        ws = self._workspace
+        if ws.n_ineq or ws.n_eq:
+            ws.set_row_counts(0, 0)  # no G rows (shrinking keeps lb and ub)
+        self._check_bounds = not self._exact
+        self._bound_args = (model, dt, None, None)
+        self._recover_on_failure = self._recover_outside_range and self._exact
+        if self._recover_outside_range and not self._exact:
+            self._recover_if_empty(model, dt, None, None)
         self._has_problem = True
 
     def _recover_if_empty(self, model: Any, dt: float, v_lower: Any, v_upper: Any) -> bool:

@@ -61,10 +61,15 @@ class FramePostureBox:
         self._ws = workspace
         self._box = box
         n = workspace.n
-        self._R = np.zeros((6, n))
+        # [R; r] and [s; 1]: the frame rows, then the posture's linear row r = a_p w_p^2 e,
+        # so that c = [R; r]^T [s; 1] is one product (r enters c, not H)
+        self._rows = np.zeros((7, n))
+        self._R = self._rows[:6]
         self._RT = self._R.T
-        self._s = np.zeros(6)
-        self._posture_c = np.zeros(n)
+        self._posture_row = self._rows[6]
+        self._coefficients = np.zeros(7)
+        self._coefficients[6] = 1.0
+        self._s = self._coefficients[:6]
         self._scalar = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
 
     @staticmethod
@@ -157,16 +162,16 @@ class FramePostureBox:
         np.dot(jlog, jacobian[:, columns.index] if columns.is_slice else columns(jacobian), R)
         ws = self._ws
         np.dot(self._RT, R, ws.H)
-        c = ws.c
-        np.dot(s, R, c)
         if posture is not None:
             w2 = posture_weights.uniform * posture_weights.uniform  # type: ignore[operator]
             diagonal += w2
-            # c += gain w^2 (q (-) q*) on the controlled coordinates
+            # r = gain w^2 (q (-) q*) on the controlled coordinates
             error = pin.difference(posture._model, posture_target, configuration.q)
             scalar[()] = posture_task.gain * w2
-            np.multiply(error[posture._tangent], scalar, self._posture_c)
-            np.add(c, self._posture_c, c)
+            np.multiply(error[posture._tangent], scalar, self._posture_row)
+            np.dot(self._coefficients, self._rows, ws.c)
+        else:
+            np.dot(s, R, ws.c)
         scalar[()] = diagonal
         np.add(ws.H_diagonal, scalar, ws.H_diagonal)
         self._joint_box.apply(configuration, dt, self._box)
