@@ -524,7 +524,7 @@ class PinkIKController(BaseController):
         positions = base + velocity * self.dt
         over = positions > self._q_upper
         under = positions < self._q_lower
-        if not (over.any() or under.any()):
+        if not (np.count_nonzero(over) or np.count_nonzero(under)):  # cheaper than .any()
             return velocity, positions
         inside = (base >= self._q_lower) & (base <= self._q_upper)
         positions[over & inside] = self._q_upper[over & inside]
@@ -579,10 +579,12 @@ class PinkIKController(BaseController):
         wanted = self._solve(configuration, None, None, limits=self._range_limit)
         if wanted is None:
             return None
-        speed = np.maximum(np.abs(wanted), 1e-300)
+        speed = np.abs(wanted)
+        top_speed = float(speed.max())
+        np.maximum(speed, 1e-300, out=speed)
         # one scale for all joints keeps the direction: within the velocity limits, and slow
         # enough that each joint can still brake within the motion it has left
-        scale = (self._motion_velocity / speed).min()
+        scale = float((self._motion_velocity / speed).min())
         # a moving target (a trajectory) must be followed, not approached to a stop: the
         # braking envelope is for a target that holds still
         target = self._frame_task.transform_target_to_world
@@ -608,11 +610,12 @@ class PinkIKController(BaseController):
             scale *= self._loop_scale
         if scale < 1.0:
             wanted = wanted * scale
+            top_speed *= scale
         # each joint moves its velocity toward the wanted one as fast as the box allows
         command = np.minimum(np.maximum(wanted, lower), upper)
         if holding:  # a fixed target is approached by the braking envelope
             self._loop_scale = 1.0
-        elif np.abs(command - wanted).max() > 1e-6 * (1.0 + np.abs(wanted).max()):
+        elif np.abs(command - wanted).max() > 1e-6 * (1.0 + top_speed):
             self._loop_scale = max(self._min_loop_scale, 0.9 * self._loop_scale)
         elif self._loop_scale < 1.0:
             self._loop_scale = min(1.0, self._loop_scale * 1.002)

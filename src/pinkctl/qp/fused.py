@@ -2,10 +2,11 @@
 
 Most control ticks solve the same problem: a :class:`pink.tasks.FrameTask` on the tool, an
 optional :class:`pink.tasks.PostureTask`, pink's configuration and velocity limits on every
-controlled joint, no other limit and no barrier. :class:`FramePostureBox` writes that QP
-straight into the workspace, with the math of :class:`~pinkctl.qp.task_terms.FrameTaskTerm`
-and :class:`~pinkctl.qp.task_terms.IdentityTaskTerm` but without the accumulator between them
-(a third of the assembly time went into the generic plumbing):
+controlled joint (or the configuration limit alone), no other limit and no barrier.
+:class:`FramePostureBox` writes that QP straight into the workspace, with the math of
+:class:`~pinkctl.qp.task_terms.FrameTaskTerm` and
+:class:`~pinkctl.qp.task_terms.IdentityTaskTerm` but without the accumulator between them (a
+third of the assembly time went into the generic plumbing):
 
 .. math::
 
@@ -16,7 +17,8 @@ and :class:`~pinkctl.qp.task_terms.IdentityTaskTerm` but without the accumulator
 
 with :math:`T_{tb}` the tool pose in its target frame, ``W`` the frame task's weights,
 :math:`\\lambda` the Tikhonov damping, :math:`w_p, \\alpha_p` the posture cost and gain, and the
-box of :class:`~pinkctl.qp.limit_terms.JointBox`. (pink's ``H = (WJ)^T (WJ)`` and
+box of :class:`~pinkctl.qp.limit_terms.JointBox` (or of
+:class:`~pinkctl.qp.limit_terms.ConfigurationLimitBox`). (pink's ``H = (WJ)^T (WJ)`` and
 ``c = -(W \\alpha e)^T (WJ)`` with ``e = -\\log_6(T_{tb})`` and ``J = -\\mathrm{Jlog}_6 \\, J_b``:
 the two signs cancel.)
 
@@ -31,13 +33,19 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .limit_terms import BoxBounds, JointBox, LimitPlan
+from .limit_terms import BoxBounds, ConfigurationLimitBox, JointBox, LimitPlan, LimitTerm
 from .problem import QPWorkspace
 from .task_terms import FrameTaskTerm, IdentityTaskTerm, TaskTerm
 
 __all__ = ["FramePostureBox"]
 
 _LOCAL = pin.ReferenceFrame.LOCAL
+
+
+def _covers_all(term: LimitTerm) -> bool:
+    """A configuration limit alone on every controlled coordinate (the range of a motion-
+    limited controller's first solve)."""
+    return isinstance(term, ConfigurationLimitBox) and not term.empty and term._positions is None
 
 
 class FramePostureBox:
@@ -51,13 +59,15 @@ class FramePostureBox:
         self,
         frame: FrameTaskTerm,
         posture: IdentityTaskTerm | None,
-        joint_box: JointBox,
+        joint_box: LimitTerm,
         workspace: QPWorkspace,
         box: BoxBounds,
     ) -> None:
         self._frame = frame
         self._posture = posture
         self._joint_box = joint_box
+        # a JointBox writes both sides of the box itself; a configuration limit tightens it
+        self._box_complete = isinstance(joint_box, JointBox)
         self._ws = workspace
         self._box = box
         n = workspace.n
@@ -83,7 +93,9 @@ class FramePostureBox:
         if limit_plan.row_terms or len(limit_plan.box_terms) != 1:
             return None
         joint_box = limit_plan.box_terms[0]
-        if not isinstance(joint_box, JointBox) or not terms or len(terms) > 2:
+        if not (isinstance(joint_box, JointBox) or _covers_all(joint_box)):
+            return None
+        if not terms or len(terms) > 2:
             return None
         frame = terms[0]
         if type(frame) is not FrameTaskTerm:
@@ -174,5 +186,11 @@ class FramePostureBox:
             np.dot(s, R, ws.c)
         scalar[()] = diagonal
         np.add(ws.H_diagonal, scalar, ws.H_diagonal)
-        self._joint_box.apply(configuration, dt, self._box)
+        box = self._box
+        if self._box_complete:
+            self._joint_box.apply(configuration, dt, box)
+        else:
+            box.reset()
+            self._joint_box.apply(configuration, dt, box)
+            box.finish()
         return True
