@@ -1019,18 +1019,20 @@ def profile_forward(
     twin = _Pinkctl(_load(robot_name, barrier), target, solver, barrier=barrier, n_total=n_total)
     c = replay.controller
     try:
-        qp, map_, tasks, limits, barriers = c._qp, c._map, c.tasks, c._limits, c._barriers
+        qp, map_, tasks, limits, barriers = c._qp, c._map, c._tasks, c._limits, c._barriers
         configuration = c.configuration
         assert configuration is not None
-        controlled_v = c._controlled_v
+        if c._filter is not None or not c._box_clipped:
+            raise AttributeError("the replay covers the plain fast path only")
     except AttributeError as exc:
         raise RuntimeError(f"PinkIKController internals changed: {exc}") from exc
+    model, data = configuration.model, configuration.data
     phases = (
         "read estimated state",
-        "configuration.update (FK + Jacobians)",
+        "forward kinematics + Jacobians",
         "target update",
         "QP assembly",
-        "QP solve",
+        "QP solve (+ clip into the box)",
         "output RobotState",
     )
     samples = np.zeros((n_total, len(phases) + 1), dtype=np.int64)
@@ -1046,17 +1048,22 @@ def profile_forward(
             t1 = perf()
             assert read is not None
             measured, q = read
-            configuration.update(q)
+            if configuration.collision_model is None:  # as forward does
+                q.setflags(write=False)
+                configuration.q = q
+                pin.computeJointJacobians(model, data, q)
+                pin.updateFramePlacements(model, data)
+            else:
+                configuration.update(q)
             t2 = perf()
             c._update_targets(sp)
             t3 = perf()
-            qp.assemble(configuration, tasks, DT, limits=limits, barriers=barriers)
+            qp._assemble(configuration, tasks, DT, limits, barriers, None, None)
             t4 = perf()
-            x = qp.solve_assembled()
-            v = np.zeros(robot.model.nv)
-            v[controlled_v] = x / DT
+            x = qp.clip_to_bounds(qp._solve_workspace())
             t5 = perf()
-            command = map_.to_joint_state(v, measured, DT)
+            command, positions = map_.command_from_displacement(measured, x, DT)
+            c._command_positions = positions
             replay.output = RobotState(joints=command)
             t6 = perf()
             replay.record(k)

@@ -876,6 +876,9 @@ def test_start_outside_limits_recovers_at_the_velocity_limit(side) -> None:
 
 def test_constructor_validates_arguments() -> None:
     model = ROBOTS["panda_arm"].model
+    if "proxqp" in available_solvers():  # options are checked before the first tick
+        with pytest.raises(ValueError, match="ProxQP options"):
+            DiffIKQP(model, range(7), solver="proxqp", solver_options={"eps_absolute": 1e-9})
     with pytest.raises(ValueError, match="installed solvers"):
         DiffIKQP(model, range(7), solver="no_such_solver")
     with pytest.raises(ValueError, match="damping"):

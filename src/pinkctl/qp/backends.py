@@ -24,15 +24,19 @@ Backends and their accuracy (measured against DAQP on random IK problems, see
   ``max_iter = 10000``, then the same active-set polish as Clarabel (OSQP's own polish is
   off: it prints to stdout), also tried when OSQP stops at its iteration limit. **Exact**
   when the polish verifies (every random test case), else within ~1e-8 rad/s.
-- ``proxqp`` and any other solver known to qpsolvers: through ``qpsolvers.solve_problem``,
-  then the same polish (guided by the returned multipliers). ProxQP defaults
-  ``eps_abs = 1e-9``, ``eps_rel = 0`` (qpsolvers' default 1e-3 makes ProxQP report feasible
-  IK problems as primal infeasible) and ``primal_infeasibility_solving = True`` (even at
-  1e-9 it misreports some feasible degenerate problems, e.g. an acceleration limit plus a
-  position barrier; it then returns the closest feasible point, which the polish verifies).
-  Unpolished it is within ~1e-3 rad/s of the exact solution; polished, exact.
+- ``proxqp``: ProxQP's dense ``proxqp.dense.solve`` called directly on persistent buffers
+  (bounds as rows ``[G; I]``, like qpsolvers poses them), then the same polish (guided by the
+  returned multipliers). Defaults ``eps_abs = 1e-9``, ``eps_rel = 0`` (qpsolvers' default 1e-3
+  makes ProxQP report feasible IK problems as primal infeasible) and
+  ``primal_infeasibility_solving = True`` (even at 1e-9 it misreports some feasible degenerate
+  problems, e.g. an acceleration limit plus a position barrier; it then returns the closest
+  feasible point, which the polish verifies). Unpolished it is within ~1e-3 rad/s of the exact
+  solution; polished, exact. ``solver_options={"backend": "sparse"}`` goes through qpsolvers.
+- any other solver known to qpsolvers: through ``qpsolvers.solve_problem``, then the polish.
 
-The polish costs 20-40 us per tick on a 7-DoF arm; ``solver_options={"polish": False}``
+The polish first tries the unconstrained minimizer when the solver reports nothing active (one
+LU solve: the usual tracking tick), else solves the KKT system on the reported active set: a
+few microseconds to 20-40 us per tick on a 7-DoF arm. ``solver_options={"polish": False}``
 trades the exactness of Clarabel/OSQP/ProxQP for that time. User ``solver_options`` override
 the defaults key by key.
 """
@@ -488,6 +492,84 @@ class ClarabelBackend(Backend):
         return x
 
 
+class ProxqpBackend(Backend):
+    """ProxQP's dense ``solve`` called directly on persistent row buffers.
+
+    The simple bounds are rows of ProxQP's inequality block, ``[G; I] x`` between
+    ``[-inf; lb]`` and ``[h; ub]`` (as qpsolvers poses them, minus its per-call conversions).
+    The one-shot ``proxqp.dense.solve`` is used rather than a persistent ``proxqp.dense.QP``:
+    with the same settings the latter stalled for tens of thousands of iterations on some
+    self-collision ticks that the one-shot solve finishes in three. Multipliers
+    ``z = [z_rows, z_box]`` guide the active-set polish (positive: upper side active).
+    """
+
+    name = "proxqp"
+    exact = False
+
+    def __init__(self, n: int, options: dict[str, Any]) -> None:
+        from proxsuite import proxqp  # noqa: PLC0415
+
+        self._proxqp = proxqp
+        self._solve = proxqp.dense.solve
+        self._options = dict(options)
+        self._polish = bool(self._options.pop(POLISH_OPTION, True))
+        try:  # reject unknown or mistyped options here, not on the first control tick
+            self._solve(np.eye(1), np.zeros(1), None, None, None, None, None, **self._options)
+        except TypeError as exc:
+            raise ValueError(f"invalid ProxQP options {self._options}: {exc}") from exc
+        self._n = n
+        self._rows = -1
+        statuses = proxqp.QPSolverOutput
+        self._solved = statuses.PROXQP_SOLVED
+        #: Stopped before the tolerance or at the closest feasible point: the polish may
+        #: still find the exact solution.
+        self._unfinished = (
+            statuses.PROXQP_MAX_ITER_REACHED,
+            statuses.PROXQP_SOLVED_CLOSEST_PRIMAL_FEASIBLE,
+        )
+
+    def _resize(self, rows: int) -> None:
+        n = self._n
+        self._rows = rows
+        self._C = np.zeros((rows + n, n))
+        self._C[rows:] = np.eye(n)
+        self._l = np.full(rows + n, -np.inf)
+        self._u = np.zeros(rows + n)
+
+    def solve(self, ws: QPWorkspace) -> np.ndarray:
+        n, rows = self._n, ws.n_ineq
+        if rows != self._rows:
+            self._resize(rows)
+        C, lower, upper = self._C, self._l, self._u
+        if rows:
+            C[:rows] = ws.G
+            upper[:rows] = ws.h
+        lower[rows:] = ws.lb
+        upper[rows:] = ws.ub
+        try:
+            if ws.n_eq:
+                results = self._solve(ws.H, ws.c, ws.A, ws.b, C, lower, upper, **self._options)
+            else:
+                results = self._solve(ws.H, ws.c, None, None, C, lower, upper, **self._options)
+        except (TypeError, ValueError, RuntimeError) as exc:  # bad settings or data
+            raise QPSolveError(f"proxqp: {exc}", solver=self.name) from exc
+        status = results.info.status
+        if status != self._solved and status not in self._unfinished:
+            raise QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
+        x = np.array(results.x, dtype=np.float64)
+        if self._polish and isfinite(x.dot(x)):
+            z = np.asarray(results.z)  # [rows, box]
+            hint = np.empty(n + rows, dtype=bool)
+            np.greater(z[rows:], 0.0, out=hint[:n])
+            np.greater(z[:rows], 0.0, out=hint[n:])
+            polished = polish_solution(ws, x, hint, z[rows:] < 0.0)
+            if polished is not None:
+                return polished  # verified optimal, even if ProxQP stopped early
+        if status != self._solved:
+            raise QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
+        return x
+
+
 class QpsolversBackend(Backend):
     """Any solver through ``qpsolvers.solve_problem`` (infinite bounds passed as such)."""
 
@@ -566,4 +648,7 @@ def make_backend(solver: str, n: int, user_options: dict[str, Any] | None) -> Ba
         return OsqpBackend(n, options)
     if solver == "clarabel":
         return ClarabelBackend(n, options)
+    if solver == "proxqp" and options.get("backend", "dense") == "dense":
+        options.pop("backend", None)
+        return ProxqpBackend(n, options)
     return QpsolversBackend(solver, options)
