@@ -580,11 +580,11 @@ class PinkIKController(BaseController):
         if wanted is None:
             return None
         speed = np.abs(wanted)
-        top_speed = float(speed.max())
+        top_speed = max(speed.tolist())  # a few floats: cheaper than a numpy reduction
         np.maximum(speed, 1e-300, out=speed)
         # one scale for all joints keeps the direction: within the velocity limits, and slow
         # enough that each joint can still brake within the motion it has left
-        scale = float((self._motion_velocity / speed).min())
+        scale = min((self._motion_velocity / speed).tolist())
         # a moving target (a trajectory) must be followed, not approached to a stop: the
         # braking envelope is for a target that holds still
         target = self._frame_task.transform_target_to_world
@@ -601,7 +601,7 @@ class PinkIKController(BaseController):
             envelope = (
                 0.5 * acceleration * (np.sqrt(ramp * ramp + 4.0 * distance / acceleration) - ramp)
             )
-            scale = min(scale, (envelope / speed).min())
+            scale = min(scale, *(envelope / speed).tolist())
         # anti-windup for a moving target: while the box clips the wanted velocity, the
         # dead-beat correction of the tracking error outruns what the acceleration/jerk limits
         # let the joints do, and the loop would ring; lower the loop gain while saturated,
@@ -615,7 +615,7 @@ class PinkIKController(BaseController):
         command = np.minimum(np.maximum(wanted, lower), upper)
         if holding:  # a fixed target is approached by the braking envelope
             self._loop_scale = 1.0
-        elif np.abs(command - wanted).max() > 1e-6 * (1.0 + top_speed):
+        elif max(np.abs(command - wanted).tolist()) > 1e-6 * (1.0 + top_speed):
             self._loop_scale = max(self._min_loop_scale, 0.9 * self._loop_scale)
         elif self._loop_scale < 1.0:
             self._loop_scale = min(1.0, self._loop_scale * 1.002)

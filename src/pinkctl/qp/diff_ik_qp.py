@@ -408,7 +408,7 @@ class DiffIKQP:
     def _recover_if_empty(self, model: Any, dt: float, v_lower: Any, v_upper: Any) -> bool:
         """Apply :meth:`_recover` when the box is empty somewhere; whether it was."""
         ws = self._workspace
-        if not (ws.lb > ws.ub).any():
+        if not np.count_nonzero(np.greater(ws.lb, ws.ub)):
             return False
         self._recover(model, dt, v_lower, v_upper)
         return True
