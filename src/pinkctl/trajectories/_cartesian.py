@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..state import RobotState, SpatialState
+from ..state import RobotState, SpatialState, _name_space
 
 
 def check_frame_and_space(frame: str, site_space: Sequence[str] | None) -> list[str]:
@@ -53,40 +53,60 @@ def vector3(value: ArrayLike, argument: str) -> np.ndarray:
     return array
 
 
-def site_state(
-    site_space: list[str],
-    frame: str,
-    position: np.ndarray,
-    orientation: np.ndarray,
-    linear_velocity: np.ndarray,
-    angular_velocity: np.ndarray,
-) -> RobotState:
-    """``RobotState(sites=...)`` with all four fields of ``frame`` valid (world frame).
+class SiteStateWriter:
+    """Builds the ``RobotState(sites=...)`` of a Cartesian trajectory sample.
 
-    Trajectories call this on every sample, so the state is wrapped directly (the same
-    arrays ``SpatialState.from_name`` would build) once the values are known to be finite.
+    Trajectories produce one on every sample, so the name space, the frame's row and the
+    validity mask (all four fields of ``frame`` valid, world frame) are prepared once and the
+    sampled arrays are wrapped directly once they are known to be finite.
+
+    Args:
+        site_space: The state's frame names (validated by :func:`check_frame_and_space`).
+        frame: The sampled frame, in ``site_space``.
     """
-    # the sum of squares is finite when every entry is (cheaper than four numpy reductions);
-    # huge finite values overflow it and merely take the checked path below
-    total = position.dot(position) + orientation.dot(orientation)
-    total += linear_velocity.dot(linear_velocity) + angular_velocity.dot(angular_velocity)
-    if not math.isfinite(total):
-        names = [frame]
-        sites = SpatialState.from_name(  # raises the documented ValueError
-            site_space,
-            positions=(names, position.reshape(1, 3)),
-            orientations=(names, orientation.reshape(1, 4)),
-            linear_velocities=(names, linear_velocity.reshape(1, 3)),
-            angular_velocities=(names, angular_velocity.reshape(1, 3)),
-        )
-        return RobotState(sites=sites)
-    m = len(site_space)
-    row = site_space.index(frame)
-    arrays = [np.zeros((m, 3)), np.zeros((m, 4)), np.zeros((m, 3)), np.zeros((m, 3))]
-    fields = (position, orientation, linear_velocity, angular_velocity)
-    for array, value in zip(arrays, fields):
-        array[row] = value
-    valid = np.zeros((m, 4), dtype=bool)
-    valid[row] = True
-    sites = SpatialState._from_trusted(site_space, arrays, valid)
-    return RobotState(sites=sites)
+
+    def __init__(self, site_space: list[str], frame: str) -> None:
+        self.site_space = list(site_space)
+        self.frame = frame
+        self._space = _name_space(self.site_space, "site_space")
+        self._row = self._space.index[frame]
+        valid = np.zeros((len(self.site_space), 4), dtype=bool)
+        valid[self._row] = True
+        valid.setflags(write=False)  # shared by every state this writer builds
+        self._valid = valid
+
+    def state(
+        self,
+        position: np.ndarray,
+        orientation: np.ndarray,
+        linear_velocity: np.ndarray,
+        angular_velocity: np.ndarray,
+    ) -> RobotState:
+        """The state of one sample; the caller hands over four fresh arrays (3, 4, 3, 3).
+
+        Raises:
+            ValueError: If a value is NaN or infinite (the state types' message).
+        """
+        # the sum of squares is finite when every entry is (cheaper than four numpy
+        # reductions); huge finite values overflow it and merely take the checked path
+        total = position.dot(position) + orientation.dot(orientation)
+        total += linear_velocity.dot(linear_velocity) + angular_velocity.dot(angular_velocity)
+        if not math.isfinite(total):
+            names = [self.frame]
+            sites = SpatialState.from_name(  # raises the documented ValueError
+                self.site_space,
+                positions=(names, position.reshape(1, 3)),
+                orientations=(names, orientation.reshape(1, 4)),
+                linear_velocities=(names, linear_velocity.reshape(1, 3)),
+                angular_velocities=(names, angular_velocity.reshape(1, 3)),
+            )
+            return RobotState(sites=sites)
+        fields = (position, orientation, linear_velocity, angular_velocity)
+        m = len(self.site_space)
+        if m == 1:  # the sampled arrays themselves, as one-row matrices
+            arrays = [field.reshape(1, -1) for field in fields]
+        else:
+            arrays = [np.zeros((m, field.shape[0])) for field in fields]
+            for array, value in zip(arrays, fields):
+                array[self._row] = value
+        return RobotState(sites=SpatialState._from_trusted(self._space, arrays, self._valid))

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 
 from ..state import RobotState
 from . import _quaternion as quat
-from ._cartesian import check_frame_and_space, positive_scalar, site_state, vector3
+from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar, vector3
 from .phase import RampedPhase
 from .trajectory import Trajectory, _check_time
 
@@ -168,7 +168,7 @@ class PlanarCurveTrajectory(Trajectory):
         phase = RampedPhase(rate=2.0 * math.pi / period, ramp_time=ramp, duration=total)
 
         self._frame = frame
-        self._site_space = space
+        self._writer = SiteStateWriter(space, frame)
         self._center = c
         self._u = u
         self._v = v
@@ -195,7 +195,7 @@ class PlanarCurveTrajectory(Trajectory):
     @property
     def site_space(self) -> list[str]:
         """Ordered frame names of the output states (copy)."""
-        return list(self._site_space)
+        return list(self._writer.site_space)
 
     @property
     def center(self) -> np.ndarray:
@@ -260,4 +260,4 @@ class PlanarCurveTrajectory(Trajectory):
         Raises:
             ValueError: If ``time`` is not finite.
         """
-        return site_state(self._site_space, self._frame, *self.sample(time))
+        return self._writer.state(*self.sample(time))

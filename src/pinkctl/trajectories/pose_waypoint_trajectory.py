@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 
 from ..state import RobotState
 from . import _quaternion as quat
-from ._cartesian import check_frame_and_space, positive_scalar, site_state
+from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar
 from .time_scaling import TrapezoidTimeScaling
 from .trajectory import Trajectory, _check_time
 
@@ -110,7 +110,7 @@ class PoseWaypointTrajectory(Trajectory):
         starts = np.concatenate(([0.0], np.cumsum([profile.duration for profile in profiles])))
 
         self._frame = frame
-        self._site_space = space
+        self._writer = SiteStateWriter(space, frame)
         self._positions = points
         self._orientations = rotations
         self._translations = translations
@@ -133,7 +133,7 @@ class PoseWaypointTrajectory(Trajectory):
     @property
     def site_space(self) -> list[str]:
         """Ordered frame names of the output states (copy)."""
-        return list(self._site_space)
+        return list(self._writer.site_space)
 
     @property
     def waypoint_times(self) -> np.ndarray:
@@ -176,7 +176,7 @@ class PoseWaypointTrajectory(Trajectory):
         Raises:
             ValueError: If ``time`` is not finite.
         """
-        return site_state(self._site_space, self._frame, *self.sample(time))
+        return self._writer.state(*self.sample(time))
 
     def __repr__(self) -> str:
         return (
