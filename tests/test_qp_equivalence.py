@@ -518,6 +518,37 @@ def test_fused_solution_equals_reference(robot_name: str, seed: int, solver: str
     np.testing.assert_allclose(v, v_ref, rtol=0.0, atol=EXACT_TOL if tol is None else tol)
 
 
+@pytest.mark.parametrize("solver", APPROX_SOLVERS)
+def test_clip_to_bounds_makes_the_box_exact(solver: str) -> None:
+    """An unpolished first-order solution meets the box only to its tolerance; clipped, it
+    meets it exactly and stays as close to the exact solution."""
+    robot = ROBOTS["panda_arm"]
+    model = robot.model
+    rng = np.random.default_rng(5)
+    configuration, tasks, limits = _fused_case(robot, rng)
+    q = configuration.q.copy()
+    q[1] = model.upperPositionLimit[1] - 1e-5  # a bound that binds
+    configuration.update(q)
+    qp = DiffIKQP(model, robot.controlled, solver=solver, solver_options={"polish": False})
+    x = qp.solve_displacement(configuration, tasks, DT, limits=limits)
+    problem = qp.last_problem()
+    assert problem is not None
+    clipped = qp.clip_to_bounds(x.copy())
+    assert np.all(clipped >= problem.lb) and np.all(clipped <= problem.ub)
+    x_ref = (
+        DT
+        * reference_solve_ik(
+            configuration,
+            tasks,
+            DT,
+            controlled_v_indices=robot.controlled,
+            solver="daqp",
+            limits=limits,
+        )[robot.controlled]
+    )
+    assert np.abs(clipped - x_ref).max() <= np.abs(x - x_ref).max() + 1e-15
+
+
 def test_fused_pass_leaves_ticks_it_does_not_cover_to_the_generic_assembly() -> None:
     """Levenberg-Marquardt damping or a per-joint posture cost: that tick is assembled the
     generic way (same problem as pink); the next plain tick is fused again."""

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from pinkctl import transforms
 from pinkctl.robot import load_pink_robot
-from pinkctl.state import JointState
+from pinkctl.state import JointState, SpatialState
 from pinkctl.transforms import (
     JointSpaceMap,
+    SitePoseReader,
     configuration_to_joint_positions,
     joint_positions_to_configuration,
     pose_to_se3,
@@ -357,6 +358,75 @@ def test_joint_space_map_fast_path(continuous_arm) -> None:
     missing = JointState.from_name(["joint1"], positions=(["joint1"], np.ones(1)))
     assert jmap.positions_from_state(missing) is None
     assert jmap.positions_from_state(None) is None
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        ["joint1", "joint2", "joint3"],
+        ["joint1", "joint2", "joint3", "gripper"],
+        ["gripper", "joint1", "joint3", "joint2"],
+    ],
+)
+def test_command_from_displacement(continuous_arm, space: list[str]) -> None:
+    """Rows written in place when the controlled joints are a contiguous block of the space,
+    gathered otherwise: the same command either way."""
+    jmap = JointSpaceMap(continuous_arm.model, ["joint1", "joint2", "joint3"], space)
+    base = np.array([0.1, -0.2, 0.3])
+    displacement = np.array([0.01, 0.02, -0.03])
+    joints, positions = jmap.command_from_displacement(base, displacement, 0.01)
+    names = ["joint1", "joint2", "joint3"]
+    np.testing.assert_allclose(joints.get_positions(names), base + displacement, atol=0)
+    np.testing.assert_allclose(joints.get_velocities(names), displacement / 0.01, atol=0)
+    np.testing.assert_array_equal(positions, base + displacement)
+    assert joints.valid_array[2].sum() == 0 and joints.valid_array[0].sum() == 3
+    with pytest.raises(ValueError):  # the returned positions are the state's, read-only
+        positions[0] = 1.0
+
+
+def _sites(names: list[str], rows: dict[str, tuple]) -> SpatialState:
+    """A spatial state with the given (position or None, quaternion or None) rows."""
+    fields = {}
+    for key, column in (("positions", 0), ("orientations", 1)):
+        given = [n for n in rows if rows[n][column] is not None]
+        if given:
+            fields[key] = (given, np.array([rows[n][column] for n in given], dtype=float))
+    return SpatialState.from_name(names, **fields)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    position=st.lists(st.floats(-5, 5), min_size=3, max_size=3),
+    quaternion=st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(
+        lambda q: max(map(abs, q)) > 1e-3
+    ),
+    scale=st.sampled_from([1.0, 1e-6, 1e150, 3.7]),  # 1e150: the overflow-safe path
+)
+def test_site_pose_reader_matches_pose_to_se3(position, quaternion, scale: float) -> None:
+    reader = SitePoseReader("tool")
+    quaternion = np.array(quaternion) * scale
+    sites = _sites(["base", "tool"], {"tool": (position, quaternion)})
+    pose = reader.pose(sites, None)
+    assert pose is not None
+    assert pose.isApprox(pose_to_se3(position, quaternion), 1e-12)
+
+
+def test_site_pose_reader_missing_fields_and_spaces() -> None:
+    reader = SitePoseReader("tool")
+    previous = pin.SE3(pin.utils.rpyToMatrix(0.1, 0.2, 0.3), np.zeros(3))
+    only_position = _sites(["tool"], {"tool": ([1.0, 2.0, 3.0], None)})
+    pose = reader.pose(only_position, previous)
+    assert pose is not None
+    np.testing.assert_array_equal(pose.translation, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(pose.rotation, previous.rotation)  # kept
+    np.testing.assert_array_equal(reader.pose(only_position, None).rotation, np.eye(3))
+    only_orientation = _sites(["tool"], {"tool": (None, [1.0, 0.0, 0.0, 0.0])})
+    assert reader.pose(only_orientation, previous) is None
+    # another space, then one without the frame, then the first again: rows looked up anew
+    other = _sites(["a", "tool"], {"tool": ([0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0])})
+    np.testing.assert_allclose(reader.pose(other, None).rotation, np.diag([1.0, -1.0, -1.0]))
+    assert reader.pose(_sites(["a"], {"a": ([0.0, 0.0, 1.0], None)}), None) is None
+    assert reader.pose(only_position, previous) is not None
 
 
 def test_joint_space_map_shape_and_finite_checks(continuous_arm) -> None:

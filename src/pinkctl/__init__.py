@@ -32,6 +32,7 @@ from .trajectories import (
 )
 from .transforms import (
     JointSpaceMap,
+    SitePoseReader,
     configuration_to_joint_positions,
     joint_positions_to_configuration,
     pose_to_se3,
@@ -64,6 +65,7 @@ __all__ = [
     "RootState",
     "SelectableController",
     "SequentialController",
+    "SitePoseReader",
     "SpatialState",
     "Trajectory",
     "TrajectoryFollower",

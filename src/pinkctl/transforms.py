@@ -168,7 +168,8 @@ class SitePoseReader:
         px, py, pz = sites._arrays[0][row].tolist()
         w, x, y, z = sites._arrays[1][row].tolist()
         squared_norm = w * w + x * x + y * y + z * z
-        if not 1e-200 < squared_norm < 1e200:  # extreme scales: the overflow-safe conversion
+        # (a valid state's quaternion has an entry >= QUATERNION_MIN_NORM: no underflow)
+        if not squared_norm < 1e200:  # huge entries: the overflow-safe conversion
             return pose_to_se3((px, py, pz), (w, x, y, z))
         scale = 1.0 / math.sqrt(squared_norm)
         return pin.XYZQUATToSE3((px, py, pz, x * scale, y * scale, z * scale, w * scale))
@@ -472,7 +473,7 @@ class JointSpaceMap:
             positions = base + displacement
             data[0, cols] = positions
             data[1, cols] = displacement / dt
-            positions.setflags(write=False)
+        positions.setflags(write=False)  # a view made before the matrix became read-only
         return JointState._from_trusted(self._space, data, self._valid_pos_vel), positions
 
     def to_joint_state(
