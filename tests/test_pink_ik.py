@@ -296,6 +296,48 @@ def test_pink_reference_backend_gives_the_same_command():
     assert np.allclose(a.joints.velocities, b.joints.velocities, atol=1e-9)
 
 
+@pytest.mark.parametrize("integrate_from", ["measured", "command"])
+@pytest.mark.parametrize("motion_limits", [None, False])
+def test_fast_path_follows_the_pink_path_tick_by_tick(motion_limits, integrate_from):
+    """Same commands, tick after tick, from the fast QP layer (one-pass assembly, clip into
+    the QP box) and from pink's build_ik (clip into the velocity limits and the range), with
+    and without the default motion limits, toward a target that moves and one that holds."""
+    options = {"motion_limits": motion_limits, "integrate_from": integrate_from}
+    robot, sim, fast = kinematic_setup(**options)
+    _, _, ref = kinematic_setup(qp_backend="pink", **options)
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    names = list(sim.joint_names)
+    q = sim.get_joint_positions(names)
+    est = sim.get_robot_state()
+    assert fast.reset(est, None, 0.0) and ref.reset(est, None, 0.0)
+    positions = {"fast": dict(zip(names, q)), "ref": dict(zip(names, q))}
+    largest = 0.0
+    for k in range(250):
+        offset = np.array([0.0, 0.1 * np.sin(0.02 * min(k, 150)), 0.05])
+        target = site_target(frame, start + offset, rotate_z(orientation, 0.3))
+        outputs = {}
+        for label, controller in (("fast", fast), ("ref", ref)):
+            measured = positions[label]
+            state = RobotState(
+                joints=JointState.from_name(
+                    names, positions=(names, np.array([measured[n] for n in names]))
+                )
+            )
+            out = controller.forward(state, target, k * DT)
+            assert out is not None, controller.last_error
+            measured.update(zip(out.joints.position_names, out.joints.positions))
+            outputs[label] = out.joints
+        assert_within_limits(robot, robot.controlled_joint_names, outputs["fast"].positions)
+        largest = max(
+            largest, float(np.abs(outputs["fast"].positions - outputs["ref"].positions).max())
+        )
+        assert np.allclose(outputs["fast"].velocities, outputs["ref"].velocities, atol=1e-8)
+    assert largest < 1e-9
+    moved = max(abs(positions["fast"][n] - q0) for n, q0 in zip(names, q))
+    assert moved > 0.05  # [rad] the comparison covers real motion
+
+
 def test_relative_frame_task_with_pre_step_callback_runs_as_in_the_seed():
     """The Isaac PINK docstring example, with the import path adapted."""
     robot = load_pink_supported_robot("franka")
