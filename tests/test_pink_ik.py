@@ -121,18 +121,22 @@ def kinematic_setup(name="franka", **kwargs):
     return robot, sim, controller
 
 
+def joint_estimate(names, positions):
+    """A RobotState with the positions of ``names`` read from the ``positions`` dict."""
+    return RobotState(
+        joints=JointState.from_name(
+            names, positions=(names, np.array([positions[n] for n in names]))
+        )
+    )
+
+
 def kinematic_loop(controller, space, q, setpoint, ticks):
     """Integrate the commands without dynamics (the command becomes the next measurement)."""
     names = list(space)
     positions = dict(zip(names, q))
     outputs = []
     for k in range(ticks):
-        est = RobotState(
-            joints=JointState.from_name(
-                names, positions=(names, np.array([positions[n] for n in names]))
-            )
-        )
-        desired = controller.forward(est, setpoint, k * DT)
+        desired = controller.forward(joint_estimate(names, positions), setpoint, k * DT)
         assert desired is not None, controller.last_error
         positions.update(zip(desired.joints.position_names, desired.joints.positions))
         outputs.append(desired)
@@ -319,12 +323,7 @@ def test_fast_path_follows_the_pink_path_tick_by_tick(motion_limits, integrate_f
         outputs = {}
         for label, controller in (("fast", fast), ("ref", ref)):
             measured = positions[label]
-            state = RobotState(
-                joints=JointState.from_name(
-                    names, positions=(names, np.array([measured[n] for n in names]))
-                )
-            )
-            out = controller.forward(state, target, k * DT)
+            out = controller.forward(joint_estimate(names, measured), target, k * DT)
             assert out is not None, controller.last_error
             measured.update(zip(out.joints.position_names, out.joints.positions))
             outputs[label] = out.joints

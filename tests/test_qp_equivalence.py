@@ -475,6 +475,18 @@ def _fused_case(robot: Robot, rng: np.random.Generator) -> tuple[Any, list[Any],
     return configuration, tasks, [ConfigurationLimit(model, gain), VelocityLimit(model)]
 
 
+def _daqp_reference(robot: Robot, configuration: Any, tasks: Any, limits: Any) -> np.ndarray:
+    """pink's build_ik + DAQP on the controlled joints (the reference velocity)."""
+    return reference_solve_ik(
+        configuration,
+        tasks,
+        DT,
+        controlled_v_indices=robot.controlled,
+        solver="daqp",
+        limits=limits,
+    )
+
+
 @pytest.mark.parametrize(("robot_name", "seed"), _cases(FUSED_ROBOTS, 6))
 def test_fused_problem_equals_pink_build_ik(robot_name: str, seed: int) -> None:
     robot = ROBOTS[robot_name]
@@ -506,14 +518,7 @@ def test_fused_solution_equals_reference(robot_name: str, seed: int, solver: str
     configuration, tasks, limits = _fused_case(robot, rng)
     qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
     v = qp.solve(configuration, tasks, DT, limits=limits)
-    v_ref = reference_solve_ik(
-        configuration,
-        tasks,
-        DT,
-        controlled_v_indices=robot.controlled,
-        solver="daqp",
-        limits=limits,
-    )
+    v_ref = _daqp_reference(robot, configuration, tasks, limits)
     tol = {"clarabel": CLARABEL_TOL, "daqp": EXACT_TOL, "quadprog": EXACT_TOL}.get(solver)
     np.testing.assert_allclose(v, v_ref, rtol=0.0, atol=EXACT_TOL if tol is None else tol)
 
@@ -535,17 +540,7 @@ def test_clip_to_bounds_makes_the_box_exact(solver: str) -> None:
     assert problem is not None
     clipped = qp.clip_to_bounds(x.copy())
     assert np.all(clipped >= problem.lb) and np.all(clipped <= problem.ub)
-    x_ref = (
-        DT
-        * reference_solve_ik(
-            configuration,
-            tasks,
-            DT,
-            controlled_v_indices=robot.controlled,
-            solver="daqp",
-            limits=limits,
-        )[robot.controlled]
-    )
+    x_ref = DT * _daqp_reference(robot, configuration, tasks, limits)[robot.controlled]
     assert np.abs(clipped - x_ref).max() <= np.abs(x - x_ref).max() + 1e-15
 
 
