@@ -1,7 +1,11 @@
 """The QP layer of the IK controller: pink's differential-IK problem, assembled fast.
 
 - :class:`DiffIKQP`: assembles pink's QP over the controlled joints in preallocated buffers
-  and solves it (DAQP directly by default; persistent OSQP/Clarabel; qpsolvers otherwise).
+  and solves it (DAQP directly by default; persistent OSQP/Clarabel; ProxQP's dense solve on
+  persistent buffers; qpsolvers otherwise). The everyday problem (frame task, posture task,
+  configuration and velocity limits) is assembled in one pass (:mod:`pinkctl.qp.fused`);
+  :meth:`DiffIKQP.solve_displacement` and :meth:`DiffIKQP.clip_to_bounds` are the
+  controller's per-tick calls.
 - :func:`reference_solve_ik`: the same problem through ``pink.build_ik`` + qpsolvers (the
   reference the fast path is tested against).
 - :class:`QPProblem`: a read-only view of an assembled problem, for inspection and for
