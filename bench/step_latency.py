@@ -1049,7 +1049,6 @@ def profile_forward(
             raise AttributeError("the replay covers the plain fast path only")
     except AttributeError as exc:
         raise RuntimeError(f"PinkIKController internals changed: {exc}") from exc
-    model, data = configuration.model, configuration.data
     phases = (
         "read estimated state",
         "forward kinematics + Jacobians",
@@ -1071,13 +1070,7 @@ def profile_forward(
             t1 = perf()
             assert read is not None
             measured, q = read
-            if configuration.collision_model is None:  # as forward does
-                q.setflags(write=False)
-                configuration.q = q
-                pin.computeJointJacobians(model, data, q)
-                pin.updateFramePlacements(model, data)
-            else:
-                configuration.update(q)
+            c._update_configuration(configuration, q)
             t2 = perf()
             c._update_targets(sp)
             t3 = perf()

@@ -416,6 +416,19 @@ class PinkIKController(BaseController):
         self.last_error = None
         return True
 
+    @staticmethod
+    def _update_configuration(configuration: Configuration, q: np.ndarray) -> None:
+        """Forward kinematics, joint Jacobians (and collisions) at ``q``, a new array we own."""
+        if configuration.collision_model is None:
+            # pink's Configuration.update without collisions, minus its copy of our new q:
+            # joint Jacobians (with forward kinematics) and frame placements
+            q.setflags(write=False)
+            configuration.q = q
+            pin.computeJointJacobians(configuration.model, configuration.data, q)
+            pin.updateFramePlacements(configuration.model, configuration.data)
+        else:
+            configuration.update(q)
+
     def _update_targets(self, setpoint_state: RobotState | None) -> None:
         if setpoint_state is None:
             return
@@ -469,15 +482,7 @@ class PinkIKController(BaseController):
         if self.integrate_from == "command" and self._command_positions is not None:
             base = self._command_positions
             q = self._map.to_configuration(base, q)
-        if configuration.collision_model is None:
-            # pink's Configuration.update without collisions, minus its copy of our new q:
-            # joint Jacobians (with forward kinematics) and frame placements
-            q.setflags(write=False)
-            configuration.q = q
-            pin.computeJointJacobians(configuration.model, configuration.data, q)
-            pin.updateFramePlacements(configuration.model, configuration.data)
-        else:
-            configuration.update(q)
+        self._update_configuration(configuration, q)
         self._update_targets(setpoint_state)
         if self.pre_step_callback is not None:
             try:

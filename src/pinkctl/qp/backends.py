@@ -509,7 +509,6 @@ class ProxqpBackend(Backend):
     def __init__(self, n: int, options: dict[str, Any]) -> None:
         from proxsuite import proxqp  # noqa: PLC0415
 
-        self._proxqp = proxqp
         self._solve = proxqp.dense.solve
         self._options = dict(options)
         self._polish = bool(self._options.pop(POLISH_OPTION, True))
