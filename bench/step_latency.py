@@ -1042,10 +1042,17 @@ def profile_forward(
     twin = _Pinkctl(_load(robot_name, barrier), target, solver, barrier=barrier, n_total=n_total)
     c = replay.controller
     try:
-        qp, map_, tasks, limits, barriers = c._qp, c._map, c._tasks, c._limits, c._barriers
+        qp, map_, tasks, limits, barriers = (
+            c._solvers[0][0],
+            c._map,
+            c._tasks,
+            c._limits,
+            c._barriers,
+        )
         configuration = c.configuration
+        shaper = c.shaper
         assert configuration is not None
-        if c._filter is not None or not c._box_clipped:
+        if shaper.smooth or c.qp_backend != "pinkctl":
             raise AttributeError("the replay covers the plain fast path only")
     except AttributeError as exc:
         raise RuntimeError(f"PinkIKController internals changed: {exc}") from exc
@@ -1055,7 +1062,7 @@ def profile_forward(
         "target update",
         "QP assembly",
         "QP solve (+ clip into the box)",
-        "output RobotState",
+        "shape + output RobotState",
     )
     samples = np.zeros((n_total, len(phases) + 1), dtype=np.int64)
     perf = time.perf_counter_ns
@@ -1078,9 +1085,8 @@ def profile_forward(
             t4 = perf()
             x = qp.clip_to_bounds(qp._solve_workspace())
             t5 = perf()
-            command, positions = map_.command_from_displacement(measured, x, DT)
-            c._command_positions = positions
-            replay.output = RobotState(joints=command)
+            positions, velocity = shaper.commit(np.divide(x, DT, out=x))
+            replay.output = RobotState(joints=map_.command_state(positions, velocity))
             t6 = perf()
             replay.record(k)
             twin.prepare(k)

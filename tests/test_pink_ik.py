@@ -12,7 +12,7 @@ from pink.barriers import PositionBarrier, SelfCollisionBarrier
 from pink.tasks import DampingTask, RelativeFrameTask
 
 from pinkctl import load_pink_robot, load_pink_supported_robot
-from pinkctl.controllers import PinkIKController
+from pinkctl.controllers import ControllerStatus, PinkIKController
 from pinkctl.sim import MujocoSimulation
 from pinkctl.state import JointState, RobotState, SpatialState
 
@@ -212,21 +212,29 @@ def test_partial_joint_setpoint_is_ignored_and_complete_one_sets_posture():
     assert np.allclose(posture.target_q[idx], values)
 
 
-def test_forward_before_reset_and_missing_joints_return_none():
+def test_forward_before_reset_returns_none_and_missing_joints_brake():
     robot, sim, controller = kinematic_setup()
     est = sim.get_robot_state()
     assert controller.forward(est, None, 0.0) is None
     assert "reset" in controller.last_error
+    assert controller.status is ControllerStatus.NOT_READY
     arm_only = RobotState(
         joints=JointState.from_name(sim.joint_names, positions=(sim.joint_names[:3], np.zeros(3)))
     )
     assert controller.reset(arm_only, None, 0.0) is False
     assert controller.last_error
+    assert controller.status is ControllerStatus.NOT_READY
     assert controller.reset(est, None, 0.0)
-    assert controller.forward(arm_only, None, 0.0) is None
+    assert controller.status is ControllerStatus.OK
+    # a missing estimate is a braking step from the last command (at rest: it holds)
+    out = controller.forward(arm_only, None, 0.0)
+    assert out is not None and controller.status is ControllerStatus.BRAKING
     assert "controlled joints" in controller.last_error
+    arm = robot.controlled_joint_names
+    np.testing.assert_array_equal(out.joints.get_positions(arm), est.joints.get_positions(arm))
     assert controller.forward(est, None, 0.0) is not None
     assert controller.last_error is None
+    assert controller.status is ControllerStatus.OK
 
 
 def test_constructor_rejects_bad_arguments():
@@ -367,7 +375,8 @@ def test_relative_frame_task_with_pre_step_callback_runs_as_in_the_seed():
     assert len(calls) == 1 and calls[0] is None
     # a callback that raises does not escape forward
     controller.pre_step_callback = lambda c, s: 1 / 0
-    assert controller.forward(est, None, 0.0) is None
+    assert controller.forward(est, None, 0.0) is not None
+    assert controller.status is ControllerStatus.BRAKING
     assert "ZeroDivisionError" in controller.last_error
 
 

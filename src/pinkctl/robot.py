@@ -8,6 +8,7 @@ limits (velocity [rad/s], acceleration [rad/s²], jerk [rad/s³]) and the MuJoCo
 
 from __future__ import annotations
 
+import math
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from typing import Any
 
 import numpy as np
 import pinocchio as pin
+
+from ._validation import name_list
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -150,18 +153,71 @@ def _apply_positions(model: pin.Model, q: np.ndarray, positions: dict[str, float
 
 
 def _srdf_home(srdf_path: Path, state_name: str = "home") -> dict[str, float] | None:
-    """Joint values of the SRDF ``group_state`` named ``state_name`` (None if absent)."""
+    """Joint values of the SRDF ``group_state`` named ``state_name`` (None if absent).
+
+    Raises:
+        ValueError: If the SRDF cannot be parsed, or a joint value is missing or not a finite
+            number (the message names the file and the joint).
+    """
     try:
         root = ET.parse(srdf_path).getroot()
     except ET.ParseError as exc:
         raise ValueError(f"cannot parse SRDF {srdf_path}: {exc}") from exc
     for state in root.iter("group_state"):
         if state.get("name") == state_name:
-            return {
-                j.get("name", ""): float(j.get("value", "0").split()[0])
-                for j in state.iter("joint")
-            }
+            values: dict[str, float] = {}
+            for joint in state.iter("joint"):
+                name = joint.get("name", "")
+                text = (joint.get("value") or "").split()
+                try:
+                    value = float(text[0])
+                except (IndexError, ValueError):
+                    value = math.nan
+                if not math.isfinite(value):
+                    raise ValueError(
+                        f"{srdf_path}: group_state {state_name!r} gives joint {name!r} the value "
+                        f"{joint.get('value')!r}; expected a finite number"
+                    )
+                values[name] = value
+            return values
     return None
+
+
+def _check_home(model: pin.Model, q: np.ndarray, source: Path | str) -> None:
+    """Every single-coordinate joint of ``q`` inside its position range (1e-9 tolerance).
+
+    Raises:
+        ValueError: Naming the joint, its value and its range.
+    """
+    for i in range(1, model.njoints):
+        joint = model.joints[i]
+        if joint.nq != 1:
+            continue
+        value = float(q[joint.idx_q])
+        lower = float(model.lowerPositionLimit[joint.idx_q])
+        upper = float(model.upperPositionLimit[joint.idx_q])
+        if not (lower - 1e-9 <= value <= upper + 1e-9):
+            raise ValueError(
+                f"{source}: home value {value!r} of joint {model.names[i]!r} is outside its "
+                f"range [{lower:g}, {upper:g}]"
+            )
+
+
+def _confined(directory: Path, relative: Any, what: str, source: Path) -> Path:
+    """``directory / relative``, which must stay inside ``directory``.
+
+    Raises:
+        ValueError: If ``relative`` is not a string or leads outside ``directory`` (an
+            absolute path or ``..``).
+    """
+    if not isinstance(relative, str) or not relative:
+        raise ValueError(f"{source}: {what} must be a file name, got {relative!r}")
+    path = (directory / relative).resolve()
+    if not path.is_relative_to(directory.resolve()):
+        raise ValueError(
+            f"{source}: {what} {relative!r} leads outside the robot's folder {directory}"
+        )
+    return path
 
 
 def load_pink_robot(
@@ -232,6 +288,7 @@ def load_pink_robot(
         home = _srdf_home(srdf)
         if home is not None:
             _apply_positions(model, q0, home)
+            _check_home(model, q0, srdf)
 
     return PinkRobot(
         directory=urdf.parent,
@@ -251,18 +308,33 @@ def load_pink_robot(
     )
 
 
-def _per_joint(table: Any, joints: list[str], what: str, source: Path) -> dict[str, float]:
-    """A TOML value given as a scalar (same for all joints) or a table by joint name."""
+def _per_joint(
+    table: Any, joints: list[str], what: str, source: Path, *, positive: bool = True
+) -> dict[str, float]:
+    """A TOML value given as a scalar (same for all joints) or a table by joint name.
+
+    Every value must be a finite number, > 0 (``positive``) or >= 0.
+    """
     if table is None:
         return {}
-    if isinstance(table, (int, float)):
-        return {j: float(table) for j in joints}
     if not isinstance(table, dict):
-        raise ValueError(f"{source}: {what} must be a number or a table by joint name")
+        table = {j: table for j in joints}
     missing = [j for j in joints if j not in table]
     if missing:
         raise ValueError(f"{source}: {what} lacks joints {missing}")
-    return {j: float(table[j]) for j in joints}
+    bound = "> 0" if positive else ">= 0"
+    values = {}
+    for joint in joints:
+        value = table[joint]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{source}: {what} of {joint!r} must be a number, got {value!r}")
+        number = float(value)
+        if not math.isfinite(number) or number < 0.0 or (positive and number == 0.0):
+            raise ValueError(
+                f"{source}: {what} of {joint!r} must be finite and {bound}, got {value!r}"
+            )
+        values[joint] = number
+    return values
 
 
 def load_pink_supported_robot(
@@ -291,22 +363,39 @@ def load_pink_supported_robot(
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"cannot parse {toml_path}: {exc}") from exc
 
-    urdf = directory / config.get("urdf", "robot.urdf")
+    urdf = _confined(directory, config.get("urdf", "robot.urdf"), "urdf", toml_path)
     srdf_name = config.get("srdf", "robot.srdf")
-    srdf = directory / srdf_name if srdf_name else None
+    srdf = _confined(directory, srdf_name, "srdf", toml_path) if srdf_name else None
+    controlled_config = config.get("controlled_joints")
+    if controlled_config is not None:
+        controlled_config = name_list(controlled_config, f"{toml_path}: controlled_joints")
     robot = load_pink_robot(
         urdf,
         srdf_path=srdf if srdf is not None and srdf.is_file() else None,
         build_collision_model=build_collision_model,
-        controlled_joint_names=config.get("controlled_joints"),
+        controlled_joint_names=controlled_config,
     )
     robot.name = robot_name
-    robot.tool_frame = config.get("tool_frame")
-    if robot.tool_frame is not None and not robot.model.existFrame(robot.tool_frame):
-        raise ValueError(f"{toml_path}: tool_frame {robot.tool_frame!r} is not a model frame")
-    robot.gripper_joint_names = list(config.get("gripper_joints", []))
+    tool_frame = config.get("tool_frame")
+    if tool_frame is not None and (
+        not isinstance(tool_frame, str) or not robot.model.existFrame(tool_frame)
+    ):
+        raise ValueError(f"{toml_path}: tool_frame {tool_frame!r} is not a model frame")
+    robot.tool_frame = tool_frame
+    robot.gripper_joint_names = name_list(
+        config.get("gripper_joints", []), f"{toml_path}: gripper_joints"
+    )
     if "home" in config:
-        _apply_positions(robot.model, robot.q0, dict(config["home"]))
+        home = config["home"]
+        if not isinstance(home, dict):
+            raise ValueError(f"{toml_path}: home must be a table of joint positions by name")
+        for name, value in home.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{toml_path}: home value of {name!r} must be a number")
+            if not math.isfinite(value):
+                raise ValueError(f"{toml_path}: home value of {name!r} must be finite")
+        _apply_positions(robot.model, robot.q0, dict(home))
+        _check_home(robot.model, robot.q0, toml_path)
     controlled = robot.controlled_joint_names
     limits = config.get("limits", {})
     if "velocity" in limits:
@@ -318,7 +407,9 @@ def load_pink_supported_robot(
     mj = config.get("mujoco", {})
     actuated = robot.actuated_joint_names
     robot.actuator_kp = _per_joint(mj.get("kp"), actuated, "mujoco.kp", toml_path)
-    robot.actuator_kv = _per_joint(mj.get("kv"), actuated, "mujoco.kv", toml_path)
-    robot.armature = _per_joint(mj.get("armature"), actuated, "mujoco.armature", toml_path)
+    robot.actuator_kv = _per_joint(mj.get("kv"), actuated, "mujoco.kv", toml_path, positive=False)
+    robot.armature = _per_joint(
+        mj.get("armature"), actuated, "mujoco.armature", toml_path, positive=False
+    )
     robot.config = config
     return robot

@@ -10,7 +10,7 @@ from .containers import (
     SequentialController,
 )
 from .gripper import GripperController
-from .pink_ik import EXACT_SOLVERS, PinkIKController
+from .pink_ik import EXACT_SOLVERS, ControllerStatus, PinkIKController
 from .trajectory_follower import HoldingTrajectoryFollower, TrajectoryFollower
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "ChainedController",
     "CombinedController",
     "ControllerContainer",
+    "ControllerStatus",
     "EXACT_SOLVERS",
     "GripperController",
     "HoldingTrajectoryFollower",

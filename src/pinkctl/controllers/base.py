@@ -1,7 +1,8 @@
 """The controller interface every pinkctl controller implements.
 
 One control tick: ``desired = controller.forward(estimated, setpoint, t)``; if ``desired`` is
-None the caller applies nothing and the previous command stays in force. Call ``reset`` once
+None the caller applies nothing and the previous command stays in force (see
+:class:`BaseController` for when a controller brakes instead). Call ``reset`` once
 before the first ``forward`` (and again whenever the controller is re-armed).
 """
 
@@ -27,7 +28,11 @@ class BaseController(ABC):
       length; a controller that needs elapsed time keeps its own record of the previous ``t``.
     - ``forward`` returning **None means "no valid output this step"** (not ready, no
       target, solver failure, out of range, bad input at run time). The caller skips applying
-      a command, so the previous actuator targets stay in force.
+      a command, so the previous actuator targets stay in force. A controller that owns a
+      command sequence under motion limits (:class:`~pinkctl.PinkIKController`) does not stop
+      it dead that way: after its first successful ``reset`` it answers a failed tick with
+      the next step of a braking profile and records why (Isaac code that skips None runs
+      unchanged; it just sees None less often).
     - Runtime failures never raise out of ``forward``: the controller returns None and records
       the reason in :attr:`last_error` (use :meth:`_fail`). A successful step sets
       :attr:`last_error` back to None. Programming errors found at construction (unknown

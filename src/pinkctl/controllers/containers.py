@@ -53,7 +53,30 @@ def _check_children(
             raise ValueError(
                 f"{owner}: controllers[{i}] must be a BaseController, got {type(child).__name__}"
             )
+    # a controller object that runs twice per tick steps its state twice (a motion-limited
+    # IK controller would double its velocity, quadruple its acceleration)
+    seen: dict[int, str] = {}
+    for i, child in enumerate(children):
+        for path, node in _descendants(child, f"controllers[{i}]"):
+            if id(node) in seen:
+                raise ValueError(
+                    f"{owner}: the same {_describe(node)} object is both {seen[id(node)]} and "
+                    f"{path}; use a separate instance for each"
+                )
+            seen[id(node)] = path
     return children
+
+
+def _descendants(controller: BaseController, path: str) -> list[tuple[str, BaseController]]:
+    """``controller`` and every controller nested in it, with where each sits."""
+    out = [(path, controller)]
+    if isinstance(controller, SelectableController):
+        for key, child in controller._options.items():
+            out += _descendants(child, f"{path}[{key!r}]")
+    elif isinstance(controller, (CombinedController, ChainedController)):
+        for i, child in enumerate(controller._controllers):
+            out += _descendants(child, f"{path}.controllers[{i}]")
+    return out
 
 
 class SelectableController(BaseController, Generic[KeyT]):

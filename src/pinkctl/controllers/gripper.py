@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from numbers import Real
 from typing import Any
 
 import numpy as np
 
+from .._validation import name_list, real_number
 from ..state import JointState, RobotState
 from .base import BaseController
 
@@ -43,19 +46,14 @@ class GripperController(BaseController):
         speed: float,
     ) -> None:
         super().__init__()
-        space = list(robot_joint_space)
+        space = name_list(robot_joint_space, "robot_joint_space", allow_empty=False)
         if joint not in space:
             raise ValueError(f"joint {joint!r} is not in robot_joint_space {space}")
-        for name, value in (("open_position", open_position), ("closed_position", closed_position)):
-            if not np.isfinite(value):
-                raise ValueError(f"{name} must be finite, got {value!r}")
-        if not (np.isfinite(speed) and speed > 0):
-            raise ValueError(f"speed must be > 0, got {speed!r}")
         self.joint_space = space
         self.joint = joint
-        self.open_position = float(open_position)
-        self.closed_position = float(closed_position)
-        self.speed = float(speed)
+        self.open_position = real_number(open_position, "open_position")
+        self.closed_position = real_number(closed_position, "closed_position")
+        self.speed = real_number(speed, "speed", low=0.0, low_open=True)
         self.goal = self.open_position
         self._command = self.open_position
         self._t_last: float | None = None
@@ -75,7 +73,11 @@ class GripperController(BaseController):
         t: float,
         **kwargs: Any,
     ) -> bool:
-        """Start from the measured joint position (False if the estimate lacks it)."""
+        """Start from the measured joint position (False if the estimate lacks it or ``t`` is
+        not a finite time)."""
+        if not _finite_time(t):
+            self.last_error = f"time t must be a finite number, got {t!r}"
+            return False
         joints = estimated_state.joints
         if joints is None or self.joint not in joints.position_names:
             self.last_error = f"estimated state has no position for {self.joint!r}"
@@ -92,15 +94,25 @@ class GripperController(BaseController):
         t: float,
         **kwargs: Any,
     ) -> RobotState | None:
-        """One speed-limited step toward the goal; None before :meth:`reset`."""
+        """One speed-limited step toward the goal; None before :meth:`reset`.
+
+        A non-finite ``t`` holds the current command (velocity 0) and records why.
+        """
         if self._t_last is None:
             return self._fail("forward called before reset")
+        if not _finite_time(t):
+            self.last_error = f"time t must be a finite number, got {t!r}: holding"
+            return self._state(0.0)
         step = max(float(t) - self._t_last, 0.0) * self.speed
         self._t_last = float(t)
         error = self.goal - self._command
         move = float(np.clip(error, -step, step))
         self._command += move
         velocity = 0.0 if abs(error) <= step else float(np.sign(error)) * self.speed
+        self.last_error = None
+        return self._state(velocity)
+
+    def _state(self, velocity: float) -> RobotState:
         return RobotState(
             joints=JointState.from_name(
                 self.joint_space,
@@ -108,3 +120,7 @@ class GripperController(BaseController):
                 velocities=([self.joint], np.array([velocity])),
             )
         )
+
+
+def _finite_time(t: Any) -> bool:
+    return isinstance(t, Real) and not isinstance(t, bool) and math.isfinite(float(t))

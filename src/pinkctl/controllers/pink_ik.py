@@ -12,23 +12,35 @@ Each :meth:`PinkIKController.forward` solves
 
 over the velocities :math:`v` [rad/s] of the *controlled* joints only: a frame task on the tool
 frame, a posture task, the user's extra tasks, pink's configuration and velocity limits plus the
-user's, and the user's barriers. The command is :math:`q_{ref} \\oplus v \\Delta t` with its
-velocity :math:`v`.
+user's, and the user's barriers. A :class:`~pinkctl.motion.MotionShaper` then turns :math:`v`
+into the next command of the command sequence it owns, within the robot's position, velocity
+and (by default) acceleration and jerk limits *relative to the previous command*.
 
-Which configuration the command is integrated from is a documented choice
-(``integrate_from``):
+Which configuration the QP linearises at is a documented choice (``integrate_from``):
 
-* ``"measured"`` (default, the Isaac PINK extension's behaviour): the loop closes on the
-  measured joint positions at every tick. Simple, but a position servo that sags under load
-  sees a command that moves with it.
-* ``"command"``: the controller integrates its own previous command (a kinematic reference
-  trajectory). It tracks faster trajectories with position servos; other (uncontrolled) joints
-  are still read from the measurement. :meth:`reset` re-seeds it from the measurement.
+* ``"measured"`` (default, the Isaac PINK extension's choice): the measured joint positions.
+  The tasks' errors are the *measured* errors, so the command keeps moving until the measured
+  pose reaches the target (integral action: a position servo that sags or lags is corrected).
+* ``"command"``: the controller's own previous command (a kinematic reference trajectory):
+  the measurement of the controlled joints is not used after :meth:`reset`; other
+  (uncontrolled) joints are still read from it.
+
+In both modes the command continues from the previous command, never from the measurement:
+``q_k = q_{k-1} + v dt`` with ``v`` within the limits, whatever the measurement does (noise,
+a blocked arm, a dropped estimate). Note that a blocked arm in ``"measured"`` mode keeps a
+constant error, so its command moves on toward the target (within every limit).
+
+A tick that cannot be solved (an infeasible or failing QP, an estimate without the controlled
+joints, a failing ``pre_step_callback``) does not stop the arm dead: the output is the next
+step of a braking profile from the last command (:attr:`ControllerStatus.BRAKING`, the reason
+in ``last_error``). ``forward`` returns None only before a successful :meth:`reset`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Any, Literal
 
 import numpy as np
@@ -39,26 +51,64 @@ from pink.barriers import Barrier
 from pink.limits import ConfigurationLimit, Limit, VelocityLimit
 from pink.tasks import FrameTask, PostureTask, Task
 
-from ..motion_limits import MotionLimitFilter, MotionLimits
+from .._validation import callable_or_none, choice, name_list, real_number
+from ..motion.shaper import MotionShaper
+from ..motion_limits import MotionLimits
 from ..qp import EXACT_SOLVERS, DiffIKQP, QPSolveError, reference_solve_ik
 from ..robot import PinkRobot
 from ..state import RobotState
 from ..transforms import JointSpaceMap, SitePoseReader
 from .base import BaseController
 
-__all__ = ["PinkIKController", "EXACT_SOLVERS"]
+__all__ = ["ControllerStatus", "PinkIKController", "EXACT_SOLVERS"]
 
 
 PreStepCallback = Callable[[Configuration, "RobotState | None"], None]
 
+#: Largest accepted cost or damping: weights are squared into the QP's Hessian, and beyond
+#: this the problem is numerically meaningless (1e12 against a posture cost of 1e-3).
+MAX_WEIGHT = 1e6
+#: Frame targets farther than this from the world origin [m] are rejected at run time: no
+#: robot reaches them, and their QP is numerically meaningless (ProxQP spent 35 s on one
+#: 1e8 m away).
+MAX_TARGET_DISTANCE = 1e3
+#: Accepted control periods [s].
+DT_RANGE = (1e-6, 1.0)
+#: Attributes of pink tasks and barriers that name model frames (checked at construction).
+_FRAME_ATTRIBUTES = ("frame", "root", "floor_frame", "hub_frame")
+
+
+class ControllerStatus(str, Enum):
+    """What the last :meth:`PinkIKController.forward` produced.
+
+    Attributes:
+        NOT_READY: No command: ``reset`` has not succeeded yet (``forward`` returned None).
+        OK: The tick was solved; the command follows the tasks.
+        BRAKING: The tick could not be solved (reason in ``last_error``); the command is the
+            next step of a braking profile within the limits.
+    """
+
+    NOT_READY = "not_ready"
+    OK = "ok"
+    BRAKING = "braking"
+
 
 def _cost(value: Any, name: str) -> float | np.ndarray:
-    """A non-negative scalar cost or a 3-vector of them."""
-    arr = np.asarray(value, dtype=float) if value is not None else np.asarray(0.0)
+    """A non-negative scalar cost or a 3-vector of them (at most :data:`MAX_WEIGHT`)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, (bool, str, bytes)):
+        raise ValueError(f"{name} must be a number or a 3-vector of numbers, got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} must be a number or a 3-vector of numbers, got {value!r}"
+        ) from exc
     if arr.shape not in ((), (3,)):
         raise ValueError(f"{name} must be a scalar or a 3-vector, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > MAX_WEIGHT):
+        raise ValueError(f"{name} must be in [0, {MAX_WEIGHT:g}], got {value!r}")
     return float(arr) if arr.shape == () else arr.copy()
 
 
@@ -71,6 +121,48 @@ def _check_states(estimated_state: Any, setpoint_state: Any) -> None:
         raise ValueError(
             f"setpoint_state must be a RobotState or None, got {type(setpoint_state).__name__}"
         )
+
+
+def _solver_name(value: Any, name: str, *, optional: bool) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or value not in qpsolvers.available_solvers:
+        raise ValueError(
+            f"{name} {value!r} is not an installed QP solver; "
+            f"available: {sorted(qpsolvers.available_solvers)}"
+        )
+    return value
+
+
+def _pink_objects(value: Any, kind: type, name: str, model: pin.Model) -> list[Any]:
+    """A list of pink ``kind`` objects whose frame names exist in ``model``."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{name} must be a sequence of pink {kind.__name__} objects")
+    items = list(value)
+    for item in items:
+        if not isinstance(item, kind):
+            raise ValueError(
+                f"{name} must hold pink {kind.__name__} objects, got {type(item).__name__}"
+            )
+        frames = [getattr(item, attr, None) for attr in _FRAME_ATTRIBUTES]
+        frames += list(getattr(item, "frames", None) or [])
+        for frame in frames:
+            if isinstance(frame, str) and not model.existFrame(frame):
+                raise ValueError(
+                    f"{name}: {type(item).__name__} uses frame {frame!r}, which is not a frame "
+                    "of the model"
+                )
+    return items
+
+
+def _solver_options(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"solver_options must be a dict with string keys, got {value!r}")
+    return dict(value)
 
 
 class PinkIKController(BaseController):
@@ -88,7 +180,8 @@ class PinkIKController(BaseController):
         robot_site_space: Ordered frame names the setpoints use; must contain the tool frame.
         tool_frame: End-effector frame of the frame task; None: the robot's configured tool
             frame, else the model's last frame.
-        position_cost: Frame-task position cost [cost]/[m], scalar or per axis (tool frame).
+        position_cost: Frame-task position cost [cost]/[m], scalar or per axis (tool frame),
+            in ``[0, MAX_WEIGHT]``.
         orientation_cost: Frame-task orientation cost [cost]/[rad], scalar or per axis.
         posture_cost: Posture-task cost [cost]/[rad]; 0 or None disables the posture task.
         damping: Tikhonov damping of the QP Hessian [cost]/[rad/s]^2.
@@ -100,22 +193,27 @@ class PinkIKController(BaseController):
         extra_barriers: pink barriers (e.g. ``SelfCollisionBarrier``, ``PositionBarrier``).
         pre_step_callback: ``callback(configuration, setpoint_state)`` called each tick after
             the configuration is updated and before the QP is solved.
-        dt: Integration step [s] (the control period).
+        dt: Integration step [s] (the control period), in ``DT_RANGE``.
         integrate_from: ``"measured"`` or ``"command"`` (see the module docstring).
         qp_backend: ``"pinkctl"`` (the fast in-place QP layer) or ``"pink"`` (pink's own
             ``build_ik`` + qpsolvers; the reference path).
         fallback_solver: Second backend tried when the first one fails.
-        solver_options: Extra keyword arguments for the backend.
+        solver_options: Extra keyword arguments for the backend (checked by a trial solve).
         configuration_limit_gain: Gain of pink's configuration limit in (0, 1].
         motion_limits: Enforce joint acceleration and jerk limits on the command sequence
             (with position and velocity limits; see :mod:`pinkctl.motion_limits`). None
             (default): on when the robot declares acceleration limits (every bundled robot
-            does), off otherwise; True: on with whatever the robot declares; False: off; or
-            a :class:`~pinkctl.motion_limits.MotionLimits` over the controlled joints.
+            does), off otherwise; True: on with whatever the robot declares; False: position
+            and velocity limits only; or a :class:`~pinkctl.motion_limits.MotionLimits` over
+            the controlled joints. Velocity limits are ``robot.velocity_limits`` (the
+            configured ones) in every case.
 
     Raises:
-        ValueError: On an unknown tool frame, controlled joints missing from
-            ``robot_joint_space``, negative costs, a non-positive ``dt``, or an unknown solver.
+        ValueError: On any malformed argument (the message names it and what was expected):
+            an unknown tool frame, controlled joints missing from ``robot_joint_space``,
+            costs outside ``[0, MAX_WEIGHT]``, ``dt`` outside ``DT_RANGE``, an unknown
+            solver, invalid solver options, extra tasks, limits or barriers that are not
+            pink objects or name unknown frames, a callback that is not callable.
     """
 
     def __init__(
@@ -145,11 +243,11 @@ class PinkIKController(BaseController):
         motion_limits: bool | MotionLimits | None = None,
     ) -> None:
         super().__init__()
+        if not isinstance(pink_robot, PinkRobot):
+            raise ValueError(f"pink_robot must be a PinkRobot, got {type(pink_robot).__name__}")
         model = pink_robot.model
-        joint_space = list(robot_joint_space)
-        site_space = list(robot_site_space)
-        if len(set(joint_space)) != len(joint_space) or not joint_space:
-            raise ValueError("robot_joint_space must be a non-empty list of unique joint names")
+        joint_space = name_list(robot_joint_space, "robot_joint_space", allow_empty=False)
+        site_space = name_list(robot_site_space, "robot_site_space")
         controlled = list(pink_robot.controlled_joint_names)
         missing = [j for j in controlled if j not in joint_space]
         if missing:
@@ -158,50 +256,44 @@ class PinkIKController(BaseController):
             )
         if tool_frame is None:
             tool_frame = pink_robot.tool_frame or model.frames[model.nframes - 1].name
-        if not model.existFrame(tool_frame):
+        if not isinstance(tool_frame, str) or not model.existFrame(tool_frame):
             raise ValueError(f"tool_frame {tool_frame!r} is not a frame of the model")
         if tool_frame not in site_space:
             raise ValueError(f"tool_frame {tool_frame!r} is not in robot_site_space {site_space}")
-        if not np.isfinite(dt) or dt <= 0:
-            raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
-        for name, value in (("damping", damping), ("lm_damping", lm_damping)):
-            if not np.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
-        if not np.isfinite(gain) or not 0.0 < gain <= 1.0:
-            raise ValueError(f"gain must be in (0, 1], got {gain!r}")
-        if not 0.0 < configuration_limit_gain <= 1.0:
-            raise ValueError(
-                f"configuration_limit_gain must be in (0, 1], got {configuration_limit_gain!r}"
-            )
-        if integrate_from not in ("measured", "command"):
-            raise ValueError(
-                f"integrate_from must be 'measured' or 'command', got {integrate_from!r}"
-            )
-        if qp_backend not in ("pinkctl", "pink"):
-            raise ValueError(f"qp_backend must be 'pinkctl' or 'pink', got {qp_backend!r}")
-        for s in (solver, fallback_solver):
-            if s is not None and s not in qpsolvers.available_solvers:
-                raise ValueError(
-                    f"solver {s!r} is not installed; available: {qpsolvers.available_solvers}"
-                )
+        dt = real_number(dt, "dt", low=DT_RANGE[0], high=DT_RANGE[1])
+        damping = real_number(damping, "damping", low=0.0, high=MAX_WEIGHT)
+        lm_damping = real_number(lm_damping, "lm_damping", low=0.0, high=MAX_WEIGHT)
+        gain = real_number(gain, "gain", low=0.0, high=1.0, low_open=True)
+        configuration_limit_gain = real_number(
+            configuration_limit_gain, "configuration_limit_gain", low=0.0, high=1.0, low_open=True
+        )
+        integration = choice(integrate_from, "integrate_from", ("measured", "command"))
+        backend = choice(qp_backend, "qp_backend", ("pinkctl", "pink"))
+        solver = _solver_name(solver, "solver", optional=False)  # type: ignore[assignment]
+        fallback_solver = _solver_name(fallback_solver, "fallback_solver", optional=True)
+        options = _solver_options(solver_options)
         pos_cost = _cost(position_cost, "position_cost")
         ori_cost = _cost(orientation_cost, "orientation_cost")
-        post_cost = _cost(0.0 if posture_cost is None else posture_cost, "posture_cost")
+        post_cost = _cost(posture_cost, "posture_cost")
         if np.ndim(post_cost) != 0:
             raise ValueError("posture_cost must be a scalar")
+        tasks = _pink_objects(extra_tasks, Task, "extra_tasks", model)
+        limits = _pink_objects(extra_limits, Limit, "extra_limits", model)
+        barriers = _pink_objects(extra_barriers, Barrier, "extra_barriers", model)
+        callable_or_none(pre_step_callback, "pre_step_callback")
 
         self.robot = pink_robot
         self.robot_joint_space = joint_space
         self.robot_site_space = site_space
         self.tool_frame = tool_frame
-        self.dt = float(dt)
-        self.solver = solver
-        self.fallback_solver = fallback_solver
-        self.damping = float(damping)
-        self.integrate_from = integrate_from
-        self.qp_backend = qp_backend
-        self.solver_options = dict(solver_options or {})
-        self.pre_step_callback = pre_step_callback
+        self.dt = dt
+        self._integrate_from = integration
+        self._qp_backend = backend
+        self._damping = damping
+        self._solver = solver
+        self._fallback_solver = fallback_solver
+        self._solver_options = options
+        self._pre_step_callback = pre_step_callback
 
         self._frame_task = FrameTask(
             tool_frame,
@@ -211,21 +303,30 @@ class PinkIKController(BaseController):
             gain=gain,
         )
         self._posture_task = PostureTask(cost=post_cost, gain=gain) if post_cost > 0 else None
-        self._extra_tasks = list(extra_tasks or [])
+        self._extra_tasks = tasks
+        self._map = JointSpaceMap(model, controlled, joint_space)
+        self._controlled_v = np.array(self._map.idx_v)
+        # the QP's velocity limits are the configured ones (robot.toml), not only the URDF's
+        velocity_limit = np.array(model.velocityLimit, dtype=float)
+        for name, value in pink_robot.velocity_limits.items():
+            if model.existJointName(name):
+                joint = model.joints[model.getJointId(name)]
+                if joint.nv == 1:
+                    velocity_limit[joint.idx_v] = value
         # tuples: the QP layer recognises the same (immutable) sequences tick after tick
         self._limits: tuple[Limit, ...] = (
             ConfigurationLimit(model, config_limit_gain=configuration_limit_gain),
-            VelocityLimit(model),
-            *(extra_limits or []),
+            VelocityLimit(model, velocity_limit),
+            *limits,
         )
-        self._barriers: tuple[Barrier, ...] = tuple(extra_barriers or [])
+        self._barriers: tuple[Barrier, ...] = tuple(barriers)
         self._tasks: tuple[Task, ...] = tuple(
             [self._frame_task]
             + ([self._posture_task] if self._posture_task is not None else [])
             + self._extra_tasks
         )
+        self._range_limit = self._limits[:1]  # the configuration limit alone
 
-        self._map = JointSpaceMap(model, controlled, joint_space)
         # Joints with a coordinate of their own that the controller does not command (e.g.
         # fingers): read from the estimated state each tick and held in the model.
         passive = [
@@ -239,72 +340,127 @@ class PinkIKController(BaseController):
         # fast path: every joint at once when the estimate has them all (the usual case)
         self._all_map = JointSpaceMap(model, controlled + passive, joint_space) if passive else None
         self._n_controlled = len(controlled)
-        self._controlled_v = np.array(self._map.idx_v)
-        self._v_max = np.asarray(model.velocityLimit, dtype=float)[self._controlled_v]
-        self._neg_v_max = -self._v_max
-        continuous = np.asarray(self._map.is_continuous, dtype=bool)
-        idx_q = np.asarray(self._map.idx_q)
-        self._q_lower = np.where(continuous, -np.inf, model.lowerPositionLimit[idx_q])
-        self._q_upper = np.where(continuous, np.inf, model.upperPositionLimit[idx_q])
-        self._qp = DiffIKQP(
-            model, self._controlled_v, solver=solver, damping=damping, solver_options=solver_options
-        )
-        self._solvers: tuple[tuple[DiffIKQP, str], ...] = ((self._qp, solver),)
-        if fallback_solver is not None:
-            fallback_qp = DiffIKQP(
-                model, self._controlled_v, solver=fallback_solver, damping=damping
-            )
-            self._solvers += ((fallback_qp, fallback_solver),)
-        self._last_target: pin.SE3 | None = None
-        self._range_limit = self._limits[:1]  # the configuration limit alone
-        self._setup_motion_limits(motion_limits, controlled)
+        self._continuous = np.flatnonzero(self._map.is_continuous)
+        self._solvers = self._build_solvers(solver, fallback_solver, damping, options)
+        self._shaper = MotionShaper(self._resolve_motion_limits(motion_limits, controlled), dt)
         self._target_reader = SitePoseReader(tool_frame)
         self._last_sites: Any = None
         self._last_target_se3: Any = None
+        self._last_target: pin.SE3 | None = None
         self._configuration: Configuration | None = None
-        self._command_positions: np.ndarray | None = None
-        #: the fast QP path clips its solution into the QP box, which holds the velocity
-        #: limits and the range; the pink path's solution is clipped by _within_limits
-        self._box_clipped = qp_backend == "pinkctl"
+        self._status = ControllerStatus.NOT_READY
 
-    def _setup_motion_limits(
+    def _resolve_motion_limits(
         self, motion_limits: bool | MotionLimits | None, controlled: list[str]
-    ) -> None:
-        """The motion-limit filter (see the ``motion_limits`` argument) and its constants."""
-        pink_robot = self.robot
-        self._filter: MotionLimitFilter | None = None
+    ) -> MotionLimits:
+        """The limits the shaper enforces (see the ``motion_limits`` argument)."""
+        robot = self.robot
         if isinstance(motion_limits, MotionLimits):
             if list(motion_limits.joint_names) != controlled:
                 raise ValueError(
                     f"motion_limits must cover the controlled joints {controlled} in order, "
                     f"got {list(motion_limits.joint_names)}"
                 )
-            self._filter = MotionLimitFilter(motion_limits, self.dt)
-        elif motion_limits is None or motion_limits is True:
-            if motion_limits or pink_robot.acceleration_limits:
-                self._filter = MotionLimitFilter(
-                    MotionLimits.from_robot(pink_robot, controlled), self.dt
-                )
-        elif motion_limits is not False:
+            return motion_limits
+        if motion_limits is not None and not isinstance(motion_limits, bool):
             raise ValueError(
                 f"motion_limits must be None, a bool or a MotionLimits, got {motion_limits!r}"
             )
-        self._motion_velocity = np.zeros(0)
-        self._motion_acceleration = np.zeros(0)
-        self._motion_ramp: np.ndarray | None = None
-        self._loop_scale = 1.0
-        self._min_loop_scale = 1.0
-        if self._filter is not None:
-            limits = self._filter.limits
-            self._motion_velocity = np.asarray(limits.velocity, dtype=float)
-            if limits.acceleration is not None:
-                self._motion_acceleration = np.asarray(limits.acceleration, dtype=float)
-                jerk_ramp = np.zeros_like(self._motion_acceleration)
-                if limits.jerk is not None:
-                    jerk_ramp = self._motion_acceleration / limits.jerk
-                self._motion_ramp = jerk_ramp + self.dt
-                # the loop gain the slowest acceleration ramp can follow without ringing
-                self._min_loop_scale = min(1.0, 2.0 * self.dt / float(np.max(self._motion_ramp)))
+        smooth = bool(robot.acceleration_limits) if motion_limits is None else motion_limits
+        return MotionLimits.from_robot(robot, controlled, use_acceleration=smooth)
+
+    def _build_solvers(
+        self, solver: str, fallback: str | None, damping: float, options: dict[str, Any]
+    ) -> tuple[tuple[DiffIKQP, str], ...]:
+        """The QP objects of the solver and the fallback (options checked by a trial solve)."""
+        model = self.robot.model
+        qp = DiffIKQP(
+            model, self._controlled_v, solver=solver, damping=damping, solver_options=options
+        )
+        solvers: list[tuple[DiffIKQP, str]] = [(qp, solver)]
+        if fallback is not None:
+            fallback_qp = DiffIKQP(model, self._controlled_v, solver=fallback, damping=damping)
+            solvers.append((fallback_qp, fallback))
+        return tuple(solvers)
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def solver(self) -> str:
+        """QP backend name; setting it rebuilds the QP (ValueError if not installed)."""
+        return self._solver
+
+    @solver.setter
+    def solver(self, value: str) -> None:
+        name = _solver_name(value, "solver", optional=False)
+        assert name is not None
+        self._solvers = self._build_solvers(
+            name, self._fallback_solver, self._damping, self._solver_options
+        )
+        self._solver = name
+
+    @property
+    def fallback_solver(self) -> str | None:
+        """Second backend tried when the first fails (None: none)."""
+        return self._fallback_solver
+
+    @fallback_solver.setter
+    def fallback_solver(self, value: str | None) -> None:
+        name = _solver_name(value, "fallback_solver", optional=True)
+        self._solvers = self._build_solvers(self._solver, name, self._damping, self._solver_options)
+        self._fallback_solver = name
+
+    @property
+    def solver_options(self) -> dict[str, Any]:
+        """Backend options (a copy); setting them rebuilds the QP after a trial solve."""
+        return dict(self._solver_options)
+
+    @solver_options.setter
+    def solver_options(self, value: dict[str, Any] | None) -> None:
+        options = _solver_options(value)
+        self._solvers = self._build_solvers(
+            self._solver, self._fallback_solver, self._damping, options
+        )
+        self._solver_options = options
+
+    @property
+    def damping(self) -> float:
+        """Tikhonov damping of the QP Hessian, in ``[0, MAX_WEIGHT]``."""
+        return self._damping
+
+    @damping.setter
+    def damping(self, value: float) -> None:
+        damping = real_number(value, "damping", low=0.0, high=MAX_WEIGHT)
+        self._solvers = self._build_solvers(
+            self._solver, self._fallback_solver, damping, self._solver_options
+        )
+        self._damping = damping
+
+    @property
+    def integrate_from(self) -> str:
+        """``"measured"`` or ``"command"``: where the QP linearises (module docstring)."""
+        return self._integrate_from
+
+    @integrate_from.setter
+    def integrate_from(self, value: str) -> None:
+        self._integrate_from = choice(value, "integrate_from", ("measured", "command"))
+
+    @property
+    def qp_backend(self) -> str:
+        """``"pinkctl"`` (fast QP layer) or ``"pink"`` (pink's ``build_ik``)."""
+        return self._qp_backend
+
+    @qp_backend.setter
+    def qp_backend(self, value: str) -> None:
+        self._qp_backend = choice(value, "qp_backend", ("pinkctl", "pink"))
+
+    @property
+    def pre_step_callback(self) -> PreStepCallback | None:
+        """``callback(configuration, setpoint_state)`` run before each solve, or None."""
+        return self._pre_step_callback
+
+    @pre_step_callback.setter
+    def pre_step_callback(self, value: PreStepCallback | None) -> None:
+        self._pre_step_callback = callable_or_none(value, "pre_step_callback")
 
     # ------------------------------------------------------------------ accessors
     def get_frame_task(self) -> FrameTask:
@@ -322,8 +478,18 @@ class PinkIKController(BaseController):
 
     @property
     def motion_limits(self) -> MotionLimits | None:
-        """The motion limits enforced on the command sequence, or None."""
-        return None if self._filter is None else self._filter.limits
+        """The acceleration/jerk limits enforced on the command sequence, or None."""
+        return self._shaper.limits if self._shaper.smooth else None
+
+    @property
+    def shaper(self) -> MotionShaper:
+        """The motion shaper that owns the command sequence (last command, limits, dt)."""
+        return self._shaper
+
+    @property
+    def status(self) -> ControllerStatus:
+        """What the last ``forward`` (or ``reset``) produced; see :class:`ControllerStatus`."""
+        return self._status
 
     @property
     def tasks(self) -> list[Task]:
@@ -349,7 +515,7 @@ class PinkIKController(BaseController):
         """
         joints = None if estimated_state is None else estimated_state.joints
         if joints is None:
-            self._fail("estimated state has no joint state")
+            self.last_error = "estimated state has no joint state"
             return None
         if self._all_map is not None:
             every = self._all_map.positions_from_state(joints)
@@ -359,7 +525,7 @@ class PinkIKController(BaseController):
                 )
         positions = self._map.positions_from_state(joints)
         if positions is None:
-            self._fail(
+            self.last_error = (
                 "estimated state lacks a valid position for some of the controlled joints "
                 f"{self._map.controlled_joint_names}"
             )
@@ -380,9 +546,10 @@ class PinkIKController(BaseController):
     ) -> bool:
         """Seed the controller from the measured state.
 
-        The frame target becomes the current tool pose and the posture target the current
-        configuration; the setpoint is ignored. Returns False (configuration cleared) if a
-        controlled joint has no measured position.
+        The frame target becomes the current tool pose, the posture target the current
+        configuration, and the command sequence starts at rest at the measured positions;
+        the setpoint is ignored. Returns False (controller not ready) if a controlled joint
+        has no measured position.
 
         Raises:
             ValueError: If the states are not RobotState objects (see :meth:`forward`).
@@ -391,6 +558,7 @@ class PinkIKController(BaseController):
         read = self._read_q(estimated_state)
         if read is None:
             self._configuration = None
+            self._status = ControllerStatus.NOT_READY
             return False
         positions, q = read
         robot = self.robot
@@ -408,11 +576,9 @@ class PinkIKController(BaseController):
         )
         if self._posture_task is not None:
             self._posture_task.set_target(q)
-        self._command_positions = positions
-        if self._filter is not None:
-            # start at rest from the measured positions (the command sequence starts here)
-            self._filter.reset(positions)
-            self._loop_scale = 1.0
+        self._shaper.reset(positions)
+        self._last_target = None
+        self._status = ControllerStatus.OK
         self.last_error = None
         return True
 
@@ -429,9 +595,11 @@ class PinkIKController(BaseController):
         else:
             configuration.update(q)
 
-    def _update_targets(self, setpoint_state: RobotState | None) -> None:
+    def _update_targets(self, setpoint_state: RobotState | None) -> bool:
+        """Frame and posture targets from the setpoint; False (reason recorded) when the
+        frame target lies beyond :data:`MAX_TARGET_DISTANCE` (the previous one is kept)."""
         if setpoint_state is None:
-            return
+            return True
         sites = setpoint_state.sites
         task = self._frame_task
         # states are immutable: the same site state sets the same target again, unless the
@@ -441,6 +609,14 @@ class PinkIKController(BaseController):
         ):
             target = self._target_reader.pose(sites, task.transform_target_to_world)
             if target is not None:
+                x, y, z = target.translation.tolist()
+                if x * x + y * y + z * z > MAX_TARGET_DISTANCE**2:
+                    distance = math.sqrt(x * x + y * y + z * z)
+                    self.last_error = (
+                        f"target of {self.tool_frame!r} is {distance:.3g} m from the world "
+                        f"origin, beyond {MAX_TARGET_DISTANCE:g} m: ignored"
+                    )
+                    return False
                 task.set_target(target)
             self._last_sites = sites
             self._last_target_se3 = task.transform_target_to_world
@@ -450,6 +626,15 @@ class PinkIKController(BaseController):
             positions = self._map.positions_from_state(joints)
             if positions is not None:
                 self._posture_task.set_target(self._map.to_configuration(positions, self.robot.q0))
+        return True
+
+    def _target_holds(self) -> bool:
+        """Whether the frame target is the same as on the previous tick."""
+        target = self._frame_task.transform_target_to_world
+        last = self._last_target
+        holding = target is not None and last is not None and target.isApprox(last, 1e-14)
+        self._last_target = None if target is None else target.copy()
+        return holding
 
     def forward(
         self,
@@ -458,10 +643,13 @@ class PinkIKController(BaseController):
         t: float,
         **kwargs: Any,
     ) -> RobotState | None:
-        """One control tick: targets from the setpoint, one QP, the integrated command.
+        """One control tick: read the state, update the configuration and the targets, solve
+        the QP, shape the command, write it.
 
-        Returns None (with ``last_error`` set) before a successful reset, when a controlled
-        joint has no measured position, or when the QP fails; never raises for those.
+        Returns None (with ``last_error`` set) only before a successful reset. A tick that
+        cannot be solved returns the next braking step (``status`` is
+        :attr:`ControllerStatus.BRAKING`, the reason in ``last_error``); never raises for
+        those.
 
         Raises:
             ValueError: If ``estimated_state`` is not a RobotState or ``setpoint_state`` is
@@ -473,158 +661,73 @@ class PinkIKController(BaseController):
             _check_states(estimated_state, setpoint_state)  # subclasses pass, others raise
         configuration = self._configuration
         if configuration is None:
+            self._status = ControllerStatus.NOT_READY
             return self._fail("forward called before a successful reset")
         read = self._read_q(estimated_state)
         if read is None:
-            return None
+            return self._brake()
         measured, q = read
-        base = measured
-        if self.integrate_from == "command" and self._command_positions is not None:
-            base = self._command_positions
-            q = self._map.to_configuration(base, q)
+        shaper = self._shaper
+        if self._continuous.size:
+            self._follow_winding(measured)
+        if self._integrate_from == "command":
+            q = self._map.to_configuration(shaper.position, q)
         self._update_configuration(configuration, q)
-        self._update_targets(setpoint_state)
-        if self.pre_step_callback is not None:
+        if not self._update_targets(setpoint_state):
+            return self._brake()
+        callback = self._pre_step_callback
+        if callback is not None:
             try:
-                self.pre_step_callback(configuration, setpoint_state)
+                callback(configuration, setpoint_state)
             except Exception as exc:  # a user callback must not kill the control loop
-                return self._fail(f"pre_step_callback raised {type(exc).__name__}: {exc}")
-        motion = self._filter
-        if motion is None and self._box_clipped:
-            # the plain fast path: the QP's box already holds the velocity limits and range
-            displacement = self._displacement(configuration, None, None)
-            if displacement is None:
-                return None
-            joints, positions = self._map.command_from_displacement(base, displacement, self.dt)
-        else:
-            if motion is None:
-                velocity = self._solve(configuration, None, None)
-            else:
-                velocity = self._solve_within_motion_limits(configuration, base)
+                self.last_error = f"pre_step_callback raised {type(exc).__name__}: {exc}"
+                return self._brake()
+        if not shaper.smooth:
+            velocity = self._solve(configuration, None, None)
             if velocity is None:
-                return None
-            velocity, positions = self._within_limits(velocity, base)
-            if motion is not None and self._command_positions is not None:
-                motion.update((positions - self._command_positions) / self.dt)
-            joints = self._map.command_state(positions, velocity)
-        self._command_positions = positions
-        self.last_error = None
-        return RobotState(joints=joints)
-
-    def _within_limits(
-        self, velocity: np.ndarray, base: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Clip the QP solution into the velocity limits and the position range.
-
-        Active-set solvers meet *active* bounds exactly but accept inactive ones violated by
-        up to their feasibility tolerance (DAQP: 1e-6 on the displacement, i.e. up to 1e-3 rad/s
-        at 1 kHz): enough to trip a robot's limit monitor. Joints already outside their range
-        (recovering) are not pulled in by the position clip.
-
-        Returns:
-            The velocity and the commanded positions ``base + velocity dt``.
-        """
-        np.minimum(velocity, self._v_max, out=velocity)
-        np.maximum(velocity, self._neg_v_max, out=velocity)
-        positions = base + velocity * self.dt
-        over = positions > self._q_upper
-        under = positions < self._q_lower
-        if not (np.count_nonzero(over) or np.count_nonzero(under)):  # cheaper than .any()
-            return velocity, positions
-        inside = (base >= self._q_lower) & (base <= self._q_upper)
-        positions[over & inside] = self._q_upper[over & inside]
-        positions[under & inside] = self._q_lower[under & inside]
-        return (positions - base) / self.dt, positions
-
-    def _solve_within_motion_limits(
-        self, configuration: Configuration, base: np.ndarray
-    ) -> np.ndarray | None:
-        """The tick's velocity when acceleration and jerk limits are enforced.
-
-        The motion-limit filter gives a box ``lower <= v_c <= upper`` on the command velocity
-        of the controlled joints (shifted when the command integrates from the measurement,
-        whose ``base`` differs from the last command). Adding that box to the QP is greedy: a
-        dead-beat task asks for the whole remaining motion in one tick, the narrow box puts the
-        solution in a corner, the tool moves elsewhere than the task asks and the loop rings.
-        Instead the controller acts like an online trajectory generator:
-
-        1. ``v*``: the velocity the tasks want, with the position range as the only limit;
-        2. one scale for all joints (the direction is kept) so that ``v*`` respects the
-           velocity limits and, while the frame target holds still, every joint can still
-           stop within the motion it has left, ``d = |v*| dt / gain``: braking at ``A/2``
-           after a jerk-limited ramp of ``A/J`` (plus one tick) needs
-           ``v²/A + v (A/J + dt) <= d``. A moving target is followed, not approached to a
-           stop;
-        3. each joint's velocity moves toward that wanted velocity as fast as the box allows.
-
-        With barriers or extra limits (QP rows that must keep holding), the QP is solved with
-        the box instead.
-        """
-        motion = self._filter
-        assert motion is not None and self._command_positions is not None
-        lower, upper = motion.bounds()
-        if base is not self._command_positions:  # closing on the measurement
-            shift = (base - self._command_positions) / self.dt
-            lower = lower - shift
-            upper = upper - shift
-        if self._barriers or len(self._limits) > 2:
-            # user constraints are rows of the QP: solve with the box so they keep holding
-            v = self._solve(configuration, lower, upper)
-            if v is None:
+                return self._brake()
+            positions, command_velocity = shaper.commit(velocity)
+        elif self._barriers or len(self._limits) > 2:
+            # user constraints are rows of the QP: solve inside the shaper's box so they
+            # keep holding
+            lower, upper = shaper.box()
+            velocity = self._solve(configuration, lower, upper)
+            if velocity is None:
                 # the rows ask for a stop the joints cannot make under their acceleration
                 # and jerk limits (e.g. a barrier reached at speed): the hardware limits win,
                 # the rows are met as closely as the box allows
-                v = self._solve(configuration, None, None)
-            if v is not None:
-                # DAQP meets bounds to ~1e-15; the clip makes the guarantee exact
-                v = np.minimum(np.maximum(v, lower), upper)
-            return v
-        # the velocity the tasks want, not yet cut by the velocity limit (which would turn
-        # a large error into a bang-bang signal): only the position range constrains it
-        wanted = self._solve(configuration, None, None, limits=self._range_limit)
-        if wanted is None:
-            return None
-        speed = np.abs(wanted)
-        top_speed = max(speed.tolist())  # a few floats: cheaper than a numpy reduction
-        np.maximum(speed, 1e-300, out=speed)
-        # one scale for all joints keeps the direction: within the velocity limits, and slow
-        # enough that each joint can still brake within the motion it has left
-        scale = min((self._motion_velocity / speed).tolist())
-        # a moving target (a trajectory) must be followed, not approached to a stop: the
-        # braking envelope is for a target that holds still
-        target = self._frame_task.transform_target_to_world
-        last = self._last_target
-        holding = target is not None and last is not None and target.isApprox(last, 1e-14)
-        self._last_target = None if target is None else target.copy()
-        if self._motion_ramp is not None and holding:
-            # braking at A/2 after a jerk-limited ramp of A/J seconds (plus one tick) stops
-            # from |v| within v^2 / A + v (A/J + dt) <= d, d = |v*| dt / gain the motion
-            # left: |v| <= (A/2) (sqrt((A/J + dt)^2 + 4 d / A) - (A/J + dt))
-            acceleration = self._motion_acceleration
-            ramp = self._motion_ramp
-            distance = speed * (self.dt / self._frame_task.gain)
-            envelope = (
-                0.5 * acceleration * (np.sqrt(ramp * ramp + 4.0 * distance / acceleration) - ramp)
+                velocity = self._solve(configuration, None, None)
+            if velocity is None:
+                return self._brake()
+            positions, command_velocity = shaper.commit(velocity)
+        else:
+            # the velocity the tasks want, not yet cut by the velocity limit (which would
+            # turn a large error into a bang-bang signal): only the position range limits it
+            wanted = self._solve(configuration, None, None, limits=self._range_limit)
+            if wanted is None:
+                return self._brake()
+            positions, command_velocity = shaper.follow(
+                wanted, holding=self._target_holds(), gain=float(self._frame_task.gain)
             )
-            scale = min(scale, *(envelope / speed).tolist())
-        # anti-windup for a moving target: while the box clips the wanted velocity, the
-        # dead-beat correction of the tracking error outruns what the acceleration/jerk limits
-        # let the joints do, and the loop would ring; lower the loop gain while saturated,
-        # restore it once free
-        if not holding:
-            scale *= self._loop_scale
-        if scale < 1.0:
-            wanted = wanted * scale
-            top_speed *= scale
-        # each joint moves its velocity toward the wanted one as fast as the box allows
-        command = np.minimum(np.maximum(wanted, lower), upper)
-        if holding:  # a fixed target is approached by the braking envelope
-            self._loop_scale = 1.0
-        elif max(np.abs(command - wanted).tolist()) > 1e-6 * (1.0 + top_speed):
-            self._loop_scale = max(self._min_loop_scale, 0.9 * self._loop_scale)
-        elif self._loop_scale < 1.0:
-            self._loop_scale = min(1.0, self._loop_scale * 1.002)
-        return command
+        self._status = ControllerStatus.OK
+        self.last_error = None
+        return RobotState(joints=self._map.command_state(positions, command_velocity))
+
+    def _follow_winding(self, measured: np.ndarray) -> None:
+        """Re-anchor continuous joints on the measured winding (whole turns apart)."""
+        index = self._continuous
+        turns = np.round((measured[index] - self._shaper.position[index]) / (2.0 * np.pi))
+        if np.any(turns):
+            every = np.zeros(self._n_controlled)
+            every[index] = turns
+            self._shaper.rewind(every)
+
+    def _brake(self) -> RobotState:
+        """The next braking step from the last command (the reason is in ``last_error``)."""
+        positions, velocity = self._shaper.brake()
+        self._status = ControllerStatus.BRAKING
+        self._last_target = None
+        return RobotState(joints=self._map.command_state(positions, velocity))
 
     def _solve(
         self,
@@ -633,19 +736,8 @@ class PinkIKController(BaseController):
         v_upper: np.ndarray | None,
         limits: tuple[Limit, ...] | None = None,
     ) -> np.ndarray | None:
-        """Velocities [rad/s] of the controlled joints from this tick's QP, or None."""
-        displacement = self._displacement(configuration, v_lower, v_upper, limits)
-        return None if displacement is None else np.divide(displacement, self.dt, displacement)
-
-    def _displacement(
-        self,
-        configuration: Configuration,
-        v_lower: np.ndarray | None,
-        v_upper: np.ndarray | None,
-        limits: tuple[Limit, ...] | None = None,
-    ) -> np.ndarray | None:
-        """Displacements ``v dt`` [rad] of the controlled joints from this tick's QP, or None
-        (reason recorded).
+        """Velocities [rad/s] of the controlled joints from this tick's QP, or None (reason
+        recorded in ``last_error``).
 
         On the fast path the solution is clipped into the QP's simple bounds (configuration,
         velocity and ``v_lower``/``v_upper``), see :meth:`DiffIKQP.clip_to_bounds`.
@@ -654,24 +746,24 @@ class PinkIKController(BaseController):
         limits = self._limits if limits is None else limits
         for qp, solver in self._solvers:
             try:
-                if self.qp_backend == "pink":
+                if self._qp_backend == "pink":
                     v = reference_solve_ik(
                         configuration,
                         self._tasks,
                         self.dt,
                         controlled_v_indices=self._controlled_v,
                         solver=solver,
-                        damping=self.damping,
+                        damping=self._damping,
                         limits=limits,
                         barriers=self._barriers,
-                        solver_options=self.solver_options,
+                        solver_options=self._solver_options,
                         v_lower=v_lower,
                         v_upper=v_upper,
                     )[self._controlled_v]
                     if not np.isfinite(v).all():
                         errors.append(f"{solver}: non-finite velocity")
                         continue
-                    return v * self.dt
+                    return v
                 x = qp.solve_displacement(
                     configuration,
                     self._tasks,
@@ -687,6 +779,7 @@ class PinkIKController(BaseController):
             except Exception as exc:  # pink task/barrier code failing at run time
                 errors.append(f"{solver}: {type(exc).__name__}: {exc}")
                 continue
-            return qp.clip_to_bounds(x)
-        self._fail("QP failed: " + "; ".join(errors))
+            x = qp.clip_to_bounds(x)
+            return np.divide(x, self.dt, out=x)
+        self.last_error = "QP failed: " + "; ".join(errors)
         return None

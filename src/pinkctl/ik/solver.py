@@ -452,6 +452,9 @@ class IKSolver:
         residual = self.residual(target)
         q_seed = self.subset.parse_seed(seed, self.robot.q0, name="seed")
         deadline = t0 + budget * 1e-3 if budget is not None else None
+        validate_errors: list[str] = []
+        if validate is not None:
+            validate = _guarded(validate, validate_errors)
         out = global_search(
             residual,
             self.subset,
@@ -483,6 +486,11 @@ class IKSolver:
                 reason += f"; {out.rejected} converged configurations rejected by validate"
             if out.skipped:
                 reason += f"; {out.skipped} starts skipped by metric_threshold"
+            if validate_errors:
+                reason += (
+                    f"; validate raised {validate_errors[0]} "
+                    f"({len(validate_errors)} time(s); counted as a rejection)"
+                )
         return self._result(
             residual,
             out.q,
@@ -495,6 +503,21 @@ class IKSolver:
             # With one solution wanted, the search stops right after evaluating it.
             evaluated=out.success and n_solutions == 1,
         )
+
+
+def _guarded(
+    validate: Callable[[np.ndarray], bool], errors: list[str]
+) -> Callable[[np.ndarray], bool]:
+    """``validate`` that counts an exception as a rejection (recorded in ``errors``)."""
+
+    def accepts(q: np.ndarray) -> bool:
+        try:
+            return bool(validate(q))
+        except Exception as exc:  # a user callback must not escape the search
+            errors.append(f"{type(exc).__name__}: {exc}")
+            return False
+
+    return accepts
 
 
 def solve_ik(

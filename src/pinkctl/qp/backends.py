@@ -82,6 +82,9 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
         # then verifies feasibility and optimality.
         "primal_infeasibility_solving": True,
         "polish": True,
+        # ProxQP's default (10,000 outer iterations) let one tick with a target 1e8 m away
+        # run for 35 s; 1,000 bounds it to a few ms, far above what IK ticks need (< 50)
+        "max_iter": 1000,
     },
     "clarabel": {
         "tol_gap_abs": 1e-10,
@@ -100,6 +103,12 @@ _DAQP_EXIT_FLAGS = {
     -5: "non-convex problem",
     -6: "initial working set overdetermined",
 }
+
+
+#: DAQP exits retried once with a regularised Hessian: cycling, iteration limit.
+_DAQP_RETRY_FLAGS = (-2, -4)
+#: Relative Tikhonov term of that retry (times 1 + the largest Hessian diagonal entry).
+_DAQP_REGULARIZATION = 1e-9
 
 
 def available_solvers() -> list[str]:
@@ -187,6 +196,21 @@ class DaqpBackend(Backend):
         else:
             x, _, exitflag, _ = self._solve(
                 ws.H, ws.c, ws.daqp_matrix, ws.daqp_upper, ws.daqp_lower, ws.daqp_sense
+            )
+        if exitflag in _DAQP_RETRY_FLAGS:
+            # cycling or stalling on a nearly singular Hessian (e.g. no posture task and a
+            # target out of reach): solve again with a regularised Hessian
+            H = ws.H + _DAQP_REGULARIZATION * (1.0 + float(np.max(np.abs(ws.H_diagonal)))) * np.eye(
+                ws.n
+            )
+            x, _, exitflag, _ = self._solve(
+                H,
+                ws.c,
+                ws.daqp_matrix,
+                ws.daqp_upper,
+                ws.daqp_lower,
+                ws.daqp_sense,
+                **self._options,
             )
         if exitflag < 1:
             reason = _DAQP_EXIT_FLAGS.get(int(exitflag), f"exit flag {exitflag}")
@@ -515,7 +539,8 @@ class ProxqpBackend(Backend):
         try:  # reject unknown or mistyped options here, not on the first control tick
             self._solve(np.eye(1), np.zeros(1), None, None, None, None, None, **self._options)
         except TypeError as exc:
-            raise ValueError(f"invalid ProxQP options {self._options}: {exc}") from exc
+            first_line = str(exc).splitlines()[0]
+            raise ValueError(f"invalid ProxQP options {self._options}: {first_line}") from exc
         self._n = n
         self._rows = -1
         statuses = proxqp.QPSolverOutput
@@ -630,24 +655,53 @@ class QpsolversBackend(Backend):
 
 
 def make_backend(solver: str, n: int, user_options: dict[str, Any] | None) -> Backend:
-    """Backend for ``solver`` over ``n`` variables.
+    """Backend for ``solver`` over ``n`` variables, its options checked by a trial solve.
 
     Raises:
-        ValueError: If ``solver`` is not installed.
+        ValueError: If ``solver`` is not installed, or rejects ``user_options`` (an unknown
+            key or a value of the wrong type) on a trivial problem.
     """
     installed = available_solvers()
     if solver not in installed:
         raise ValueError(f"unknown QP solver {solver!r}; installed solvers: {installed}")
     options = solver_options(solver, user_options)
-    if solver == "daqp":
-        return DaqpBackend(options)
-    if solver == "quadprog":
-        return QuadprogBackend(options)
-    if solver == "osqp":
-        return OsqpBackend(n, options)
-    if solver == "clarabel":
-        return ClarabelBackend(n, options)
-    if solver == "proxqp" and options.get("backend", "dense") == "dense":
-        options.pop("backend", None)
-        return ProxqpBackend(n, options)
-    return QpsolversBackend(solver, options)
+    backend: Backend
+    try:
+        if solver == "daqp":
+            backend = DaqpBackend(options)
+        elif solver == "quadprog":
+            backend = QuadprogBackend(options)
+        elif solver == "osqp":
+            backend = OsqpBackend(n, options)
+        elif solver == "clarabel":
+            backend = ClarabelBackend(n, options)
+        elif solver == "proxqp" and options.get("backend", "dense") == "dense":
+            options.pop("backend", None)
+            backend = ProxqpBackend(n, options)
+        else:
+            backend = QpsolversBackend(solver, options)
+        if user_options:
+            _trial_solve(backend, n)
+    except (TypeError, AttributeError, ValueError) as exc:
+        first_line = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ValueError(
+            f"solver_options {user_options} rejected by {solver}: {first_line}"
+        ) from exc
+    return backend
+
+
+def _trial_solve(backend: Backend, n: int) -> None:
+    """Solve ``min 1/2 |x|^2 - x_0`` within ``[-1, 1]`` (a failed solve is not an error:
+    options such as an iteration cap of 1 are legitimate)."""
+    workspace = QPWorkspace(max(n, 1))
+    workspace.H_diagonal[:] = 1.0
+    workspace.c[0] = -1.0
+    workspace.lb[:] = -1.0
+    workspace.ub[:] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            backend.solve(workspace)
+        except QPSolveError as error:
+            if isinstance(error.__cause__, (TypeError, AttributeError)):
+                raise error.__cause__ from error

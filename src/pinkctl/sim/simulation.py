@@ -28,7 +28,9 @@ import mujoco
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import callable_or_none, real_number
 from ..state import JointState, RobotState, SpatialState
+from ..transforms import pose_to_se3, se3_to_pose
 
 if TYPE_CHECKING:
     from ..robot import PinkRobot
@@ -135,25 +137,29 @@ class MujocoSimulation:
 
         Args:
             robot: The robot, e.g. from :func:`~pinkctl.robot.load_pink_supported_robot`.
-            timestep: Physics step [s].
+            timestep: Physics step [s], in [1e-6, 0.1].
             gravity_compensation: Set ``gravcomp = 1`` on every robot body.
             floor: Add a ground plane at z = 0.
             target_marker: Add a mocap body (visual only) to show a target pose.
             site_frames: Frames that get a site of the same name; default: the robot's tool frame.
             actuated_joint_names: Joints with position servos; default: controlled + gripper joints.
-            kp: Servo stiffness for every actuator, overriding ``robot.toml`` [N m/rad].
-            kv: Servo damping for every actuator, overriding ``robot.toml`` [N m s/rad].
+            kp: Servo stiffness for every actuator, overriding ``robot.toml`` [N m/rad], > 0.
+            kv: Servo damping for every actuator, overriding ``robot.toml`` [N m s/rad], >= 0.
             spec_callback: Called as ``spec_callback(spec)`` with the finished
                 :class:`mujoco.MjSpec` just before it is compiled, to add scene objects (a
                 free cube, a table) or change options. Joints it adds that are hinges or slides
                 appear in ``joint_names``; they get no actuator.
 
         Raises:
-            ValueError: On a non-positive timestep, unknown frames or joints, or a robot without
-                a URDF path.
+            ValueError: On a timestep or gain out of range, unknown frames or joints, or a robot
+                without a URDF path.
         """
-        if not np.isfinite(timestep) or timestep <= 0.0:
-            raise ValueError(f"timestep must be a positive number of seconds, got {timestep!r}")
+        timestep = real_number(timestep, "timestep", low=1e-6, high=0.1)
+        if kp is not None:
+            kp = real_number(kp, "kp", low=0.0, low_open=True)
+        if kv is not None:
+            kv = real_number(kv, "kv", low=0.0)
+        callable_or_none(spec_callback, "spec_callback")
         if robot.urdf_path is None:
             raise ValueError("robot has no urdf_path; load it with load_pink_robot")
         default_sites = [robot.tool_frame] if robot.tool_frame else []
@@ -290,16 +296,23 @@ class MujocoSimulation:
         Args:
             q: Joint positions by name; default: the robot's home (``q0``). Joints not named
                 keep their home value. Mimic followers follow their master.
+
+        Raises:
+            ValueError: Unknown joint names or non-finite values (nothing is changed).
         """
+        requested: dict[str, float] = {}
+        if q is not None:
+            if not isinstance(q, dict):
+                raise ValueError(f"q must be a dict of joint positions by name, got {q!r}")
+            unknown = [n for n in q if n not in self._qpos_adr]
+            if unknown:
+                raise ValueError(f"unknown joints {unknown}; joints are {self.joint_names}")
+            requested = {k: real_number(v, f"q[{k!r}]") for k, v in q.items()}
         mujoco.mj_resetData(self.model, self.data)
         positions: dict[str, float] = {}
         if self.robot is not None:
             positions.update(self.robot.home_positions())
-        if q is not None:
-            unknown = [n for n in q if n not in self._qpos_adr]
-            if unknown:
-                raise ValueError(f"unknown joints {unknown}; joints are {self.joint_names}")
-            positions.update({k: float(v) for k, v in q.items()})
+        positions.update(requested)
         self._write_mimic_followers(positions)
         for name, value in positions.items():
             if name in self._qpos_adr:
@@ -483,8 +496,10 @@ class MujocoSimulation:
         """Move the (visual only) target marker to a world pose (quaternion w, x, y, z)."""
         if self._mocap_id < 0:
             raise ValueError("this simulation was built without a target marker")
-        self.data.mocap_pos[self._mocap_id] = np.asarray(position, dtype=float)
-        self.data.mocap_quat[self._mocap_id] = np.asarray(quaternion, dtype=float)
+        pose = pose_to_se3(position, quaternion)  # finite position, non-zero quaternion
+        position_checked, quaternion_checked = se3_to_pose(pose)
+        self.data.mocap_pos[self._mocap_id] = position_checked
+        self.data.mocap_quat[self._mocap_id] = quaternion_checked
 
     # ------------------------------------------------------------------ rendering
     def render(
