@@ -10,7 +10,7 @@ import pinocchio as pin
 import pytest
 from pink.tasks import FrameTask, PostureTask
 
-import pinkctl.robot as robot_module
+import pinkctl.robot.loader as robot_module
 from pinkctl import (
     ChainedController,
     CombinedController,
@@ -233,6 +233,7 @@ def test_robot_toml_controlled_joints_must_be_a_list(robot_folder):
 
 @pytest.mark.parametrize("value", ["nan", "1e300", "", "inf", "abc"])
 def test_srdf_home_values_are_checked(robot_folder, value):
+    """The SRDF's home state is checked when loaded, even when robot.toml gives the home."""
     srdf = robot_folder / "robot.srdf"
     text = srdf.read_text()
     start = text.index('<joint name="panda_joint2" value="')

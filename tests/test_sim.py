@@ -129,7 +129,9 @@ def test_velocity_feed_forward_shifts_servo_input():
     act = sim._actuator_of[joint]
     kp = sim.model.actuator_gainprm[act, 0]
     kv = -sim.model.actuator_biasprm[act, 2]
-    assert sim.data.ctrl[act] == pytest.approx(q[0] + kv / kp * 0.5)
+    damping = sim.model.dof_damping[sim.model.joint(joint).dofadr[0]]  # the joint's own
+    assert damping > 0.0
+    assert sim.data.ctrl[act] == pytest.approx(q[0] + (kv + damping) / kp * 0.5)
 
 
 def test_bad_input_is_rejected():

@@ -47,7 +47,7 @@ import numpy as np
 import pinocchio as pin
 import qpsolvers
 from pink import Configuration
-from pink.barriers import Barrier
+from pink.barriers import Barrier, SelfCollisionBarrier
 from pink.limits import ConfigurationLimit, Limit, VelocityLimit
 from pink.tasks import FrameTask, PostureTask, Task
 
@@ -59,6 +59,7 @@ from ..robot import PinkRobot
 from ..state import RobotState
 from ..transforms import JointSpaceMap, SitePoseReader
 from .base import BaseController
+from .floating_base import FloatingBase
 
 __all__ = ["ControllerStatus", "PinkIKController", "EXACT_SOLVERS"]
 
@@ -305,7 +306,12 @@ class PinkIKController(BaseController):
         self._posture_task = PostureTask(cost=post_cost, gain=gain) if post_cost > 0 else None
         self._extra_tasks = tasks
         self._map = JointSpaceMap(model, controlled, joint_space)
-        self._controlled_v = np.array(self._map.idx_v)
+        # a floating base's 6 velocity coordinates are decision variables too (first)
+        self._base = FloatingBase(pink_robot.q0) if pink_robot.floating_base else None
+        self._n_base = 6 if self._base is not None else 0
+        self._controlled_v = np.concatenate(
+            [np.arange(self._n_base), np.asarray(self._map.idx_v)]
+        ).astype(np.intp)
         # the QP's velocity limits are the configured ones (robot.toml), not only the URDF's
         velocity_limit = np.array(model.velocityLimit, dtype=float)
         for name, value in pink_robot.velocity_limits.items():
@@ -320,6 +326,7 @@ class PinkIKController(BaseController):
             *limits,
         )
         self._barriers: tuple[Barrier, ...] = tuple(barriers)
+        self._needs_collisions = any(isinstance(b, SelfCollisionBarrier) for b in barriers)
         self._tasks: tuple[Task, ...] = tuple(
             [self._frame_task]
             + ([self._posture_task] if self._posture_task is not None else [])
@@ -562,12 +569,16 @@ class PinkIKController(BaseController):
             return False
         positions, q = read
         robot = self.robot
+        if self._base is not None:
+            self._base.reset(estimated_state.root)
+            self._base.write(q)
         self._configuration = Configuration(
             robot.model,
             robot.data,
             q,
-            collision_model=robot.collision_model,
-            collision_data=robot.collision_data,
+            # distances are computed every tick only when a barrier reads them
+            collision_model=robot.collision_model if self._needs_collisions else None,
+            collision_data=robot.collision_data if self._needs_collisions else None,
             copy_data=True,
             forward_kinematics=True,
         )
@@ -672,6 +683,11 @@ class PinkIKController(BaseController):
             self._follow_winding(measured)
         if self._integrate_from == "command":
             q = self._map.to_configuration(shaper.position, q)
+        base_start = None
+        if self._base is not None:
+            if self._integrate_from == "measured":
+                base_start = self._base.read(estimated_state.root)
+            self._base.write(q, base_start)
         self._update_configuration(configuration, q)
         if not self._update_targets(setpoint_state):
             return self._brake()
@@ -682,15 +698,17 @@ class PinkIKController(BaseController):
             except Exception as exc:  # a user callback must not kill the control loop
                 self.last_error = f"pre_step_callback raised {type(exc).__name__}: {exc}"
                 return self._brake()
+        n_base = self._n_base
+        scale = 1.0
         if not shaper.smooth:
             velocity = self._solve(configuration, None, None)
             if velocity is None:
                 return self._brake()
-            positions, command_velocity = shaper.commit(velocity)
+            positions, command_velocity = shaper.commit(velocity[n_base:])
         elif self._barriers or len(self._limits) > 2:
             # user constraints are rows of the QP: solve inside the shaper's box so they
             # keep holding
-            lower, upper = shaper.box()
+            lower, upper = self._with_base_bounds(*shaper.box())
             velocity = self._solve(configuration, lower, upper)
             if velocity is None:
                 # the rows ask for a stop the joints cannot make under their acceleration
@@ -699,19 +717,33 @@ class PinkIKController(BaseController):
                 velocity = self._solve(configuration, None, None)
             if velocity is None:
                 return self._brake()
-            positions, command_velocity = shaper.commit(velocity)
+            positions, command_velocity = shaper.commit(velocity[n_base:])
         else:
             # the velocity the tasks want, not yet cut by the velocity limit (which would
             # turn a large error into a bang-bang signal): only the position range limits it
-            wanted = self._solve(configuration, None, None, limits=self._range_limit)
-            if wanted is None:
+            velocity = self._solve(configuration, None, None, limits=self._range_limit)
+            if velocity is None:
                 return self._brake()
             positions, command_velocity = shaper.follow(
-                wanted, holding=self._target_holds(), gain=float(self._frame_task.gain)
+                velocity[n_base:], holding=self._target_holds(), gain=float(self._frame_task.gain)
             )
+            scale = shaper.scale
         self._status = ControllerStatus.OK
         self.last_error = None
-        return RobotState(joints=self._map.command_state(positions, command_velocity))
+        joints = self._map.command_state(positions, command_velocity)
+        if self._base is None:
+            return RobotState(joints=joints)
+        root = self._base.step(velocity[:n_base] * scale, self.dt, base_start)
+        return RobotState(joints=joints, root=root)
+
+    def _with_base_bounds(
+        self, lower: np.ndarray, upper: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The joints' velocity box, unbounded for the floating base's coordinates."""
+        if not self._n_base:
+            return lower, upper
+        free = np.full(self._n_base, np.inf)
+        return np.concatenate([-free, lower]), np.concatenate([free, upper])
 
     def _follow_winding(self, measured: np.ndarray) -> None:
         """Re-anchor continuous joints on the measured winding (whole turns apart)."""
@@ -727,7 +759,10 @@ class PinkIKController(BaseController):
         positions, velocity = self._shaper.brake()
         self._status = ControllerStatus.BRAKING
         self._last_target = None
-        return RobotState(joints=self._map.command_state(positions, velocity))
+        joints = self._map.command_state(positions, velocity)
+        if self._base is None:
+            return RobotState(joints=joints)
+        return RobotState(joints=joints, root=self._base.step(np.zeros(6), self.dt))
 
     def _solve(
         self,

@@ -1,10 +1,16 @@
 """The joints an IK solve may move, and their limits.
 
-IK works on a subset of the model's joints (by default the robot's controlled joints); every
-other joint keeps the value it has in the seed. Each moved joint must have one degree of
-freedom: revolute, prismatic, or continuous (unbounded revolute, stored by Pinocchio as
-``(cos θ, sin θ)``). The IK iterates are full Pinocchio configurations ``q`` (size
-``model.nq``); a joint's *value* is its coordinate (the angle θ for a continuous joint).
+IK works on a subset of the model's joints (by default the robot's controlled joints, and a
+floating base's free-flyer root); every other joint keeps the value it has in the seed. IK
+iterates are full Pinocchio configurations ``q`` (size ``model.nq``) and steps are tangent
+vectors over the moved joints' velocity coordinates (``n`` of them), applied on the manifold
+(``pin.integrate``), so quaternions of ball and free joints stay unit quaternions.
+
+A moved joint's *values* are its coordinates in the chart ``q = neutral ⊕ values``: the angle
+or displacement of a revolute or prismatic joint, the angle of a continuous joint (Pinocchio
+stores ``(cos θ, sin θ)``), the rotation vector of a ball joint, the ``log6`` of a free-flyer's
+pose. Only revolute and prismatic joints have limits; a ball joint's rotation and a free
+root are unbounded.
 """
 
 from __future__ import annotations
@@ -35,15 +41,16 @@ class JointSubset:
 
     Attributes:
         names: Moved joint names, in the order of IK vectors and Jacobian columns.
-        n: Number of moved joints.
-        lower: Lower limit per moved joint [rad] or [m]; ``-inf`` when unbounded.
-        upper: Upper limit per moved joint; ``+inf`` when unbounded.
-        bounded: Whether each moved joint has finite limits.
+        n: Number of moved velocity coordinates (one per scalar joint, 3 per ball joint, 6 per
+            free-flyer).
+        lower: Lower limit per moved coordinate [rad] or [m]; ``-inf`` when unbounded.
+        upper: Upper limit per moved coordinate; ``+inf`` when unbounded.
+        bounded: Whether each moved coordinate has finite limits.
         simple: True when every moved joint is a plain one-coordinate joint (``nq = nv = 1``),
             so ``q[q_cols]`` holds the joint values directly.
         q_cols: Indices (a slice when contiguous) of the moved coordinates in ``q``, valid
             when ``simple``.
-        v_cols: Indices (a slice when contiguous) of the moved joints in ``v`` (Jacobian
+        v_cols: Indices (a slice when contiguous) of the moved coordinates in ``v`` (Jacobian
             columns).
     """
 
@@ -58,40 +65,54 @@ class JointSubset:
         nq_per: list[int] = []
         lower: list[float] = []
         upper: list[float] = []
+        multi: list[tuple[int, int, int, int, str]] = []  # idx_q, nq, idx_v, nv, kind
         for joint in names:
             if not isinstance(joint, str) or not model.existJointName(joint):
                 raise ValueError(f"{name}: {joint!r} is not a joint of the model")
             jmodel = model.joints[model.getJointId(joint)]
-            if jmodel.nv != 1 or jmodel.nq not in (1, 2):
+            if jmodel.nv == 0:
                 raise ValueError(
-                    f"{name}: joint {joint!r} has nq={jmodel.nq}, nv={jmodel.nv}; IK moves "
-                    "one-degree-of-freedom joints (revolute, prismatic, continuous) only"
+                    f"{name}: joint {joint!r} has no velocity of its own (a mimic follower); "
+                    "move its master instead"
                 )
-            q_idx.append(jmodel.idx_q)
-            v_idx.append(jmodel.idx_v)
-            nq_per.append(jmodel.nq)
-            if jmodel.nq == 1:
-                lo = float(model.lowerPositionLimit[jmodel.idx_q])
-                hi = float(model.upperPositionLimit[jmodel.idx_q])
-                if not (np.isfinite(lo) and np.isfinite(hi)) or max(abs(lo), abs(hi)) > _NO_LIMIT:
-                    lo, hi = -np.inf, np.inf
-                elif hi < lo:
-                    raise ValueError(f"{name}: joint {joint!r} has lower limit above upper limit")
-            else:
+            if jmodel.nv == 1 and jmodel.nq in (1, 2):
+                q_idx.append(jmodel.idx_q)
+                v_idx.append(jmodel.idx_v)
+                nq_per.append(jmodel.nq)
                 lo, hi = -np.inf, np.inf
-            lower.append(lo)
-            upper.append(hi)
+                if jmodel.nq == 1:
+                    lo = float(model.lowerPositionLimit[jmodel.idx_q])
+                    hi = float(model.upperPositionLimit[jmodel.idx_q])
+                    if not (np.isfinite(lo) and np.isfinite(hi)) or max(abs(lo), abs(hi)) > _NO_LIMIT:
+                        lo, hi = -np.inf, np.inf
+                    elif hi < lo:
+                        raise ValueError(
+                            f"{name}: joint {joint!r} has lower limit above upper limit"
+                        )
+                lower.append(lo)
+                upper.append(hi)
+                continue
+            kind = jmodel.shortname()
+            multi.append((jmodel.idx_q, jmodel.nq, jmodel.idx_v, jmodel.nv, kind))
+            for k in range(jmodel.nv):
+                q_idx.append(-1)
+                v_idx.append(jmodel.idx_v + k)
+                nq_per.append(0)
+                lower.append(-np.inf)
+                upper.append(np.inf)
         self.model = model
         self.names: list[str] = names
-        self.n = len(names)
+        self.n = len(v_idx)
         self._q_idx = np.array(q_idx, dtype=np.intp)
         self._v_idx = np.array(v_idx, dtype=np.intp)
         self._nq_per = np.array(nq_per, dtype=np.intp)
+        self._multi = multi
+        self._neutral = pin.neutral(model)
         self.lower = np.array(lower, dtype=np.float64)
         self.upper = np.array(upper, dtype=np.float64)
         self.bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
         self.simple = bool(np.all(self._nq_per == 1))
-        self.q_cols: slice | np.ndarray = _as_slice(self._q_idx)
+        self.q_cols: slice | np.ndarray = _as_slice(self._q_idx) if self.simple else self._q_idx
         self.v_cols: slice | np.ndarray = _as_slice(self._v_idx)
         # Sampling range: the limits, or one turn for an unbounded joint.
         self.sample_low = np.where(self.bounded, self.lower, -np.pi)
@@ -106,11 +127,12 @@ class JointSubset:
         self._dv = np.zeros(model.nv)
         self._bounded_all = bool(np.all(self.bounded))
 
-    # ------------------------------------------------------------------ values <-> q
     def values(self, q: np.ndarray) -> np.ndarray:
-        """Joint values (n,) read from a Pinocchio configuration (a copy)."""
+        """Joint values (n,) read from a Pinocchio configuration (a copy; module docstring)."""
         if self.simple:
             return np.array(q[self.q_cols], dtype=np.float64)
+        if self._multi:
+            return pin.difference(self.model, self._neutral, q)[self._v_idx]
         out = q[self._q_idx].astype(np.float64)
         cont = self._nq_per == 2
         if np.any(cont):
@@ -127,9 +149,15 @@ class JointSubset:
             i = self._q_idx[k]
             if self._nq_per[k] == 1:
                 q[i] = values[k]
-            else:
+            elif self._nq_per[k] == 2:
                 q[i] = np.cos(values[k])
                 q[i + 1] = np.sin(values[k])
+        if self._multi:
+            dv = np.zeros(self.model.nv)
+            dv[self._v_idx] = values
+            moved = pin.integrate(self.model, self._neutral, dv)
+            for idx_q, nq, _, _, _ in self._multi:
+                q[idx_q : idx_q + nq] = moved[idx_q : idx_q + nq]
 
     def clamp(self, q: np.ndarray) -> None:
         """Clamp the moved joints of ``q`` into their limits, in place."""
@@ -139,9 +167,11 @@ class JointSubset:
             if not isinstance(self.q_cols, slice):
                 q[self.q_cols] = view
             return
-        vals = self.values(q)
-        np.clip(vals, self.lower, self.upper, out=vals)
-        self.write(q, vals)
+        # only revolute and prismatic joints have limits: clip their coordinates in place
+        limited = (self._nq_per == 1) & self.bounded
+        if np.any(limited):
+            idx = self._q_idx[limited]
+            q[idx] = np.clip(q[idx], self.lower[limited], self.upper[limited])
 
     def step(self, q: np.ndarray, dq: np.ndarray) -> None:
         """``q ← clamp(q ⊕ dq)`` for a displacement ``dq`` (n,) of the moved joints, in place."""
@@ -169,20 +199,39 @@ class JointSubset:
 
     def within_limits(self, q: np.ndarray, tol: float = 1e-12) -> bool:
         """Whether every moved joint of ``q`` lies inside its limits (up to ``tol``)."""
-        vals = self.values(q)
-        return bool(np.all(vals >= self.lower - tol) and np.all(vals <= self.upper + tol))
+        limited = (self._nq_per == 1) & self.bounded
+        vals = q[self._q_idx[limited]]
+        return bool(
+            np.all(vals >= self.lower[limited] - tol) and np.all(vals <= self.upper[limited] + tol)
+        )
 
     # ------------------------------------------------------------------ seeds, samples
     def sample(self, rng: np.random.Generator, q_template: np.ndarray) -> np.ndarray:
-        """A configuration with the moved joints uniform within limits, others from template."""
+        """A configuration with the moved scalar joints uniform within limits, ball joints at a
+        uniformly random rotation, a free-flyer root where the template puts it, and the other
+        joints from the template."""
         q = q_template.copy()
-        self.write(q, rng.uniform(self.sample_low, self.sample_high))
+        values = rng.uniform(self.sample_low, self.sample_high)
+        if self._multi:
+            current = self.values(q_template)
+            multi = self._nq_per == 0
+            values[multi] = current[multi]
+        self.write(q, values)
+        for idx_q, nq, _, _, kind in self._multi:
+            if kind == "JointModelSpherical":
+                quat = rng.normal(size=4)
+                q[idx_q : idx_q + nq] = quat / np.linalg.norm(quat)
         return q
 
     def middle(self, q_template: np.ndarray) -> np.ndarray:
-        """The nominal configuration: moved joints at the middle of their ranges."""
+        """The nominal configuration: moved scalar joints at the middle of their ranges, ball and
+        free joints as in the template."""
         q = q_template.copy()
-        self.write(q, 0.5 * (self.sample_low + self.sample_high))
+        values = 0.5 * (self.sample_low + self.sample_high)
+        if self._multi:
+            multi = self._nq_per == 0
+            values[multi] = self.values(q_template)[multi]
+        self.write(q, values)
         return q
 
     def parse_seed(self, seed: Any, default_q: np.ndarray, *, name: str = "seed") -> np.ndarray:
@@ -228,6 +277,7 @@ class JointSubset:
                 self.write(q, arr)
             elif arr.size == model.nq:
                 q[:] = arr
+                q[:] = pin.normalize(model, q)  # unit quaternions of ball and free joints
             else:
                 raise ValueError(
                     f"{name}: expected {self.n} values (joints {self.names}) or a full "
@@ -237,12 +287,13 @@ class JointSubset:
         return q
 
     def distance(self, a: np.ndarray, b: np.ndarray) -> float:
-        """Euclidean distance between two configurations over the moved joints.
+        """Euclidean norm of the tangent difference ``b ⊖ a`` over the moved coordinates.
 
-        Continuous joints use the wrapped angle difference.
+        Continuous joints use the wrapped angle difference, ball and free joints the rotation
+        (and translation) between the two.
         """
-        diff = self.values(a) - self.values(b)
-        if not self.simple:
-            cont = self._nq_per == 2
-            diff[cont] = (diff[cont] + np.pi) % (2.0 * np.pi) - np.pi
+        if self.simple:
+            diff = self.values(a) - self.values(b)
+        else:
+            diff = pin.difference(self.model, a, b)[self._v_idx]
         return float(np.sqrt(diff @ diff))

@@ -151,7 +151,12 @@ class IKSolver:
         self.robot = robot
         self.model: pin.Model = robot.model
         self.data: pin.Data = self.model.createData()  # private: robot.data is never touched
-        names = list(robot.controlled_joint_names) if joint_names is None else list(joint_names)
+        if joint_names is None:
+            names = list(robot.controlled_joint_names)
+            if getattr(robot, "floating_base", False):  # whole-body IK moves the base too
+                names.insert(0, self.model.names[1])
+        else:
+            names = list(joint_names)
         self.subset = JointSubset(self.model, names, name="joint_names")
         self.method = make_method(method, **dict(method_options or {}))
         self.method.bind(self.model, self.subset)

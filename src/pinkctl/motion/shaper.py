@@ -108,6 +108,7 @@ class MotionShaper:
         self._position: np.ndarray | None = None
         self._velocity = np.zeros(limits.num_joints)
         self._loop_scale = 1.0
+        self._scale = 1.0
         self._min_loop_scale = 1.0
         self._ramp = np.zeros(0)
         self._acceleration = np.zeros(0)
@@ -164,6 +165,12 @@ class MotionShaper:
         if self._filter is not None and self._position is not None:
             return not (np.any(self._filter.v) or np.any(self._filter.a))
         return not np.any(self._velocity)
+
+    @property
+    def scale(self) -> float:
+        """The factor :meth:`follow` applied to the wanted velocity on the last tick (``<= 1``;
+        a caller moving other coordinates along, such as a floating base, scales them alike)."""
+        return self._scale
 
     @property
     def loop_scale(self) -> float:
@@ -294,6 +301,7 @@ class MotionShaper:
             root = np.sqrt(g_ramp * g_ramp + (4.0 * gain * self._dt) * speed / self._acceleration)
             scale = min(scale, *((2.0 * self._dt) / (root + g_ramp)).tolist())
         scale *= self._loop_scale
+        self._scale = min(scale, 1.0)
         target = wanted * scale if scale < 1.0 else wanted
         lower, upper = self._filter.bounds()
         command = np.minimum(np.maximum(target, lower), upper)

@@ -19,9 +19,7 @@ Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import mujoco
@@ -31,37 +29,13 @@ from numpy.typing import ArrayLike
 from .._validation import callable_or_none, real_number
 from ..state import JointState, RobotState, SpatialState
 from ..transforms import pose_to_se3, se3_to_pose
+from .scene import HOLD_PREFIX, TARGET_BODY, build_spec
 
 if TYPE_CHECKING:
     from ..robot import PinkRobot
 
 __all__ = ["MujocoSimulation"]
 
-_TARGET_BODY = "pinkctl_target"
-
-
-def _srdf_disabled_pairs(srdf_path: Path) -> list[tuple[str, str]]:
-    """Link pairs of the SRDF's ``disable_collisions`` entries."""
-    root = ET.parse(srdf_path).getroot()
-    return [(e.get("link1", ""), e.get("link2", "")) for e in root.iter("disable_collisions")]
-
-
-def _overview_camera(robot: PinkRobot) -> tuple[np.ndarray, np.ndarray]:
-    """Camera position and ``xyaxes`` looking at the robot, scaled to its size at home."""
-    import pinocchio as pin
-
-    data = robot.model.createData()
-    pin.framesForwardKinematics(robot.model, data, robot.q0)
-    points = np.array([f.translation for f in data.oMf])
-    reach = max(float(np.max(np.linalg.norm(points, axis=1))), 0.1)
-    look_at = np.array([0.25 * reach, 0.0, 0.4 * reach])
-    eye = look_at + reach * np.array([1.5, -1.3, 0.75])
-    forward = look_at - eye
-    forward /= np.linalg.norm(forward)
-    right = np.cross(forward, [0.0, 0.0, 1.0])
-    right /= np.linalg.norm(right)
-    up = np.cross(right, forward)
-    return eye, np.concatenate([right, up])
 
 
 def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
@@ -108,11 +82,19 @@ class MujocoSimulation:
             n: int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n))
             for n in self.actuated_joint_names
         }
+        self._joint_damping = {
+            n: float(model.dof_damping[self._dof_adr[n]]) for n in self.joint_names
+        }
+        self._holds = [
+            (i, int(model.jnt_qposadr[model.actuator_trnid[i, 0]]))
+            for i in range(model.nu)
+            if (model.actuator(i).name or "").startswith(HOLD_PREFIX)
+        ]
         self.site_names = list(site_names)
         self._site_ids = {
             n: int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, n)) for n in self.site_names
         }
-        target_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, _TARGET_BODY)
+        target_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, TARGET_BODY)
         self._mocap_id = int(model.body_mocapid[target_id]) if target_id >= 0 else -1
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         self._initial_qpos = data.qpos.copy()
@@ -133,15 +115,17 @@ class MujocoSimulation:
         kv: float | None = None,
         spec_callback: Callable[[mujoco.MjSpec], None] | None = None,
     ) -> MujocoSimulation:
-        """Compile ``robot.urdf_path`` with MjSpec into a simulation.
+        """Compile the robot's description with MjSpec into a simulation (see
+        :mod:`pinkctl.sim.scene` for what is added to it).
 
         Args:
             robot: The robot, e.g. from :func:`~pinkctl.robot.load_pink_supported_robot`.
             timestep: Physics step [s], in [1e-6, 0.1].
             gravity_compensation: Set ``gravcomp = 1`` on every robot body.
-            floor: Add a ground plane at z = 0.
+            floor: Add a ground plane (at ``robot.floor``, or just below the robot at home).
             target_marker: Add a mocap body (visual only) to show a target pose.
-            site_frames: Frames that get a site of the same name; default: the robot's tool frame.
+            site_frames: Frames that get a site of the same name; default: the robot's tool
+                frames.
             actuated_joint_names: Joints with position servos; default: controlled + gripper joints.
             kp: Servo stiffness for every actuator, overriding ``robot.toml`` [N m/rad], > 0.
             kv: Servo damping for every actuator, overriding ``robot.toml`` [N m s/rad], >= 0.
@@ -152,7 +136,7 @@ class MujocoSimulation:
 
         Raises:
             ValueError: On a timestep or gain out of range, unknown frames or joints, or a robot
-                without a URDF path.
+                without a description.
         """
         timestep = real_number(timestep, "timestep", low=1e-6, high=0.1)
         if kp is not None:
@@ -160,107 +144,21 @@ class MujocoSimulation:
         if kv is not None:
             kv = real_number(kv, "kv", low=0.0)
         callable_or_none(spec_callback, "spec_callback")
-        if robot.urdf_path is None:
-            raise ValueError("robot has no urdf_path; load it with load_pink_robot")
-        default_sites = [robot.tool_frame] if robot.tool_frame else []
+        default_sites = list(robot.tool_frames) or ([robot.tool_frame] if robot.tool_frame else [])
         sites = _as_name_list(site_frames, default_sites, "site_frames")
         actuated = _as_name_list(actuated_joint_names, robot.actuated_joint_names, "joints")
-
-        spec = mujoco.MjSpec.from_file(str(robot.urdf_path))
-        spec.compiler.fusestatic = False
-        spec.compiler.discardvisual = False
-        spec.option.timestep = timestep
-        # implicit in the joint damping and servo kv: stable for stiff servos at 2 ms
-        spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-        spec.modelname = robot.name or "robot"
-
-        body_names = {b.name for b in spec.bodies}
-        for frame in sites:
-            if frame not in body_names:
-                raise ValueError(f"site frame {frame!r} is not a link of {robot.urdf_path.name}")
-            spec.body(frame).add_site(name=frame, size=[0.005, 0.0, 0.0], rgba=[1, 0.2, 0.2, 1])
-
-        # MuJoCo only filters parent/child contacts; the SRDF knows which other link pairs
-        # touch by construction (e.g. a world-welded base and the first link) or never meet.
-        if robot.srdf_path is not None:
-            for link1, link2 in _srdf_disabled_pairs(robot.srdf_path):
-                if link1 in body_names and link2 in body_names:
-                    spec.add_exclude(bodyname1=link1, bodyname2=link2)
-
-        # URDF mimic joints arrive as joint equalities; MuJoCo's default softness lets a
-        # squeezed finger lag its master by centimetres, so make them as stiff as the step allows
-        for equality in spec.equalities:
-            if equality.type == mujoco.mjtEq.mjEQ_JOINT:
-                equality.solref = [2.0 * timestep, 1.0]
-
-        if gravity_compensation:
-            for body in spec.bodies:
-                if body.name != "world":
-                    body.gravcomp = 1.0
-
-        joints = {j.name: j for j in spec.joints}
-        for name, value in robot.armature.items():
-            if name in joints:
-                joints[name].armature = value
-        for name in actuated:
-            if name not in joints:
-                raise ValueError(f"actuated joint {name!r} is not a joint of the MuJoCo model")
-            gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
-            gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
-            act = spec.add_actuator(name=name, target=name)
-            act.trntype = mujoco.mjtTrn.mjTRN_JOINT
-            act.set_to_position(kp=gain_p, kv=gain_v)
-
-        world = spec.worldbody
-        if floor:
-            spec.add_texture(
-                name="grid",
-                type=mujoco.mjtTexture.mjTEXTURE_2D,
-                builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
-                rgb1=[0.85, 0.87, 0.9],
-                rgb2=[0.7, 0.72, 0.76],
-                width=256,
-                height=256,
-            )
-            mat = spec.add_material(name="grid", texrepeat=[8, 8], reflectance=0.05)
-            mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
-            world.add_geom(
-                name="floor",
-                type=mujoco.mjtGeom.mjGEOM_PLANE,
-                size=[3.0, 3.0, 0.05],
-                material="grid",
-            )
-        world.add_light(pos=[0.0, -1.0, 3.0], dir=[0.0, 0.3, -1.0], diffuse=[0.8, 0.8, 0.8])
-        world.add_light(pos=[2.0, 2.0, 3.0], dir=[-0.5, -0.5, -1.0], diffuse=[0.4, 0.4, 0.4])
-        eye, xyaxes = _overview_camera(robot)
-        world.add_camera(name="overview", pos=eye.tolist(), xyaxes=xyaxes.tolist())
-        if target_marker:
-            target = world.add_body(name=_TARGET_BODY, mocap=True, pos=[0.0, 0.0, -1.0])
-            target.add_geom(
-                type=mujoco.mjtGeom.mjGEOM_SPHERE,
-                size=[0.012, 0, 0],
-                rgba=[0.1, 0.8, 0.2, 0.6],
-                contype=0,
-                conaffinity=0,
-                group=2,
-            )
-            for axis, rgba in ((0, [1, 0, 0, 0.8]), (1, [0, 1, 0, 0.8]), (2, [0, 0, 1, 0.8])):
-                fromto = np.zeros(6)
-                fromto[3 + axis] = 0.05
-                target.add_geom(
-                    type=mujoco.mjtGeom.mjGEOM_CAPSULE,
-                    size=[0.003, 0, 0],
-                    fromto=fromto.tolist(),
-                    rgba=rgba,
-                    contype=0,
-                    conaffinity=0,
-                    group=2,
-                )
-        spec.visual.global_.offwidth = 1280
-        spec.visual.global_.offheight = 960
-        if spec_callback is not None:
-            spec_callback(spec)
-
+        spec = build_spec(
+            robot,
+            timestep=timestep,
+            gravity_compensation=gravity_compensation,
+            floor=floor,
+            target_marker=target_marker,
+            sites=sites,
+            actuated=actuated,
+            kp=kp,
+            kv=kv,
+            spec_callback=spec_callback,
+        )
         model = spec.compile()
         data = mujoco.MjData(model)
         sim = cls(model, data, robot=robot, actuated_joint_names=actuated, site_names=sites)
@@ -319,6 +217,8 @@ class MujocoSimulation:
                 self.data.qpos[self._qpos_adr[name]] = value
         for name, act in self._actuator_of.items():
             self.data.ctrl[act] = self.data.qpos[self._qpos_adr[name]]
+        for act, adr in self._holds:
+            self.data.ctrl[act] = self.data.qpos[adr]
         mujoco.mj_forward(self.model, self.data)
 
     def _write_mimic_followers(self, positions: dict[str, float]) -> None:
@@ -380,9 +280,9 @@ class MujocoSimulation:
     ) -> None:
         """Command position servos; with ``velocities``, add velocity feed-forward.
 
-        The servo law is :math:`k_p (u - q) - k_v \\dot q`; commanding
-        :math:`u = q_{des} + (k_v/k_p) \\dot q_{des}` gives
-        :math:`k_p (q_{des} - q) + k_v (\\dot q_{des} - \\dot q)`.
+        The servo law is :math:`k_p (u - q) - k_v \\dot q` (and the joint's damping
+        :math:`d`); commanding :math:`u = q_{des} + ((k_v + d)/k_p) \\dot q_{des}` gives
+        :math:`k_p (q_{des} - q) + (k_v + d) (\\dot q_{des} - \\dot q)`.
         """
         names = list(names)
         pos = np.asarray(positions, dtype=float).reshape(-1)
@@ -402,8 +302,10 @@ class MujocoSimulation:
             act = self._actuator_of[n]
             u = pos[k]
             if vel is not None:
+                # kp (u - q) - kv qd - d qd = kp (q_des - q) + (kv + d) (qd_des - qd): the
+                # servo's damping and the joint's own damping d both get the feed-forward
                 gain_p = self.model.actuator_gainprm[act, 0]
-                gain_v = -self.model.actuator_biasprm[act, 2]
+                gain_v = -self.model.actuator_biasprm[act, 2] + self._joint_damping[n]
                 u += gain_v / gain_p * vel[k]
             self.data.ctrl[act] = u
 

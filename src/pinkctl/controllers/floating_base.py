@@ -1,0 +1,67 @@
+"""The floating base of a robot with a free-flyer root, as the IK controller sees it.
+
+The base is a decision variable of the QP (its 6 velocity coordinates, a twist in the base
+frame, Pinocchio's free-flyer tangent) but no actuator drives it: the controller reads its pose
+from the estimate's :class:`~pinkctl.state.RootState` (world-frame position and (w, x, y, z)
+orientation) and integrates its own on the manifold, ``M_k = M_{k-1} exp6(v dt)``; the output
+carries the integrated pose and its twist as the desired root state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from ..state import RootState
+
+__all__ = ["FloatingBase"]
+
+
+class FloatingBase:
+    """Pose of a free-flyer root: read, integrated, written (see the module docstring).
+
+    Args:
+        q0: The home configuration; its first 7 coordinates (``x y z qx qy qz qw``) are the
+            starting pose.
+    """
+
+    def __init__(self, q0: np.ndarray) -> None:
+        self._pose = pin.XYZQUATToSE3(np.asarray(q0[:7], dtype=np.float64))
+
+    @property
+    def pose(self) -> pin.SE3:
+        """The base pose the controller holds (world frame)."""
+        return self._pose
+
+    @staticmethod
+    def read(root: RootState | None) -> pin.SE3 | None:
+        """The pose given by a root state, or None when it lacks position or orientation."""
+        if root is None or root.position is None or root.orientation is None:
+            return None
+        w, x, y, z = root.orientation.tolist()
+        quat = pin.Quaternion(w, x, y, z)
+        quat.normalize()
+        return pin.SE3(quat.toRotationMatrix(), np.array(root.position, dtype=np.float64))
+
+    def reset(self, root: RootState | None) -> None:
+        """Start from the estimate's root pose (kept as it was when the estimate has none)."""
+        pose = self.read(root)
+        if pose is not None:
+            self._pose = pose
+
+    def write(self, q: np.ndarray, pose: pin.SE3 | None = None) -> None:
+        """Put ``pose`` (default: the held pose) into the first 7 coordinates of ``q``."""
+        q[:7] = pin.SE3ToXYZQUAT(self._pose if pose is None else pose)
+
+    def step(self, twist: np.ndarray, dt: float, start: pin.SE3 | None = None) -> RootState:
+        """Integrate the base twist ``[v, w]`` (base frame) for ``dt`` from ``start`` (default:
+        the held pose), hold the result and return it as the desired root state."""
+        origin = self._pose if start is None else start
+        self._pose = origin * pin.exp6(pin.Motion(np.asarray(twist) * dt))
+        quat = pin.Quaternion(self._pose.rotation)
+        return RootState(
+            position=self._pose.translation.copy(),
+            orientation=np.array([quat.w, quat.x, quat.y, quat.z]),
+            linear_velocity=np.array(twist[:3], dtype=np.float64),
+            angular_velocity=np.array(twist[3:6], dtype=np.float64),
+        )

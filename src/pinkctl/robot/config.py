@@ -1,0 +1,320 @@
+"""The robot configuration (``robot.toml``): what a description file cannot say.
+
+Every field is optional; what is missing is inferred by the loader (see
+:mod:`pinkctl.robot.inference`), which says what it inferred. A configuration is a TOML file
+or a ``dict`` of the same shape:
+
+=========================  ===================================================================
+key                        meaning
+=========================  ===================================================================
+``name``                   robot name (default: the folder or file name)
+``description``            one line for humans
+``urdf`` / ``mjcf``        the description file, relative to the configuration's folder
+``package``                ``"example-robot-data"``: ``urdf``/``srdf`` are relative to that
+                           package's ``robots`` folder (the ``pinkctl[robots]`` extra)
+``srdf``                   SRDF file (disabled collision pairs, groups, named states)
+``package_dirs``           folders for ``package://`` mesh URIs
+``tool_frame``             the IK controller's end-effector frame
+``tool_frames``            more frames that get a MuJoCo site (e.g. a second arm's tool)
+``controlled_joints``      joints the arm controller drives
+``planning_group``         or: an SRDF group whose joints (or chain) are the controlled joints
+``gripper_joints``         actuated gripper joints (driven beside the arm)
+``home``                   table of joint values, or the name of an SRDF ``group_state``
+``floating_base``          true: a free-flyer root joint (humanoids, mobile bases)
+``floor``                  true / false, or the floor height [m] (default: below the robot)
+``[base]``                 ``position`` [m] and ``rpy`` [rad] of the root link in the world
+``[limits]``               ``velocity`` [rad/s, m/s], ``acceleration`` [/s^2], ``jerk`` [/s^3]
+``[mujoco]``               ``kp`` [N m/rad], ``kv`` [N m s/rad], ``armature`` [kg m^2]
+=========================  ===================================================================
+
+The ``[limits]`` and ``[mujoco]`` values are a number (every joint) or a table by joint name.
+Numbers must be finite and positive (``kv`` and ``armature``: non-negative); home values finite
+and inside the joint's range. Paths must stay inside the configuration's folder unless the
+loader is told to allow others.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._validation import name_list
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = ["RobotConfig", "read_config"]
+
+_KEYS = {
+    "name",
+    "description",
+    "urdf",
+    "mjcf",
+    "package",
+    "srdf",
+    "package_dirs",
+    "tool_frame",
+    "tool_frames",
+    "controlled_joints",
+    "planning_group",
+    "gripper_joints",
+    "home",
+    "floating_base",
+    "floor",
+    "base",
+    "limits",
+    "mujoco",
+}
+_LIMIT_KEYS = ("velocity", "acceleration", "jerk")
+_MUJOCO_KEYS = ("kp", "kv", "armature")
+_PACKAGES = ("example-robot-data",)
+
+
+def _number(value: Any, what: str, source: str, *, positive: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{source}: {what} must be a number, got {value!r}")
+    number = float(value)
+    bound = "> 0" if positive else ">= 0"
+    if not math.isfinite(number) or number < 0.0 or (positive and number == 0.0):
+        raise ValueError(f"{source}: {what} must be finite and {bound}, got {value!r}")
+    return number
+
+
+def _per_joint_table(
+    value: Any, what: str, source: str, *, positive: bool
+) -> float | dict[str, float] | None:
+    """A number for every joint, or a table by joint name (each value checked)."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return {
+            str(joint): _number(v, f"{what} of {joint!r}", source, positive=positive)
+            for joint, v in value.items()
+        }
+    return _number(value, what, source, positive=positive)
+
+
+def _string(value: Any, what: str, source: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{source}: {what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _vector(value: Any, size: int, what: str, source: str) -> tuple[float, ...]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != size:
+        raise ValueError(f"{source}: {what} must be {size} numbers, got {value!r}")
+    out = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise ValueError(f"{source}: {what} must be {size} numbers, got {value!r}")
+        if not math.isfinite(float(item)):
+            raise ValueError(f"{source}: {what} must be finite, got {value!r}")
+        out.append(float(item))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class RobotConfig:
+    """A validated robot configuration (see the module docstring for the fields).
+
+    Build it with :func:`read_config` (a TOML file or a dict); ``folder`` is where relative
+    paths start. Joint and frame names are checked against the model by the loader.
+    """
+
+    name: str | None = None
+    description: str | None = None
+    urdf: str | None = None
+    mjcf: str | None = None
+    package: str | None = None
+    srdf: str | None = None
+    package_dirs: tuple[str, ...] = ()
+    tool_frame: str | None = None
+    tool_frames: tuple[str, ...] = ()
+    controlled_joints: tuple[str, ...] | None = None
+    planning_group: str | None = None
+    gripper_joints: tuple[str, ...] | None = None
+    home: dict[str, float] | str | None = None
+    floating_base: bool = False
+    floor: bool | float | None = None
+    base_position: tuple[float, ...] | None = None
+    base_rpy: tuple[float, ...] | None = None
+    limits: dict[str, float | dict[str, float]] = field(default_factory=dict)
+    mujoco: dict[str, float | dict[str, float]] = field(default_factory=dict)
+    folder: Path | None = None
+    source: str = "configuration"
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], *, folder: Path | None = None, source: str = "config"
+    ) -> RobotConfig:
+        """Validate a configuration table.
+
+        Raises:
+            ValueError: On an unknown key or a malformed value (the message names both).
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{source}: a configuration must be a table, got {data!r}")
+        unknown = sorted(set(data) - _KEYS)
+        if unknown:
+            raise ValueError(f"{source}: unknown keys {unknown}; known keys: {sorted(_KEYS)}")
+        package = _string(data.get("package"), "package", source)
+        if package is not None and package not in _PACKAGES:
+            raise ValueError(f"{source}: package must be one of {list(_PACKAGES)}")
+        if data.get("urdf") is not None and data.get("mjcf") is not None:
+            raise ValueError(f"{source}: give either urdf or mjcf, not both")
+        controlled = data.get("controlled_joints")
+        gripper = data.get("gripper_joints")
+        home = data.get("home")
+        if home is not None and not isinstance(home, str):
+            if not isinstance(home, Mapping):
+                raise ValueError(f"{source}: home must be a table of joint values or a name")
+            home = {
+                str(k): _home_value(v, str(k), source) for k, v in home.items()
+            }
+        floating = data.get("floating_base", False)
+        if not isinstance(floating, bool):
+            raise ValueError(f"{source}: floating_base must be true or false")
+        floor = data.get("floor")
+        if floor is not None and not isinstance(floor, bool):
+            floor = _vector([floor], 1, "floor", source)[0]
+        base = data.get("base", {})
+        if not isinstance(base, Mapping) or set(base) - {"position", "rpy"}:
+            raise ValueError(f"{source}: [base] takes position and rpy")
+        position = base.get("position")
+        rpy = base.get("rpy")
+        if floating and (position is not None or rpy is not None):
+            raise ValueError(f"{source}: a floating base has no fixed [base] placement")
+        limits = _section(data.get("limits"), _LIMIT_KEYS, "limits", source, positive=True)
+        mujoco = _section(data.get("mujoco"), _MUJOCO_KEYS, "mujoco", source, positive=None)
+        dirs = data.get("package_dirs", [])
+        return cls(
+            name=_string(data.get("name"), "name", source),
+            description=_string(data.get("description"), "description", source),
+            urdf=_string(data.get("urdf"), "urdf", source),
+            mjcf=_string(data.get("mjcf"), "mjcf", source),
+            package=package,
+            srdf=_string(data.get("srdf"), "srdf", source),
+            package_dirs=tuple(name_list(dirs, f"{source}: package_dirs")),
+            tool_frame=_string(data.get("tool_frame"), "tool_frame", source),
+            tool_frames=tuple(name_list(data.get("tool_frames", []), f"{source}: tool_frames")),
+            controlled_joints=None
+            if controlled is None
+            else tuple(name_list(controlled, f"{source}: controlled_joints")),
+            planning_group=_string(data.get("planning_group"), "planning_group", source),
+            gripper_joints=None
+            if gripper is None
+            else tuple(name_list(gripper, f"{source}: gripper_joints")),
+            home=home,
+            floating_base=floating,
+            floor=floor,
+            base_position=None if position is None else _vector(position, 3, "base.position", source),
+            base_rpy=None if rpy is None else _vector(rpy, 3, "base.rpy", source),
+            limits=limits,
+            mujoco=mujoco,
+            folder=folder,
+            source=source,
+            raw=dict(data),
+        )
+
+    def path(self, key: str, *, allow_outside: bool = False) -> Path | None:
+        """The file of ``urdf``, ``mjcf`` or ``srdf``, resolved (None when not set).
+
+        Relative paths start at the configuration's folder (or, with ``package``, at that
+        package's ``robots`` folder) and must stay inside it unless ``allow_outside``.
+
+        Raises:
+            ValueError: A path leading outside its folder.
+            FileNotFoundError: The package is not installed (naming the extra to install).
+        """
+        value = getattr(self, key)
+        if value is None:
+            return None
+        if self.package is not None:
+            base = _package_robots_folder(self.package)
+        else:
+            base = self.folder if self.folder is not None else Path.cwd()
+        candidate = Path(value)
+        resolved = (candidate if candidate.is_absolute() else base / candidate).resolve()
+        if not allow_outside and not resolved.is_relative_to(base.resolve()):
+            raise ValueError(
+                f"{self.source}: {key} {value!r} leads outside {base}; pass "
+                "allow_outside_paths=True to load files elsewhere"
+            )
+        return resolved
+
+
+def _home_value(value: Any, joint: str, source: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{source}: home value of {joint!r} must be a number, got {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"{source}: home value of {joint!r} must be finite, got {value!r}")
+    return float(value)
+
+
+def _section(
+    value: Any, keys: tuple[str, ...], name: str, source: str, *, positive: bool | None
+) -> dict[str, float | dict[str, float]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{source}: [{name}] must be a table")
+    unknown = sorted(set(value) - set(keys))
+    if unknown:
+        raise ValueError(f"{source}: unknown keys {unknown} in [{name}]; known: {list(keys)}")
+    out: dict[str, float | dict[str, float]] = {}
+    for key, entry in value.items():
+        strict = positive if positive is not None else key == "kp"
+        table = _per_joint_table(entry, f"{name}.{key}", source, positive=strict)
+        if table is not None:
+            out[key] = table
+    return out
+
+
+def _package_robots_folder(package: str) -> Path:
+    """The ``robots`` folder of an installed description package."""
+    import importlib.metadata  # noqa: PLC0415
+
+    try:
+        dist = importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise FileNotFoundError(
+            f"this robot's description comes from the {package!r} package, which is not "
+            "installed; install it with: pip install 'pinkctl[robots]'"
+        ) from exc
+    folder = Path(str(dist.locate_file(f"cmeel.prefix/share/{package}/robots")))
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{package} is installed but has no robots folder at {folder}")
+    return folder
+
+
+def read_config(
+    config: str | Path | Mapping[str, Any] | RobotConfig, *, folder: Path | None = None
+) -> RobotConfig:
+    """A :class:`RobotConfig` from a TOML file, a dict or an existing config.
+
+    Raises:
+        FileNotFoundError: The TOML file does not exist.
+        ValueError: It cannot be parsed, or a value is malformed.
+    """
+    if isinstance(config, RobotConfig):
+        return config
+    if isinstance(config, Mapping):
+        return RobotConfig.from_dict(config, folder=folder, source="config")
+    path = Path(config)
+    if not path.is_file():
+        raise FileNotFoundError(f"robot configuration not found: {path}")
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"cannot parse {path}: {exc}") from exc
+    return RobotConfig.from_dict(data, folder=path.parent, source=str(path))

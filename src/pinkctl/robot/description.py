@@ -1,0 +1,306 @@
+"""One robot description, normalised once, for Pinocchio and MuJoCo alike.
+
+:func:`read_description` reads a URDF or an MJCF file and returns a :class:`RobotDescription`
+from which both engines are built, so that they always see the same robot:
+
+- URDF: every mesh URI is resolved (:func:`~pinkctl.robot.meshes.resolve_mesh_uri`) and
+  written back as an absolute path; MuJoCo's copy points at MuJoCo-readable files
+  (:func:`~pinkctl.robot.meshes.mujoco_readable`). Inertia tensors that are not physical
+  (a non-positive principal moment, or one larger than the sum of the two others, which MuJoCo
+  rejects) are repaired in the shared text, with a warning naming the link. A revolute or
+  prismatic joint whose range is a single value (lower = upper) is **locked**: it becomes a
+  fixed joint at that value, for the IK, the controller, the motion limits and MuJoCo alike
+  (the one rule for zero-range limits). ``base_placement`` adds a fixed joint from a ``world``
+  link to the root link, which both engines read as the robot's placement in the world.
+- MJCF: Pinocchio's MJCF parser reads the file (sites become operational frames), MuJoCo reads
+  the same file.
+"""
+
+from __future__ import annotations
+
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from .meshes import mujoco_readable, resolve_mesh_uri
+
+__all__ = ["RobotDescription", "read_description"]
+
+#: Smallest principal moment of inertia kept by the repair [kg m^2].
+MIN_INERTIA = 1e-8
+
+
+@dataclass(frozen=True)
+class RobotDescription:
+    """A robot description ready for both engines.
+
+    Attributes:
+        path: The file read.
+        kind: ``"urdf"`` or ``"mjcf"``.
+        xml: URDF text with absolute mesh paths and repaired inertias (URDF only; "" for
+            MJCF, which both engines read from ``path``).
+        mujoco_xml: The same URDF text with MuJoCo-readable meshes and MuJoCo's compiler
+            options (URDF only).
+        package_dirs: Folders used to resolve ``package://`` URIs.
+        locked: Zero-range joints locked at their value, by name.
+        repairs: What was changed in the description, one line each.
+    """
+
+    path: Path
+    kind: str
+    xml: str = ""
+    mujoco_xml: str = ""
+    package_dirs: tuple[Path, ...] = ()
+    locked: dict[str, float] = field(default_factory=dict)
+    repairs: tuple[str, ...] = ()
+
+    def build_model(self, *, floating_base: bool = False) -> pin.Model:
+        """The Pinocchio model (mimic joints as mimic joints; free-flyer root on request)."""
+        if self.kind == "mjcf":
+            if floating_base:
+                return pin.buildModelFromMJCF(str(self.path), pin.JointModelFreeFlyer())
+            model = pin.buildModelFromMJCF(str(self.path))
+            _place_mjcf_root(model, self.path)
+            return model
+        if floating_base:
+            return pin.buildModelFromXML(self.xml, pin.JointModelFreeFlyer(), mimic=True)
+        return pin.buildModelFromXML(self.xml, mimic=True)
+
+    def build_collision_model(self, model: pin.Model) -> pin.GeometryModel:
+        """The collision geometry of ``model`` (all pairs, before any SRDF filtering)."""
+        if self.kind == "mjcf":
+            geometry = pin.buildGeomFromMJCF(model, str(self.path), pin.GeometryType.COLLISION)
+        else:
+            geometry = pin.buildGeomFromUrdfString(
+                model,
+                self.xml,
+                pin.GeometryType.COLLISION,
+                package_dirs=[str(p) for p in self.package_dirs],
+            )
+        geometry.addAllCollisionPairs()
+        return geometry
+
+
+def _place_mjcf_root(model: pin.Model, path: Path) -> None:
+    """Put the root body where MuJoCo puts it (Pinocchio's MJCF parser leaves the first body
+    at the origin, ready for a free-flyer): every joint and frame hanging from the universe is
+    moved by the root body's placement, in place."""
+    import mujoco  # noqa: PLC0415
+
+    root = next(
+        (f for f in list(model.frames)[1:] if f.parentJoint == 0 and f.type == pin.FrameType.BODY),
+        None,
+    )
+    if root is None:
+        return
+    compiled = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(compiled)
+    mujoco.mj_kinematics(compiled, data)
+    body = mujoco.mj_name2id(compiled, mujoco.mjtObj.mjOBJ_BODY, root.name)
+    if body < 0:
+        return
+    w, x, y, z = data.xquat[body]
+    offset = pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), data.xpos[body].copy())
+    offset = offset * root.placement.inverse()
+    if offset.isIdentity(1e-15):
+        return
+    for j in range(1, model.njoints):
+        if model.parents[j] == 0:
+            model.jointPlacements[j] = offset * model.jointPlacements[j]
+    for index in range(1, model.nframes):
+        frame = model.frames[index]
+        if frame.parentJoint == 0:
+            frame.placement = offset * frame.placement
+            model.frames[index] = frame
+
+
+def _floats(text: str | None, count: int, default: float) -> list[float]:
+    values = (text or "").split()
+    if not values:
+        return [default] * count
+    return [float(v) for v in values]
+
+
+def _repair_inertia(link: ET.Element, repairs: list[str]) -> None:
+    """Make the link's inertia tensor physical (positive moments, triangle inequality)."""
+    inertia = link.find("inertial/inertia")
+    if inertia is None:
+        return
+    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    try:
+        xx, xy, xz, yy, yz, zz = (float(inertia.get(k, "0")) for k in keys)
+    except ValueError as exc:
+        raise ValueError(f"link {link.get('name')!r}: inertia values must be numbers") from exc
+    tensor = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    if not np.isfinite(tensor).all():
+        raise ValueError(f"link {link.get('name')!r}: inertia values must be finite")
+    mass_element = link.find("inertial/mass")
+    mass = float(mass_element.get("value", "0")) if mass_element is not None else 0.0
+    if mass <= 0.0 and not tensor.any():
+        return  # a massless frame link: nothing to simulate
+    moments, axes = np.linalg.eigh(tensor)
+    fixed = np.maximum(moments, MIN_INERTIA)
+    # triangle inequality A + B >= C on the principal moments, with a relative margin
+    for _ in range(3):
+        order = np.argsort(fixed)
+        small, middle, large = fixed[order]
+        if small + middle < large * (1.0 + 1e-9):
+            fixed[order[0]] = max(small, large * (1.0 + 1e-6) - middle)
+    if np.allclose(fixed, moments, rtol=1e-12, atol=0.0):
+        return
+    repaired = axes @ np.diag(fixed) @ axes.T
+    values = {
+        "ixx": repaired[0, 0],
+        "ixy": repaired[0, 1],
+        "ixz": repaired[0, 2],
+        "iyy": repaired[1, 1],
+        "iyz": repaired[1, 2],
+        "izz": repaired[2, 2],
+    }
+    for key, value in values.items():
+        inertia.set(key, repr(float(value)))
+    note = (
+        f"inertia of link {link.get('name')!r} repaired: principal moments "
+        f"{np.round(moments, 9).tolist()} -> {np.round(fixed, 9).tolist()} kg m^2"
+    )
+    repairs.append(note)
+    warnings.warn(note, stacklevel=4)
+
+
+def _lock_zero_range(joint: ET.Element, locked: dict[str, float]) -> None:
+    """Turn a revolute/prismatic joint with lower = upper into a fixed joint at that value."""
+    if joint.get("type") not in ("revolute", "prismatic"):
+        return
+    limit = joint.find("limit")
+    if limit is None or limit.get("lower") is None or limit.get("upper") is None:
+        return
+    lower, upper = float(limit.get("lower", "0")), float(limit.get("upper", "0"))
+    if lower != upper:
+        return
+    origin = joint.find("origin")
+    if origin is None:
+        origin = ET.SubElement(joint, "origin")
+    xyz = np.array(_floats(origin.get("xyz"), 3, 0.0))
+    rpy = _floats(origin.get("rpy"), 3, 0.0)
+    axis_element = joint.find("axis")
+    axis = np.array(_floats(None if axis_element is None else axis_element.get("xyz"), 3, 0.0))
+    if axis_element is None:
+        axis = np.array([1.0, 0.0, 0.0])
+    axis = axis / max(float(np.linalg.norm(axis)), 1e-12)
+    placement = pin.SE3(pin.rpy.rpyToMatrix(*rpy), xyz)
+    if joint.get("type") == "revolute":
+        motion = pin.SE3(pin.exp3(axis * lower), np.zeros(3))
+    else:
+        motion = pin.SE3(np.eye(3), axis * lower)
+    fixed = placement * motion
+    origin.set("xyz", " ".join(repr(float(v)) for v in fixed.translation))
+    origin.set("rpy", " ".join(repr(float(v)) for v in pin.rpy.matrixToRpy(fixed.rotation)))
+    joint.set("type", "fixed")
+    for tag in ("axis", "limit", "dynamics", "mimic", "safety_controller", "calibration"):
+        for child in joint.findall(tag):
+            joint.remove(child)
+    locked[joint.get("name", "")] = lower
+
+
+def _place_base(root: ET.Element, placement: pin.SE3) -> None:
+    """Add ``world`` -> root link as a fixed joint at ``placement``."""
+    links = {link.get("name") for link in root.findall("link")}
+    children = {child.get("link") for child in root.findall("joint/child")}
+    roots = sorted(name for name in links - children if name)
+    if "world" in roots:
+        raise ValueError("the description already has a 'world' link; base placement is set there")
+    if len(roots) != 1:
+        raise ValueError(f"a URDF must have exactly one root link, found {roots}")
+    world = ET.Element("link", {"name": "world"})
+    joint = ET.Element("joint", {"name": "world_to_" + roots[0], "type": "fixed"})
+    ET.SubElement(joint, "parent", {"link": "world"})
+    ET.SubElement(joint, "child", {"link": roots[0]})
+    rpy = pin.rpy.matrixToRpy(placement.rotation)
+    ET.SubElement(
+        joint,
+        "origin",
+        {
+            "xyz": " ".join(repr(float(v)) for v in placement.translation),
+            "rpy": " ".join(repr(float(v)) for v in rpy),
+        },
+    )
+    root.insert(0, joint)
+    root.insert(0, world)
+
+
+def read_description(
+    path: Path | str,
+    *,
+    package_dirs: Sequence[str | Path] = (),
+    base_placement: pin.SE3 | None = None,
+) -> RobotDescription:
+    """Read and normalise a URDF (``.urdf``) or MJCF (``.xml``) file (module docstring).
+
+    Raises:
+        FileNotFoundError: If the file does not exist; a
+            :class:`~pinkctl.robot.meshes.MeshNotFoundError` for a mesh no folder holds.
+        ValueError: If the file cannot be parsed (the message names it).
+    """
+    source = Path(path)
+    if not source.is_file():
+        kind = "MJCF" if source.suffix.lower() == ".xml" else "URDF"
+        raise FileNotFoundError(f"{kind} file not found: {source}")
+    try:
+        root = ET.parse(source).getroot()
+    except ET.ParseError as exc:
+        raise ValueError(f"cannot parse {source}: {exc}") from exc
+    dirs = tuple(Path(p) for p in package_dirs)
+    if root.tag == "mujoco":
+        if base_placement is not None:
+            raise ValueError("base_placement applies to URDF descriptions; move the MJCF body")
+        return RobotDescription(path=source, kind="mjcf", package_dirs=dirs)
+    if root.tag != "robot":
+        raise ValueError(f"cannot parse {source}: root element <{root.tag}>, expected <robot>")
+    repairs: list[str] = []
+    locked: dict[str, float] = {}
+    for link in root.findall("link"):
+        _repair_inertia(link, repairs)
+    for joint in root.findall("joint"):
+        _lock_zero_range(joint, locked)
+    if locked:
+        note = f"zero-range joints locked (fixed at their value): {locked}"
+        repairs.append(note)
+        warnings.warn(note, stacklevel=2)
+    if base_placement is not None:
+        _place_base(root, base_placement)
+    for extra in root.findall("mujoco"):
+        root.remove(extra)
+    meshes = list(root.iter("mesh"))
+    resolved = [
+        resolve_mesh_uri(m.get("filename", ""), description=source, package_dirs=dirs)
+        for m in meshes
+    ]
+    for mesh, file in zip(meshes, resolved):
+        mesh.set("filename", str(file))
+    xml = ET.tostring(root, encoding="unicode")
+    for mesh, file in zip(meshes, resolved):
+        mesh.set("filename", str(mujoco_readable(file)))
+    options = ET.SubElement(ET.SubElement(root, "mujoco"), "compiler")
+    options.attrib.update(
+        {
+            "strippath": "false",
+            "discardvisual": "false",
+            "fusestatic": "false",
+            "balanceinertia": "true",
+        }
+    )
+    mujoco_xml = ET.tostring(root, encoding="unicode")
+    return RobotDescription(
+        path=source,
+        kind="urdf",
+        xml=xml,
+        mujoco_xml=mujoco_xml,
+        package_dirs=dirs,
+        locked=locked,
+        repairs=tuple(repairs),
+    )

@@ -1,0 +1,343 @@
+"""The MuJoCo scene of a robot: its description compiled with MjSpec, plus servos and a world.
+
+:func:`build_spec` starts from the very description Pinocchio was built from
+(``robot.description``: the normalised URDF text, or the MJCF file) and adds:
+
+- a site for every tool frame (a frame that is a link gets a site at the link's origin; an
+  operational frame at its placement on its link; an MJCF site is used as it is);
+- contact exclusions: the SRDF's ``disable_collisions`` pairs; every link and its parent
+  (MuJoCo filters those itself, except below a body welded to the world); and the link pairs
+  still in contact at home ("touching by construction", as MoveIt's setup assistant finds
+  them; a warning lists them);
+- gravity and joint-friction compensation (real arms compensate both in firmware; the
+  description's joint damping stays, and the servo's velocity feed-forward offsets it),
+  position servos on the
+  controlled and gripper joints (``robot.actuator_kp``/``actuator_kv``, inferred from the
+  joints' inertia when not configured), servos named ``hold:<joint>`` that hold every other
+  joint of the robot where it was reset, and armature;
+- a free joint on the root link for a floating-base robot;
+- a floor (at ``robot.floor``, or just below the robot's lowest point at home, never above
+  z = 0), lights, an overview camera and a mocap target marker.
+
+MuJoCo's compiler bounds (``boundmass``, ``boundinertia``) keep a massless link from being
+rejected; the description already repaired non-physical inertia tensors.
+"""
+
+from __future__ import annotations
+
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+
+from ..errors import PinkctlWarning
+
+if TYPE_CHECKING:
+    from ..robot import PinkRobot
+
+__all__ = ["HOLD_PREFIX", "TARGET_BODY", "build_spec"]
+
+TARGET_BODY = "pinkctl_target"
+#: Lower bounds MuJoCo applies to every body [kg], [kg m^2].
+BOUND_MASS = 1e-6
+BOUND_INERTIA = 1e-10
+#: Gap between the robot's lowest point at home and the floor [m].
+FLOOR_CLEARANCE = 1e-3
+
+
+def srdf_disabled_pairs(srdf_path: Path) -> list[tuple[str, str]]:
+    """Link pairs of the SRDF's ``disable_collisions`` entries."""
+    root = ET.parse(srdf_path).getroot()
+    return [(e.get("link1", ""), e.get("link2", "")) for e in root.iter("disable_collisions")]
+
+
+def _overview_camera(robot: PinkRobot) -> tuple[np.ndarray, np.ndarray]:
+    """Camera position and ``xyaxes`` looking at the robot, scaled to its size at home."""
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, robot.q0)
+    points = np.array([f.translation for f in data.oMf])
+    center = points.mean(axis=0)
+    reach = max(float(np.max(np.linalg.norm(points - center, axis=1))), 0.1)
+    look_at = center + np.array([0.25 * reach, 0.0, 0.0])
+    eye = look_at + reach * np.array([1.9, -1.7, 1.0])
+    forward = look_at - eye
+    forward /= np.linalg.norm(forward)
+    right = np.cross(forward, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    return eye, np.concatenate([right, up])
+
+
+def _robot_spec(robot: PinkRobot) -> mujoco.MjSpec:
+    description = robot.description
+    if description is None:
+        if robot.urdf_path is None:
+            raise ValueError("robot has no description; load it with load_pink_robot")
+        spec = mujoco.MjSpec.from_file(str(robot.urdf_path))
+        spec.compiler.fusestatic = False
+        spec.compiler.discardvisual = False
+        return spec
+    if description.kind == "mjcf":
+        return mujoco.MjSpec.from_file(str(description.path))
+    return mujoco.MjSpec.from_string(description.mujoco_xml)
+
+
+def _add_sites(spec: mujoco.MjSpec, robot: PinkRobot, frames: Sequence[str]) -> None:
+    bodies = {b.name: b for b in spec.bodies}
+    sites = {s.name for s in spec.sites}
+    model = robot.model
+    for frame in frames:
+        if frame in sites:
+            continue
+        if frame in bodies:
+            bodies[frame].add_site(name=frame, size=[0.005, 0.0, 0.0], rgba=[1, 0.2, 0.2, 1])
+            continue
+        if not model.existFrame(frame):
+            raise ValueError(f"site frame {frame!r} is not a frame of the robot")
+        # an operational frame: a site at its placement relative to the nearest link above it
+        index = model.getFrameId(frame)
+        placement = pin.SE3.Identity()
+        while model.frames[index].name not in bodies and index != 0:
+            placement = model.frames[index].placement * placement
+            index = model.frames[index].parentFrame
+        parent = bodies.get(model.frames[index].name)
+        if parent is None:
+            raise ValueError(f"site frame {frame!r} hangs on no link of the MuJoCo model")
+        quat = pin.Quaternion(placement.rotation)
+        parent.add_site(
+            name=frame,
+            pos=placement.translation.tolist(),
+            quat=[quat.w, quat.x, quat.y, quat.z],
+            size=[0.005, 0.0, 0.0],
+            rgba=[1, 0.2, 0.2, 1],
+        )
+
+
+#: Name prefix of the servos that hold a robot's other joints at their reset position.
+HOLD_PREFIX = "hold:"
+
+
+def _add_hold_servos(
+    spec: mujoco.MjSpec,
+    robot: PinkRobot,
+    actuated: Sequence[str],
+    kp: float | None,
+    kv: float | None,
+) -> None:
+    """A position servo on every other scalar joint of the robot, holding it where it was
+    reset (a hand's fingers, a head, wheels): real robots hold the joints they do not move.
+    Mimic followers (joint equalities) follow their master instead."""
+    followers = {
+        e.name1 for e in spec.equalities if e.type == mujoco.mjtEq.mjEQ_JOINT and e.name1
+    }
+    kinds = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+    joints = {j.name: j for j in spec.joints if j.type in kinds}
+    for name in robot.joint_names:
+        if name in actuated or name in followers or name not in joints:
+            continue
+        gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
+        gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
+        actuator = spec.add_actuator(name=HOLD_PREFIX + name, target=name)
+        actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
+        actuator.set_to_position(kp=gain_p, kv=gain_v)
+
+
+def _exclude_parents(spec: mujoco.MjSpec) -> None:
+    for body in spec.bodies:
+        parent = body.parent
+        if body.name and parent is not None and parent.name and parent.name != "world":
+            spec.add_exclude(bodyname1=parent.name, bodyname2=body.name)
+
+
+def _home_qpos(model: mujoco.MjModel, robot: PinkRobot) -> np.ndarray:
+    qpos = model.qpos0.copy()
+    home = robot.home_positions()
+    scalar = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+    for j in range(model.njnt):
+        name = model.joint(j).name
+        if name in home and int(model.jnt_type[j]) in scalar:
+            qpos[model.jnt_qposadr[j]] = home[name]
+    if robot.floating_base:
+        free_type = int(mujoco.mjtJoint.mjJNT_FREE)
+        free = [j for j in range(model.njnt) if int(model.jnt_type[j]) == free_type]
+        if free:
+            adr = model.jnt_qposadr[free[0]]
+            x, y, z, qx, qy, qz, qw = robot.q0[:7]
+            qpos[adr : adr + 7] = [x, y, z, qw, qx, qy, qz]
+    return qpos
+
+
+def _contacts_at_home(model: mujoco.MjModel, robot: PinkRobot) -> list[tuple[str, str]]:
+    data = mujoco.MjData(model)
+    data.qpos[:] = _home_qpos(model, robot)
+    mujoco.mj_forward(model, data)
+    pairs = set()
+    for k in range(data.ncon):
+        contact = data.contact[k]
+        b1 = model.body(model.geom_bodyid[contact.geom1]).name
+        b2 = model.body(model.geom_bodyid[contact.geom2]).name
+        if b1 and b2 and b1 != b2:
+            pairs.add(tuple(sorted((b1, b2))))
+    return sorted(pairs)  # type: ignore[arg-type]
+
+
+def _lowest_point(model: mujoco.MjModel, robot: PinkRobot) -> float:
+    """Lowest z of the robot's collision geometry at home [m] (geom bounding boxes)."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = _home_qpos(model, robot)
+    mujoco.mj_forward(model, data)
+    lowest = np.inf
+    for g in range(model.ngeom):
+        if model.geom_bodyid[g] == 0:
+            continue
+        center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
+        rotation = data.geom_xmat[g].reshape(3, 3)
+        extent_z = float(np.abs(rotation[2]) @ half)
+        lowest = min(lowest, float(data.geom_xpos[g, 2] + rotation[2] @ center) - extent_z)
+    return lowest
+
+
+def _add_world(spec: mujoco.MjSpec, robot: PinkRobot, floor_z: float | None) -> None:
+    world = spec.worldbody
+    if floor_z is not None:
+        spec.add_texture(
+            name="grid",
+            type=mujoco.mjtTexture.mjTEXTURE_2D,
+            builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+            rgb1=[0.85, 0.87, 0.9],
+            rgb2=[0.7, 0.72, 0.76],
+            width=256,
+            height=256,
+        )
+        material = spec.add_material(name="grid", texrepeat=[8, 8], reflectance=0.05)
+        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+        world.add_geom(
+            name="floor",
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[3.0, 3.0, 0.05],
+            pos=[0.0, 0.0, floor_z],
+            material="grid",
+        )
+    world.add_light(pos=[0.0, -1.0, 3.0], dir=[0.0, 0.3, -1.0], diffuse=[0.8, 0.8, 0.8])
+    world.add_light(pos=[2.0, 2.0, 3.0], dir=[-0.5, -0.5, -1.0], diffuse=[0.4, 0.4, 0.4])
+    eye, xyaxes = _overview_camera(robot)
+    world.add_camera(name="overview", pos=eye.tolist(), xyaxes=xyaxes.tolist())
+
+
+def _add_target_marker(spec: mujoco.MjSpec) -> None:
+    target = spec.worldbody.add_body(name=TARGET_BODY, mocap=True, pos=[0.0, 0.0, -1.0])
+    target.add_geom(
+        type=mujoco.mjtGeom.mjGEOM_SPHERE,
+        size=[0.012, 0, 0],
+        rgba=[0.1, 0.8, 0.2, 0.6],
+        contype=0,
+        conaffinity=0,
+        group=2,
+    )
+    for axis, rgba in ((0, [1, 0, 0, 0.8]), (1, [0, 1, 0, 0.8]), (2, [0, 0, 1, 0.8])):
+        fromto = np.zeros(6)
+        fromto[3 + axis] = 0.05
+        target.add_geom(
+            type=mujoco.mjtGeom.mjGEOM_CAPSULE,
+            size=[0.003, 0, 0],
+            fromto=fromto.tolist(),
+            rgba=rgba,
+            contype=0,
+            conaffinity=0,
+            group=2,
+        )
+
+
+def build_spec(
+    robot: PinkRobot,
+    *,
+    timestep: float,
+    gravity_compensation: bool,
+    floor: bool,
+    target_marker: bool,
+    sites: Sequence[str],
+    actuated: Sequence[str],
+    kp: float | None,
+    kv: float | None,
+    spec_callback: Callable[[mujoco.MjSpec], None] | None,
+) -> mujoco.MjSpec:
+    """The MjSpec of ``robot``'s scene (see the module docstring); compiled by the caller.
+
+    Raises:
+        ValueError: Unknown site frames or actuated joints.
+    """
+    spec = _robot_spec(robot)
+    spec.option.timestep = timestep
+    # implicit in the joint damping and servo kv: stable for stiff servos at 2 ms
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    spec.compiler.boundmass = BOUND_MASS
+    spec.compiler.boundinertia = BOUND_INERTIA
+    spec.modelname = robot.name or "robot"
+    robot_bodies = [b for b in spec.bodies if b.name and b.name != "world"]
+    if robot.floating_base:
+        roots = [b for b in robot_bodies if b.parent is not None and b.parent.name == "world"]
+        if roots and not any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in roots[0].joints):
+            roots[0].add_freejoint(name="root_joint")
+    _add_sites(spec, robot, sites)
+    _exclude_parents(spec)
+    if robot.srdf_path is not None:
+        names = {b.name for b in spec.bodies}
+        for link1, link2 in srdf_disabled_pairs(robot.srdf_path):
+            if link1 in names and link2 in names:
+                spec.add_exclude(bodyname1=link1, bodyname2=link2)
+    # URDF mimic joints arrive as joint equalities; MuJoCo's default softness lets a
+    # squeezed finger lag its master by centimetres, so make them as stiff as the step allows
+    for equality in spec.equalities:
+        if equality.type == mujoco.mjtEq.mjEQ_JOINT:
+            equality.solref = [2.0 * timestep, 1.0]
+    if gravity_compensation:
+        for body in robot_bodies:
+            body.gravcomp = 1.0
+    joints = {j.name: j for j in spec.joints}
+    for name, value in robot.armature.items():
+        if name in joints:
+            joints[name].armature = value
+    # a robot's drives compensate their joint friction as they compensate gravity: the
+    # description's friction (URDF <dynamics friction>) is left out of the servoed joints
+    for name in robot.joint_names:
+        if name in joints:
+            joints[name].frictionloss = 0.0
+    for name in actuated:
+        if name not in joints:
+            raise ValueError(f"actuated joint {name!r} is not a joint of the MuJoCo model")
+        gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
+        gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
+        actuator = spec.add_actuator(name=name, target=name)
+        actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
+        actuator.set_to_position(kp=gain_p, kv=gain_v)
+    _add_hold_servos(spec, robot, actuated, kp, kv)
+    probe = spec.compile()
+    touching = _contacts_at_home(probe, robot)
+    for body1, body2 in touching:
+        spec.add_exclude(bodyname1=body1, bodyname2=body2)
+    if touching:
+        warnings.warn(
+            f"{robot.name}: links in contact at home, contacts between them excluded: "
+            f"{touching}",
+            PinkctlWarning,
+            stacklevel=3,
+        )
+    floor_z = None
+    if floor and robot.floor is not False:
+        if isinstance(robot.floor, float) and not isinstance(robot.floor, bool):
+            floor_z = robot.floor
+        else:
+            floor_z = min(0.0, _lowest_point(probe, robot) - FLOOR_CLEARANCE)
+    _add_world(spec, robot, floor_z)
+    if target_marker:
+        _add_target_marker(spec)
+    spec.visual.global_.offwidth = 1280
+    spec.visual.global_.offheight = 960
+    if spec_callback is not None:
+        spec_callback(spec)
+    return spec
