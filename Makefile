@@ -38,6 +38,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench.step_latency
 	$(BIN)/python -m bench.tracking
 	$(BIN)/python -m bench.ik_protocol
+	$(BIN)/python -m bench.collision_cost
 
 bench-readme: $(BENCH_STAMP)
 	$(BIN)/python -m bench.readme

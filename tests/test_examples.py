@@ -20,6 +20,7 @@ EXAMPLES = [
     "selectable_switching",
     "combined_gripper",
     "pick_and_place",
+    "own_robot",
 ]
 
 
@@ -55,6 +56,7 @@ def test_every_example_is_covered_and_documented() -> None:
         ("chained_trajectory", ["--quick", "--trajectory", "circle"]),
         ("selectable_switching", ["--quick"]),
         ("combined_gripper", ["--quick"]),
+        ("own_robot", ["--quick"]),
     ],
 )
 def test_example_quick_run_passes(

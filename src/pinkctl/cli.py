@@ -5,37 +5,53 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from .robot import load_pink_supported_robot, supported_robots
+from .robot import supported_robots
 
 __all__ = ["main"]
 
 
 def _cmd_robots(_: argparse.Namespace) -> int:
-    rows = [("robot", "DoF", "tool frame", "gripper joints")]
+    import importlib.util
+
+    from .robot import read_config, robot_configurations_dir
+
+    rows = [("robot", "DoF", "tool frame", "description")]
     for name in supported_robots():
-        robot = load_pink_supported_robot(name)
-        rows.append(
-            (
-                name,
-                str(len(robot.controlled_joint_names)),
-                robot.tool_frame or "-",
-                ", ".join(robot.gripper_joint_names) or "-",
+        config = read_config(robot_configurations_dir() / name / "robot.toml")
+        dof = str(len(config.controlled_joints)) if config.controlled_joints else "?"
+        source = "hand-written (bundled)"
+        if config.package is not None:
+            module = config.package.replace("-", "_")
+            installed = importlib.util.find_spec(module) is not None or _has_distribution(
+                config.package
             )
-        )
+            source = config.package + ("" if installed else " (pip install 'pinkctl[robots]')")
+        rows.append((name, dof, config.tool_frame or "-", source))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     return 0
 
 
+def _has_distribution(name: str) -> bool:
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import DemoConfig, run_demo
 
     config = DemoConfig(
-        robot=args.robot,
+        robot=args.robot_option or args.robot or "franka",
         trajectory=args.trajectory,
         period=args.period,
         duration=args.duration,
@@ -54,6 +70,36 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from .app.inspect import inspect_robot, parse_joint_list
+
+    options: dict[str, Any] = {}
+    if args.config:
+        options["config"] = args.config
+    if args.srdf:
+        options["srdf_path"] = args.srdf
+    if args.package_dir:
+        options["package_dirs"] = args.package_dir
+    if args.tool_frame:
+        options["tool_frame"] = args.tool_frame
+    joints = parse_joint_list(args.controlled_joints)
+    if joints is not None:
+        options["controlled_joint_names"] = joints
+    if args.floating_base:
+        options["floating_base"] = True
+    try:
+        report = inspect_robot(args.robot, hold_seconds=args.hold, **options)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"pinkctl inspect: cannot load {args.robot}: {exc}")
+        return 1
+    print("\n".join(report.lines))
+    if not report.ok:
+        print("pinkctl inspect: cannot control this robot: " + "; ".join(report.problems))
+        return 1
+    print("pinkctl inspect: ready for a closed loop")
+    return 0
+
+
 def _positive(value: str) -> float:
     x = float(value)
     if not np.isfinite(x) or x <= 0:
@@ -67,13 +113,32 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pinkctl", description="QP-based differential IK control: robots and demos."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    robots = sub.add_parser("robots", help="list the bundled robots")
+    robots = sub.add_parser("robots", help="list the catalog's robots")
     robots.set_defaults(func=_cmd_robots)
+    inspect = sub.add_parser(
+        "inspect",
+        help="what pinkctl makes of a robot (a catalog name or a URDF/MJCF/robot.toml path)",
+    )
+    inspect.add_argument("robot", help="catalog name, or a .urdf / .xml / robot.toml file")
+    inspect.add_argument("--config", help="robot configuration (TOML) for a description file")
+    inspect.add_argument("--srdf", help="SRDF file")
+    inspect.add_argument("--package-dir", action="append", help="folder for package:// URIs")
+    inspect.add_argument("--tool-frame", help="end-effector frame")
+    inspect.add_argument("--controlled-joints", help="comma-separated joint names")
+    inspect.add_argument("--floating-base", action="store_true", help="free-flyer root joint")
+    inspect.add_argument("--hold", type=_positive, default=2.0, help="hold at home [s]")
+    inspect.set_defaults(func=_cmd_inspect)
     demo = sub.add_parser(
         "demo",
         help="trajectory follower chained into the IK controller, in MuJoCo",
     )
-    demo.add_argument("robot", nargs="?", default="franka", choices=supported_robots())
+    demo.add_argument(
+        "robot",
+        nargs="?",
+        default=None,
+        help="catalog name (pinkctl robots) or a URDF / MJCF / robot.toml file; default franka",
+    )
+    demo.add_argument("--robot", dest="robot_option", help="same as the positional argument")
     demo.add_argument("--trajectory", choices=["figure8", "circle", "waypoints"], default="figure8")
     demo.add_argument("--period", type=_positive, default=8.0, help="trajectory period [s]")
     demo.add_argument("--duration", type=_positive, default=None, help="run time [s]")

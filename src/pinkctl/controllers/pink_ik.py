@@ -777,6 +777,7 @@ class PinkIKController(BaseController):
         On the fast path the solution is clipped into the QP's simple bounds (configuration,
         velocity and ``v_lower``/``v_upper``), see :meth:`DiffIKQP.clip_to_bounds`.
         """
+        step = self.dt
         errors = []
         limits = self._limits if limits is None else limits
         for qp, solver in self._solvers:
@@ -785,7 +786,7 @@ class PinkIKController(BaseController):
                     v = reference_solve_ik(
                         configuration,
                         self._tasks,
-                        self.dt,
+                        step,
                         controlled_v_indices=self._controlled_v,
                         solver=solver,
                         damping=self._damping,
@@ -802,7 +803,7 @@ class PinkIKController(BaseController):
                 x = qp.solve_displacement(
                     configuration,
                     self._tasks,
-                    self.dt,
+                    step,
                     limits=limits,
                     barriers=self._barriers,
                     v_lower=v_lower,
@@ -815,6 +816,6 @@ class PinkIKController(BaseController):
                 errors.append(f"{solver}: {type(exc).__name__}: {exc}")
                 continue
             x = qp.clip_to_bounds(x)
-            return np.divide(x, self.dt, out=x)
+            return np.divide(x, step, out=x)
         self.last_error = "QP failed: " + "; ".join(errors)
         return None

@@ -83,7 +83,10 @@ class JointSubset:
                 if jmodel.nq == 1:
                     lo = float(model.lowerPositionLimit[jmodel.idx_q])
                     hi = float(model.upperPositionLimit[jmodel.idx_q])
-                    if not (np.isfinite(lo) and np.isfinite(hi)) or max(abs(lo), abs(hi)) > _NO_LIMIT:
+                    if (
+                        not (np.isfinite(lo) and np.isfinite(hi))
+                        or max(abs(lo), abs(hi)) > _NO_LIMIT
+                    ):
                         lo, hi = -np.inf, np.inf
                     elif hi < lo:
                         raise ValueError(

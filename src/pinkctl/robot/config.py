@@ -177,9 +177,7 @@ class RobotConfig:
         if home is not None and not isinstance(home, str):
             if not isinstance(home, Mapping):
                 raise ValueError(f"{source}: home must be a table of joint values or a name")
-            home = {
-                str(k): _home_value(v, str(k), source) for k, v in home.items()
-            }
+            home = {str(k): _home_value(v, str(k), source) for k, v in home.items()}
         floating = data.get("floating_base", False)
         if not isinstance(floating, bool):
             raise ValueError(f"{source}: floating_base must be true or false")
@@ -216,7 +214,9 @@ class RobotConfig:
             home=home,
             floating_base=floating,
             floor=floor,
-            base_position=None if position is None else _vector(position, 3, "base.position", source),
+            base_position=None
+            if position is None
+            else _vector(position, 3, "base.position", source),
             base_rpy=None if rpy is None else _vector(rpy, 3, "base.rpy", source),
             limits=limits,
             mujoco=mujoco,

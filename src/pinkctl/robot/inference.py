@@ -155,7 +155,9 @@ def infer_tool_frame(model: pin.Model, last_joint: str) -> str:
     """
     joint = model.getJointId(last_joint)
     kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME)
-    candidates = [i for i, f in enumerate(model.frames) if f.parentJoint == joint and f.type in kinds]
+    candidates = [
+        i for i, f in enumerate(model.frames) if f.parentJoint == joint and f.type in kinds
+    ]
     if not candidates:
         return str(model.names[joint])
 
@@ -256,7 +258,7 @@ def infer_home(model: pin.Model, srdf: Path | None) -> tuple[dict[str, float], s
             known = {k: v for k, v in values.items() if model.existJointName(k)}
             if known and _inside(model, known):
                 return known, f"SRDF group_state {name!r}"
-    values: dict[str, float] = {}
+    middle: dict[str, float] = {}
     for j in independent_joints(model):
         joint = model.joints[j]
         if joint.nq != 1:
@@ -264,8 +266,8 @@ def infer_home(model: pin.Model, srdf: Path | None) -> tuple[dict[str, float], s
         lo = float(model.lowerPositionLimit[joint.idx_q])
         hi = float(model.upperPositionLimit[joint.idx_q])
         finite = np.isfinite(lo) and np.isfinite(hi) and max(abs(lo), abs(hi)) < 1e10
-        values[model.names[j]] = 0.5 * (lo + hi) if finite else 0.0
-    return values, "the middle of each joint's range"
+        middle[model.names[j]] = 0.5 * (lo + hi) if finite else 0.0
+    return middle, "the middle of each joint's range"
 
 
 def servo_gains(

@@ -104,8 +104,10 @@ def _apply_positions(model: pin.Model, q: np.ndarray, positions: Mapping[str, fl
     for name, value in positions.items():
         if not model.existJointName(name):
             close = difflib.get_close_matches(name, list(model.names), n=3)
-            raise ValueError(f"joint {name!r} of the home configuration is not in the model"
-                             + (f"; close names: {close}" if close else ""))
+            raise ValueError(
+                f"joint {name!r} of the home configuration is not in the model"
+                + (f"; close names: {close}" if close else "")
+            )
         joint = model.joints[model.getJointId(name)]
         if joint.nq == 1:
             q[joint.idx_q] = value
@@ -225,7 +227,9 @@ def _home(
     if srdf is not None:
         # every named state must parse (finite values); the one named "home" is the home
         srdf_home = None
-        for state in dict.fromkeys(s.get("name", "") for s in ET.parse(srdf).getroot().iter("group_state")):
+        for state in dict.fromkeys(
+            s.get("name", "") for s in ET.parse(srdf).getroot().iter("group_state")
+        ):
             values = srdf_state(srdf, state)
             if state == "home":
                 srdf_home = values
@@ -303,7 +307,9 @@ def load_pink_robot(
     if urdf_path is None:
         if cfg is None or (cfg.urdf is None and cfg.mjcf is None):
             raise ValueError("no robot description: pass a URDF/MJCF path or a config naming one")
-        description_path = cfg.path("urdf" if cfg.urdf else "mjcf", allow_outside=allow_outside_paths)
+        description_path = cfg.path(
+            "urdf" if cfg.urdf else "mjcf", allow_outside=allow_outside_paths
+        )
         assert description_path is not None
     else:
         description_path = Path(urdf_path)
@@ -322,7 +328,9 @@ def load_pink_robot(
             np.array(cfg.base_position or (0.0, 0.0, 0.0)),
         )
     description = read_description(description_path, package_dirs=dirs, base_placement=placement)
-    floating = bool(cfg.floating_base if floating_base is None and cfg is not None else floating_base)
+    floating = bool(
+        cfg.floating_base if floating_base is None and cfg is not None else floating_base
+    )
     try:
         model = description.build_model(floating_base=floating)
     except (RuntimeError, ValueError) as exc:
@@ -410,7 +418,9 @@ def load_pink_robot(
         try:
             collision_model = description.build_collision_model(model)
         except (RuntimeError, ValueError) as exc:
-            raise ValueError(f"cannot build collision model from {description_path}: {exc}") from exc
+            raise ValueError(
+                f"cannot build collision model from {description_path}: {exc}"
+            ) from exc
         if srdf is not None:
             pin.removeCollisionPairs(model, collision_model, str(srdf))
         collision_data = pin.GeometryData(collision_model)
@@ -468,7 +478,13 @@ def load_pink_supported_robot(
         raise FileNotFoundError(
             f"no robot named {robot_name!r}; available robots: {', '.join(available)}"
         )
-    allowed = {"controlled_joint_names", "tool_frame", "home", "gripper_joint_names", "floating_base"}
+    allowed = {
+        "controlled_joint_names",
+        "tool_frame",
+        "home",
+        "gripper_joint_names",
+        "floating_base",
+    }
     unknown = sorted(set(overrides) - allowed)
     if unknown:
         raise ValueError(f"unknown overrides {unknown}; accepted: {sorted(allowed)}")

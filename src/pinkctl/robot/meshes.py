@@ -128,7 +128,8 @@ def _box_stand_in(path: Path, reason: str) -> bytes:
     )
     box = trimesh.creation.box(extents=extents)
     box.apply_translation(center)
-    return bytes(box.export(file_type="stl"))
+    exported = box.export(file_type="stl")
+    return exported if isinstance(exported, bytes) else str(exported).encode()
 
 
 def mujoco_readable(path: Path, *, cache: Path | None = None) -> Path:
@@ -148,7 +149,8 @@ def mujoco_readable(path: Path, *, cache: Path | None = None) -> Path:
         mesh = trimesh.load(str(path), force="mesh")
         if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
             raise ValueError("no triangles")
-        data = bytes(mesh.export(file_type="stl"))
+        exported = mesh.export(file_type="stl")
+        data = exported if isinstance(exported, bytes) else str(exported).encode()
     except Exception as exc:  # noqa: BLE001 - any reader failure: a stand-in, with a warning
         data = _box_stand_in(path, f"{type(exc).__name__}: {exc}")
     _write_atomically(target, data)

@@ -14,7 +14,8 @@
   position servos on the
   controlled and gripper joints (``robot.actuator_kp``/``actuator_kv``, inferred from the
   joints' inertia when not configured), servos named ``hold:<joint>`` that hold every other
-  joint of the robot where it was reset, and armature;
+  scalar joint of the robot where it was reset, a spring on every ball joint holding its
+  reference rotation, and armature;
 - a free joint on the root link for a floating-base robot;
 - a floor (at ``robot.floor``, or just below the robot's lowest point at home, never above
   z = 0), lights, an overview camera and a mocap target marker.
@@ -132,9 +133,7 @@ def _add_hold_servos(
     """A position servo on every other scalar joint of the robot, holding it where it was
     reset (a hand's fingers, a head, wheels): real robots hold the joints they do not move.
     Mimic followers (joint equalities) follow their master instead."""
-    followers = {
-        e.name1 for e in spec.equalities if e.type == mujoco.mjtEq.mjEQ_JOINT and e.name1
-    }
+    followers = {e.name1 for e in spec.equalities if e.type == mujoco.mjtEq.mjEQ_JOINT and e.name1}
     kinds = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
     joints = {j.name: j for j in spec.joints if j.type in kinds}
     for name in robot.joint_names:
@@ -145,6 +144,29 @@ def _add_hold_servos(
         actuator = spec.add_actuator(name=HOLD_PREFIX + name, target=name)
         actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
         actuator.set_to_position(kp=gain_p, kv=gain_v)
+
+
+def _hold_ball_joints(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
+    """A spring and damper on every ball joint of the robot, holding its reference rotation
+    (MuJoCo has no position servo for ball joints): the same bandwidth as the servos, on the
+    largest inertia the joint moves at home."""
+    from ..robot.inference import SERVO_FREQUENCY  # noqa: PLC0415
+
+    model = robot.model
+    inertia = pin.crba(model, model.createData(), robot.q0)
+    balls = {
+        model.names[j]: model.joints[j]
+        for j in range(1, model.njoints)
+        if model.joints[j].shortname() == "JointModelSpherical"
+    }
+    for joint in spec.joints:
+        if joint.type != mujoco.mjtJoint.mjJNT_BALL or joint.name not in balls:
+            continue
+        v = balls[joint.name].idx_v
+        m = max(float(np.max(np.diag(inertia)[v : v + 3])), 1e-4)
+        # MuJoCo 4's spring and damper coefficients are polynomials: the linear term only
+        joint.stiffness = [m * SERVO_FREQUENCY**2, 0.0, 0.0]
+        joint.damping = [2.0 * m * SERVO_FREQUENCY, 0.0, 0.0]
 
 
 def _exclude_parents(spec: mujoco.MjSpec) -> None:
@@ -316,14 +338,14 @@ def build_spec(
         actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
         actuator.set_to_position(kp=gain_p, kv=gain_v)
     _add_hold_servos(spec, robot, actuated, kp, kv)
+    _hold_ball_joints(spec, robot)
     probe = spec.compile()
     touching = _contacts_at_home(probe, robot)
     for body1, body2 in touching:
         spec.add_exclude(bodyname1=body1, bodyname2=body2)
     if touching:
         warnings.warn(
-            f"{robot.name}: links in contact at home, contacts between them excluded: "
-            f"{touching}",
+            f"{robot.name}: links in contact at home, contacts between them excluded: {touching}",
             PinkctlWarning,
             stacklevel=3,
         )

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["MujocoSimulation"]
 
 
-
 def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
     if names is None:
         return list(default)

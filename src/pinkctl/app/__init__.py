@@ -1,0 +1,1 @@
+"""The application layer: what the ``pinkctl`` command runs."""
