@@ -560,3 +560,36 @@ def test_view_unknown_robot_exits_2_with_one_line(capsys):
     assert main(["view", "no_such_robot", "--port", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no_such_robot" in err[0] and "franka" in err[0]
+
+
+def test_view_command_serves_records_and_replays(tmp_path, capsys):
+    session = tmp_path / "session.json"
+    assert (
+        main(["view", "franka", "--port", "0", "--duration", "0.5", "--record", str(session)]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "http://localhost:" in out and f"session written to {session}" in out
+    recorded = RecordedSession.load(session)
+    assert recorded.sites == ["panda_hand_tcp"] and recorded.duration > 0.2
+    assert (
+        main(["view", "franka", "--port", "0", "--duration", "0.3", "--replay", str(session)]) == 0
+    )
+    assert main(["view", "franka", "--replay", str(tmp_path / "missing.json")]) == 2
+    assert "session file not found" in capsys.readouterr().err
+
+
+def test_body_meshes_cover_the_robot(franka):
+    from pinkctl.view.meshes import body_meshes
+
+    sim = MujocoSimulation.from_robot(franka)
+    meshes = body_meshes(sim.model)
+    names = {m.body_name for m in meshes}
+    assert {f"panda_link{k}" for k in range(8)} | {"panda_hand"} <= names
+    assert "pinkctl_target" not in names  # the marker is the gizmo's job
+    for mesh in meshes:
+        assert mesh.vertices.shape[1] == 3 and np.isfinite(mesh.vertices).all()
+        assert mesh.faces.max() < len(mesh.vertices)
+    # the visual cylinder of panda_link0 (radius 0.072, length 0.138, centred at z = 0.069)
+    link0 = np.vstack([m.vertices for m in meshes if m.body_name == "panda_link0"])
+    assert link0[:, 2].min() == pytest.approx(0.0, abs=1e-6)
+    assert np.abs(link0[:, 1]).max() == pytest.approx(0.09, abs=1e-6)  # the base box

@@ -3,8 +3,9 @@
 Playwright drives Debian's chromium (``apt-get install -y chromium``; ``.ci/run`` installs
 it) with software WebGL. The server runs in this process, so the test reads the simulation
 directly: it drags the target's gizmo 10 cm with the mouse and checks that the simulated
-tool follows, switches the IK off in the panel and checks that its commands stop, and saves
-a screenshot (``out/view-franka.png``) that must show the robot. Measured numbers go to
+tool follows, switches the IK off in the panel and checks that its commands stop, saves a
+screenshot (``out/view-franka.png``) that must show the robot, and checks that the page
+requested nothing from outside the server. Measured numbers go to
 ``out/view-browser.json``.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
 from pathlib import Path
 
@@ -23,68 +23,13 @@ from playwright.sync_api import sync_playwright
 from viser import transforms as tf
 
 from pinkctl.view.app import build_scene, load_robot
+from pinkctl.view.browser import launch_chromium, settle_camera, wait_for
 from pinkctl.view.web import WebViewer
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--enable-unsafe-swiftshader",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 WIDTH, HEIGHT = 1024, 640
 OUT = Path(__file__).resolve().parents[1] / "out"
 DRAG = 0.10  # m
-
-
-def _wait(condition, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-def _project(camera, point):
-    """Pixel (x, y) of a world point in this client's camera (OpenCV convention)."""
-    rotation = tf.SO3(np.asarray(camera["wxyz"])).as_matrix()
-    p = rotation.T @ (np.asarray(point) - camera["position"])
-    assert p[2] > 0, "point behind the camera"
-    focal = 0.5 * HEIGHT / np.tan(0.5 * camera["fov"])
-    return np.array([0.5 * WIDTH + focal * p[0] / p[2], 0.5 * HEIGHT + focal * p[1] / p[2]])
-
-
-def _settled_camera(client, position, look_at):
-    """Set the client's camera, then wait until the client has reported it back and stopped
-    moving (a stale camera would make the drag orbit the view instead)."""
-    reports = []
-    lock = threading.Lock()
-
-    @client.camera.on_update
-    def _(camera):
-        with lock:
-            reports.append((time.monotonic(), camera.position.copy()))
-
-    client.camera.up_direction = (0.0, 0.0, 1.0)
-    client.camera.position = position
-    client.camera.look_at = look_at
-
-    def settled():
-        with lock:
-            if not reports or time.monotonic() - reports[-1][0] < 0.3:
-                return False
-            return np.allclose(reports[-1][1], position, atol=1e-4)
-
-    _wait(settled, 10.0, "the browser's camera to settle")
-    camera = client.camera
-    return {"position": camera.position.copy(), "wxyz": camera.wxyz.copy(), "fov": camera.fov}
+GIZMO_SCALE = 0.2  # m, WebViewer's gizmo size
 
 
 def _robot_pixels(shown: bytes, hidden: bytes) -> np.ndarray:
@@ -96,8 +41,7 @@ def _robot_pixels(shown: bytes, hidden: bytes) -> np.ndarray:
 
 @pytest.fixture
 def viewer():
-    assert CHROMIUM.is_file(), "the browser test needs Debian's chromium: apt-get install chromium"
-    scene = build_scene(load_robot("franka"))
+    scene = build_scene(load_robot("franka"))  # what `pinkctl view franka` serves
     web = WebViewer(scene, port=0).start()  # a fresh server: GUI state outlives reconnects
     yield web
     web.stop()
@@ -110,33 +54,39 @@ def test_drag_gizmo_moves_the_arm_ik_toggle_and_screenshot(viewer):
     measured: dict[str, float] = {}
     OUT.mkdir(exist_ok=True)
     t_start = time.monotonic()
+
+    def error():
+        with scene.lock:
+            return target.tracking_error()[0]
+
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=FLAGS, headless=True
-        )
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+            requests: list[str] = []
+            page.on("request", lambda request: requests.append(request.url))
             page.goto(viewer.url)
             page.wait_for_selector("canvas")
             server = viewer.server
-            client = _wait(lambda: next(iter(server.get_clients().values()), None), 20, "client")
+            client = wait_for(lambda: next(iter(server.get_clients().values()), None), 20, "page")
             measured["page_ready_s"] = time.monotonic() - t_start
 
-            # --- drag the gizmo 10 cm along world y with the mouse
+            # --- drag the gizmo's y arrow 10 cm with the mouse
             with scene.lock:
                 center = target.target_pose().position
-            camera = _settled_camera(client, center + [0.9, -0.15, 0.3], center)
-            rotation = tf.SO3(np.asarray(panel.gizmo.wxyz)).as_matrix()
-            axis = rotation[:, 1]  # the gizmo's y arrow (world -y for the tool pointing down)
+            camera = settle_camera(
+                client, center + [0.9, -0.15, 0.3], center, width=WIDTH, height=HEIGHT
+            )
+            axis = tf.SO3(np.asarray(panel.gizmo.wxyz)).as_matrix()[:, 1]  # world -y here
             direction = np.array([0.0, 1.0, 0.0]) * np.sign(axis[1])
-            grab = center + 0.75 * 0.2 * axis  # on the arrow's shaft (gizmo scale 0.2)
-            a, b = _project(camera, grab), _project(camera, grab + DRAG * direction)
+            grab = center + 0.75 * GIZMO_SCALE * axis  # on the arrow's shaft
+            a, b = camera.project(grab), camera.project(grab + DRAG * direction)
             page.mouse.move(*a)
             page.mouse.down()
             for k in range(1, 13):
                 page.mouse.move(*(a + (b - a) * k / 12))
             page.mouse.up()
-            _wait(lambda: panel.drag_phases and panel.drag_phases[-1] == "end", 10, "drag end")
+            wait_for(lambda: panel.drag_phases[-1:] == ["end"], 10, "the end of the drag")
             t_end = time.monotonic()
             phases = list(panel.drag_phases)
             assert phases[0] == "start" and "update" in phases, phases
@@ -149,12 +99,8 @@ def test_drag_gizmo_moves_the_arm_ik_toggle_and_screenshot(viewer):
                 assert np.allclose(target.target_pose().position, panel.gizmo.position)
 
             # --- the simulated tool follows within 1 mm in 3 s
-            def error():
-                with scene.lock:
-                    return target.tracking_error()[0]
-
             measured["error_at_drag_end_m"] = error()
-            _wait(lambda: error() < 1e-3, 3.0, "the tool to follow within 1 mm")
+            wait_for(lambda: error() < 1e-3, 3.0, "the tool to follow within 1 mm")
             measured["follow_time_after_drag_end_s"] = time.monotonic() - t_end
             measured["error_after_follow_m"] = error()
 
@@ -168,18 +114,15 @@ def test_drag_gizmo_moves_the_arm_ik_toggle_and_screenshot(viewer):
             measured["robot_pixel_fraction"] = float(mask.mean())
             assert mask.mean() > 0.01, "the screenshot does not show the robot"
             with scene.lock:
-                data = scene.sim.data
-                points = [
-                    data.xpos[scene.sim.model.body(n).id].copy()
-                    for n in ("panda_link3", "panda_hand")
-                ]
-            for point in points:  # the robot is where the camera sees it
-                x, y = np.round(_project(camera, point)).astype(int)
+                model, data = scene.sim.model, scene.sim.data
+                links = [data.xpos[model.body(n).id].copy() for n in ("panda_link3", "panda_hand")]
+            for link in links:  # the robot is where this camera sees it
+                x, y = np.round(camera.project(link)).astype(int)
                 assert mask[y - 8 : y + 9, x - 8 : x + 9].any(), (x, y)
 
             # --- IK off in the panel: its commands stop, the tool stays
             page.get_by_label("IK enabled").click()
-            _wait(lambda: not target.enabled, 5.0, "the IK to switch off")
+            wait_for(lambda: not target.enabled, 5.0, "the IK to switch off")
             with scene.lock:
                 written = target.commands_written
                 ctrl = scene.sim.data.ctrl.copy()
@@ -191,9 +134,13 @@ def test_drag_gizmo_moves_the_arm_ik_toggle_and_screenshot(viewer):
                 assert target.tracking_error()[0] > 0.045
             # --- and on again: it follows
             page.get_by_label("IK enabled").click()
-            _wait(lambda: target.enabled, 5.0, "the IK to switch on")
-            _wait(lambda: error() < 1e-3, 3.0, "the tool to follow again")
+            wait_for(lambda: target.enabled, 5.0, "the IK to switch on")
+            wait_for(lambda: error() < 1e-3, 3.0, "the tool to follow again")
             assert target.commands_written > written
+
+            # --- the page works offline: every request went to our server
+            local = (viewer.url, f"http://127.0.0.1:{viewer.port}", "data:", "blob:")
+            assert requests and all(url.startswith(local) for url in requests), requests
         finally:
             browser.close()
     measured["test_wall_s"] = time.monotonic() - t_start

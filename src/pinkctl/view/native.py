@@ -15,6 +15,7 @@ opening anything, with a one-line reason (:func:`display_problem`).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -89,6 +90,24 @@ def follow_markers(scene: InteractiveScene, markers: list[int]) -> int:
     return moved
 
 
+def _aim(handle: Any, scene: InteractiveScene) -> None:
+    """Point the viewer's free camera at the scene's default view (farther back: MuJoCo's
+    45-degree field of view is narrower than the web page's)."""
+    camera = getattr(handle, "cam", None)
+    if camera is None:
+        return
+    position, look_at = scene.default_view()
+    forward = look_at - position
+    distance = float(np.linalg.norm(forward))
+    forward /= distance
+    distance *= 1.6
+    with scene.lock:
+        camera.lookat[:] = look_at
+        camera.distance = distance
+        camera.azimuth = float(np.degrees(np.arctan2(forward[1], forward[0])))
+        camera.elevation = float(np.degrees(np.arcsin(forward[2])))
+
+
 def run_native(
     scene: InteractiveScene,
     *,
@@ -115,12 +134,13 @@ def run_native(
             raise NativeViewerError(problem)
         import mujoco.viewer
 
-        launch = mujoco.viewer.launch_passive
+        launch = functools.partial(mujoco.viewer.launch_passive, show_right_ui=False)
     try:
         handle: _Handle = launch(scene.sim.model, scene.sim.data)
     except Exception as exc:  # GLFW without a usable display, missing OpenGL, ...
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise NativeViewerError(f"MuJoCo's viewer did not open: {message}") from exc
+    _aim(handle, scene)
     markers = _marker_ids(scene)
     end = None if duration is None else time.monotonic() + duration
     scene.start()

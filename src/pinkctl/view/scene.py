@@ -17,6 +17,9 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import mujoco
+import numpy as np
+
 from .._validation import real_number
 from .recording import TargetRecorder
 from .target import IkTarget
@@ -105,6 +108,22 @@ class InteractiveScene:
     def sites(self) -> list[str]:
         """Sites of the targets, in order."""
         return [t.site for t in self.targets]
+
+    def default_view(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(camera position, look-at point)`` [m] for a viewer: from the direction of the
+        simulation's ``overview`` camera (if any) toward the middle between the world origin
+        (the robot's base) and the first target, at a distance that frames the arm."""
+        sim = self.sim
+        camera = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_CAMERA, "overview")
+        with self.lock:
+            if camera >= 0:
+                backward = sim.data.cam_xmat[camera].reshape(3, 3)[:, 2].copy()
+            else:
+                backward = np.array([0.7, -0.6, 0.4]) / np.linalg.norm([0.7, -0.6, 0.4])
+            tool = self.targets[0].target_pose().position if self.targets else np.zeros(3)
+        look_at = 0.5 * tool
+        distance = max(2.2 * float(np.linalg.norm(tool)), 0.3)
+        return look_at + distance * backward, look_at
 
     # ------------------------------------------------------------------ stepping
     @property

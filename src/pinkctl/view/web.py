@@ -52,6 +52,10 @@ class _TargetPanel:
         self.target = target
         self.dragging = False
         self.drag_phases: list[str] = []
+        self._shown_enabled = target.enabled
+        self.path: Any = None
+        self._path_lock = threading.Lock()
+        self._shown_following = target.following
         scene = viewer.scene
         pose = target.target_pose()
         self.gizmo = server.scene.add_transform_controls(
@@ -148,19 +152,51 @@ class _TargetPanel:
             if kind is None:
                 if target.following:
                     target.stop_trajectory()
-                return
-            pose = target.target_pose()
-            trajectory = build_trajectory(
-                kind,
-                target.site,
-                pose.position,
-                pose.quaternion,
-                period=self.viewer.trajectory_period,
-                size=self.viewer.trajectory_size,
-                ramp_time=1.0,
-                cycles=1000.0,
+                trajectory = None
+            else:
+                pose = target.target_pose()
+                trajectory = build_trajectory(
+                    kind,
+                    target.site,
+                    pose.position,
+                    pose.quaternion,
+                    period=self.viewer.trajectory_period,
+                    size=self.viewer.trajectory_size,
+                    ramp_time=1.0,
+                    cycles=1000.0,
+                )
+                target.follow_trajectory(trajectory)
+        self._show_path(trajectory)
+
+    def _show_path(self, trajectory: Any) -> None:
+        """Draw one period of the trajectory the target follows (None: remove the drawing)."""
+        with self._path_lock:  # GUI callbacks and the display thread both come here
+            if self.path is not None:
+                self.path.remove()
+                self.path = None
+            server = self.viewer.server
+            if trajectory is not None and server is not None:
+                self.path = self._draw_path(server, trajectory)
+
+    def _draw_path(self, server: viser.ViserServer, trajectory: Any) -> Any:
+        times = np.linspace(1.0, 1.0 + self.viewer.trajectory_period, 121)
+        points = []
+        for t in times:
+            state = trajectory.get_target_state(float(t))
+            position = (
+                None
+                if state is None or state.sites is None
+                else state.sites.get_position(self.target.site)
             )
-            target.follow_trajectory(trajectory)
+            if position is not None:
+                points.append(position)
+        if len(points) < 2:
+            return None
+        path = np.array(points)
+        segments = np.stack([path[:-1], path[1:]], axis=1)
+        return server.scene.add_line_segments(
+            f"/paths/{self.target.site}", segments, (255, 140, 0), thickness=0.004
+        )
 
     def refresh(self, site_pose: tuple[np.ndarray, np.ndarray], state: dict[str, Any]) -> None:
         """Show the target's state (called by the display thread, outside the scene lock)."""
@@ -173,10 +209,18 @@ class _TargetPanel:
         ):
             self.gizmo.position = position
             self.gizmo.wxyz = quaternion
-        if not state["following"] and self.trajectory.value != "off":
-            self.trajectory.value = "off"  # the gizmo overrode it
-        if self.enabled.value != state["enabled"]:
-            self.enabled.value = state["enabled"]
+        # widgets follow the target's own changes only (a stale snapshot must not undo a
+        # click that arrived after it was taken)
+        if state["following"] != self._shown_following:
+            self._shown_following = state["following"]
+            if not state["following"] and self.trajectory.value != "off":
+                self.trajectory.value = "off"  # ended, or a gizmo drag overrode it
+            if not state["following"]:
+                self._show_path(None)
+        if state["enabled"] != self._shown_enabled:
+            self._shown_enabled = state["enabled"]
+            if self.enabled.value != state["enabled"]:
+                self.enabled.value = state["enabled"]
         error_m, error_rad = state["error"]
         self.error.value = f"{error_m * 1e3:.2f} mm, {np.degrees(error_rad):.2f} deg"
         status = state["status"]
@@ -307,21 +351,9 @@ class WebViewer:
 
     # ------------------------------------------------------------------ page content
     def _set_initial_camera(self, server: viser.ViserServer) -> None:
-        """Start the page's camera looking from the simulation's ``overview`` camera
-        direction at the middle between the world origin (the robot's base) and the first
-        target, at a distance that frames the arm."""
-        import mujoco
-
-        sim = self.scene.sim
-        camera = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_CAMERA, "overview")
-        if camera < 0 or not self.scene.targets:
-            return
-        with self.scene.lock:
-            backward = sim.data.cam_xmat[camera].reshape(3, 3)[:, 2].copy()
-            tool = self.scene.targets[0].target_pose().position
-        look_at = 0.5 * tool
-        distance = max(2.2 * float(np.linalg.norm(tool)), 0.3)
-        server.initial_camera.position = look_at + distance * backward
+        """Start the page's camera at the scene's default view."""
+        position, look_at = self.scene.default_view()
+        server.initial_camera.position = position
         server.initial_camera.look_at = look_at
         server.initial_camera.up = (0.0, 0.0, 1.0)
 
