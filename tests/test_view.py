@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import time
 
 import mujoco
 import numpy as np
@@ -593,3 +594,48 @@ def test_body_meshes_cover_the_robot(franka):
     link0 = np.vstack([m.vertices for m in meshes if m.body_name == "panda_link0"])
     assert link0[:, 2].min() == pytest.approx(0.0, abs=1e-6)
     assert np.abs(link0[:, 1]).max() == pytest.approx(0.09, abs=1e-6)  # the base box
+
+
+def test_real_time_loop_never_runs_ahead_of_the_clock_and_reports_a_failure(scene, monkeypatch):
+    t0, wall0 = scene.time, time.perf_counter()
+    scene.start()
+    assert scene.running
+    time.sleep(0.3)
+    scene.stop()
+    elapsed = time.perf_counter() - wall0
+    assert not scene.running and scene.loop_error is None
+    assert 0.0 < scene.time - t0 <= elapsed + scene.control_period
+    with pytest.raises(ValueError):
+        scene.start(speed=0.0)
+
+    def broken(n=1):
+        raise RuntimeError("physics exploded")
+
+    monkeypatch.setattr(scene.sim, "step", broken)
+    scene.start()
+    deadline = time.monotonic() + 5.0
+    while scene.running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not scene.running
+    assert scene.loop_error == "RuntimeError: physics exploded"
+
+
+@pytest.mark.parametrize("name", ["ur10", "so101"])
+def test_web_page_builds_for_every_bundled_robot(name):
+    from pinkctl.view.web import WebViewer
+
+    viewer = WebViewer(build_scene(load_pink_supported_robot(name)), port=0).start()
+    try:
+        (panel,) = viewer.panels.values()
+        target = panel.target
+        costs = np.broadcast_to(target.controller.get_frame_task().cost, (6,))
+        assert panel.orientation_cost.value == pytest.approx(costs[3])  # so101: 0, position only
+        assert len(viewer.bodies) > len(target.joint_names)  # the base and every moving link
+        panel.trajectory.value = "circle"  # what the menu does
+        assert target.following and panel.path is not None
+        time.sleep(0.3)
+        assert viewer.scene.time > 0.0
+    finally:
+        viewer.stop()
+    with pytest.raises(ValueError, match="port"):
+        WebViewer(viewer.scene, port=70000)

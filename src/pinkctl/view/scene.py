@@ -66,6 +66,8 @@ class InteractiveScene:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._realtime_factor = 0.0
+        #: Why the real-time loop stopped by itself (None while it runs or was stopped).
+        self.loop_error: str | None = None
 
     # ------------------------------------------------------------------ targets
     def add_target(self, **options: Any) -> IkTarget:
@@ -181,6 +183,7 @@ class InteractiveScene:
         speed = real_number(speed, "speed", low=0.0, low_open=True)
         if self.running:
             return
+        self.loop_error = None
         self._stop.clear()
         self._thread = threading.Thread(
             target=self._loop, args=(speed,), name="pinkctl-scene", daemon=True
@@ -207,7 +210,11 @@ class InteractiveScene:
                 sim0 -= behind - MAX_CATCH_UP
                 ticks = math.floor(MAX_CATCH_UP / period)
             if ticks > 0:
-                self.step(min(ticks, chunk))
+                try:
+                    self.step(min(ticks, chunk))
+                except Exception as exc:  # e.g. a MuJoCo error: stop, and say why
+                    self.loop_error = f"{type(exc).__name__}: {exc}"
+                    return
             else:
                 self._stop.wait(max(period - behind, 0.0005) / speed)
             if now - window_wall >= 1.0:

@@ -96,14 +96,15 @@ class _TargetPanel:
                 )
                 self.solver.on_update(lambda _: self._set_solver(self.solver.value))
                 frame_task = controller.get_frame_task()
+                costs = np.broadcast_to(np.asarray(frame_task.cost, dtype=float), (6,))
                 self.position_cost: Any = gui.add_slider(
-                    "Position cost", min=0.0, max=10.0, step=0.1, initial_value=1.0
+                    "Position cost", min=0.0, max=10.0, step=0.1, initial_value=float(costs[0])
                 )
                 self.position_cost.on_update(
                     lambda _: self._locked(frame_task.set_position_cost, self.position_cost.value)
                 )
                 self.orientation_cost: Any = gui.add_slider(
-                    "Orientation cost", min=0.0, max=10.0, step=0.1, initial_value=1.0
+                    "Orientation cost", min=0.0, max=10.0, step=0.1, initial_value=float(costs[3])
                 )
                 self.orientation_cost.on_update(
                     lambda _: self._locked(
@@ -113,7 +114,11 @@ class _TargetPanel:
                 posture = controller.get_posture_task()
                 if posture is not None:
                     self.posture_cost: Any = gui.add_slider(
-                        "Posture cost", min=0.0, max=0.1, step=0.001, initial_value=0.001
+                        "Posture cost",
+                        min=0.0,
+                        max=0.1,
+                        step=0.001,
+                        initial_value=float(np.max(posture.cost)),
                     )
                     self.posture_cost.on_update(
                         lambda _: self._locked(setattr, posture, "cost", self.posture_cost.value)
@@ -247,7 +252,7 @@ class WebViewer:
         shadows: Shadow-casting lights; without a GPU they halve the frame rate.
 
     Raises:
-        ValueError: On a bad rate, size or period.
+        ValueError: On a bad host, port, rate, size or period.
         ImportError: If viser is not installed (``pip install pinkctl[view]``).
     """
 
@@ -270,8 +275,12 @@ class WebViewer:
         if not isinstance(scene, InteractiveScene):
             raise ValueError(f"scene must be an InteractiveScene, got {type(scene).__name__}")
         self.scene = scene
+        if not isinstance(host, str):
+            raise ValueError(f"host must be a string, got {host!r}")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port must be an integer in [0, 65535], got {port!r}")
         self.host = host
-        self._port = int(port)
+        self._port = port
         robot = scene.sim.robot
         self.title = title or (robot.name if robot is not None and robot.name else "pinkctl")
         self.update_rate = real_number(update_rate, "update_rate", low=1.0, high=240.0)
@@ -372,6 +381,12 @@ class WebViewer:
                 opacity=None if mesh.rgba[3] >= 1.0 else mesh.rgba[3],
             )
 
+    @property
+    def bodies(self) -> list[str]:
+        """Names of the MuJoCo bodies the page draws."""
+        model = self.scene.sim.model
+        return [model.body(body).name for body in self._frames]
+
     def set_robot_visible(self, visible: bool) -> None:
         """Show or hide the robot's meshes (the gizmos stay)."""
         self._robot_visible = bool(visible)
@@ -459,6 +474,8 @@ class WebViewer:
                     panel.refresh(sites[site], states[site])
             recording = sites["_recording"]
             clock = f"t = {sites['_time']:.1f} s, real-time factor {self.scene.realtime_factor:.2f}"
+            if self.scene.loop_error:
+                clock = f"stopped: {self.scene.loop_error}"
             if recording is not None:
                 clock += f", recording ({recording} samples)"
             self.clock.value = clock
