@@ -15,7 +15,6 @@ import pytest
 from pinkctl import (
     FigureEightTrajectory,
     MujocoSimulation,
-    load_pink_robot,
     load_pink_supported_robot,
 )
 from pinkctl.cli import main
@@ -29,7 +28,7 @@ from pinkctl.view import (
     minimum_jerk,
     select_joints,
 )
-from pinkctl.view.app import build_scene
+from pinkctl.view.app import build_scene, load_robot
 from pinkctl.view.native import NativeViewerError, follow_markers, run_native
 
 FRANKA_ARM = [f"panda_joint{i}" for i in range(1, 8)]
@@ -395,9 +394,13 @@ def _dual_arm_urdf(path):
 
 
 def test_dual_arm_targets_pick_their_own_arm_and_move_independently(tmp_path):
-    robot = load_pink_robot(_dual_arm_urdf(tmp_path / "dual_arm.urdf"))
-    robot.q0[:] = [0.0, 0.3, 0.6, 0.4] * 2  # bent elbows, away from the straight singularity
     sites = ["left_tool", "right_tool"]
+    # two tips: where the loader cannot infer the arm alone, the sites' chains are the joints
+    robot = load_robot(str(_dual_arm_urdf(tmp_path / "dual_arm.urdf")), sites)
+    assert sorted(robot.controlled_joint_names) == sorted(
+        f"{side}_joint{k}" for side in ("left", "right") for k in range(1, 5)
+    )
+    robot.q0[:] = [0.0, 0.3, 0.6, 0.4] * 2  # bent elbows, away from the straight singularity
     scene = build_scene(robot, sites)
     left, right = scene.targets
     assert left.joint_names == [f"left_joint{k}" for k in range(1, 5)]

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import mujoco
 
@@ -31,12 +31,17 @@ def marker_name(index: int) -> str:
     return _FIRST_MARKER if index == 0 else f"{_FIRST_MARKER}_{index}"
 
 
-def load_robot(robot_or_path: str) -> PinkRobot:
-    """A bundled robot by name, or a URDF file by path (with ``NAME.srdf`` beside it, if any).
+def load_robot(robot_or_path: str, sites: Sequence[str] | None = None) -> PinkRobot:
+    """A robot of the catalog by name, or a description file by path (``.urdf``, MuJoCo
+    ``.xml`` or a ``robot.toml``; a URDF's ``NAME.srdf`` beside it is used).
+
+    When the loader cannot infer the controlled joints (a tree with several tips, e.g. two
+    arms) and ``sites`` are given, the joints that move those sites are the controlled ones
+    and the first site is the tool frame (each target then drives its own chain).
 
     Raises:
-        FileNotFoundError: Neither a bundled robot nor an existing file.
-        ValueError: An unparsable URDF.
+        FileNotFoundError: Neither a robot of the catalog nor an existing file.
+        ValueError: A malformed description, or joints that cannot be inferred.
     """
     if robot_or_path in supported_robots():
         return load_pink_supported_robot(robot_or_path)
@@ -44,10 +49,41 @@ def load_robot(robot_or_path: str) -> PinkRobot:
     if not path.is_file():
         raise FileNotFoundError(
             f"{robot_or_path!r} is neither a bundled robot ({', '.join(supported_robots())}) "
-            "nor a URDF file"
+            "nor a description file"
         )
-    srdf = path.with_suffix(".srdf")
-    return load_pink_robot(path, srdf_path=srdf if srdf.is_file() else None)
+    srdf_file = path.with_suffix(".srdf")
+    srdf = srdf_file if path.suffix == ".urdf" and srdf_file.is_file() else None
+    try:
+        return load_pink_robot(path, srdf_path=srdf)
+    except ValueError:
+        if not sites:
+            raise
+    # a tree with several tips: control the joints that move the sites
+    joints = _moving_joints(path, sites)
+    overrides: dict[str, Any] = {"controlled_joint_names": joints, "tool_frame": sites[0]}
+    return load_pink_robot(path, srdf_path=srdf, **overrides)
+
+
+def _moving_joints(path: Path, sites: Sequence[str]) -> list[str]:
+    """One-coordinate joints between the root and any of ``sites``, in model order."""
+    import pinocchio as pin
+
+    try:
+        if path.suffix == ".urdf":
+            model = pin.buildModelFromUrdf(str(path))
+        else:
+            model = pin.buildModelFromMJCF(str(path))
+    except (RuntimeError, ValueError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from exc
+    moving: set[int] = set()
+    for site in sites:
+        if not model.existFrame(site):
+            raise ValueError(f"site {site!r} is not a frame of {path.name}")
+        joint = model.frames[model.getFrameId(site)].parentJoint
+        while joint > 0:
+            moving.add(joint)
+            joint = model.parents[joint]
+    return [model.names[j] for j in sorted(moving) if model.joints[j].nq in (1, 2)]
 
 
 def _default_site(robot: PinkRobot) -> str:
@@ -138,7 +174,7 @@ def run_view(
         if problem is not None:
             return _fail(problem, stream)
     try:
-        robot = load_robot(robot_or_path)
+        robot = load_robot(robot_or_path, sites)
         scene = build_scene(robot, sites)
         session = RecordedSession.load(replay) if replay else None
     except (FileNotFoundError, ValueError) as exc:
