@@ -1,4 +1,4 @@
-"""The ``pinkctl`` command: list the bundled robots, run the closed-loop demo."""
+"""The ``pinkctl`` command: list the bundled robots, run the closed-loop demo, view a robot."""
 
 from __future__ import annotations
 
@@ -100,6 +100,33 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_view(args: argparse.Namespace) -> int:
+    """``pinkctl view``: the interactive page (or MuJoCo's viewer); exit 2 when it cannot
+    start, with a one-line reason on stderr."""
+    from .view.app import run_view
+
+    return run_view(
+        args.robot,
+        sites=args.site,
+        native=args.native,
+        host=args.host,
+        port=args.port,
+        duration=args.duration,
+        record=args.record,
+        replay=args.replay,
+    )
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a TCP port (0-65535), got {value}")
+    return port
+
+
 def _positive(value: str) -> float:
     x = float(value)
     if not np.isfinite(x) or x <= 0:
@@ -110,7 +137,8 @@ def _positive(value: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``pinkctl`` command."""
     parser = argparse.ArgumentParser(
-        prog="pinkctl", description="QP-based differential IK control: robots and demos."
+        prog="pinkctl",
+        description="QP-based differential IK control: robots, demos, interactive viewer.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     robots = sub.add_parser("robots", help="list the catalog's robots")
@@ -148,6 +176,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--plot", default=None, help="write the error/path plot to this PNG")
     demo.add_argument("--save", default=None, help="write the log to this .npz")
     demo.set_defaults(func=_cmd_demo)
+    view = sub.add_parser(
+        "view",
+        help="drag an IK target in a web page (or MuJoCo's viewer), simulated in real time",
+    )
+    view.add_argument("robot", help="bundled robot name or URDF path")
+    view.add_argument("--port", type=_port, default=8080, help="web page port (0: any free)")
+    view.add_argument("--host", default="127.0.0.1", help="address to serve the page on")
+    view.add_argument("--native", action="store_true", help="MuJoCo's viewer, not the web page")
+    view.add_argument(
+        "--site", action="append", default=None, help="site with a target (repeatable)"
+    )
+    view.add_argument("--duration", type=_positive, default=None, help="stop after [s]")
+    view.add_argument("--record", default=None, help="save the dragged poses (.json/.npz)")
+    view.add_argument("--replay", default=None, help="replay a recorded session file")
+    view.set_defaults(func=_cmd_view)
     return parser
 
 

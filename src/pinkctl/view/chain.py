@@ -1,0 +1,170 @@
+"""Which joints and actuators a target drives: the site's kinematic chain, or selectors.
+
+By default (the seed's model-aware default) the joints are the scalar (hinge or slide) joints
+met when walking from the site's body toward the world body, listed root first, minus joints
+tied to another joint by a joint equality (mimic followers); the actuators are the
+joint-driven actuators of those joints. In a scene with two arms on one base, each arm's site
+therefore gets its own arm's joints and not the other's.
+
+Selectors replace the inference (the seed's ``joints`` / ``actuators`` options):
+
+* ``joints``: a sequence of joint names (kept in the given order), or a regular expression
+  (a ``re.Pattern`` or a string), matched with ``re.search`` against every scalar joint's
+  name (model order);
+* ``actuators``: the same over actuator names; the joints are then the actuators' joints, in
+  the actuators' order (useful when the actuator order differs from the ``qpos`` order).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Union
+
+import mujoco
+import numpy as np
+
+__all__ = ["JointSelection", "Selector", "select_joints"]
+
+#: A list of names, or a regular expression (string or compiled) searched in each name.
+Selector = Union[Sequence[str], str, "re.Pattern[str]"]
+
+_SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
+
+@dataclass(frozen=True)
+class JointSelection:
+    """The joints and actuators one target drives, in matching order.
+
+    Attributes:
+        joint_names: Joint names; ``actuator_ids[k]`` drives ``joint_names[k]``.
+        actuator_ids: MuJoCo actuator ids.
+        actuator_names: MuJoCo actuator names (may be empty strings for unnamed actuators).
+        qpos_addresses: ``qpos`` address of each joint.
+    """
+
+    joint_names: tuple[str, ...]
+    actuator_ids: tuple[int, ...]
+    actuator_names: tuple[str, ...]
+    qpos_addresses: tuple[int, ...]
+
+
+def _match(selector: Selector, names: list[str], what: str) -> list[str]:
+    """Names chosen by ``selector`` among ``names`` (see the module docstring)."""
+    if isinstance(selector, (str, re.Pattern)):
+        try:
+            pattern = re.compile(selector)
+        except re.error as exc:
+            raise ValueError(f"{what}: invalid regular expression {selector!r}: {exc}") from exc
+        chosen = [n for n in names if pattern.search(n)]
+        if not chosen:
+            raise ValueError(f"{what}: {pattern.pattern!r} matches none of {names}")
+        return chosen
+    if not isinstance(selector, Sequence) or not all(isinstance(n, str) for n in selector):
+        raise ValueError(f"{what} must be a sequence of names or a regular expression")
+    chosen = list(selector)
+    unknown = [n for n in chosen if n not in names]
+    if unknown:
+        raise ValueError(f"{what}: unknown names {unknown}; available: {names}")
+    if len(set(chosen)) != len(chosen) or not chosen:
+        raise ValueError(f"{what} must name at least one item, each once, got {chosen}")
+    return chosen
+
+
+def _mimic_followers(model: mujoco.MjModel) -> set[int]:
+    """Joints driven by another joint through a joint equality."""
+    followers = set()
+    for i in range(model.neq):
+        if int(model.eq_type[i]) == int(mujoco.mjtEq.mjEQ_JOINT) and model.eq_obj2id[i] >= 0:
+            followers.add(int(model.eq_obj1id[i]))
+    return followers
+
+
+def chain_joints(model: mujoco.MjModel, site: str) -> list[str]:
+    """Scalar joints between the world and the body of ``site``, root first.
+
+    Raises:
+        ValueError: If the model has no such site, or the chain holds no scalar joint.
+    """
+    site_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site)
+    if site_id < 0:
+        raise ValueError(f"the MuJoCo model has no site {site!r}")
+    followers = _mimic_followers(model)
+    joints: list[str] = []
+    body = int(model.site_bodyid[site_id])
+    while body > 0:
+        start = int(model.body_jntadr[body])
+        for j in range(start + int(model.body_jntnum[body]) - 1, start - 1, -1):
+            if int(model.jnt_type[j]) in _SCALAR and j not in followers:
+                joints.append(model.joint(j).name)
+        body = int(model.body_parentid[body])
+    if not joints:
+        raise ValueError(f"no hinge or slide joint moves site {site!r}")
+    return joints[::-1]
+
+
+def select_joints(
+    model: mujoco.MjModel,
+    site: str,
+    *,
+    joints: Selector | None = None,
+    actuators: Selector | None = None,
+) -> JointSelection:
+    """The joints and actuators a target on ``site`` drives (see the module docstring).
+
+    Raises:
+        ValueError: Unknown site, both selectors given, a selector that matches nothing or
+            names unknown items, a chosen joint without a joint-driven actuator, or an
+            actuator that does not drive a scalar joint.
+    """
+    if joints is not None and actuators is not None:
+        raise ValueError("give joints or actuators, not both")
+    scalar = [
+        model.joint(j).name
+        for j in range(model.njnt)
+        if int(model.jnt_type[j]) in _SCALAR and model.joint(j).name
+    ]
+    joint_actuators: dict[str, int] = {}
+    for a in range(model.nu):
+        if int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_JOINT):
+            joint_actuators.setdefault(model.joint(int(model.actuator_trnid[a, 0])).name, a)
+    if actuators is not None:
+        names = [model.actuator(a).name for a in range(model.nu)]
+        chosen = _match(actuators, names, "actuators")
+        ids = [names.index(n) for n in chosen]
+        joint_names = []
+        for a in ids:
+            if int(model.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT):
+                raise ValueError(f"actuator {names[a]!r} does not drive a joint")
+            joint = model.joint(int(model.actuator_trnid[a, 0]))
+            if int(model.jnt_type[joint.id]) not in _SCALAR:
+                raise ValueError(f"actuator {names[a]!r} drives {joint.name!r}, not a scalar joint")
+            joint_names.append(joint.name)
+    else:
+        if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site) < 0:
+            raise ValueError(f"the MuJoCo model has no site {site!r}")
+        joint_names = (
+            chain_joints(model, site) if joints is None else _match(joints, scalar, "joints")
+        )
+        missing = [j for j in joint_names if j not in joint_actuators]
+        if missing:
+            raise ValueError(f"joints {missing} have no actuator driving them")
+        ids = [joint_actuators[j] for j in joint_names]
+    return JointSelection(
+        joint_names=tuple(joint_names),
+        actuator_ids=tuple(ids),
+        actuator_names=tuple(model.actuator(a).name for a in ids),
+        qpos_addresses=tuple(int(model.joint(j).qposadr[0]) for j in joint_names),
+    )
+
+
+def position_servo_gains(model: mujoco.MjModel, actuator_ids: Sequence[int]) -> np.ndarray:
+    """``kv / kp`` of position servos (``gainprm[0] = kp``, ``biasprm[2] = -kv``), per actuator.
+
+    Commanding ``u = q_des + (kv / kp) qd_des`` gives a position servo velocity feed-forward.
+    """
+    ids = np.asarray(actuator_ids, dtype=int)
+    kp = model.actuator_gainprm[ids, 0]
+    kv = -model.actuator_biasprm[ids, 2]
+    return np.where(kp > 0, kv / np.where(kp > 0, kp, 1.0), 0.0)
