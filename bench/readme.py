@@ -103,7 +103,7 @@ def _step_latency_block(steps: int) -> str:
 
 
 def _demo_block() -> str:
-    from pinkctl.demo import DemoConfig, run_demo
+    from pinkctl.app.demo import DemoConfig, run_demo
 
     result = run_demo(DemoConfig(), progress=False)
     return (

@@ -90,8 +90,8 @@ import numpy as np
 import pinocchio as pin
 
 from pinkctl import JointState, PinkIKController, RobotState, SpatialState
+from pinkctl.core.robot import PinkRobot, load_pink_supported_robot
 from pinkctl.qp import DEFAULT_SOLVER_OPTIONS
-from pinkctl.robot import PinkRobot, load_pink_supported_robot
 
 from .common import bench_solvers, machine_line, timing_stats_us
 

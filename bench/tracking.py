@@ -38,8 +38,8 @@ import numpy as np
 import pinocchio as pin
 
 from pinkctl import JointState, PinkIKController, RobotState
-from pinkctl.demo import DemoConfig, build_trajectory, run_demo
-from pinkctl.robot import load_pink_supported_robot
+from pinkctl.app.demo import DemoConfig, build_trajectory, run_demo
+from pinkctl.core.robot import load_pink_supported_robot
 
 from .common import bench_solvers, machine_line
 

@@ -22,7 +22,7 @@ from pinkctl.controllers.containers import (
     SelectableController,
     SequentialController,
 )
-from pinkctl.state import JointState, RobotState, RootState, SpatialState
+from pinkctl.core.state import JointState, RobotState, RootState, SpatialState
 
 SPACE = ["a", "b"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pinkctl.cli import main
-from pinkctl.demo import MAX_BOUND_MM, RMS_BOUND_MM, DemoConfig, run_demo
+from pinkctl.app.cli import main
+from pinkctl.app.demo import MAX_BOUND_MM, RMS_BOUND_MM, DemoConfig, run_demo
 
 
 @pytest.mark.parametrize(

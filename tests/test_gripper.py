@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pinkctl import CombinedController, GripperController, RobotState
-from pinkctl.state import JointState
+from pinkctl.core.state import JointState
 
 SPACE = ["arm", "finger"]
 

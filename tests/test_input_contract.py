@@ -10,7 +10,7 @@ import pinocchio as pin
 import pytest
 from pink.tasks import FrameTask, PostureTask
 
-import pinkctl.robot.loader as robot_module
+import pinkctl.core.robot.loader as robot_module
 from pinkctl import (
     ChainedController,
     CombinedController,
@@ -22,7 +22,7 @@ from pinkctl import (
     find_ik,
     load_pink_supported_robot,
 )
-from pinkctl.state import JointState, RobotState, SpatialState
+from pinkctl.core.state import JointState, RobotState, SpatialState
 
 DT = 0.002
 

@@ -17,14 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pinkctl import load_pink_robot
-from pinkctl.motion_limits import (
-    LIMIT_KINDS,
-    LimitReport,
-    MotionLimitFilter,
-    MotionLimits,
-    Violation,
-    check_trajectory,
-)
+from pinkctl.motion.check import LIMIT_KINDS, LimitReport, Violation, check_trajectory
+from pinkctl.motion.filter import MotionLimitFilter
+from pinkctl.motion.limits import MotionLimits
 
 URDF_DIR = Path(__file__).parent / "urdf"
 

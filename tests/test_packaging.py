@@ -63,3 +63,23 @@ def test_wheel_installs_and_loads_bundled_robots(tmp_path):
     ).stdout.splitlines()
     assert Path(out[0]).is_relative_to(Path(site))
     assert "franka" in out[1] and "ur10" in out[1] and "so101" in out[1]
+
+
+@pytest.mark.parametrize(
+    ("old", "name"),
+    [
+        ("pinkctl.state", "JointState"),
+        ("pinkctl.transforms", "JointSpaceMap"),
+        ("pinkctl.motion_limits", "MotionLimitFilter"),
+        ("pinkctl.robot", "load_pink_robot"),
+        ("pinkctl.demo", "run_demo"),
+    ],
+)
+def test_moved_modules_still_import_with_a_deprecation_warning(old, name):
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match="moved"):
+        module = importlib.import_module(old)
+    assert hasattr(module, name)

@@ -13,8 +13,8 @@ from pink.tasks import DampingTask, RelativeFrameTask
 
 from pinkctl import load_pink_robot, load_pink_supported_robot
 from pinkctl.controllers import ControllerStatus, PinkIKController
+from pinkctl.core.state import JointState, RobotState, SpatialState
 from pinkctl.sim import MujocoSimulation
-from pinkctl.state import JointState, RobotState, SpatialState
 
 URDF_DIR = Path(__file__).parent / "urdf"
 DT = 0.002

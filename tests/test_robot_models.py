@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from pinkctl.robot import PinkRobot, load_pink_supported_robot
+from pinkctl.core.robot import PinkRobot, load_pink_supported_robot
 
 ROBOTS = ["franka", "ur10", "so101"]
 

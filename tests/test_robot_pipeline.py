@@ -25,9 +25,9 @@ from pinkctl import (
     load_pink_robot,
     load_pink_supported_robot,
 )
+from pinkctl.core.robot import MeshNotFoundError, resolve_frame
+from pinkctl.core.robot.meshes import mujoco_readable
 from pinkctl.errors import PinkctlWarning
-from pinkctl.robot import MeshNotFoundError, resolve_frame
-from pinkctl.robot.meshes import mujoco_readable
 
 ERD = Path(
     str(
@@ -412,7 +412,7 @@ def test_zero_range_joint_is_locked_for_every_layer(tmp_path):
 
 
 def test_inspect_a_catalog_robot_and_a_raw_file(capsys):
-    from pinkctl.cli import main
+    from pinkctl.app.cli import main
 
     assert main(["inspect", "z1", "--hold", "0.5"]) == 0
     out = capsys.readouterr().out
@@ -424,7 +424,7 @@ def test_inspect_a_catalog_robot_and_a_raw_file(capsys):
 
 
 def test_inspect_says_in_one_line_why_a_robot_cannot_run(capsys):
-    from pinkctl.cli import main
+    from pinkctl.app.cli import main
 
     status = main(["inspect", str(ERD / "g1_description/urdf/g1_29dof_rev_1_0.urdf")])
     lines = capsys.readouterr().out.strip().splitlines()

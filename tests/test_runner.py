@@ -7,8 +7,8 @@ import pytest
 
 from pinkctl import load_pink_supported_robot
 from pinkctl.controllers import BaseController, PinkIKController, TrajectoryFollower
+from pinkctl.core.state import JointState, RobotState, SpatialState
 from pinkctl.sim import MujocoSimulation, run_closed_loop
-from pinkctl.state import JointState, RobotState, SpatialState
 from pinkctl.trajectories import CircleTrajectory
 
 

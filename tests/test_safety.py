@@ -17,11 +17,12 @@ from hypothesis.extra.numpy import arrays
 from pink.barriers import SelfCollisionBarrier
 
 from pinkctl import load_pink_supported_robot
+from pinkctl.app.demo import DemoConfig, command_limit_report, robot_limits, run_demo
 from pinkctl.controllers import ControllerStatus, PinkIKController
-from pinkctl.demo import DemoConfig, command_limit_report, robot_limits, run_demo
-from pinkctl.motion_limits import MotionLimits, check_trajectory
+from pinkctl.core.state import JointState, RobotState, SpatialState
+from pinkctl.motion.check import check_trajectory
+from pinkctl.motion.limits import MotionLimits
 from pinkctl.sim import MujocoSimulation
-from pinkctl.state import JointState, RobotState, SpatialState
 
 SOAK_TICKS = int(os.environ.get("PINKCTL_SOAK_TICKS", "4000"))
 DT = 0.001  # 1 kHz

@@ -8,8 +8,8 @@ import pinocchio as pin
 import pytest
 
 from pinkctl import load_pink_supported_robot, supported_robots
+from pinkctl.core.state import JointState, RobotState
 from pinkctl.sim import MujocoSimulation
-from pinkctl.state import JointState, RobotState
 
 ROBOTS = ["franka", "ur10", "so101"]
 

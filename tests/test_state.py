@@ -8,13 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pinkctl.state import (
-    JointState,
-    RobotState,
-    RootState,
-    SpatialState,
-    combine_robot_states,
-)
+from pinkctl.core.state import JointState, RobotState, RootState, SpatialState, combine_robot_states
 
 SPACE = ["a", "b", "c", "d"]
 FRAMES = ["tool", "base", "cam"]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pinkctl.state import JointState, RobotState, SpatialState
+from pinkctl.core.state import JointState, RobotState, SpatialState
 from pinkctl.trajectories import (
     CircleTrajectory,
     FigureEightTrajectory,

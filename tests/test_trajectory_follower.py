@@ -7,7 +7,7 @@ import pytest
 
 from pinkctl.controllers.containers import SelectableController
 from pinkctl.controllers.trajectory_follower import HoldingTrajectoryFollower, TrajectoryFollower
-from pinkctl.state import JointState, RobotState
+from pinkctl.core.state import JointState, RobotState
 from pinkctl.trajectories import FigureEightTrajectory, Path, Trajectory
 
 SPACE = ["a", "b"]

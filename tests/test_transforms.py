@@ -10,18 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pinkctl import transforms
-from pinkctl.robot import load_pink_robot
-from pinkctl.state import JointState, SpatialState
-from pinkctl.transforms import (
+from pinkctl.core import joints as joint_maps
+from pinkctl.core import poses
+from pinkctl.core.joints import (
     JointSpaceMap,
-    SitePoseReader,
     configuration_to_joint_positions,
     joint_positions_to_configuration,
-    pose_to_se3,
-    se3_to_pose,
     velocity_to_joint_state,
 )
+from pinkctl.core.poses import SitePoseReader, pose_to_se3, se3_to_pose
+from pinkctl.core.robot import load_pink_robot
+from pinkctl.core.state import JointState, SpatialState
 
 URDF_DIR = Path(__file__).parent / "urdf"
 
@@ -133,10 +132,10 @@ def test_se3_round_trip(seed: int) -> None:
 
 
 def test_aliases_are_the_same_functions() -> None:
-    assert transforms.isaac_sim_position_quaternion_to_se3 is pose_to_se3
-    assert transforms.se3_to_isaac_sim_position_quaternion is se3_to_pose
-    assert transforms.map_joint_positions_to_pinocchio is joint_positions_to_configuration
-    assert transforms.map_pinocchio_velocity_to_joint_state is velocity_to_joint_state
+    assert poses.isaac_sim_position_quaternion_to_se3 is pose_to_se3
+    assert poses.se3_to_isaac_sim_position_quaternion is se3_to_pose
+    assert joint_maps.map_joint_positions_to_pinocchio is joint_positions_to_configuration
+    assert joint_maps.map_pinocchio_velocity_to_joint_state is velocity_to_joint_state
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,11 +273,11 @@ def test_velocity_to_joint_state_without_measured_positions(continuous_arm) -> N
 def test_seed_argument_order(continuous_arm) -> None:
     model = continuous_arm.model
     q = pin.neutral(model)
-    js = transforms.map_pinocchio_velocity_to_joint_state(
+    js = joint_maps.map_pinocchio_velocity_to_joint_state(
         np.ones(3), model, ["joint3"], ARM_SPACE, 0.5, q, np.array([1.0])
     )
     np.testing.assert_allclose(js.positions, [1.5])
-    q2 = transforms.map_joint_positions_to_pinocchio(["joint2"], np.array([0.3]), model, q)
+    q2 = joint_maps.map_joint_positions_to_pinocchio(["joint2"], np.array([0.3]), model, q)
     assert q2[2] == 0.3
 
 

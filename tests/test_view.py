@@ -17,7 +17,7 @@ from pinkctl import (
     MujocoSimulation,
     load_pink_supported_robot,
 )
-from pinkctl.cli import main
+from pinkctl.app.cli import main
 from pinkctl.view import (
     IkTarget,
     InteractiveScene,

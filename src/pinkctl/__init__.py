@@ -19,10 +19,17 @@ from .controllers import (
     SequentialController,
     TrajectoryFollower,
 )
+from .core.joints import (
+    JointSpaceMap,
+    configuration_to_joint_positions,
+    joint_positions_to_configuration,
+    velocity_to_joint_state,
+)
+from .core.poses import SitePoseReader, pose_to_se3, se3_to_pose
+from .core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
+from .core.state import JointState, RobotState, RootState, SpatialState, combine_robot_states
 from .ik import IKResult, IKSolver, find_ik, solve_ik, solve_ik_batch
-from .robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
-from .state import JointState, RobotState, RootState, SpatialState, combine_robot_states
 from .trajectories import (
     CircleTrajectory,
     FigureEightTrajectory,
@@ -30,15 +37,6 @@ from .trajectories import (
     Path,
     PoseWaypointTrajectory,
     Trajectory,
-)
-from .transforms import (
-    JointSpaceMap,
-    SitePoseReader,
-    configuration_to_joint_positions,
-    joint_positions_to_configuration,
-    pose_to_se3,
-    se3_to_pose,
-    velocity_to_joint_state,
 )
 
 __all__ = [

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
+from ..core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
 
 __all__ = ["InspectReport", "inspect_robot", "load_robot"]
 

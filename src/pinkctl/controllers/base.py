@@ -12,7 +12,7 @@ import logging
 from abc import ABC, abstractmethod
 from typing import Any
 
-from ..state import RobotState
+from ..core.state import RobotState
 
 __all__ = ["BaseController"]
 

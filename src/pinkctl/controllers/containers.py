@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from ..state import RobotState, combine_robot_states
+from ..core.state import RobotState, combine_robot_states
 from .base import BaseController
 
 __all__ = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..state import RootState
+from ..core.state import RootState
 
 __all__ = ["FloatingBase"]
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import name_list, real_number
-from ..state import JointState, RobotState
+from ..core.state import JointState, RobotState
 from .base import BaseController
 
 __all__ = ["GripperController"]

@@ -52,12 +52,13 @@ from pink.limits import ConfigurationLimit, Limit, VelocityLimit
 from pink.tasks import FrameTask, PostureTask, Task
 
 from .._validation import callable_or_none, choice, name_list, real_number
+from ..core.joints import JointSpaceMap
+from ..core.poses import SitePoseReader
+from ..core.robot import PinkRobot
+from ..core.state import RobotState
+from ..motion.limits import MotionLimits
 from ..motion.shaper import MotionShaper
-from ..motion_limits import MotionLimits
 from ..qp import EXACT_SOLVERS, DiffIKQP, QPSolveError, reference_solve_ik
-from ..robot import PinkRobot
-from ..state import RobotState
-from ..transforms import JointSpaceMap, SitePoseReader
 from .base import BaseController
 from .floating_base import FloatingBase
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..state import JointState, RobotState, RootState, SpatialState
+from ..core.state import JointState, RobotState, RootState, SpatialState
 from ..trajectories.trajectory import Trajectory
 from .base import BaseController
 

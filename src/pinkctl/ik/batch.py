@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..robot import PinkRobot
+from ..core.robot import PinkRobot
 from .result import IKResult
 from .solver import IKSolver
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..robot import PinkRobot
+from ..core.robot import PinkRobot
 from .joints import JointSubset
 from .loop import run_local
 from .methods import IKMethod, make_method

@@ -57,7 +57,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..motion_limits import MotionLimitFilter, MotionLimits
+from .filter import MotionLimitFilter
+from .limits import MotionLimits
 
 __all__ = [
     "HOLD_WINDUP_DECAY",

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._indexing import as_index
+from ..core.indexing import as_index
 
 __all__ = ["ColumnSelection", "as_index"]
 

@@ -1,39 +1,13 @@
-"""Robots: one description pipeline from URDF/MJCF + SRDF + configuration to Pinocchio and MuJoCo.
+"""Deprecated location of the robot loaders: use ``pinkctl`` or :mod:`pinkctl.core.robot`.
+Kept for one release (0.2)."""
 
-- :func:`load_pink_robot` loads any URDF or MJCF file with an optional configuration
-  (:mod:`pinkctl.robot.config`); what is not configured is inferred
-  (:mod:`pinkctl.robot.inference`) and reported in ``robot.inferred``.
-- :func:`load_pink_supported_robot` loads a robot of the catalog, :func:`supported_robots`
-  lists them.
-- :mod:`pinkctl.robot.description` normalises a description once for both engines;
-  :mod:`pinkctl.robot.meshes` resolves and converts its meshes; :mod:`pinkctl.robot.frames`
-  resolves frames by name.
-"""
+import warnings
 
-from .config import RobotConfig, read_config
-from .description import RobotDescription, read_description
-from .frames import resolve_frame
-from .loader import (
-    load_pink_robot,
-    load_pink_supported_robot,
-    robot_configurations_dir,
-    srdf_state,
-    supported_robots,
+from ..core.robot import *  # noqa: F403
+from ..core.robot import __all__  # noqa: F401
+
+warnings.warn(
+    "pinkctl.robot moved to pinkctl.core.robot (or import from pinkctl)",
+    DeprecationWarning,
+    stacklevel=2,
 )
-from .meshes import MeshNotFoundError
-from .model import PinkRobot
-
-__all__ = [
-    "MeshNotFoundError",
-    "PinkRobot",
-    "RobotConfig",
-    "RobotDescription",
-    "load_pink_robot",
-    "load_pink_supported_robot",
-    "read_config",
-    "read_description",
-    "resolve_frame",
-    "robot_configurations_dir",
-    "srdf_state",
-    "supported_robots",
-]

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..state import RobotState
+from ..core.state import RobotState
 from .simulation import MujocoSimulation
 
 __all__ = ["ClosedLoopLog", "SetpointSource", "run_closed_loop"]

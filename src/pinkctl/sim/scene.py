@@ -39,7 +39,7 @@ import pinocchio as pin
 from ..errors import PinkctlWarning
 
 if TYPE_CHECKING:
-    from ..robot import PinkRobot
+    from ..core.robot import PinkRobot
 
 __all__ = ["HOLD_PREFIX", "TARGET_BODY", "build_spec"]
 
@@ -150,7 +150,7 @@ def _hold_ball_joints(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
     """A spring and damper on every ball joint of the robot, holding its reference rotation
     (MuJoCo has no position servo for ball joints): the same bandwidth as the servos, on the
     largest inertia the joint moves at home."""
-    from ..robot.inference import SERVO_FREQUENCY  # noqa: PLC0415
+    from ..core.robot.inference import SERVO_FREQUENCY  # noqa: PLC0415
 
     model = robot.model
     inertia = pin.crba(model, model.createData(), robot.q0)

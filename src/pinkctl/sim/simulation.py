@@ -27,12 +27,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import callable_or_none, real_number
-from ..state import JointState, RobotState, SpatialState
-from ..transforms import pose_to_se3, se3_to_pose
+from ..core.poses import pose_to_se3, se3_to_pose
+from ..core.state import JointState, RobotState, SpatialState
 from .scene import HOLD_PREFIX, TARGET_BODY, build_spec
 
 if TYPE_CHECKING:
-    from ..robot import PinkRobot
+    from ..core.robot import PinkRobot
 
 __all__ = ["MujocoSimulation"]
 

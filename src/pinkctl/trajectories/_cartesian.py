@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..state import RobotState, SpatialState, _name_space
+from ..core.state import RobotState, SpatialState
+from ..core.state._space import _name_space
 
 
 def check_frame_and_space(frame: str, site_space: Sequence[str] | None) -> list[str]:

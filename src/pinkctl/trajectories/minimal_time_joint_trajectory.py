@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..state import JointState, RobotState
+from ..core.state import JointState, RobotState
 from .time_scaling import TrapezoidTimeScaling
 from .trajectory import Trajectory, _check_time
 

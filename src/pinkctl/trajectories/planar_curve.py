@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..state import RobotState
+from ..core.state import RobotState
 from . import _quaternion as quat
 from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar, vector3
 from .phase import RampedPhase

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..state import RobotState
+    from ..core.state import RobotState
 
 __all__ = ["Trajectory"]
 

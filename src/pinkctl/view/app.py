@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 import mujoco
 
-from ..robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
+from ..core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
 from ..sim import MujocoSimulation
 from .recording import RecordedSession
 from .scene import InteractiveScene

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..transforms import pose_to_se3, se3_to_pose
+from ..core.poses import pose_to_se3, se3_to_pose
 
 __all__ = [
     "TargetPose",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import real_number
-from ..state import RobotState, SpatialState
+from ..core.state import RobotState, SpatialState
 from ..trajectories import Trajectory
 from .pose import rotate_by_vector, rotation_vector_between
 

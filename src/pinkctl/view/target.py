@@ -43,11 +43,11 @@ from numpy.typing import ArrayLike
 
 from .._validation import callable_or_none, real_number
 from ..controllers import ControllerStatus, PinkIKController
+from ..core.poses import se3_to_pose
+from ..core.robot import PinkRobot
+from ..core.state import JointState, RobotState, SpatialState
 from ..ik import IKSolver
-from ..robot import PinkRobot
-from ..state import JointState, RobotState, SpatialState
 from ..trajectories import Trajectory
-from ..transforms import se3_to_pose
 from .chain import JointSelection, Selector, position_servo_gains, select_joints
 from .motion import MinimumJerkMove
 from .pose import TargetPose, checked_pose, orientation_distance

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import real_number
-from ..demo import build_trajectory
+from ..app.demo import build_trajectory
 from .meshes import body_meshes
 from .recording import RecordedSession
 from .scene import InteractiveScene

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .robot import supported_robots
+from ..core.robot import supported_robots
 
 __all__ = ["main"]
 
@@ -17,7 +17,7 @@ __all__ = ["main"]
 def _cmd_robots(_: argparse.Namespace) -> int:
     import importlib.util
 
-    from .robot import read_config, robot_configurations_dir
+    from ..core.robot import read_config, robot_configurations_dir
 
     rows = [("robot", "DoF", "tool frame", "description")]
     for name in supported_robots():
@@ -71,7 +71,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from .app.inspect import inspect_robot, parse_joint_list
+    from .inspect import inspect_robot, parse_joint_list
 
     options: dict[str, Any] = {}
     if args.config:
@@ -103,7 +103,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 def _cmd_view(args: argparse.Namespace) -> int:
     """``pinkctl view``: the interactive page (or MuJoCo's viewer); exit 2 when it cannot
     start, with a one-line reason on stderr."""
-    from .view.app import run_view
+    from ..view.app import run_view
 
     return run_view(
         args.robot,

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._validation import name_list
+from ..._validation import name_list
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..errors import PinkctlWarning
+from ...errors import PinkctlWarning
 from .config import RobotConfig, read_config
 from .description import read_description
 from .frames import disambiguate_frames, resolve_frame
@@ -52,10 +52,11 @@ def robot_configurations_dir() -> Path:
     In a wheel the folder ships inside the package (``pinkctl/robot_configurations``); in a
     source checkout (editable install) it sits at the repository top level.
     """
-    packaged = Path(__file__).resolve().parents[1] / "robot_configurations"
+    package = Path(__file__).resolve().parents[2]  # .../pinkctl
+    packaged = package / "robot_configurations"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[3] / "robot_configurations"
+    return package.parents[1] / "robot_configurations"
 
 
 def supported_robots() -> list[str]:

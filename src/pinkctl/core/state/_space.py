@@ -1,0 +1,200 @@
+"""Name spaces and argument checks shared by the state types (see :mod:`pinkctl.core.state`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: Quaternions whose largest absolute component is below this are rejected as zero.
+QUATERNION_MIN_NORM = 1e-9
+
+_JOINT_FIELDS = ("positions", "velocities", "efforts")
+_SPATIAL_FIELDS = ("positions", "orientations", "linear_velocities", "angular_velocities")
+_SPATIAL_DATA = (
+    "position_data",
+    "orientation_data",
+    "linear_velocity_data",
+    "angular_velocity_data",
+)
+_SPATIAL_WIDTHS = (3, 4, 3, 3)
+_ROOT_FIELDS = ("position", "orientation", "linear_velocity", "angular_velocity")
+_ROOT_WIDTHS = (3, 4, 3, 3)
+
+_MAX_CACHED_SPACES = 256
+_MAX_CACHED_SUBSETS = 64
+
+
+class _NameSpace:
+    """An ordered list of unique names with a precomputed name -> index map.
+
+    Instances are shared through :func:`_name_space`, so two states built over equal name
+    lists usually hold the very same object, which makes the space comparison in
+    :func:`combine_robot_states` an identity check. Lookups of a name list (the ``names``
+    half of a ``from_name`` field) are cached too, because a control loop passes the same
+    list on every tick.
+    """
+
+    __slots__ = ("index", "names", "_subsets")
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self.index = {name: i for i, name in enumerate(names)}
+        self._subsets: dict[tuple[str, ...], tuple[np.ndarray | slice, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def lookup_names(self, names: Any, what: str) -> tuple[np.ndarray | slice, int]:
+        """Where ``names`` (a list of unique names of this space) sit, and how many there are.
+
+        The location is an intp index array, or ``slice(None)`` when ``names`` is the whole
+        space in order (cheaper to index with).
+        """
+        if not isinstance(names, list):
+            raise ValueError(f"{what}: names must be a list of str, got {type(names).__name__}")
+        try:
+            key = tuple(names)
+            cached = self._subsets.get(key)
+        except TypeError:  # unhashable element
+            cached = key = None
+        if cached is not None:
+            return cached
+        for name in names:
+            if not isinstance(name, str):
+                raise ValueError(f"{what}: names must be str, got {name!r}")
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"{what}: duplicate names {dup}")
+        unknown = [n for n in names if n not in self.index]
+        if unknown:
+            raise ValueError(f"{what}: names {unknown} are not in the space {list(self.names)}")
+        found: tuple[np.ndarray | slice, int]
+        if key == self.names:
+            found = (slice(None), len(names))
+        else:
+            idx = np.fromiter((self.index[n] for n in names), dtype=np.intp, count=len(names))
+            idx.flags.writeable = False
+            found = (idx, len(names))
+        if key is not None:
+            if len(self._subsets) >= _MAX_CACHED_SUBSETS:
+                self._subsets.clear()
+            self._subsets[key] = found
+        return found
+
+    def lookup_indices(self, indices: Any, what: str) -> tuple[np.ndarray, int]:
+        """Check ``indices`` (a list or 1-D integer array of unique indices); return them."""
+        if isinstance(indices, np.ndarray):
+            if indices.ndim != 1 or indices.dtype.kind not in "iu":
+                raise ValueError(
+                    f"{what}: indices must be a 1-D integer array, got dtype {indices.dtype} "
+                    f"and shape {indices.shape}"
+                )
+            idx = indices.astype(np.intp)
+        elif type(indices) is list:
+            for i in indices:
+                if not (type(i) is int or isinstance(i, np.integer)):
+                    raise ValueError(f"{what}: indices must be int, got {i!r}")
+            try:
+                idx = np.array(indices, dtype=np.intp)
+            except OverflowError as exc:
+                raise ValueError(f"{what}: indices {indices} out of range: {exc}") from exc
+        else:
+            raise ValueError(f"{what}: indices must be a list of int, got {type(indices).__name__}")
+        n = len(self.names)
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(f"{what}: indices {idx.tolist()} out of range [0, {n})")
+        if np.unique(idx).size != idx.size:
+            raise ValueError(f"{what}: duplicate indices {idx.tolist()}")
+        return idx, idx.shape[0]
+
+
+_SPACES: dict[tuple[str, ...], _NameSpace] = {}
+
+
+def _name_space(names: Any, what: str) -> _NameSpace:
+    """The shared :class:`_NameSpace` for a list (or tuple) of unique, non-empty names."""
+    if isinstance(names, _NameSpace):
+        return names
+    if not isinstance(names, (list, tuple)):
+        raise ValueError(f"{what} must be a list of str, got {type(names).__name__}")
+    try:
+        key = tuple(names)
+        space = _SPACES.get(key)
+    except TypeError:
+        space = None
+        key = None
+    if space is not None:
+        return space
+    if len(names) == 0:
+        raise ValueError(f"{what} must not be empty")
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"{what} must hold str names, got {name!r}")
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{what} has duplicate names {dup}")
+    assert key is not None  # all elements are str, hence hashable
+    space = _NameSpace(key)
+    if len(_SPACES) >= _MAX_CACHED_SPACES:
+        _SPACES.clear()
+    _SPACES[key] = space
+    return space
+
+
+def _float_array(values: Any, what: str) -> np.ndarray:
+    """``values`` as an ndarray of a floating dtype (not yet float64); ValueError otherwise."""
+    if type(values) is np.ndarray:
+        arr = values
+    else:
+        try:
+            arr = np.asarray(values)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ValueError(f"{what}: cannot read values as an array: {exc}") from exc
+    if arr.dtype.kind != "f":
+        raise ValueError(
+            f"{what}: values must be floating point, got dtype {arr.dtype} "
+            "(pass e.g. np.asarray(values, dtype=float))"
+        )
+    return arr
+
+
+def _bool_array(values: Any, what: str) -> np.ndarray:
+    """``values`` as an ndarray of dtype bool; ValueError otherwise."""
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{what}: cannot read values as an array: {exc}") from exc
+    if arr.dtype != np.bool_:
+        raise ValueError(f"{what} must have dtype bool, got {arr.dtype}")
+    return arr
+
+
+def _unpack_pair(spec: Any, what: str) -> tuple[Any, Any]:
+    if not isinstance(spec, (tuple, list)) or len(spec) != 2:
+        raise ValueError(f"{what} must be a (names_or_indices, values) pair, got {spec!r}")
+    return spec[0], spec[1]
+
+
+def _check_finite(arr: np.ndarray, what: str) -> None:
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{what} contains NaN or infinite values")
+
+
+def _check_quaternions(quats: np.ndarray, what: str) -> None:
+    """Reject all-zero quaternions (rows of ``quats``, already known finite)."""
+    if quats.size and (np.abs(quats).max(axis=1) < QUATERNION_MIN_NORM).any():
+        raise ValueError(f"{what}: quaternion (w, x, y, z) must not be zero")
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)  # cheaper than assigning flags.writeable
+    return arr
+
+
+def _format_entries(names: Sequence[str], values: np.ndarray, limit: int = 4) -> str:
+    items = [f"{n}: {np.array2string(v, precision=4)}" for n, v in zip(names, values, strict=True)]
+    if len(items) > limit:
+        items = items[:limit] + [f"... (+{len(names) - limit})"]
+    return "{" + ", ".join(items) + "}"

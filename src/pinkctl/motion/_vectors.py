@@ -1,0 +1,32 @@
+"""Argument checks shared by the motion-limit modules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _as_vector(value: Any, n: int, name: str) -> np.ndarray:
+    """``value`` as a float64 vector of size ``n`` (a scalar is broadcast)."""
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a number or a sequence of {n} numbers") from exc
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    return arr
+
+
+def _positive_finite(arr: np.ndarray, name: str) -> None:
+    if not np.isfinite(arr).all() or (arr <= 0.0).any():
+        raise ValueError(f"{name} must be finite and > 0, got {arr.tolist()}")
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr.flags.writeable = False
+    return arr

@@ -1,0 +1,194 @@
+"""MotionLimits: per-joint position, velocity, acceleration and jerk limits."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ._vectors import _as_vector, _positive_finite, _readonly
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.robot import PinkRobot
+
+__all__ = ["MotionLimits"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MotionLimits:
+    """Per-joint motion limits of a set of joints.
+
+    Attributes:
+        joint_names: The joints, in the order of every array below.
+        lower: Lower position limits [rad or m]; ``-inf`` for a joint without one.
+        upper: Upper position limits [rad or m]; ``+inf`` for a joint without one.
+        velocity: Velocity limits [rad/s or m/s], finite and positive.
+        acceleration: Acceleration limits [rad/s² or m/s²], finite and positive, or None
+            (not limited).
+        jerk: Jerk limits [rad/s³ or m/s³], finite and positive, or None. Jerk limits need
+            acceleration limits.
+
+    Arrays are stored as read-only float64 copies. A scalar is accepted for any array and
+    applies to every joint. Raises ``ValueError`` on a malformed argument.
+    """
+
+    joint_names: tuple[str, ...]
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray | None = None
+    jerk: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        names = self.joint_names
+        if isinstance(names, str) or not isinstance(names, Sequence):
+            raise ValueError("joint_names must be a sequence of joint names")
+        names = tuple(names)
+        if not all(isinstance(n, str) for n in names):
+            raise ValueError(f"joint_names must be strings, got {names}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"joint_names has duplicates: {list(names)}")
+        n = len(names)
+        lower = _as_vector(self.lower, n, "lower")
+        upper = _as_vector(self.upper, n, "upper")
+        if (lower == np.inf).any() or (upper == -np.inf).any():
+            raise ValueError("lower cannot be +inf and upper cannot be -inf")
+        if not (lower < upper).all():
+            bad = [names[i] for i in np.flatnonzero(~(lower < upper))]
+            raise ValueError(f"lower must be < upper; violated for joints {bad}")
+        velocity = _as_vector(self.velocity, n, "velocity")
+        _positive_finite(velocity, "velocity")
+        acceleration = None
+        if self.acceleration is not None:
+            acceleration = _as_vector(self.acceleration, n, "acceleration")
+            _positive_finite(acceleration, "acceleration")
+        jerk = None
+        if self.jerk is not None:
+            if acceleration is None:
+                raise ValueError("jerk limits need acceleration limits (acceleration is None)")
+            jerk = _as_vector(self.jerk, n, "jerk")
+            _positive_finite(jerk, "jerk")
+        object.__setattr__(self, "joint_names", names)
+        object.__setattr__(self, "lower", _readonly(lower))
+        object.__setattr__(self, "upper", _readonly(upper))
+        object.__setattr__(self, "velocity", _readonly(velocity))
+        object.__setattr__(
+            self, "acceleration", None if acceleration is None else _readonly(acceleration)
+        )
+        object.__setattr__(self, "jerk", None if jerk is None else _readonly(jerk))
+
+    @property
+    def num_joints(self) -> int:
+        """Number of joints."""
+        return len(self.joint_names)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The limit kinds this object limits (position and velocity always)."""
+        out = ["position", "velocity"]
+        if self.acceleration is not None:
+            out.append("acceleration")
+        if self.jerk is not None:
+            out.append("jerk")
+        return tuple(out)
+
+    def select(self, joint_names: Sequence[str]) -> MotionLimits:
+        """The limits of a subset of the joints, in the given order."""
+        index = {name: i for i, name in enumerate(self.joint_names)}
+        unknown = [j for j in joint_names if j not in index]
+        if unknown:
+            raise ValueError(f"joints {unknown} are not in {list(self.joint_names)}")
+        idx = np.array([index[j] for j in joint_names], dtype=np.intp)
+        return MotionLimits(
+            joint_names=tuple(joint_names),
+            lower=self.lower[idx],
+            upper=self.upper[idx],
+            velocity=self.velocity[idx],
+            acceleration=None if self.acceleration is None else self.acceleration[idx],
+            jerk=None if self.jerk is None else self.jerk[idx],
+        )
+
+    @classmethod
+    def from_robot(
+        cls,
+        robot: PinkRobot,
+        joint_names: Sequence[str] | None = None,
+        *,
+        use_acceleration: bool = True,
+        use_jerk: bool = True,
+    ) -> MotionLimits:
+        """Read the limits of a :class:`~pinkctl.robot.PinkRobot`.
+
+        Position limits come from the Pinocchio model (``lowerPositionLimit`` /
+        ``upperPositionLimit`` at each joint's ``idx_q``); continuous joints (``nq == 2``) and
+        joints whose limits are Pinocchio's "unbounded" values (magnitude above 1e300) get
+        infinite limits. Velocity limits come from ``robot.velocity_limits`` (falling back to
+        the model's ``velocityLimit``), acceleration and jerk limits from
+        ``robot.acceleration_limits`` and ``robot.jerk_limits``.
+
+        Args:
+            robot: The robot.
+            joint_names: The joints (default: ``robot.controlled_joint_names``). Each must have
+                exactly one velocity coordinate.
+            use_acceleration: Include acceleration limits when the robot declares them.
+            use_jerk: Include jerk limits when the robot declares them (only together with
+                acceleration limits).
+
+        Raises:
+            ValueError: If a joint is unknown, has no single coordinate (mimic followers,
+                floating joints), or lacks a positive velocity limit, or if the robot declares
+                acceleration or jerk limits for some of the joints only.
+        """
+        model = robot.model
+        names = list(robot.controlled_joint_names if joint_names is None else joint_names)
+        n = len(names)
+        lower = np.empty(n)
+        upper = np.empty(n)
+        velocity = np.empty(n)
+        for i, name in enumerate(names):
+            if not model.existJointName(name):
+                raise ValueError(f"joint {name!r} is not in the model of robot {robot.name!r}")
+            joint = model.joints[model.getJointId(name)]
+            if joint.nv != 1 or joint.nq not in (1, 2):
+                raise ValueError(
+                    f"joint {name!r} has nq={joint.nq}, nv={joint.nv}; motion limits need "
+                    "single-coordinate joints (revolute, prismatic or continuous)"
+                )
+            if joint.nq == 2:
+                lower[i], upper[i] = -np.inf, np.inf
+            else:
+                lo = float(model.lowerPositionLimit[joint.idx_q])
+                hi = float(model.upperPositionLimit[joint.idx_q])
+                lower[i] = -np.inf if lo <= -1e300 else lo
+                upper[i] = np.inf if hi >= 1e300 else hi
+            vel = robot.velocity_limits.get(name, float(model.velocityLimit[joint.idx_v]))
+            if not (math.isfinite(vel) and vel > 0.0):
+                raise ValueError(f"joint {name!r} has no positive velocity limit (got {vel})")
+            velocity[i] = vel
+
+        def table(values: dict[str, float], what: str) -> np.ndarray | None:
+            present = [j for j in names if j in values]
+            if not present:
+                return None
+            if len(present) != n:
+                missing = [j for j in names if j not in values]
+                raise ValueError(f"robot {robot.name!r} lacks {what} limits for joints {missing}")
+            return np.array([values[j] for j in names], dtype=np.float64)
+
+        acceleration = (
+            table(robot.acceleration_limits, "acceleration") if use_acceleration else None
+        )
+        jerk = None
+        if use_jerk and acceleration is not None:
+            jerk = table(robot.jerk_limits, "jerk")
+        return cls(
+            joint_names=tuple(names),
+            lower=lower,
+            upper=upper,
+            velocity=velocity,
+            acceleration=acceleration,
+            jerk=jerk,
+        )
