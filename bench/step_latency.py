@@ -1027,13 +1027,13 @@ def profile_forward(
 ) -> dict[str, float]:
     """Median time [µs] of each phase of ``PinkIKController.forward`` on the moving target.
 
-    Replays the phases of ``forward`` one by one on a controller's internals (state reading,
-    forward kinematics, target update, QP assembly, solve, output state), timing each, and
-    in the same loop times the real ``forward`` on a twin controller. The keys are the
-    phases, ``"sum of phases"`` and ``"forward (twin controller)"``.
+    Runs the controller's public phases one by one (``read_estimate``,
+    ``update_configuration``, ``update_targets``, ``solve``, ``shape``, ``write_command``),
+    timing each, and in the same loop times the real ``forward`` on a twin controller. The
+    keys are the phases, ``"sum of phases"`` and ``"forward (twin controller)"``.
 
     Raises:
-        RuntimeError: If the controller's internals no longer match this replay.
+        RuntimeError: If the phases and ``forward`` part ways.
     """
     robot = _load(robot_name, barrier)
     n_total = warmup + steps
@@ -1041,28 +1041,13 @@ def profile_forward(
     replay = _Pinkctl(robot, target, solver, barrier=barrier, n_total=n_total)
     twin = _Pinkctl(_load(robot_name, barrier), target, solver, barrier=barrier, n_total=n_total)
     c = replay.controller
-    try:
-        qp, map_, tasks, limits, barriers = (
-            c._solvers[0][0],
-            c._map,
-            c._tasks,
-            c._limits,
-            c._barriers,
-        )
-        configuration = c.configuration
-        shaper = c.shaper
-        assert configuration is not None
-        if shaper.smooth or c.qp_backend != "pinkctl":
-            raise AttributeError("the replay covers the plain fast path only")
-    except AttributeError as exc:
-        raise RuntimeError(f"PinkIKController internals changed: {exc}") from exc
     phases = (
         "read estimated state",
         "forward kinematics + Jacobians",
         "target update",
-        "QP assembly",
-        "QP solve (+ clip into the box)",
-        "shape + output RobotState",
+        "QP (assembly + solve + clip)",
+        "shape the command",
+        "output RobotState",
     )
     samples = np.zeros((n_total, len(phases) + 1), dtype=np.int64)
     perf = time.perf_counter_ns
@@ -1073,20 +1058,20 @@ def profile_forward(
             replay.prepare(k)
             est, sp = replay.estimated, replay.setpoints[k]
             t0 = perf()
-            read = c._read_q(est)
+            read = c.read_estimate(est)
             t1 = perf()
             assert read is not None
             measured, q = read
-            c._update_configuration(configuration, q)
+            c.update_configuration(measured, q, est.root)
             t2 = perf()
-            c._update_targets(sp)
+            c.update_targets(sp)
             t3 = perf()
-            qp._assemble(configuration, tasks, DT, limits, barriers, None, None)
+            velocity = c.solve()
             t4 = perf()
-            x = qp.clip_to_bounds(qp._solve_workspace())
+            assert velocity is not None, c.last_error
+            positions, command_velocity, root = c.shape(velocity)
             t5 = perf()
-            positions, velocity = shaper.commit(np.divide(x, DT, out=x))
-            replay.output = RobotState(joints=map_.command_state(positions, velocity))
+            replay.output = c.write_command(positions, command_velocity, root)
             t6 = perf()
             replay.record(k)
             twin.prepare(k)

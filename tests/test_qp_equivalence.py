@@ -494,9 +494,12 @@ def test_fused_problem_equals_pink_build_ik(robot_name: str, seed: int) -> None:
     configuration, tasks, limits = _fused_case(robot, rng)
     damping = float(rng.choice([1e-12, 1e-3]))
     qp = DiffIKQP(robot.model, robot.controlled, damping=damping)
+    plan = qp.compile(tasks, limits)
+    assert plan.fused is not None  # this test is about the one-pass assembly
     for _ in range(2):  # the second tick reuses the compiled pass
-        problem = qp.assemble(configuration, tasks, DT, limits=limits)
-        assert qp._fused is not None  # this test is about the one-pass assembly
+        qp.assemble_plan(plan, configuration, DT)
+        problem = qp.last_problem()
+        assert problem is not None
         pink_problem = pink.build_ik(configuration, tasks, DT, damping=damping, limits=limits)
         c = np.asarray(robot.controlled)
         np.testing.assert_allclose(problem.H, pink_problem.P[np.ix_(c, c)], rtol=1e-12, atol=1e-12)

@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Literal
 
 import numpy as np
 import pinocchio as pin
-import qpsolvers
 from pink import Configuration
 from pink.barriers import Barrier, SelfCollisionBarrier
 from pink.limits import ConfigurationLimit, Limit, VelocityLimit
@@ -55,29 +55,38 @@ from .._validation import callable_or_none, choice, name_list, real_number
 from ..core.joints import JointSpaceMap
 from ..core.poses import SitePoseReader
 from ..core.robot import PinkRobot
-from ..core.state import RobotState
+from ..core.state import RobotState, RootState
 from ..motion.limits import MotionLimits
 from ..motion.shaper import MotionShaper
-from ..qp import EXACT_SOLVERS, DiffIKQP, QPSolveError, reference_solve_ik
+from ..qp import EXACT_SOLVERS, QPSolveError, QPStep
+from ._arguments import (
+    DT_RANGE,
+    MAX_TARGET_DISTANCE,
+    MAX_WEIGHT,
+    check_cost,
+    check_pink_objects,
+    check_solver,
+    check_solver_options,
+    check_states,
+)
 from .base import BaseController
 from .floating_base import FloatingBase
 
-__all__ = ["ControllerStatus", "PinkIKController", "EXACT_SOLVERS"]
+__all__ = ["ControllerStatus", "EXACT_SOLVERS", "MAX_TARGET_DISTANCE", "PinkIKController"]
 
 
 PreStepCallback = Callable[[Configuration, "RobotState | None"], None]
 
-#: Largest accepted cost or damping: weights are squared into the QP's Hessian, and beyond
-#: this the problem is numerically meaningless (1e12 against a posture cost of 1e-3).
-MAX_WEIGHT = 1e6
-#: Frame targets farther than this from the world origin [m] are rejected at run time: no
-#: robot reaches them, and their QP is numerically meaningless (ProxQP spent 35 s on one
-#: 1e8 m away).
-MAX_TARGET_DISTANCE = 1e3
-#: Accepted control periods [s].
-DT_RANGE = (1e-6, 1.0)
-#: Attributes of pink tasks and barriers that name model frames (checked at construction).
-_FRAME_ATTRIBUTES = ("frame", "root", "floor_frame", "hub_frame")
+
+@dataclass(frozen=True)
+class QPSettings:
+    """The settings a :class:`PinkIKController` compiles its QP with."""
+
+    solver: str
+    fallback: str | None
+    damping: float
+    options: dict[str, Any]
+    backend: str
 
 
 class ControllerStatus(str, Enum):
@@ -93,78 +102,6 @@ class ControllerStatus(str, Enum):
     NOT_READY = "not_ready"
     OK = "ok"
     BRAKING = "braking"
-
-
-def _cost(value: Any, name: str) -> float | np.ndarray:
-    """A non-negative scalar cost or a 3-vector of them (at most :data:`MAX_WEIGHT`)."""
-    if value is None:
-        return 0.0
-    if isinstance(value, (bool, str, bytes)):
-        raise ValueError(f"{name} must be a number or a 3-vector of numbers, got {value!r}")
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{name} must be a number or a 3-vector of numbers, got {value!r}"
-        ) from exc
-    if arr.shape not in ((), (3,)):
-        raise ValueError(f"{name} must be a scalar or a 3-vector, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > MAX_WEIGHT):
-        raise ValueError(f"{name} must be in [0, {MAX_WEIGHT:g}], got {value!r}")
-    return float(arr) if arr.shape == () else arr.copy()
-
-
-def _check_states(estimated_state: Any, setpoint_state: Any) -> None:
-    if not isinstance(estimated_state, RobotState):
-        raise ValueError(
-            f"estimated_state must be a RobotState, got {type(estimated_state).__name__}"
-        )
-    if setpoint_state is not None and not isinstance(setpoint_state, RobotState):
-        raise ValueError(
-            f"setpoint_state must be a RobotState or None, got {type(setpoint_state).__name__}"
-        )
-
-
-def _solver_name(value: Any, name: str, *, optional: bool) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str) or value not in qpsolvers.available_solvers:
-        raise ValueError(
-            f"{name} {value!r} is not an installed QP solver; "
-            f"available: {sorted(qpsolvers.available_solvers)}"
-        )
-    return value
-
-
-def _pink_objects(value: Any, kind: type, name: str, model: pin.Model) -> list[Any]:
-    """A list of pink ``kind`` objects whose frame names exist in ``model``."""
-    if value is None:
-        return []
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ValueError(f"{name} must be a sequence of pink {kind.__name__} objects")
-    items = list(value)
-    for item in items:
-        if not isinstance(item, kind):
-            raise ValueError(
-                f"{name} must hold pink {kind.__name__} objects, got {type(item).__name__}"
-            )
-        frames = [getattr(item, attr, None) for attr in _FRAME_ATTRIBUTES]
-        frames += list(getattr(item, "frames", None) or [])
-        for frame in frames:
-            if isinstance(frame, str) and not model.existFrame(frame):
-                raise ValueError(
-                    f"{name}: {type(item).__name__} uses frame {frame!r}, which is not a frame "
-                    "of the model"
-                )
-    return items
-
-
-def _solver_options(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise ValueError(f"solver_options must be a dict with string keys, got {value!r}")
-    return dict(value)
 
 
 class PinkIKController(BaseController):
@@ -271,17 +208,18 @@ class PinkIKController(BaseController):
         )
         integration = choice(integrate_from, "integrate_from", ("measured", "command"))
         backend = choice(qp_backend, "qp_backend", ("pinkctl", "pink"))
-        solver = _solver_name(solver, "solver", optional=False)  # type: ignore[assignment]
-        fallback_solver = _solver_name(fallback_solver, "fallback_solver", optional=True)
-        options = _solver_options(solver_options)
-        pos_cost = _cost(position_cost, "position_cost")
-        ori_cost = _cost(orientation_cost, "orientation_cost")
-        post_cost = _cost(posture_cost, "posture_cost")
+        solver_name = check_solver(solver, "solver", optional=False)
+        assert solver_name is not None
+        fallback_name = check_solver(fallback_solver, "fallback_solver", optional=True)
+        options = check_solver_options(solver_options)
+        pos_cost = check_cost(position_cost, "position_cost")
+        ori_cost = check_cost(orientation_cost, "orientation_cost")
+        post_cost = check_cost(posture_cost, "posture_cost")
         if np.ndim(post_cost) != 0:
             raise ValueError("posture_cost must be a scalar")
-        tasks = _pink_objects(extra_tasks, Task, "extra_tasks", model)
-        limits = _pink_objects(extra_limits, Limit, "extra_limits", model)
-        barriers = _pink_objects(extra_barriers, Barrier, "extra_barriers", model)
+        tasks = check_pink_objects(extra_tasks, Task, "extra_tasks", model)
+        limits = check_pink_objects(extra_limits, Limit, "extra_limits", model)
+        barriers = check_pink_objects(extra_barriers, Barrier, "extra_barriers", model)
         callable_or_none(pre_step_callback, "pre_step_callback")
 
         self.robot = pink_robot
@@ -292,8 +230,8 @@ class PinkIKController(BaseController):
         self._integrate_from = integration
         self._qp_backend = backend
         self._damping = damping
-        self._solver = solver
-        self._fallback_solver = fallback_solver
+        self._solver = solver_name
+        self._fallback_solver = fallback_name
         self._solver_options = options
         self._pre_step_callback = pre_step_callback
 
@@ -305,7 +243,11 @@ class PinkIKController(BaseController):
             gain=gain,
         )
         self._posture_task = PostureTask(cost=post_cost, gain=gain) if post_cost > 0 else None
-        self._extra_tasks = tasks
+        self._tasks: tuple[Task, ...] = tuple(
+            [self._frame_task]
+            + ([self._posture_task] if self._posture_task is not None else [])
+            + tasks
+        )
         self._map = JointSpaceMap(model, controlled, joint_space)
         # a floating base's 6 velocity coordinates are decision variables too (first)
         self._base = FloatingBase(pink_robot.q0) if pink_robot.floating_base else None
@@ -320,7 +262,6 @@ class PinkIKController(BaseController):
                 joint = model.joints[model.getJointId(name)]
                 if joint.nv == 1:
                     velocity_limit[joint.idx_v] = value
-        # tuples: the QP layer recognises the same (immutable) sequences tick after tick
         self._limits: tuple[Limit, ...] = (
             ConfigurationLimit(model, config_limit_gain=configuration_limit_gain),
             VelocityLimit(model, velocity_limit),
@@ -328,12 +269,6 @@ class PinkIKController(BaseController):
         )
         self._barriers: tuple[Barrier, ...] = tuple(barriers)
         self._needs_collisions = any(isinstance(b, SelfCollisionBarrier) for b in barriers)
-        self._tasks: tuple[Task, ...] = tuple(
-            [self._frame_task]
-            + ([self._posture_task] if self._posture_task is not None else [])
-            + self._extra_tasks
-        )
-        self._range_limit = self._limits[:1]  # the configuration limit alone
 
         # Joints with a coordinate of their own that the controller does not command (e.g.
         # fingers): read from the estimated state each tick and held in the model.
@@ -349,13 +284,14 @@ class PinkIKController(BaseController):
         self._all_map = JointSpaceMap(model, controlled + passive, joint_space) if passive else None
         self._n_controlled = len(controlled)
         self._continuous = np.flatnonzero(self._map.is_continuous)
-        self._solvers = self._build_solvers(solver, fallback_solver, damping, options)
         self._shaper = MotionShaper(self._resolve_motion_limits(motion_limits, controlled), dt)
+        self._steps = self._compile_steps(solver_name, fallback_name, damping, options, backend)
         self._target_reader = SitePoseReader(tool_frame)
         self._last_sites: Any = None
         self._last_target_se3: Any = None
         self._last_target: pin.SE3 | None = None
         self._configuration: Configuration | None = None
+        self._base_start: pin.SE3 | None = None
         self._status = ControllerStatus.NOT_READY
 
     def _resolve_motion_limits(
@@ -377,34 +313,68 @@ class PinkIKController(BaseController):
         smooth = bool(robot.acceleration_limits) if motion_limits is None else motion_limits
         return MotionLimits.from_robot(robot, controlled, use_acceleration=smooth)
 
-    def _build_solvers(
-        self, solver: str, fallback: str | None, damping: float, options: dict[str, Any]
-    ) -> tuple[tuple[DiffIKQP, str], ...]:
-        """The QP objects of the solver and the fallback (options checked by a trial solve)."""
+    def _compile_steps(
+        self,
+        solver: str,
+        fallback: str | None,
+        damping: float,
+        options: dict[str, Any],
+        backend: str,
+    ) -> tuple[QPStep, QPStep]:
+        """The tick's QP (every limit) and, for the shaper's approach, the same QP with the
+        position range as its only limit (the velocity limit would make a large error a
+        bang-bang signal; the shaper scales the direction instead)."""
         model = self.robot.model
-        qp = DiffIKQP(
-            model, self._controlled_v, solver=solver, damping=damping, solver_options=options
+
+        def compiled(limits: tuple[Limit, ...]) -> QPStep:
+            return QPStep(
+                model,
+                self._controlled_v,
+                tasks=self._tasks,
+                limits=limits,
+                barriers=self._barriers,
+                solver=solver,
+                fallback_solver=fallback,
+                damping=damping,
+                solver_options=options,
+                reference=backend == "pink",
+            )
+
+        full = compiled(self._limits)
+        if not self._shaper.smooth or self._barriers or len(self._limits) > 2:
+            return full, full
+        return full, compiled(self._limits[:1])
+
+    def _rebuild(self, **changes: Any) -> None:
+        """Compile the QP steps with changed settings; nothing changes if that raises."""
+        settings = replace(
+            QPSettings(
+                solver=self._solver,
+                fallback=self._fallback_solver,
+                damping=self._damping,
+                options=self._solver_options,
+                backend=self._qp_backend,
+            ),
+            **changes,
         )
-        solvers: list[tuple[DiffIKQP, str]] = [(qp, solver)]
-        if fallback is not None:
-            fallback_qp = DiffIKQP(model, self._controlled_v, solver=fallback, damping=damping)
-            solvers.append((fallback_qp, fallback))
-        return tuple(solvers)
+        self._steps = self._compile_steps(
+            settings.solver, settings.fallback, settings.damping, settings.options, settings.backend
+        )
+        self._solver = settings.solver
+        self._fallback_solver = settings.fallback
+        self._damping = settings.damping
+        self._solver_options = settings.options
+        self._qp_backend = settings.backend
 
     # ------------------------------------------------------------------ settings
     @property
     def solver(self) -> str:
-        """QP backend name; setting it rebuilds the QP (ValueError if not installed)."""
+        """QP backend name; setting it recompiles the QP (ValueError if not installed)."""
         return self._solver
 
     @solver.setter
     def solver(self, value: str) -> None:
-        name = _solver_name(value, "solver", optional=False)
-        assert name is not None
-        self._solvers = self._build_solvers(
-            name, self._fallback_solver, self._damping, self._solver_options
-        )
-        self._solver = name
+        self._rebuild(solver=check_solver(value, "solver", optional=False))
 
     @property
     def fallback_solver(self) -> str | None:
@@ -413,22 +383,16 @@ class PinkIKController(BaseController):
 
     @fallback_solver.setter
     def fallback_solver(self, value: str | None) -> None:
-        name = _solver_name(value, "fallback_solver", optional=True)
-        self._solvers = self._build_solvers(self._solver, name, self._damping, self._solver_options)
-        self._fallback_solver = name
+        self._rebuild(fallback=check_solver(value, "fallback_solver", optional=True))
 
     @property
     def solver_options(self) -> dict[str, Any]:
-        """Backend options (a copy); setting them rebuilds the QP after a trial solve."""
+        """Backend options (a copy); setting them recompiles the QP after a trial solve."""
         return dict(self._solver_options)
 
     @solver_options.setter
     def solver_options(self, value: dict[str, Any] | None) -> None:
-        options = _solver_options(value)
-        self._solvers = self._build_solvers(
-            self._solver, self._fallback_solver, self._damping, options
-        )
-        self._solver_options = options
+        self._rebuild(options=check_solver_options(value))
 
     @property
     def damping(self) -> float:
@@ -437,11 +401,7 @@ class PinkIKController(BaseController):
 
     @damping.setter
     def damping(self, value: float) -> None:
-        damping = real_number(value, "damping", low=0.0, high=MAX_WEIGHT)
-        self._solvers = self._build_solvers(
-            self._solver, self._fallback_solver, damping, self._solver_options
-        )
-        self._damping = damping
+        self._rebuild(damping=real_number(value, "damping", low=0.0, high=MAX_WEIGHT))
 
     @property
     def integrate_from(self) -> str:
@@ -459,7 +419,7 @@ class PinkIKController(BaseController):
 
     @qp_backend.setter
     def qp_backend(self, value: str) -> None:
-        self._qp_backend = choice(value, "qp_backend", ("pinkctl", "pink"))
+        self._rebuild(backend=choice(value, "qp_backend", ("pinkctl", "pink")))
 
     @property
     def pre_step_callback(self) -> PreStepCallback | None:
@@ -495,6 +455,11 @@ class PinkIKController(BaseController):
         return self._shaper
 
     @property
+    def qp_step(self) -> QPStep:
+        """The compiled QP of a tick (every task, limit and barrier)."""
+        return self._steps[0]
+
+    @property
     def status(self) -> ControllerStatus:
         """What the last ``forward`` (or ``reset``) produced; see :class:`ControllerStatus`."""
         return self._status
@@ -514,37 +479,7 @@ class PinkIKController(BaseController):
         """Barriers of the QP."""
         return list(self._barriers)
 
-    # ------------------------------------------------------------------ BaseController
-    def _read_q(self, estimated_state: RobotState | None) -> tuple[np.ndarray, np.ndarray] | None:
-        """Measured controlled positions and the Pinocchio ``q`` built from the estimate.
-
-        Uncontrolled joints present in the estimate take their measured values, the others
-        their home value. Returns None (reason recorded) when a controlled position is missing.
-        """
-        joints = None if estimated_state is None else estimated_state.joints
-        if joints is None:
-            self.last_error = "estimated state has no joint state"
-            return None
-        if self._all_map is not None:
-            every = self._all_map.positions_from_state(joints)
-            if every is not None:
-                return every[: self._n_controlled], self._all_map.to_configuration(
-                    every, self.robot.q0
-                )
-        positions = self._map.positions_from_state(joints)
-        if positions is None:
-            self.last_error = (
-                "estimated state lacks a valid position for some of the controlled joints "
-                f"{self._map.controlled_joint_names}"
-            )
-            return None
-        q_base = self.robot.q0
-        if self._passive_map is not None:
-            passive = self._passive_map.positions_from_state(joints)
-            if passive is not None:
-                q_base = self._passive_map.to_configuration(passive, q_base)
-        return positions, self._map.to_configuration(positions, q_base)
-
+    # ------------------------------------------------------------------ reset
     def reset(
         self,
         estimated_state: RobotState,
@@ -562,8 +497,8 @@ class PinkIKController(BaseController):
         Raises:
             ValueError: If the states are not RobotState objects (see :meth:`forward`).
         """
-        _check_states(estimated_state, setpoint_state)
-        read = self._read_q(estimated_state)
+        check_states(estimated_state, setpoint_state)
+        read = self.read_estimate(estimated_state)
         if read is None:
             self._configuration = None
             self._status = ControllerStatus.NOT_READY
@@ -594,9 +529,58 @@ class PinkIKController(BaseController):
         self.last_error = None
         return True
 
-    @staticmethod
-    def _update_configuration(configuration: Configuration, q: np.ndarray) -> None:
-        """Forward kinematics, joint Jacobians (and collisions) at ``q``, a new array we own."""
+    # ------------------------------------------------------------------ the tick's phases
+    def read_estimate(
+        self, estimated_state: RobotState | None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Phase 1: the measured controlled positions and the Pinocchio ``q`` of the estimate.
+
+        Uncontrolled joints present in the estimate take their measured values, the others
+        their home value. Returns None (reason in ``last_error``) when a controlled position
+        is missing.
+        """
+        joints = None if estimated_state is None else estimated_state.joints
+        if joints is None:
+            self.last_error = "estimated state has no joint state"
+            return None
+        if self._all_map is not None:
+            every = self._all_map.positions_from_state(joints)
+            if every is not None:
+                return every[: self._n_controlled], self._all_map.to_configuration(
+                    every, self.robot.q0
+                )
+        positions = self._map.positions_from_state(joints)
+        if positions is None:
+            self.last_error = (
+                "estimated state lacks a valid position for some of the controlled joints "
+                f"{self._map.controlled_joint_names}"
+            )
+            return None
+        q_base = self.robot.q0
+        if self._passive_map is not None:
+            passive = self._passive_map.positions_from_state(joints)
+            if passive is not None:
+                q_base = self._passive_map.to_configuration(passive, q_base)
+        return positions, self._map.to_configuration(positions, q_base)
+
+    def update_configuration(
+        self, measured: np.ndarray, q: np.ndarray, root: RootState | None = None
+    ) -> None:
+        """Phase 2: forward kinematics and Jacobians where the QP linearises.
+
+        ``"command"`` integration replaces the controlled positions of ``q`` by the last
+        command; a floating base is placed at the estimate's root (``"measured"``) or where
+        the controller holds it.
+        """
+        configuration = self._configuration
+        assert configuration is not None
+        if self._continuous.size:
+            self._follow_winding(measured)
+        if self._integrate_from == "command":
+            q = self._map.to_configuration(self._shaper.position, q)
+        if self._base is not None:
+            self._base_start = self._base.read(root) if self._integrate_from == "measured" else None
+            self._base.write(q, self._base_start)
         if configuration.collision_model is None:
             # pink's Configuration.update without collisions, minus its copy of our new q:
             # joint Jacobians (with forward kinematics) and frame placements
@@ -607,9 +591,12 @@ class PinkIKController(BaseController):
         else:
             configuration.update(q)
 
-    def _update_targets(self, setpoint_state: RobotState | None) -> bool:
-        """Frame and posture targets from the setpoint; False (reason recorded) when the
-        frame target lies beyond :data:`MAX_TARGET_DISTANCE` (the previous one is kept)."""
+    def update_targets(self, setpoint_state: RobotState | None) -> bool:
+        """Phase 3: frame and posture targets from the setpoint.
+
+        Returns False (reason recorded) when the frame target lies beyond
+        :data:`MAX_TARGET_DISTANCE`; the previous target is kept.
+        """
         if setpoint_state is None:
             return True
         sites = setpoint_state.sites
@@ -640,13 +627,64 @@ class PinkIKController(BaseController):
                 self._posture_task.set_target(self._map.to_configuration(positions, self.robot.q0))
         return True
 
-    def _target_holds(self) -> bool:
-        """Whether the frame target is the same as on the previous tick."""
-        target = self._frame_task.transform_target_to_world
-        last = self._last_target
-        holding = target is not None and last is not None and target.isApprox(last, 1e-14)
-        self._last_target = None if target is None else target.copy()
-        return holding
+    def solve(self) -> np.ndarray | None:
+        """Phase 4: this tick's QP: the velocity [rad/s] of every QP variable (floating base
+        first, then the controlled joints), or None (reason in ``last_error``).
+
+        With motion limits and no QP rows, the tasks' velocity with only the position range
+        as a limit (the shaper scales it); with QP rows (barriers, extra limits), the QP
+        inside the shaper's box, so that the rows keep holding.
+        """
+        configuration = self._configuration
+        assert configuration is not None
+        full, approach = self._steps
+        shaper = self._shaper
+        try:
+            if not shaper.smooth:
+                x = full.step(configuration, self.dt)
+            elif approach is not full:
+                x = approach.step(configuration, self.dt)
+            else:
+                lower, upper = self._with_base_bounds(*shaper.box())
+                try:
+                    x = full.step(configuration, self.dt, lower, upper)
+                except QPSolveError:
+                    # the rows ask for a stop the joints cannot make under their acceleration
+                    # and jerk limits (e.g. a barrier reached at speed): the hardware limits
+                    # win, the rows are met as closely as the box allows
+                    x = full.step(configuration, self.dt)
+        except QPSolveError as exc:
+            self.last_error = f"QP failed: {exc}"
+            return None
+        return np.divide(x, self.dt, out=x)
+
+    def shape(self, velocity: np.ndarray) -> tuple[np.ndarray, np.ndarray, RootState | None]:
+        """Phase 5: the next command from the QP's velocity (see
+        :class:`~pinkctl.motion.MotionShaper`): positions and velocity of the controlled
+        joints, and the floating base's desired root state (None without one)."""
+        shaper = self._shaper
+        n_base = self._n_base
+        scale = 1.0
+        if shaper.smooth and self._steps[1] is not self._steps[0]:
+            positions, command_velocity = shaper.follow(
+                velocity[n_base:],
+                holding=self._target_holds(),
+                gain=float(self._frame_task.gain),
+            )
+            scale = shaper.scale
+        else:
+            positions, command_velocity = shaper.commit(velocity[n_base:])
+        root = None
+        if self._base is not None:
+            root = self._base.step(velocity[:n_base] * scale, self.dt, self._base_start)
+        return positions, command_velocity, root
+
+    def write_command(
+        self, positions: np.ndarray, velocity: np.ndarray, root: RootState | None = None
+    ) -> RobotState:
+        """Phase 6: the output state (controlled joints; the root for a floating base)."""
+        joints = self._map.command_state(positions, velocity)
+        return RobotState(joints=joints) if root is None else RobotState(joints=joints, root=root)
 
     def forward(
         self,
@@ -655,8 +693,9 @@ class PinkIKController(BaseController):
         t: float,
         **kwargs: Any,
     ) -> RobotState | None:
-        """One control tick: read the state, update the configuration and the targets, solve
-        the QP, shape the command, write it.
+        """One control tick: :meth:`read_estimate`, :meth:`update_configuration`,
+        :meth:`update_targets` (then the ``pre_step_callback``), :meth:`solve`,
+        :meth:`shape`, :meth:`write_command`.
 
         Returns None (with ``last_error`` set) only before a successful reset. A tick that
         cannot be solved returns the next braking step (``status`` is
@@ -670,72 +709,40 @@ class PinkIKController(BaseController):
         if type(estimated_state) is not RobotState or (
             setpoint_state is not None and type(setpoint_state) is not RobotState
         ):
-            _check_states(estimated_state, setpoint_state)  # subclasses pass, others raise
-        configuration = self._configuration
-        if configuration is None:
+            check_states(estimated_state, setpoint_state)  # subclasses pass, others raise
+        if self._configuration is None:
             self._status = ControllerStatus.NOT_READY
             return self._fail("forward called before a successful reset")
-        read = self._read_q(estimated_state)
+        read = self.read_estimate(estimated_state)
         if read is None:
             return self._brake()
         measured, q = read
-        shaper = self._shaper
-        if self._continuous.size:
-            self._follow_winding(measured)
-        if self._integrate_from == "command":
-            q = self._map.to_configuration(shaper.position, q)
-        base_start = None
-        if self._base is not None:
-            if self._integrate_from == "measured":
-                base_start = self._base.read(estimated_state.root)
-            self._base.write(q, base_start)
-        self._update_configuration(configuration, q)
-        if not self._update_targets(setpoint_state):
+        self.update_configuration(measured, q, estimated_state.root)
+        if not self.update_targets(setpoint_state):
             return self._brake()
         callback = self._pre_step_callback
         if callback is not None:
             try:
-                callback(configuration, setpoint_state)
+                callback(self._configuration, setpoint_state)
             except Exception as exc:  # a user callback must not kill the control loop
                 self.last_error = f"pre_step_callback raised {type(exc).__name__}: {exc}"
                 return self._brake()
-        n_base = self._n_base
-        scale = 1.0
-        if not shaper.smooth:
-            velocity = self._solve(configuration, None, None)
-            if velocity is None:
-                return self._brake()
-            positions, command_velocity = shaper.commit(velocity[n_base:])
-        elif self._barriers or len(self._limits) > 2:
-            # user constraints are rows of the QP: solve inside the shaper's box so they
-            # keep holding
-            lower, upper = self._with_base_bounds(*shaper.box())
-            velocity = self._solve(configuration, lower, upper)
-            if velocity is None:
-                # the rows ask for a stop the joints cannot make under their acceleration
-                # and jerk limits (e.g. a barrier reached at speed): the hardware limits win,
-                # the rows are met as closely as the box allows
-                velocity = self._solve(configuration, None, None)
-            if velocity is None:
-                return self._brake()
-            positions, command_velocity = shaper.commit(velocity[n_base:])
-        else:
-            # the velocity the tasks want, not yet cut by the velocity limit (which would
-            # turn a large error into a bang-bang signal): only the position range limits it
-            velocity = self._solve(configuration, None, None, limits=self._range_limit)
-            if velocity is None:
-                return self._brake()
-            positions, command_velocity = shaper.follow(
-                velocity[n_base:], holding=self._target_holds(), gain=float(self._frame_task.gain)
-            )
-            scale = shaper.scale
+        velocity = self.solve()
+        if velocity is None:
+            return self._brake()
+        positions, command_velocity, root = self.shape(velocity)
         self._status = ControllerStatus.OK
         self.last_error = None
-        joints = self._map.command_state(positions, command_velocity)
-        if self._base is None:
-            return RobotState(joints=joints)
-        root = self._base.step(velocity[:n_base] * scale, self.dt, base_start)
-        return RobotState(joints=joints, root=root)
+        return self.write_command(positions, command_velocity, root)
+
+    # ------------------------------------------------------------------ helpers
+    def _target_holds(self) -> bool:
+        """Whether the frame target is the same as on the previous tick."""
+        target = self._frame_task.transform_target_to_world
+        last = self._last_target
+        holding = target is not None and last is not None and target.isApprox(last, 1e-14)
+        self._last_target = None if target is None else target.copy()
+        return holding
 
     def _with_base_bounds(
         self, lower: np.ndarray, upper: np.ndarray
@@ -760,63 +767,5 @@ class PinkIKController(BaseController):
         positions, velocity = self._shaper.brake()
         self._status = ControllerStatus.BRAKING
         self._last_target = None
-        joints = self._map.command_state(positions, velocity)
-        if self._base is None:
-            return RobotState(joints=joints)
-        return RobotState(joints=joints, root=self._base.step(np.zeros(6), self.dt))
-
-    def _solve(
-        self,
-        configuration: Configuration,
-        v_lower: np.ndarray | None,
-        v_upper: np.ndarray | None,
-        limits: tuple[Limit, ...] | None = None,
-    ) -> np.ndarray | None:
-        """Velocities [rad/s] of the controlled joints from this tick's QP, or None (reason
-        recorded in ``last_error``).
-
-        On the fast path the solution is clipped into the QP's simple bounds (configuration,
-        velocity and ``v_lower``/``v_upper``), see :meth:`DiffIKQP.clip_to_bounds`.
-        """
-        step = self.dt
-        errors = []
-        limits = self._limits if limits is None else limits
-        for qp, solver in self._solvers:
-            try:
-                if self._qp_backend == "pink":
-                    v = reference_solve_ik(
-                        configuration,
-                        self._tasks,
-                        step,
-                        controlled_v_indices=self._controlled_v,
-                        solver=solver,
-                        damping=self._damping,
-                        limits=limits,
-                        barriers=self._barriers,
-                        solver_options=self._solver_options,
-                        v_lower=v_lower,
-                        v_upper=v_upper,
-                    )[self._controlled_v]
-                    if not np.isfinite(v).all():
-                        errors.append(f"{solver}: non-finite velocity")
-                        continue
-                    return v
-                x = qp.solve_displacement(
-                    configuration,
-                    self._tasks,
-                    step,
-                    limits=limits,
-                    barriers=self._barriers,
-                    v_lower=v_lower,
-                    v_upper=v_upper,
-                )
-            except QPSolveError as exc:  # non-finite solutions included
-                errors.append(f"{solver}: {exc}")
-                continue
-            except Exception as exc:  # pink task/barrier code failing at run time
-                errors.append(f"{solver}: {type(exc).__name__}: {exc}")
-                continue
-            x = qp.clip_to_bounds(x)
-            return np.divide(x, step, out=x)
-        self.last_error = "QP failed: " + "; ".join(errors)
-        return None
+        root = None if self._base is None else self._base.step(np.zeros(6), self.dt)
+        return self.write_command(positions, velocity, root)

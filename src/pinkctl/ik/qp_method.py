@@ -132,6 +132,7 @@ class QPMethod(IKMethod):
         # inside by the loop, so pink is shown a clamped copy (it reads nothing else from q).
         self._q_low = model.lowerPositionLimit.copy()
         self._q_high = model.upperPositionLimit.copy()
+        self._plan = self._qp.compile((self._task,), (self._limit,))
 
     def step(self, J: np.ndarray, e: np.ndarray, cost: float, q: np.ndarray) -> np.ndarray:
         if self._model is None:
@@ -150,7 +151,6 @@ class QPMethod(IKMethod):
             forward_kinematics=False,
         )
         try:
-            v = self._qp.solve(configuration, (self._task,), 1.0, limits=(self._limit,))
+            return self._qp.step(self._plan, configuration, 1.0)  # dt = 1: x is the step
         except (PinkError, QPSolveError):
             return np.zeros(self._subset.n)
-        return np.asarray(v[self._cols], dtype=np.float64)

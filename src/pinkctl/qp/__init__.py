@@ -22,6 +22,7 @@ from .diff_ik_qp import DiffIKQP
 from .errors import QPSolveError
 from .problem import QPProblem
 from .reference import reference_solve_ik
+from .step import QPStep
 
 __all__ = [
     "DEFAULT_SOLVER_OPTIONS",
@@ -29,6 +30,7 @@ __all__ = [
     "DiffIKQP",
     "QPProblem",
     "QPSolveError",
+    "QPStep",
     "available_solvers",
     "reference_solve_ik",
 ]

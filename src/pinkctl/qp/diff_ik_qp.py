@@ -42,10 +42,10 @@ import numpy as np
 import pinocchio as pin
 
 from .backends import Backend, make_backend
-from .barrier_terms import BarrierTerm, compile_barrier
+from .barrier_terms import compile_barrier
 from .errors import QPSolveError
 from .fused import FramePostureBox
-from .limit_terms import BoxBounds, LimitPlan, LimitTerm, compile_limit
+from .limit_terms import BoxBounds, LimitPlan, compile_limit
 from .objective import ObjectiveAccumulator
 from .problem import QPProblem, QPWorkspace
 from .selection import ColumnSelection
@@ -54,9 +54,6 @@ from .task_terms import TaskTerm, compile_task
 __all__ = ["DiffIKQP"]
 
 _INFINITY = float("inf")
-
-#: Compiled-term caches are cleared when they grow beyond this many objects.
-_CACHE_LIMIT = 512
 
 
 class _TaskPlan:
@@ -72,6 +69,42 @@ class _TaskPlan:
             term.bind(self.accumulator, offset, linear_offset)
             offset += term.rows
             linear_offset += term.linear_rows
+
+
+class QPPlan:
+    """The compiled contributions of one set of tasks, limits and barriers.
+
+    Made by :meth:`DiffIKQP.compile`; each pink object's *structure* (its class, a limit's
+    ``indices``) is analysed here once, its *values* (targets, costs, gains, limit values) are
+    read on every tick. Compile again after changing the structure of an object or the set of
+    objects.
+
+    Attributes:
+        tasks, limits, barriers: The pink objects, as tuples.
+        fused: The one-pass assembly of the common arm problem (frame task, optional posture
+            task, joint box; see :mod:`pinkctl.qp.fused`), or None when the plan is not it.
+    """
+
+    def __init__(
+        self, qp: DiffIKQP, tasks: Iterable[Any], limits: Iterable[Any], barriers: Iterable[Any]
+    ):
+        model, selection = qp.model, qp._selection
+        self.tasks = tuple(tasks)
+        self.limits = tuple(limits)
+        self.barriers = tuple(barriers)
+        # a task given twice counts twice: every entry gets its own compiled term
+        self.task_plan = _TaskPlan(
+            [compile_task(task, model, selection) for task in self.tasks], selection.size
+        )
+        self.limit_plan = LimitPlan(
+            [compile_limit(limit, model.nv, selection) for limit in self.limits]
+        )
+        self.barrier_terms = [compile_barrier(b, selection) for b in self.barriers]
+        self.fused: FramePostureBox | None = None
+        if not self.barrier_terms:
+            self.fused = FramePostureBox.compile(
+                self.task_plan.terms, self.limit_plan, qp._workspace, qp._box
+            )
 
 
 class DiffIKQP:
@@ -137,25 +170,13 @@ class DiffIKQP:
         self._bounds_ok = np.zeros(selection.size, dtype=bool)
         self._slice = isinstance(selection.index, slice)
         self._period = np.zeros(())  # 0-d dt (cheaper in ufuncs than a float)
-        self._task_terms: dict[int, tuple[Any, TaskTerm]] = {}
-        self._limit_terms: dict[int, tuple[Any, LimitTerm]] = {}
-        self._barrier_terms: dict[int, tuple[Any, BarrierTerm]] = {}
-        self._plan_key: tuple[Any, ...] = ()
-        self._plan = _TaskPlan([], selection.size)
-        self._limit_key: tuple[Any, ...] = ()
-        self._limit_plan = LimitPlan([])
-        self._barrier_key: tuple[Any, ...] = ()
-        self._barrier_plan: list[BarrierTerm] = []
         self._row_blocks: list[tuple[np.ndarray, np.ndarray]] = []
         self._has_problem = False
+        #: crossed or NaN bounds are checked before solving (see _solve_workspace)
         self._check_bounds = True
-        self._fused_plan: _TaskPlan | None = None
-        self._fused_limits: LimitPlan | None = None
-        self._fused: FramePostureBox | None = None
-        #: set by a fused assembly on an exact backend: an empty box (a start far outside the
-        #: range) is left to the solver to report, and recovered from then (see _recover)
-        self._recover_on_failure = False
-        self._bound_args: tuple[Any, float, Any, Any] = (model, 0.0, None, None)
+        #: (dt, v_lower, v_upper) of the latest assembly when an empty box (a start far
+        #: outside the range) is left to an exact solver to report and recovered then
+        self._recovery: tuple[float, Any, Any] | None = None
 
     # ------------------------------------------------------------------ properties
 
@@ -191,77 +212,15 @@ class DiffIKQP:
 
     # ------------------------------------------------------------------ compilation
 
-    def clear_cache(self) -> None:
-        """Forget how each task, limit and barrier was classified.
+    def compile(
+        self, tasks: Iterable[Any], limits: Iterable[Any] = (), barriers: Iterable[Any] = ()
+    ) -> QPPlan:
+        """Analyse pink tasks, limits and barriers once (see :class:`QPPlan`).
 
-        Call after changing the *structure* of a pink object in place (a limit's ``indices``
-        or projection, a task's class); parameters (targets, costs, gains, limit values) are
-        read on every tick and need no invalidation.
+        Raises:
+            ValueError: A limit or barrier that does not fit the model.
         """
-        self._task_terms.clear()
-        self._limit_terms.clear()
-        self._barrier_terms.clear()
-        self._plan_key = ()
-        self._plan = _TaskPlan([], self.n)
-        self._limit_key = ()
-        self._limit_plan = LimitPlan([])
-        self._barrier_key = ()
-        self._barrier_plan = []
-        self._fused_plan = None
-        self._fused_limits = None
-        self._fused = None
-
-    @staticmethod
-    def _cached(cache: dict[int, tuple[Any, Any]], obj: Any, factory: Any) -> Any:
-        entry = cache.get(id(obj))
-        if entry is not None and entry[0] is obj:
-            return entry[1]
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        term = factory(obj)
-        cache[id(obj)] = (obj, term)  # holding obj keeps its id from being reused
-        return term
-
-    def _task_plan(self, tasks: tuple[Any, ...]) -> _TaskPlan:
-        if tasks == self._plan_key:
-            return self._plan
-        model, selection = self._model, self._selection
-        terms: list[TaskTerm] = []
-        seen: set[int] = set()
-        for task in tasks:
-            if id(task) in seen:  # a repeated task counts twice: it needs its own rows
-                terms.append(compile_task(task, model, selection))
-                continue
-            seen.add(id(task))
-            terms.append(
-                self._cached(self._task_terms, task, lambda t: compile_task(t, model, selection))
-            )
-        self._plan = _TaskPlan(terms, selection.size)
-        self._plan_key = tasks
-        return self._plan
-
-    def _limits_plan(self, limits: tuple[Any, ...]) -> LimitPlan:
-        if limits == self._limit_key:
-            return self._limit_plan
-        nv, selection = self._nv, self._selection
-        terms = [
-            self._cached(self._limit_terms, limit, lambda x: compile_limit(x, nv, selection))
-            for limit in limits
-        ]
-        self._limit_plan = LimitPlan(terms)
-        self._limit_key = limits
-        return self._limit_plan
-
-    def _barriers_plan(self, barriers: tuple[Any, ...]) -> list[BarrierTerm]:
-        if barriers == self._barrier_key:
-            return self._barrier_plan
-        selection = self._selection
-        self._barrier_plan = [
-            self._cached(self._barrier_terms, barrier, lambda b: compile_barrier(b, selection))
-            for barrier in barriers
-        ]
-        self._barrier_key = barriers
-        return self._barrier_plan
+        return QPPlan(self, tasks, limits, barriers)
 
     # ------------------------------------------------------------------ assembly
 
@@ -274,35 +233,44 @@ class DiffIKQP:
             )
         return array
 
-    def _assemble(
+    def assemble_plan(
         self,
+        plan: QPPlan,
         configuration: Any,
-        tasks: Iterable[Any],
         dt: float,
-        limits: Iterable[Any],
-        barriers: Iterable[Any],
-        v_lower: Any,
-        v_upper: Any,
+        v_lower: np.ndarray | None = None,
+        v_upper: np.ndarray | None = None,
     ) -> None:
+        """Fill the buffers with this tick's QP of ``plan`` (see :meth:`assemble`).
+
+        Raises:
+            ValueError: Bad ``dt``, ``v_lower``/``v_upper`` shape, or a configuration of
+                another model. Errors of pink objects (e.g. ``TargetNotSet``) propagate.
+        """
         if not 0.0 < dt < _INFINITY:
             raise ValueError(f"dt must be a finite positive number of seconds, got {dt!r}")
         model = configuration.model
-        fused = self._fused
-        if (
-            fused is not None
-            and tasks is self._plan_key
-            and limits is self._limit_key
-            and not barriers
-            and v_lower is None
-            and v_upper is None
-            and model is self._model
-            and self._fused_plan is self._plan
-            and self._fused_limits is self._limit_plan
-            and self._workspace.generation == self._box_generation
-        ):
-            # the same (immutable) task and limit tuples as the fused plan's: skip the checks
-            if fused.assemble(configuration, dt, self._damping):
-                self._finish_fused(model, dt)
+        ws = self._workspace
+        box = self._box
+        if ws.generation != self._box_generation:
+            box.bind(ws.lb, ws.ub)
+            self._box_generation = ws.generation
+        fused = plan.fused
+        if fused is not None and v_lower is None and v_upper is None:
+            # the common arm problem (frame + posture + joint box): one pass, see qp.fused
+            if (model is self._model or model.nv == self._nv) and fused.assemble(
+                configuration, dt, self._damping
+            ):
+                if ws.n_ineq or ws.n_eq:
+                    ws.set_row_counts(0, 0)  # no G rows (shrinking keeps lb and ub)
+                self._check_bounds = not self._exact
+                self._recovery = None
+                if self._recover_outside_range:
+                    if self._exact:  # left to the solver to report, recovered then
+                        self._recovery = (dt, None, None)
+                    else:
+                        self._recover_if_empty(model, dt, None, None)
+                self._has_problem = True
                 return
         if model is not self._model and getattr(model, "nv", None) != self._nv:
             raise ValueError(
@@ -313,41 +281,16 @@ class DiffIKQP:
         if v_upper is not None:
             v_upper = self._check_velocity_bound(v_upper, "v_upper")
         self._has_problem = False
-        task_tuple = tasks if type(tasks) is tuple else tuple(tasks)
-        limit_tuple = limits if type(limits) is tuple else tuple(limits)
-        barrier_tuple = barriers if type(barriers) is tuple else tuple(barriers)
-        # Plans are cached by the identity of the objects (tuple equality checks `is` first).
-        plan = self._plan if task_tuple == self._plan_key else self._task_plan(task_tuple)
-        limit_plan = (
-            self._limit_plan if limit_tuple == self._limit_key else self._limits_plan(limit_tuple)
-        )
-        barrier_terms = self._barriers_plan(barrier_tuple) if barrier_tuple else ()
+        self._recovery = None
+        limit_plan = plan.limit_plan
         # crossed or NaN bounds are checked before solving unless the box can only come from
         # configuration/velocity limits and an exact backend reports an empty one itself
         self._check_bounds = (
             not limit_plan.nan_free or v_lower is not None or v_upper is not None or not self._exact
         )
-        self._bound_args = (model, dt, v_lower, v_upper)
-
-        ws = self._workspace
-        box = self._box
-        if ws.generation != self._box_generation:
-            box.bind(ws.lb, ws.ub)
-            self._box_generation = ws.generation
-        if not barrier_terms and v_lower is None and v_upper is None:
-            # the common arm problem (frame + posture + joint box): one pass, see qp.fused
-            if self._fused_plan is not plan or self._fused_limits is not limit_plan:
-                self._fused = FramePostureBox.compile(plan.terms, limit_plan, ws, box)
-                self._fused_plan = plan
-                self._fused_limits = limit_plan
-            fused = self._fused
-            if fused is not None and fused.assemble(configuration, dt, self._damping):
-                self._finish_fused(model, dt)
-                return
-        self._recover_on_failure = False
-        acc = plan.accumulator
+        acc = plan.task_plan.accumulator
         acc.reset(self._damping)
-        for term in plan.terms:
+        for term in plan.task_plan.terms:
             term.accumulate(configuration, acc)
 
         # Inequality rows (other limits, barriers); barriers also add objective terms.
@@ -358,7 +301,7 @@ class DiffIKQP:
             matvec = limit_term.rows(configuration, dt)
             if matvec is not None and matvec[1].shape[0]:
                 blocks.append(matvec)
-        for barrier_term in barrier_terms:
+        for barrier_term in plan.barrier_terms:
             matvec = barrier_term.evaluate(configuration, dt, acc)
             if matvec is not None and matvec[1].shape[0]:
                 blocks.append(matvec)
@@ -391,18 +334,6 @@ class DiffIKQP:
         box.finish()
         if self._recover_outside_range:
             self._recover_if_empty(model, dt, v_lower, v_upper)
-        self._has_problem = True
-
-    def _finish_fused(self, model: Any, dt: float) -> None:
-        """Bookkeeping after a fused assembly (no rows, no velocity bounds)."""
-        ws = self._workspace
-        if ws.n_ineq or ws.n_eq:
-            ws.set_row_counts(0, 0)  # no G rows (shrinking keeps lb and ub)
-        self._check_bounds = not self._exact
-        self._bound_args = (model, dt, None, None)
-        self._recover_on_failure = self._recover_outside_range and self._exact
-        if self._recover_outside_range and not self._exact:
-            self._recover_if_empty(model, dt, None, None)
         self._has_problem = True
 
     def _recover_if_empty(self, model: Any, dt: float, v_lower: Any, v_upper: Any) -> bool:
@@ -450,7 +381,8 @@ class DiffIKQP:
         v_lower: np.ndarray | None = None,
         v_upper: np.ndarray | None = None,
     ) -> QPProblem:
-        """Fill the buffers with the QP of this tick and return a read-only view of it.
+        """Compile ``tasks``, ``limits`` and ``barriers`` and fill the buffers with this tick's
+        QP; return a read-only view of it (:meth:`compile` + :meth:`assemble_plan`).
 
         Args:
             configuration: ``pink.Configuration`` updated at the current ``q`` (forward
@@ -470,7 +402,9 @@ class DiffIKQP:
             ValueError: Bad ``dt``, ``v_lower``/``v_upper`` shape, or a configuration of
                 another model. Errors of pink objects (e.g. ``TargetNotSet``) propagate.
         """
-        self._assemble(configuration, tasks, dt, limits, barriers, v_lower, v_upper)
+        self.assemble_plan(
+            self.compile(tasks, limits, barriers), configuration, dt, v_lower, v_upper
+        )
         return self._workspace.problem()
 
     def last_problem(self) -> QPProblem | None:
@@ -519,7 +453,8 @@ class DiffIKQP:
         try:
             x = self._backend.solve(ws)
         except QPSolveError as error:
-            if not (self._recover_on_failure and self._recover_if_empty(*self._bound_args)):
+            recovery = self._recovery
+            if recovery is None or not self._recover_if_empty(self._model, *recovery):
                 raise self._diagnose(error) from error
             try:
                 x = self._backend.solve(ws)
@@ -555,8 +490,26 @@ class DiffIKQP:
         elif not ws.owns(problem):
             ws.load(problem)
             self._has_problem = True
-            self._recover_on_failure = False
+            self._recovery = None
             self._check_bounds = True  # bounds from elsewhere: check them
+        return self._solve_workspace()
+
+    def step(
+        self,
+        plan: QPPlan,
+        configuration: Any,
+        dt: float,
+        v_lower: np.ndarray | None = None,
+        v_upper: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Minimizer ``x = dt v_c`` of this tick's QP of ``plan``: the controlled displacements
+        [rad or m], a new array (not yet clipped: see :meth:`clip_to_bounds`).
+
+        Raises:
+            QPSolveError: Infeasible problem, backend failure or NaN solution.
+            ValueError: Bad arguments (see :meth:`assemble_plan`).
+        """
+        self.assemble_plan(plan, configuration, dt, v_lower, v_upper)
         return self._solve_workspace()
 
     def solve_displacement(
@@ -570,10 +523,8 @@ class DiffIKQP:
         v_lower: np.ndarray | None = None,
         v_upper: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Minimizer ``x = dt v_c`` of this tick's QP: the controlled displacements.
-
-        :meth:`assemble` followed by :meth:`solve_assembled`, without the read-only problem
-        views (the controller's per-tick call).
+        """Minimizer ``x = dt v_c`` for these tasks, limits and barriers (:meth:`compile` +
+        :meth:`step`). A control loop compiles once and calls :meth:`step`.
 
         Args: see :meth:`assemble`.
 
@@ -584,8 +535,7 @@ class DiffIKQP:
             QPSolveError: Infeasible problem, backend failure or NaN solution.
             ValueError: Bad arguments (see :meth:`assemble`).
         """
-        self._assemble(configuration, tasks, dt, limits, barriers, v_lower, v_upper)
-        return self._solve_workspace()
+        return self.step(self.compile(tasks, limits, barriers), configuration, dt, v_lower, v_upper)
 
     def clip_to_bounds(self, x: np.ndarray) -> np.ndarray:
         """Clip ``x`` in place into the simple bounds ``lb <= x <= ub`` of the latest problem.
