@@ -28,6 +28,14 @@ from .core.joints import (
 from .core.poses import SitePoseReader, pose_to_se3, se3_to_pose
 from .core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
 from .core.state import JointState, RobotState, RootState, SpatialState, combine_robot_states
+from .errors import (
+    ConfigurationError,
+    DescriptionNotFoundError,
+    InputError,
+    PinkctlError,
+    PinkctlWarning,
+    SolverError,
+)
 from .ik import IKResult, IKSolver, find_ik, solve_ik, solve_ik_batch
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from .trajectories import (
@@ -45,13 +53,16 @@ __all__ = [
     "CircleTrajectory",
     "ClosedLoopLog",
     "CombinedController",
+    "ConfigurationError",
     "ControllerContainer",
     "ControllerStatus",
+    "DescriptionNotFoundError",
     "FigureEightTrajectory",
     "GripperController",
     "HoldingTrajectoryFollower",
     "IKResult",
     "IKSolver",
+    "InputError",
     "JointSpaceMap",
     "JointState",
     "MinimalTimeJointTrajectory",
@@ -60,12 +71,15 @@ __all__ = [
     "Path",
     "PinkIKController",
     "PinkRobot",
+    "PinkctlError",
+    "PinkctlWarning",
     "PoseWaypointTrajectory",
     "RobotState",
     "RootState",
     "SelectableController",
     "SequentialController",
     "SitePoseReader",
+    "SolverError",
     "SpatialState",
     "Trajectory",
     "TrajectoryFollower",

@@ -1,8 +1,51 @@
-"""pinkctl's warnings and errors."""
+"""pinkctl's exceptions and warnings: one small hierarchy.
+
+Every exception pinkctl raises on purpose derives from :class:`PinkctlError`, and keeps the
+built-in class code written before this hierarchy caught (``ValueError`` for bad input,
+``FileNotFoundError`` for missing files, ``RuntimeError`` for a QP without solution):
+
+- :class:`ConfigurationError` (``ValueError``): a robot description, a ``robot.toml`` or an
+  SRDF that cannot be used as it is (the message names the file and the entry);
+- :class:`InputError` (``ValueError``): an argument that is not what a function expects
+  (the message names the argument and what was expected);
+- :class:`DescriptionNotFoundError` (``FileNotFoundError``): a description, configuration or
+  mesh file that no folder holds;
+- :class:`SolverError` (``RuntimeError``): a solver that found no usable solution
+  (:class:`~pinkctl.qp.QPSolveError` is one).
+
+:class:`PinkctlWarning` flags what pinkctl inferred, repaired or switched off.
+"""
 
 from __future__ import annotations
 
-__all__ = ["PinkctlWarning"]
+__all__ = [
+    "ConfigurationError",
+    "DescriptionNotFoundError",
+    "InputError",
+    "PinkctlError",
+    "PinkctlWarning",
+    "SolverError",
+]
+
+
+class PinkctlError(Exception):
+    """Base class of the exceptions pinkctl raises on purpose."""
+
+
+class ConfigurationError(PinkctlError, ValueError):
+    """A robot description, configuration or SRDF that cannot be used as it is."""
+
+
+class InputError(PinkctlError, ValueError):
+    """An argument that is not what the function expects."""
+
+
+class DescriptionNotFoundError(PinkctlError, FileNotFoundError):
+    """A description, configuration or mesh file that no folder holds."""
+
+
+class SolverError(PinkctlError, RuntimeError):
+    """A solver found no usable solution."""
 
 
 class PinkctlWarning(UserWarning):

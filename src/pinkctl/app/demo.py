@@ -19,6 +19,7 @@ import numpy as np
 from ..controllers import ChainedController, PinkIKController, TrajectoryFollower
 from ..core.robot import PinkRobot
 from ..core.state import RobotState, SpatialState
+from ..errors import InputError
 from ..motion.check import LimitReport, check_trajectory
 from ..motion.limits import MotionLimits
 from ..sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
@@ -156,7 +157,7 @@ def build_trajectory(
             max_linear_acceleration=acceleration,
             max_angular_acceleration=angular_acceleration,
         )
-    raise ValueError(f"trajectory must be 'figure8', 'circle' or 'waypoints', got {kind!r}")
+    raise InputError(f"trajectory must be 'figure8', 'circle' or 'waypoints', got {kind!r}")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
+from ..errors import InputError
 
 __all__ = ["InspectReport", "inspect_robot", "load_robot"]
 
@@ -71,7 +72,7 @@ def load_robot(target: str | Path, **kwargs: Any) -> PinkRobot:
     if isinstance(target, str) and target in supported_robots() and not Path(target).exists():
         extra = sorted(set(kwargs) - _CATALOG_OPTIONS)
         if extra:
-            raise ValueError(f"options {extra} apply to description files, not to {target!r}")
+            raise InputError(f"options {extra} apply to description files, not to {target!r}")
         return load_pink_supported_robot(target, **kwargs)
     return load_pink_robot(target, **kwargs)
 

@@ -13,6 +13,7 @@ import pinocchio as pin
 import qpsolvers
 
 from ..core.state import RobotState
+from ..errors import InputError
 
 __all__ = [
     "DT_RANGE",
@@ -43,27 +44,27 @@ def check_cost(value: Any, name: str) -> float | np.ndarray:
     if value is None:
         return 0.0
     if isinstance(value, (bool, str, bytes)):
-        raise ValueError(f"{name} must be a number or a 3-vector of numbers, got {value!r}")
+        raise InputError(f"{name} must be a number or a 3-vector of numbers, got {value!r}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise ValueError(
+        raise InputError(
             f"{name} must be a number or a 3-vector of numbers, got {value!r}"
         ) from exc
     if arr.shape not in ((), (3,)):
-        raise ValueError(f"{name} must be a scalar or a 3-vector, got shape {arr.shape}")
+        raise InputError(f"{name} must be a scalar or a 3-vector, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > MAX_WEIGHT):
-        raise ValueError(f"{name} must be in [0, {MAX_WEIGHT:g}], got {value!r}")
+        raise InputError(f"{name} must be in [0, {MAX_WEIGHT:g}], got {value!r}")
     return float(arr) if arr.shape == () else arr.copy()
 
 
 def check_states(estimated_state: Any, setpoint_state: Any) -> None:
     if not isinstance(estimated_state, RobotState):
-        raise ValueError(
+        raise InputError(
             f"estimated_state must be a RobotState, got {type(estimated_state).__name__}"
         )
     if setpoint_state is not None and not isinstance(setpoint_state, RobotState):
-        raise ValueError(
+        raise InputError(
             f"setpoint_state must be a RobotState or None, got {type(setpoint_state).__name__}"
         )
 
@@ -72,7 +73,7 @@ def check_solver(value: Any, name: str, *, optional: bool) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str) or value not in qpsolvers.available_solvers:
-        raise ValueError(
+        raise InputError(
             f"{name} {value!r} is not an installed QP solver; "
             f"available: {sorted(qpsolvers.available_solvers)}"
         )
@@ -84,18 +85,18 @@ def check_pink_objects(value: Any, kind: type, name: str, model: pin.Model) -> l
     if value is None:
         return []
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ValueError(f"{name} must be a sequence of pink {kind.__name__} objects")
+        raise InputError(f"{name} must be a sequence of pink {kind.__name__} objects")
     items = list(value)
     for item in items:
         if not isinstance(item, kind):
-            raise ValueError(
+            raise InputError(
                 f"{name} must hold pink {kind.__name__} objects, got {type(item).__name__}"
             )
         frames = [getattr(item, attr, None) for attr in _FRAME_ATTRIBUTES]
         frames += list(getattr(item, "frames", None) or [])
         for frame in frames:
             if isinstance(frame, str) and not model.existFrame(frame):
-                raise ValueError(
+                raise InputError(
                     f"{name}: {type(item).__name__} uses frame {frame!r}, which is not a frame "
                     "of the model"
                 )
@@ -106,5 +107,5 @@ def check_solver_options(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise ValueError(f"solver_options must be a dict with string keys, got {value!r}")
+        raise InputError(f"solver_options must be a dict with string keys, got {value!r}")
     return dict(value)

@@ -17,6 +17,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..core.state import RobotState, combine_robot_states
+from ..errors import InputError
 from .base import BaseController
 
 __all__ = [
@@ -44,13 +45,13 @@ def _check_children(
     controllers: Sequence[BaseController], owner: str
 ) -> tuple[BaseController, ...]:
     if isinstance(controllers, Mapping) or not isinstance(controllers, Sequence):
-        raise ValueError(f"{owner} takes a list of controllers, got {type(controllers).__name__}")
+        raise InputError(f"{owner} takes a list of controllers, got {type(controllers).__name__}")
     children = tuple(controllers)
     if len(children) < 2:
-        raise ValueError(f"{owner} needs at least 2 controllers, got {len(children)}")
+        raise InputError(f"{owner} needs at least 2 controllers, got {len(children)}")
     for i, child in enumerate(children):
         if not isinstance(child, BaseController):
-            raise ValueError(
+            raise InputError(
                 f"{owner}: controllers[{i}] must be a BaseController, got {type(child).__name__}"
             )
     # a controller object that runs twice per tick steps its state twice (a motion-limited
@@ -59,7 +60,7 @@ def _check_children(
     for i, child in enumerate(children):
         for path, node in _descendants(child, f"controllers[{i}]"):
             if id(node) in seen:
-                raise ValueError(
+                raise InputError(
                     f"{owner}: the same {_describe(node)} object is both {seen[id(node)]} and "
                     f"{path}; use a separate instance for each"
                 )
@@ -111,15 +112,15 @@ class SelectableController(BaseController, Generic[KeyT]):
     ) -> None:
         super().__init__()
         if not isinstance(controller_options, Mapping):
-            raise ValueError(
+            raise InputError(
                 "controller_options must be a mapping of key -> controller, "
                 f"got {type(controller_options).__name__}"
             )
         if len(controller_options) == 0:
-            raise ValueError("controller_options must hold at least one controller")
+            raise InputError("controller_options must hold at least one controller")
         for key, child in controller_options.items():
             if not isinstance(child, BaseController):
-                raise ValueError(
+                raise InputError(
                     f"controller_options[{key!r}] must be a BaseController, "
                     f"got {type(child).__name__}"
                 )

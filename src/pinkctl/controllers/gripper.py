@@ -11,6 +11,7 @@ import numpy as np
 
 from .._validation import name_list, real_number
 from ..core.state import JointState, RobotState
+from ..errors import InputError
 from .base import BaseController
 
 __all__ = ["GripperController"]
@@ -48,7 +49,7 @@ class GripperController(BaseController):
         super().__init__()
         space = name_list(robot_joint_space, "robot_joint_space", allow_empty=False)
         if joint not in space:
-            raise ValueError(f"joint {joint!r} is not in robot_joint_space {space}")
+            raise InputError(f"joint {joint!r} is not in robot_joint_space {space}")
         self.joint_space = space
         self.joint = joint
         self.open_position = real_number(open_position, "open_position")

@@ -56,6 +56,7 @@ from ..core.joints import JointSpaceMap
 from ..core.poses import SitePoseReader
 from ..core.robot import PinkRobot
 from ..core.state import RobotState, RootState
+from ..errors import InputError
 from ..motion.limits import MotionLimits
 from ..motion.shaper import MotionShaper
 from ..qp import EXACT_SOLVERS, QPSolveError, QPStep
@@ -183,22 +184,22 @@ class PinkIKController(BaseController):
     ) -> None:
         super().__init__()
         if not isinstance(pink_robot, PinkRobot):
-            raise ValueError(f"pink_robot must be a PinkRobot, got {type(pink_robot).__name__}")
+            raise InputError(f"pink_robot must be a PinkRobot, got {type(pink_robot).__name__}")
         model = pink_robot.model
         joint_space = name_list(robot_joint_space, "robot_joint_space", allow_empty=False)
         site_space = name_list(robot_site_space, "robot_site_space")
         controlled = list(pink_robot.controlled_joint_names)
         missing = [j for j in controlled if j not in joint_space]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"controlled joints {missing} are not in robot_joint_space {joint_space}"
             )
         if tool_frame is None:
             tool_frame = pink_robot.tool_frame or model.frames[model.nframes - 1].name
         if not isinstance(tool_frame, str) or not model.existFrame(tool_frame):
-            raise ValueError(f"tool_frame {tool_frame!r} is not a frame of the model")
+            raise InputError(f"tool_frame {tool_frame!r} is not a frame of the model")
         if tool_frame not in site_space:
-            raise ValueError(f"tool_frame {tool_frame!r} is not in robot_site_space {site_space}")
+            raise InputError(f"tool_frame {tool_frame!r} is not in robot_site_space {site_space}")
         dt = real_number(dt, "dt", low=DT_RANGE[0], high=DT_RANGE[1])
         damping = real_number(damping, "damping", low=0.0, high=MAX_WEIGHT)
         lm_damping = real_number(lm_damping, "lm_damping", low=0.0, high=MAX_WEIGHT)
@@ -216,7 +217,7 @@ class PinkIKController(BaseController):
         ori_cost = check_cost(orientation_cost, "orientation_cost")
         post_cost = check_cost(posture_cost, "posture_cost")
         if np.ndim(post_cost) != 0:
-            raise ValueError("posture_cost must be a scalar")
+            raise InputError("posture_cost must be a scalar")
         tasks = check_pink_objects(extra_tasks, Task, "extra_tasks", model)
         limits = check_pink_objects(extra_limits, Limit, "extra_limits", model)
         barriers = check_pink_objects(extra_barriers, Barrier, "extra_barriers", model)
@@ -301,13 +302,13 @@ class PinkIKController(BaseController):
         robot = self.robot
         if isinstance(motion_limits, MotionLimits):
             if list(motion_limits.joint_names) != controlled:
-                raise ValueError(
+                raise InputError(
                     f"motion_limits must cover the controlled joints {controlled} in order, "
                     f"got {list(motion_limits.joint_names)}"
                 )
             return motion_limits
         if motion_limits is not None and not isinstance(motion_limits, bool):
-            raise ValueError(
+            raise InputError(
                 f"motion_limits must be None, a bool or a MotionLimits, got {motion_limits!r}"
             )
         smooth = bool(robot.acceleration_limits) if motion_limits is None else motion_limits

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.state import JointState, RobotState, RootState, SpatialState
+from ..errors import InputError
 from ..trajectories.trajectory import Trajectory
 from .base import BaseController
 
@@ -45,7 +46,7 @@ class TrajectoryFollower(BaseController):
                 :class:`~pinkctl.trajectories.trajectory.Trajectory`; the follower is unchanged.
         """
         if not isinstance(trajectory, Trajectory):
-            raise ValueError(f"trajectory must be a Trajectory, got {type(trajectory).__name__}")
+            raise InputError(f"trajectory must be a Trajectory, got {type(trajectory).__name__}")
         self._trajectory = trajectory
         self._start_time = None
 

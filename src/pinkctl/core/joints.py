@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..errors import InputError
 from .indexing import as_index
 from .state import JointState
 from .state._space import _name_space
@@ -49,14 +50,14 @@ def _real_vector(value: Any, size: int | None, what: str) -> np.ndarray:
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{what}: cannot read as an array: {exc}") from exc
+        raise InputError(f"{what}: cannot read as an array: {exc}") from exc
     if arr.dtype.kind not in "fiu":
-        raise ValueError(f"{what} must hold real numbers, got dtype {arr.dtype}")
+        raise InputError(f"{what} must hold real numbers, got dtype {arr.dtype}")
     arr = np.array(arr, dtype=np.float64).reshape(-1)
     if size is not None and arr.size != size:
-        raise ValueError(f"{what} must have {size} elements, got {arr.size}")
+        raise InputError(f"{what} must have {size} elements, got {arr.size}")
     if not np.isfinite(arr).all():
-        raise ValueError(f"{what} contains NaN or infinite values")
+        raise InputError(f"{what} contains NaN or infinite values")
     return arr
 
 
@@ -73,7 +74,7 @@ def _joint_kind(name: str, joint: Any) -> int:
         return _CONTINUOUS
     if joint.nq == 0 and joint.nv == 0:
         return _MIMIC
-    raise ValueError(
+    raise InputError(
         f"joint {name!r} ({joint.shortname()}) has nq={joint.nq}, nv={joint.nv}: it cannot be "
         "given by one scalar position"
     )
@@ -89,7 +90,7 @@ def _scalar_from_q(model: pin.Model, name: str, joint: Any, q: np.ndarray) -> fl
     scaling, offset = getattr(mimic, "scaling", None), getattr(mimic, "offset", None)
     masters = [j for j in model.joints[1:] if j.nq == 1 and j.nv == 1 and j.idx_q == mimic.idx_q]
     if scaling is None or offset is None or len(masters) != 1:
-        raise ValueError(f"mimic joint {name!r}: cannot find a single-coordinate master")
+        raise InputError(f"mimic joint {name!r}: cannot find a single-coordinate master")
     return float(scaling * q[mimic.idx_q] + offset)
 
 
@@ -120,7 +121,7 @@ def joint_positions_to_configuration(
     names = list(joint_names)
     positions = _real_vector(joint_positions, len(names), "joint_positions")
     if len(set(names)) != len(names):
-        raise ValueError(f"joint_names has duplicates: {names}")
+        raise InputError(f"joint_names has duplicates: {names}")
     if q_current is None:
         q = pin.neutral(model)
     else:
@@ -160,7 +161,7 @@ def configuration_to_joint_positions(
     out = np.empty(len(joint_names))
     for k, name in enumerate(joint_names):
         if not model.existJointName(name):
-            raise ValueError(f"joint {name!r} is not in the model")
+            raise InputError(f"joint {name!r} is not in the model")
         out[k] = _scalar_from_q(model, name, model.joints[model.getJointId(name)], qv)
     return out
 
@@ -190,23 +191,23 @@ class JointSpaceMap:
         robot_joint_space: Sequence[str],
     ) -> None:
         if not isinstance(model, pin.Model):
-            raise ValueError(f"model must be a pinocchio.Model, got {type(model).__name__}")
+            raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
         controlled = list(controlled_joint_names)
         if len(set(controlled)) != len(controlled):
-            raise ValueError(f"controlled_joint_names has duplicates: {controlled}")
+            raise InputError(f"controlled_joint_names has duplicates: {controlled}")
         space = _name_space(robot_joint_space, "robot_joint_space")
         idx_q, idx_v, kinds, cols = [], [], [], []
         for name in controlled:
             if not isinstance(name, str) or not model.existJointName(name):
-                raise ValueError(f"controlled joint {name!r} is not a joint of the model")
+                raise InputError(f"controlled joint {name!r} is not a joint of the model")
             joint = model.joints[model.getJointId(name)]
             kind = _joint_kind(name, joint)
             if kind == _MIMIC:
-                raise ValueError(
+                raise InputError(
                     f"controlled joint {name!r} is a mimic joint; control its master instead"
                 )
             if name not in space.index:
-                raise ValueError(f"controlled joint {name!r} is not in robot_joint_space")
+                raise InputError(f"controlled joint {name!r} is not in robot_joint_space")
             idx_q.append(joint.idx_q)
             idx_v.append(joint.idx_v)
             kinds.append(kind)
@@ -289,10 +290,10 @@ class JointSpaceMap:
         """
         n = self.idx_q.shape[0]
         if positions.shape != (n,):
-            raise ValueError(f"positions must have shape ({n},), got {positions.shape}")
+            raise InputError(f"positions must have shape ({n},), got {positions.shape}")
         base = self.q_neutral if q_base is None else q_base
         if base.shape != (self.model.nq,):
-            raise ValueError(f"q_base must have shape ({self.model.nq},), got {base.shape}")
+            raise InputError(f"q_base must have shape ({self.model.nq},), got {base.shape}")
         q = np.array(base, dtype=np.float64)
         if self._all_scalar:
             q[self._q_index] = positions
@@ -309,7 +310,7 @@ class JointSpaceMap:
         Continuous joints give ``atan2(sin, cos)``, wrapped to (-π, π].
         """
         if q.shape != (self.model.nq,):
-            raise ValueError(f"q must have shape ({self.model.nq},), got {q.shape}")
+            raise InputError(f"q must have shape ({self.model.nq},), got {q.shape}")
         if self._all_scalar:
             return q[self.idx_q]
         out = np.empty(self.idx_q.shape[0])
@@ -380,10 +381,10 @@ class JointSpaceMap:
             ValueError: On a wrong shape or a non-finite result.
         """
         if velocity.shape != (self.model.nv,):
-            raise ValueError(f"velocity must have shape ({self.model.nv},), got {velocity.shape}")
+            raise InputError(f"velocity must have shape ({self.model.nv},), got {velocity.shape}")
         n = self.idx_v.shape[0]
         if current_positions.shape != (n,):
-            raise ValueError(
+            raise InputError(
                 f"current_positions must have shape ({n},), got {current_positions.shape}"
             )
         v = velocity[self.idx_v]
@@ -391,7 +392,7 @@ class JointSpaceMap:
         data[0, self._cols] = current_positions + v * dt
         data[1, self._cols] = v
         if not np.isfinite(data).all():
-            raise ValueError("joint state from velocity contains NaN or infinite values")
+            raise InputError("joint state from velocity contains NaN or infinite values")
         return JointState._from_trusted(self._space, data, self._valid_pos_vel)
 
 
@@ -429,9 +430,9 @@ def velocity_to_joint_state(
     v = _real_vector(velocity, model.nv, "velocity")
     q = _real_vector(q_current, model.nq, "q_current")
     if isinstance(dt, bool) or not isinstance(dt, (int, float, np.floating, np.integer)):
-        raise ValueError(f"dt must be a number, got {type(dt).__name__}")
+        raise InputError(f"dt must be a number, got {type(dt).__name__}")
     if not (np.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt must be finite and > 0, got {dt}")
+        raise InputError(f"dt must be finite and > 0, got {dt}")
     if current_joint_positions is None:
         current = mapping.configuration_to_positions(q)
     else:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..errors import InputError
 from .state import QUATERNION_MIN_NORM, SpatialState
 
 __all__ = [
@@ -32,14 +33,14 @@ def _finite_floats(value: Any, size: int, what: str) -> list[float]:
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise ValueError(f"{what}: cannot read as an array: {exc}") from exc
+            raise InputError(f"{what}: cannot read as an array: {exc}") from exc
         if arr.dtype.kind not in "fiu":
-            raise ValueError(f"{what} must hold real numbers, got dtype {arr.dtype}")
+            raise InputError(f"{what} must hold real numbers, got dtype {arr.dtype}")
     if arr.size != size:
-        raise ValueError(f"{what} must have {size} elements, got {arr.size}")
+        raise InputError(f"{what} must have {size} elements, got {arr.size}")
     values = [float(v) for v in arr.reshape(-1).tolist()]
     if not all(map(math.isfinite, values)):
-        raise ValueError(f"{what} contains NaN or infinite values")
+        raise InputError(f"{what} contains NaN or infinite values")
     return values
 
 
@@ -58,7 +59,7 @@ def pose_to_se3(position: Any, quaternion_wxyz: Any) -> pin.SE3:
     w, x, y, z = _finite_floats(quaternion_wxyz, 4, "quaternion")
     scale = max(abs(w), abs(x), abs(y), abs(z))
     if scale < QUATERNION_MIN_NORM:
-        raise ValueError("quaternion (w, x, y, z) must not be zero")
+        raise InputError("quaternion (w, x, y, z) must not be zero")
     w, x, y, z = w / scale, x / scale, y / scale, z / scale  # no overflow/underflow below
     norm = math.sqrt(w * w + x * x + y * y + z * z)
     # Pinocchio's XYZQUAT layout is (x, y, z, qx, qy, qz, qw).
@@ -71,7 +72,7 @@ def se3_to_pose(transform: pin.SE3) -> tuple[np.ndarray, np.ndarray]:
     The quaternion is unit norm with the sign chosen so that ``w >= 0``.
     """
     if not isinstance(transform, pin.SE3):
-        raise ValueError(f"transform must be a pinocchio.SE3, got {type(transform).__name__}")
+        raise InputError(f"transform must be a pinocchio.SE3, got {type(transform).__name__}")
     px, py, pz, x, y, z, w = pin.SE3ToXYZQUAT(transform).tolist()
     norm = math.sqrt(w * w + x * x + y * y + z * z)
     if w < 0.0:

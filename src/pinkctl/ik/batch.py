@@ -20,6 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..core.robot import PinkRobot
+from ..errors import InputError
 from .result import IKResult
 from .solver import IKSolver
 
@@ -121,20 +122,20 @@ def solve_ik_batch(
     solver_options = {k: v for k, v in options.items() if k in _SOLVER_OPTIONS}
     query_options = {k: v for k, v in options.items() if k not in _SOLVER_OPTIONS}
     if "rng" in query_options:  # pragma: no cover - captured by the signature
-        raise ValueError("rng: pass it as solve_ik_batch(rng=...)")
+        raise InputError("rng: pass it as solve_ik_batch(rng=...)")
     targets = list(targets)
     if seeds is not None:
         seeds = list(seeds)
         if len(seeds) != len(targets):
-            raise ValueError(f"seeds: expected {len(targets)} seeds, got {len(seeds)}")
+            raise InputError(f"seeds: expected {len(targets)} seeds, got {len(seeds)}")
     else:
         seeds = [seed] * len(targets)
     if processes is None:
         processes = os.cpu_count() or 1
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise ValueError(f"processes: expected a positive integer or None, got {processes!r}")
+        raise InputError(f"processes: expected a positive integer or None, got {processes!r}")
     if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer))):
-        raise ValueError(f"rng: expected an integer seed or None, got {rng!r}")
+        raise InputError(f"rng: expected an integer seed or None, got {rng!r}")
     entropy = int(rng) if rng is not None else int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
 
     solver = IKSolver(robot, **solver_options)  # validates the options here
@@ -143,7 +144,7 @@ def solve_ik_batch(
             solver.residual(target)
             solver.subset.parse_seed(s, robot.q0, name="seed")
         except ValueError as exc:
-            raise ValueError(f"targets[{i}]: {exc}") from exc
+            raise InputError(f"targets[{i}]: {exc}") from exc
     if not targets:
         return []
     if processes == 1 or len(targets) == 1:

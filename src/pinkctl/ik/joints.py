@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..errors import InputError
+
 __all__ = ["JointSubset"]
 
 # A Pinocchio limit beyond this magnitude means "no limit" (URDF continuous or unset).
@@ -57,9 +59,9 @@ class JointSubset:
     def __init__(self, model: pin.Model, joint_names: Sequence[str], *, name: str = "joint_names"):
         names = list(joint_names)
         if not names:
-            raise ValueError(f"{name}: at least one joint is needed")
+            raise InputError(f"{name}: at least one joint is needed")
         if len(set(names)) != len(names):
-            raise ValueError(f"{name}: duplicate joint names in {names}")
+            raise InputError(f"{name}: duplicate joint names in {names}")
         q_idx: list[int] = []
         v_idx: list[int] = []
         nq_per: list[int] = []
@@ -68,10 +70,10 @@ class JointSubset:
         multi: list[tuple[int, int, int, int, str]] = []  # idx_q, nq, idx_v, nv, kind
         for joint in names:
             if not isinstance(joint, str) or not model.existJointName(joint):
-                raise ValueError(f"{name}: {joint!r} is not a joint of the model")
+                raise InputError(f"{name}: {joint!r} is not a joint of the model")
             jmodel = model.joints[model.getJointId(joint)]
             if jmodel.nv == 0:
-                raise ValueError(
+                raise InputError(
                     f"{name}: joint {joint!r} has no velocity of its own (a mimic follower); "
                     "move its master instead"
                 )
@@ -89,7 +91,7 @@ class JointSubset:
                     ):
                         lo, hi = -np.inf, np.inf
                     elif hi < lo:
-                        raise ValueError(
+                        raise InputError(
                             f"{name}: joint {joint!r} has lower limit above upper limit"
                         )
                 lower.append(lo)
@@ -257,32 +259,32 @@ class JointSubset:
         elif isinstance(seed, Mapping):
             for joint, value in seed.items():
                 if not isinstance(joint, str) or not model.existJointName(joint):
-                    raise ValueError(f"{name}: {joint!r} is not a joint of the model")
+                    raise InputError(f"{name}: {joint!r} is not a joint of the model")
                 jmodel = model.joints[model.getJointId(joint)]
                 v = float(value)
                 if not np.isfinite(v):
-                    raise ValueError(f"{name}: value of {joint!r} must be finite, got {value}")
+                    raise InputError(f"{name}: value of {joint!r} must be finite, got {value}")
                 if jmodel.nq == 1:
                     q[jmodel.idx_q] = v
                 elif jmodel.nq == 2 and jmodel.nv == 1:
                     q[jmodel.idx_q] = np.cos(v)
                     q[jmodel.idx_q + 1] = np.sin(v)
                 else:
-                    raise ValueError(f"{name}: joint {joint!r} has {jmodel.nq} coordinates")
+                    raise InputError(f"{name}: joint {joint!r} has {jmodel.nq} coordinates")
         else:
             try:
                 arr = np.array(seed, dtype=np.float64).reshape(-1)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"{name}: expected an array of numbers, got {seed!r}") from exc
+                raise InputError(f"{name}: expected an array of numbers, got {seed!r}") from exc
             if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{name}: values must be finite")
+                raise InputError(f"{name}: values must be finite")
             if arr.size == self.n:
                 self.write(q, arr)
             elif arr.size == model.nq:
                 q[:] = arr
                 q[:] = pin.normalize(model, q)  # unit quaternions of ball and free joints
             else:
-                raise ValueError(
+                raise InputError(
                     f"{name}: expected {self.n} values (joints {self.names}) or a full "
                     f"configuration of size model.nq = {model.nq}; got {arr.size}"
                 )

@@ -29,6 +29,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.linalg.lapack import dposv
 
+from ..errors import InputError
+
 __all__ = [
     "DampedLeastSquares",
     "IKMethod",
@@ -92,7 +94,7 @@ def damped_step(J: np.ndarray, e: np.ndarray, lam: float) -> np.ndarray:
 def _check_positive(value: float, name: str, *, allow_zero: bool = False) -> float:
     value = float(value)
     if not np.isfinite(value) or value < 0.0 or (value == 0.0 and not allow_zero):
-        raise ValueError(
+        raise InputError(
             f"{name}: expected a {'non-negative' if allow_zero else 'positive'} "
             f"finite number, got {value}"
         )
@@ -211,10 +213,10 @@ def make_method(method: str | IKMethod, **options: Any) -> IKMethod:
     """
     if isinstance(method, IKMethod):
         if options:
-            raise ValueError("method_options: not accepted with an IKMethod instance")
+            raise InputError("method_options: not accepted with an IKMethod instance")
         return method
     if not isinstance(method, str) or method.lower() not in _ALIASES:
-        raise ValueError(f"method: unknown IK method {method!r}; available: {available_methods()}")
+        raise InputError(f"method: unknown IK method {method!r}; available: {available_methods()}")
     key = _ALIASES[method.lower()]
     try:
         if key == "lm":
@@ -231,4 +233,4 @@ def make_method(method: str | IKMethod, **options: Any) -> IKMethod:
 
         return QPMethod(**options)
     except TypeError as exc:
-        raise ValueError(f"method_options: {exc}") from exc
+        raise InputError(f"method_options: {exc}") from exc

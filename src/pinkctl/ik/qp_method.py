@@ -27,6 +27,7 @@ from pink.exceptions import PinkError
 from pink.limits import Limit
 from pink.tasks import Task
 
+from ..errors import InputError
 from ..qp import DiffIKQP, QPSolveError
 from .joints import JointSubset
 from .methods import IKMethod
@@ -105,7 +106,7 @@ class QPMethod(IKMethod):
         solver_options: dict[str, Any] | None = None,
     ):
         if not isinstance(solver, str) or not solver:
-            raise ValueError(f"solver: expected a qpsolvers backend name, got {solver!r}")
+            raise InputError(f"solver: expected a qpsolvers backend name, got {solver!r}")
         self.solver = solver
         self.lm_damping = float(lm_damping)
         self.damping = float(damping)

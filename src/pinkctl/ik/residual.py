@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
+from ..errors import InputError
 from .joints import JointSubset
 from .targets import FrameGoal
 
@@ -125,7 +126,7 @@ class Residual:
         """Replace the goals by goals of the same frames and modes (new target values)."""
         goals = list(goals)
         if [(g.frame_id, g.mode) for g in goals] != [(g.frame_id, g.mode) for g in self.goals]:
-            raise ValueError("goals: frames and modes must match the residual's layout")
+            raise InputError("goals: frames and modes must match the residual's layout")
         self.goals = goals
         self._layout = [(row, g) for (row, _), g in zip(self._layout, goals)]
         self._compile()
@@ -140,7 +141,7 @@ class Residual:
         fast[3][:] = position
         if fast[4] is not None:
             if rotation is None:
-                raise ValueError("target: a pose goal needs a rotation")
+                raise InputError("target: a pose goal needs a rotation")
             fast[4][:] = rotation.T
 
     # ------------------------------------------------------------------ evaluation

@@ -22,6 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..core.robot import PinkRobot
+from ..errors import InputError
 from .joints import JointSubset
 from .loop import run_local
 from .methods import IKMethod, make_method
@@ -50,10 +51,10 @@ def _tolerance(value: Any, name: str) -> np.ndarray:
         try:
             scalar = float(value)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name}: expected a positive number or 3 of them") from exc
+            raise InputError(f"{name}: expected a positive number or 3 of them") from exc
         arr = np.full(3, scalar)
     if arr.size != 3 or not np.all(np.isfinite(arr)) or np.any(arr <= 0.0):
-        raise ValueError(f"{name}: expected a positive number or 3 positive numbers, got {value}")
+        raise InputError(f"{name}: expected a positive number or 3 positive numbers, got {value}")
     return arr
 
 
@@ -61,7 +62,7 @@ def _positive_int(value: Any, name: str, *, allow_none: bool = True) -> int | No
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+        raise InputError(f"{name}: expected a positive integer, got {value!r}")
     return int(value)
 
 
@@ -69,7 +70,7 @@ def _non_negative_int(value: Any, name: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name}: expected a non-negative integer or None, got {value!r}")
+        raise InputError(f"{name}: expected a non-negative integer or None, got {value!r}")
     return int(value)
 
 
@@ -79,9 +80,9 @@ def _positive_float(value: Any, name: str) -> float | None:
     try:
         out = float(value)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected a positive number or None, got {value!r}") from exc
+        raise InputError(f"{name}: expected a positive number or None, got {value!r}") from exc
     if not np.isfinite(out) or out <= 0.0:
-        raise ValueError(f"{name}: expected a positive number or None, got {value!r}")
+        raise InputError(f"{name}: expected a positive number or None, got {value!r}")
     return out
 
 
@@ -91,9 +92,9 @@ def _budget_ms(value: Any, name: str = "time_budget_ms") -> float | None:
     try:
         budget = float(value)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected a positive number of milliseconds or None") from exc
+        raise InputError(f"{name}: expected a positive number of milliseconds or None") from exc
     if not np.isfinite(budget) or budget <= 0.0:
-        raise ValueError(f"{name}: expected a positive number of milliseconds, got {value!r}")
+        raise InputError(f"{name}: expected a positive number of milliseconds, got {value!r}")
     return budget
 
 
@@ -147,7 +148,7 @@ class IKSolver:
         orientation_tolerance: Any = 1e-5,
     ):
         if not isinstance(robot, PinkRobot):
-            raise ValueError(f"robot: expected a PinkRobot, got {type(robot).__name__}")
+            raise InputError(f"robot: expected a PinkRobot, got {type(robot).__name__}")
         self.robot = robot
         self.model: pin.Model = robot.model
         self.data: pin.Data = self.model.createData()  # private: robot.data is never touched
@@ -161,7 +162,7 @@ class IKSolver:
         self.method = make_method(method, **dict(method_options or {}))
         self.method.bind(self.model, self.subset)
         if position_only and approach_axis is not None:
-            raise ValueError("approach_axis: cannot be combined with position_only=True")
+            raise InputError("approach_axis: cannot be combined with position_only=True")
         self.mode: GoalMode = (
             "position" if position_only else ("approach" if approach_axis is not None else "pose")
         )
@@ -171,14 +172,14 @@ class IKSolver:
         direction = parse_vector(approach_direction, 3, "approach_direction")
         norm = float(np.linalg.norm(direction))
         if norm < 1e-9:
-            raise ValueError("approach_direction: must be a non-zero vector")
+            raise InputError("approach_direction: must be a non-zero vector")
         self.approach_direction = direction / norm
         self.point_offset = (
             parse_vector(point_offset, 3, "point_offset") if point_offset is not None else None
         )
         weight = float(orientation_weight)
         if not np.isfinite(weight) or weight <= 0.0:
-            raise ValueError(f"orientation_weight: expected a positive number, got {weight}")
+            raise InputError(f"orientation_weight: expected a positive number, got {weight}")
         self.orientation_weight = weight
         self.position_tolerance = _tolerance(position_tolerance, "position_tolerance")
         self.orientation_tolerance = _tolerance(orientation_tolerance, "orientation_tolerance")
@@ -203,7 +204,7 @@ class IKSolver:
             names = [f.name for f in self.model.frames]
             close = difflib.get_close_matches(str(frame), names, n=3)
             hint = f"; did you mean {close}?" if close else ""
-            raise ValueError(f"{name}: {frame!r} is not a frame of the model{hint}")
+            raise InputError(f"{name}: {frame!r} is not a frame of the model{hint}")
         fid = self.model.getFrameId(frame)
         self._frame_ids[frame] = fid
         return fid
@@ -212,7 +213,7 @@ class IKSolver:
         if is_multi_target(target):
             items = list(target.items())
             if not items:
-                raise ValueError("target: the frame → target mapping is empty")
+                raise InputError("target: the frame → target mapping is empty")
         else:
             items = [(self.frame, target)]
         goals = []
@@ -418,7 +419,7 @@ class IKSolver:
         restarts_cap = _non_negative_int(max_restarts, "max_restarts")
         it_cap = _positive_int(max_iterations, "max_iterations")
         if budget is None and restarts_cap is None and it_cap is None:
-            raise ValueError(
+            raise InputError(
                 "time_budget_ms: give time_budget_ms, max_restarts or max_iterations; "
                 "without any budget the search may never end"
             )
@@ -428,32 +429,32 @@ class IKSolver:
         n_solutions = _positive_int(max_solutions, "max_solutions", allow_none=False)
         assert n_solutions is not None
         if validate is not None and not callable(validate):
-            raise ValueError("validate: expected a callable validate(q) -> bool")
+            raise InputError("validate: expected a callable validate(q) -> bool")
         if metric is DEFAULT_METRIC:
             metric_arr = _DEFAULT_METRIC_ARRAY
         else:
             metric_arr = parse_vector(metric, 4, "metric")
             if np.any(metric_arr < 0.0):
-                raise ValueError(f"metric: weights must be non-negative, got {metric_arr}")
+                raise InputError(f"metric: weights must be non-negative, got {metric_arr}")
         threshold = None
         if metric_threshold is not None:
             threshold = float(metric_threshold)
             if not np.isfinite(threshold) or threshold <= 0.0:
-                raise ValueError(f"metric_threshold: expected a positive number, got {threshold}")
+                raise InputError(f"metric_threshold: expected a positive number, got {threshold}")
         step_cap = _positive_float(max_step, "max_step")
         generator: np.random.Generator | Callable[[], np.random.Generator]
         if isinstance(rng, np.random.Generator):
             generator = rng
         elif rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
             if rng is not None and rng < 0:
-                raise ValueError(f"rng: an integer seed must be non-negative, got {rng}")
+                raise InputError(f"rng: an integer seed must be non-negative, got {rng}")
             entropy = rng if rng is not None else np.random.SeedSequence().entropy
 
             def generator() -> np.random.Generator:
                 return np.random.default_rng(entropy)
 
         else:
-            raise ValueError(f"rng: expected an integer seed, a Generator or None, got {rng!r}")
+            raise InputError(f"rng: expected an integer seed, a Generator or None, got {rng!r}")
         residual = self.residual(target)
         q_seed = self.subset.parse_seed(seed, self.robot.q0, name="seed")
         deadline = t0 + budget * 1e-3 if budget is not None else None

@@ -28,6 +28,8 @@ from typing import Any, Literal
 import numpy as np
 import pinocchio as pin
 
+from ..errors import InputError
+
 __all__ = [
     "FrameGoal",
     "GoalMode",
@@ -78,16 +80,16 @@ def parse_vector(value: Any, size: int, name: str) -> np.ndarray:
     """A finite float64 vector of ``size`` entries, or ``ValueError`` naming ``name``."""
     if type(value) is np.ndarray and value.shape == (size,) and value.dtype == np.float64:
         if not np.isfinite(value).all():
-            raise ValueError(f"{name}: values must be finite, got {value}")
+            raise InputError(f"{name}: values must be finite, got {value}")
         return value.copy()
     try:
         arr = np.array(value, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected {size} numbers, got {value!r}") from exc
+        raise InputError(f"{name}: expected {size} numbers, got {value!r}") from exc
     if arr.size != size:
-        raise ValueError(f"{name}: expected {size} numbers, got shape {np.shape(value)}")
+        raise InputError(f"{name}: expected {size} numbers, got shape {np.shape(value)}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: values must be finite, got {arr}")
+        raise InputError(f"{name}: values must be finite, got {arr}")
     return arr
 
 
@@ -95,7 +97,7 @@ def _quaternion_matrix(quat: np.ndarray, name: str) -> np.ndarray:
     """Rotation matrix of a ``(w, x, y, z)`` quaternion (normalised here)."""
     norm = float(np.linalg.norm(quat))
     if norm < 1e-9:
-        raise ValueError(f"{name}: quaternion (w, x, y, z) must be non-zero, got {quat}")
+        raise InputError(f"{name}: quaternion (w, x, y, z) must be non-zero, got {quat}")
     w, x, y, z = quat / norm
     return pin.Quaternion(w, x, y, z).toRotationMatrix()
 
@@ -107,10 +109,10 @@ def _check_rotation(rot: np.ndarray, name: str) -> np.ndarray:
     """``rot`` if it is a finite rotation matrix (orthonormal, determinant +1)."""
     gram = rot.T @ rot  # NaN/inf propagate into the test below
     if not float(np.abs(gram - _EYE3).max()) <= 1e-6:
-        raise ValueError(f"{name}: rotation must be a finite orthonormal matrix")
+        raise InputError(f"{name}: rotation must be a finite orthonormal matrix")
     (a, b, c), (d, e, f), (g, h, i) = rot.tolist()
     if a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) < 0.0:
-        raise ValueError(f"{name}: rotation matrix has determinant -1 (a reflection)")
+        raise InputError(f"{name}: rotation matrix has determinant -1 (a reflection)")
     return rot
 
 
@@ -138,27 +140,27 @@ def parse_target(target: Any, *, orientation: bool, name: str = "target") -> tup
     try:
         arr = np.array(target, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(
+        raise InputError(
             f"{name}: expected pin.SE3, (position, quaternion wxyz), a (4, 4) transform, "
             f"a (7,) [x, y, z, qw, qx, qy, qz] vector or a (3,) position; got {target!r}"
         ) from exc
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: values must be finite, got {arr}")
+        raise InputError(f"{name}: values must be finite, got {arr}")
     if arr.shape == (4, 4):
         if np.abs(arr[3] - np.array([0.0, 0.0, 0.0, 1.0])).max() > 1e-9:
-            raise ValueError(f"{name}: last row of a homogeneous transform must be [0, 0, 0, 1]")
+            raise InputError(f"{name}: last row of a homogeneous transform must be [0, 0, 0, 1]")
         rotation = _check_rotation(arr[:3, :3].copy(), name)
         return arr[:3, 3].copy(), (rotation if orientation else None)
     if arr.shape == (7,):
         return arr[:3].copy(), (_quaternion_matrix(arr[3:], name) if orientation else None)
     if arr.shape == (3,):
         if orientation:
-            raise ValueError(
+            raise InputError(
                 f"{name}: a bare position (3,) needs position_only=True or an approach_axis; "
                 "give a pose (pin.SE3 or (position, quaternion wxyz)) to constrain orientation"
             )
         return arr.copy(), None
-    raise ValueError(
+    raise InputError(
         f"{name}: expected pin.SE3, (position, quaternion wxyz), a (4, 4) transform, "
         f"a (7,) [x, y, z, qw, qx, qy, qz] vector or a (3,) position; got shape {arr.shape}"
     )
@@ -171,10 +173,10 @@ def parse_approach_axis(axis: Any, name: str = "approach_axis") -> np.ndarray:
     (3,) vector (normalised here).
     """
     if isinstance(axis, (bool, np.bool_)):
-        raise ValueError(f"{name}: expected 0, 1, 2, 'x', '-z'... or a (3,) vector, got {axis}")
+        raise InputError(f"{name}: expected 0, 1, 2, 'x', '-z'... or a (3,) vector, got {axis}")
     if isinstance(axis, (int, np.integer)):
         if int(axis) not in (0, 1, 2):
-            raise ValueError(f"{name}: axis index must be 0, 1 or 2, got {axis}")
+            raise InputError(f"{name}: axis index must be 0, 1 or 2, got {axis}")
         out = np.zeros(3)
         out[int(axis)] = 1.0
         return out
@@ -183,14 +185,14 @@ def parse_approach_axis(axis: Any, name: str = "approach_axis") -> np.ndarray:
         sign = -1.0 if text.startswith("-") else 1.0
         key = text.lstrip("+-")
         if key not in _AXES:
-            raise ValueError(f"{name}: expected 'x', 'y', 'z' with an optional sign, got {axis!r}")
+            raise InputError(f"{name}: expected 'x', 'y', 'z' with an optional sign, got {axis!r}")
         out = np.zeros(3)
         out[_AXES[key]] = sign
         return out
     vec = parse_vector(axis, 3, name)
     norm = float(np.linalg.norm(vec))
     if norm < 1e-9:
-        raise ValueError(f"{name}: axis vector must be non-zero")
+        raise InputError(f"{name}: axis vector must be non-zero")
     return vec / norm
 
 

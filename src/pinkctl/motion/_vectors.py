@@ -6,25 +6,27 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
+
 
 def _as_vector(value: Any, n: int, name: str) -> np.ndarray:
     """``value`` as a float64 vector of size ``n`` (a scalar is broadcast)."""
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a number or a sequence of {n} numbers") from exc
+        raise InputError(f"{name} must be a number or a sequence of {n} numbers") from exc
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+        raise InputError(f"{name} must have shape ({n},), got {arr.shape}")
     if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN")
+        raise InputError(f"{name} contains NaN")
     return arr
 
 
 def _positive_finite(arr: np.ndarray, name: str) -> None:
     if not np.isfinite(arr).all() or (arr <= 0.0).any():
-        raise ValueError(f"{name} must be finite and > 0, got {arr.tolist()}")
+        raise InputError(f"{name} must be finite and > 0, got {arr.tolist()}")
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ._vectors import _as_vector
 from .limits import MotionLimits
 
@@ -160,7 +161,7 @@ class LimitReport:
 
 def _check_kind(kind: str) -> None:
     if kind not in LIMIT_KINDS:
-        raise ValueError(f"kind must be one of {LIMIT_KINDS}, got {kind!r}")
+        raise InputError(f"kind must be one of {LIMIT_KINDS}, got {kind!r}")
 
 
 def _initial(value: Any, n: int, name: str) -> np.ndarray | None:
@@ -168,7 +169,7 @@ def _initial(value: Any, n: int, name: str) -> np.ndarray | None:
         return None
     arr = _as_vector(value, n, name)
     if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite")
+        raise InputError(f"{name} must be finite")
     return arr
 
 
@@ -214,20 +215,20 @@ def check_trajectory(
         ValueError: On a malformed argument (shape, non-finite value, dt <= 0).
     """
     if not isinstance(limits, MotionLimits):
-        raise ValueError(f"limits must be a MotionLimits, got {type(limits).__name__}")
+        raise InputError(f"limits must be a MotionLimits, got {type(limits).__name__}")
     n = limits.num_joints
     q = np.asarray(positions, dtype=np.float64)
     if q.ndim != 2 or q.shape[1] != n:
-        raise ValueError(f"positions must have shape (K, {n}), got {q.shape}")
+        raise InputError(f"positions must have shape (K, {n}), got {q.shape}")
     if not np.isfinite(q).all():
-        raise ValueError("positions must be finite")
+        raise InputError("positions must be finite")
     dt = float(dt)
     if not (math.isfinite(dt) and dt > 0.0):
-        raise ValueError(f"dt must be finite and > 0, got {dt}")
+        raise InputError(f"dt must be finite and > 0, got {dt}")
     if not (math.isfinite(rtol) and rtol >= 0.0):
-        raise ValueError(f"rtol must be finite and >= 0, got {rtol}")
+        raise InputError(f"rtol must be finite and >= 0, got {rtol}")
     if atol is not None and not (math.isfinite(atol) and atol >= 0.0):
-        raise ValueError(f"atol must be finite and >= 0, got {atol}")
+        raise InputError(f"atol must be finite and >= 0, got {atol}")
     v0 = _initial(initial_velocity, n, "initial_velocity")
     a0 = _initial(initial_acceleration, n, "initial_acceleration") if v0 is not None else None
     num = q.shape[0]

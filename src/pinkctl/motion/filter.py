@@ -108,6 +108,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ._vectors import _as_vector
 from .limits import MotionLimits
 
@@ -161,13 +162,13 @@ class MotionLimitFilter:
 
     def __init__(self, limits: MotionLimits, dt: float, *, margin: float = 1e-6) -> None:
         if not isinstance(limits, MotionLimits):
-            raise ValueError(f"limits must be a MotionLimits, got {type(limits).__name__}")
+            raise InputError(f"limits must be a MotionLimits, got {type(limits).__name__}")
         dt = float(dt)
         if not (math.isfinite(dt) and dt > 0.0):
-            raise ValueError(f"dt must be finite and > 0, got {dt}")
+            raise InputError(f"dt must be finite and > 0, got {dt}")
         margin = float(margin)
         if not (0.0 <= margin <= 0.1):
-            raise ValueError(f"margin must be in [0, 0.1], got {margin}")
+            raise InputError(f"margin must be in [0, 0.1], got {margin}")
         self._limits = limits
         self._dt = dt
         self._margin = margin
@@ -309,7 +310,7 @@ class MotionLimitFilter:
         a_arr = np.zeros(n) if a is None else _as_vector(a, n, "a")
         for name, arr in (("q", q_arr), ("v", v_arr), ("a", a_arr)):
             if not np.isfinite(arr).all():
-                raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+                raise InputError(f"{name} must be finite, got {arr.tolist()}")
         self._q2[0] = q_arr
         np.negative(q_arr, out=self._q2[1])
         self._v2[0] = v_arr
@@ -333,9 +334,9 @@ class MotionLimitFilter:
             self._require_reset()
         v = np.asarray(v, dtype=np.float64)
         if v.shape != (self._n,):
-            raise ValueError(f"v must have shape ({self._n},), got {v.shape}")
+            raise InputError(f"v must have shape ({self._n},), got {v.shape}")
         if not math.isfinite(sum(v.tolist())) and not np.isfinite(v).all():
-            raise ValueError(f"v must be finite, got {v.tolist()}")
+            raise InputError(f"v must be finite, got {v.tolist()}")
         dt = self._dt2
         step2, qn2, vn2, du2 = self._vc2, self._qn2, self._vn2, self._a2
         step2[0] = v

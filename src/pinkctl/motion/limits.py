@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import InputError
 from ._vectors import _as_vector, _positive_finite, _readonly
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,20 +46,20 @@ class MotionLimits:
     def __post_init__(self) -> None:
         names = self.joint_names
         if isinstance(names, str) or not isinstance(names, Sequence):
-            raise ValueError("joint_names must be a sequence of joint names")
+            raise InputError("joint_names must be a sequence of joint names")
         names = tuple(names)
         if not all(isinstance(n, str) for n in names):
-            raise ValueError(f"joint_names must be strings, got {names}")
+            raise InputError(f"joint_names must be strings, got {names}")
         if len(set(names)) != len(names):
-            raise ValueError(f"joint_names has duplicates: {list(names)}")
+            raise InputError(f"joint_names has duplicates: {list(names)}")
         n = len(names)
         lower = _as_vector(self.lower, n, "lower")
         upper = _as_vector(self.upper, n, "upper")
         if (lower == np.inf).any() or (upper == -np.inf).any():
-            raise ValueError("lower cannot be +inf and upper cannot be -inf")
+            raise InputError("lower cannot be +inf and upper cannot be -inf")
         if not (lower < upper).all():
             bad = [names[i] for i in np.flatnonzero(~(lower < upper))]
-            raise ValueError(f"lower must be < upper; violated for joints {bad}")
+            raise InputError(f"lower must be < upper; violated for joints {bad}")
         velocity = _as_vector(self.velocity, n, "velocity")
         _positive_finite(velocity, "velocity")
         acceleration = None
@@ -68,7 +69,7 @@ class MotionLimits:
         jerk = None
         if self.jerk is not None:
             if acceleration is None:
-                raise ValueError("jerk limits need acceleration limits (acceleration is None)")
+                raise InputError("jerk limits need acceleration limits (acceleration is None)")
             jerk = _as_vector(self.jerk, n, "jerk")
             _positive_finite(jerk, "jerk")
         object.__setattr__(self, "joint_names", names)
@@ -100,7 +101,7 @@ class MotionLimits:
         index = {name: i for i, name in enumerate(self.joint_names)}
         unknown = [j for j in joint_names if j not in index]
         if unknown:
-            raise ValueError(f"joints {unknown} are not in {list(self.joint_names)}")
+            raise InputError(f"joints {unknown} are not in {list(self.joint_names)}")
         idx = np.array([index[j] for j in joint_names], dtype=np.intp)
         return MotionLimits(
             joint_names=tuple(joint_names),
@@ -150,10 +151,10 @@ class MotionLimits:
         velocity = np.empty(n)
         for i, name in enumerate(names):
             if not model.existJointName(name):
-                raise ValueError(f"joint {name!r} is not in the model of robot {robot.name!r}")
+                raise InputError(f"joint {name!r} is not in the model of robot {robot.name!r}")
             joint = model.joints[model.getJointId(name)]
             if joint.nv != 1 or joint.nq not in (1, 2):
-                raise ValueError(
+                raise InputError(
                     f"joint {name!r} has nq={joint.nq}, nv={joint.nv}; motion limits need "
                     "single-coordinate joints (revolute, prismatic or continuous)"
                 )
@@ -166,7 +167,7 @@ class MotionLimits:
                 upper[i] = np.inf if hi >= 1e300 else hi
             vel = robot.velocity_limits.get(name, float(model.velocityLimit[joint.idx_v]))
             if not (math.isfinite(vel) and vel > 0.0):
-                raise ValueError(f"joint {name!r} has no positive velocity limit (got {vel})")
+                raise InputError(f"joint {name!r} has no positive velocity limit (got {vel})")
             velocity[i] = vel
 
         def table(values: dict[str, float], what: str) -> np.ndarray | None:
@@ -175,7 +176,7 @@ class MotionLimits:
                 return None
             if len(present) != n:
                 missing = [j for j in names if j not in values]
-                raise ValueError(f"robot {robot.name!r} lacks {what} limits for joints {missing}")
+                raise InputError(f"robot {robot.name!r} lacks {what} limits for joints {missing}")
             return np.array([values[j] for j in names], dtype=np.float64)
 
         acceleration = (

@@ -57,6 +57,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from .filter import MotionLimitFilter
 from .limits import MotionLimits
 
@@ -98,7 +99,7 @@ class MotionShaper:
 
     def __init__(self, limits: MotionLimits, dt: float) -> None:
         if not isinstance(limits, MotionLimits):
-            raise ValueError(f"limits must be a MotionLimits, got {type(limits).__name__}")
+            raise InputError(f"limits must be a MotionLimits, got {type(limits).__name__}")
         self._filter = MotionLimitFilter(limits, dt) if limits.acceleration is not None else None
         self._limits = limits
         self._dt = float(dt)
@@ -187,7 +188,7 @@ class MotionShaper:
         """
         q = np.array(positions, dtype=np.float64)
         if q.shape != (self._limits.num_joints,) or not np.isfinite(q).all():
-            raise ValueError(
+            raise InputError(
                 f"positions must be {self._limits.num_joints} finite numbers, got {q.tolist()}"
             )
         if self._filter is not None:
@@ -211,9 +212,9 @@ class MotionShaper:
         q = self.position
         turns = np.asarray(turns, dtype=np.float64)
         if turns.shape != q.shape or not np.array_equal(turns, np.round(turns)):
-            raise ValueError(f"turns must be {q.size} whole numbers, got {turns.tolist()}")
+            raise InputError(f"turns must be {q.size} whole numbers, got {turns.tolist()}")
         if np.any((turns != 0.0) & (np.isfinite(self._lower) | np.isfinite(self._upper))):
-            raise ValueError("only joints without position limits can be rewound")
+            raise InputError("only joints without position limits can be rewound")
         shifted = q + 2.0 * np.pi * turns
         if self._filter is not None:
             self._filter.reset(shifted, self._filter.v, self._filter.a)

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import qpsolvers
 
+from ..errors import InputError
 from .errors import QPSolveError
 from .polish import polish_solution
 from .problem import DAQP_INFINITY, QPWorkspace
@@ -540,7 +541,7 @@ class ProxqpBackend(Backend):
             self._solve(np.eye(1), np.zeros(1), None, None, None, None, None, **self._options)
         except TypeError as exc:
             first_line = str(exc).splitlines()[0]
-            raise ValueError(f"invalid ProxQP options {self._options}: {first_line}") from exc
+            raise InputError(f"invalid ProxQP options {self._options}: {first_line}") from exc
         self._n = n
         self._rows = -1
         statuses = proxqp.QPSolverOutput
@@ -663,7 +664,7 @@ def make_backend(solver: str, n: int, user_options: dict[str, Any] | None) -> Ba
     """
     installed = available_solvers()
     if solver not in installed:
-        raise ValueError(f"unknown QP solver {solver!r}; installed solvers: {installed}")
+        raise InputError(f"unknown QP solver {solver!r}; installed solvers: {installed}")
     options = solver_options(solver, user_options)
     backend: Backend
     try:
@@ -684,7 +685,7 @@ def make_backend(solver: str, n: int, user_options: dict[str, Any] | None) -> Ba
             _trial_solve(backend, n)
     except (TypeError, AttributeError, ValueError) as exc:
         first_line = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise ValueError(
+        raise InputError(
             f"solver_options {user_options} rejected by {solver}: {first_line}"
         ) from exc
     return backend

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..errors import InputError
 from .backends import Backend, make_backend
 from .barrier_terms import compile_barrier
 from .errors import QPSolveError
@@ -142,17 +143,17 @@ class DiffIKQP:
     ) -> None:
         nv = getattr(model, "nv", None)
         if not isinstance(nv, int):
-            raise ValueError(f"model must be a pinocchio.Model, got {type(model).__name__}")
+            raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
         if not isinstance(solver, str):
-            raise ValueError(f"solver must be a string, got {solver!r}")
+            raise InputError(f"solver must be a string, got {solver!r}")
         try:
             damping_value = float(damping)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"damping must be a finite float >= 0, got {damping!r}") from exc
+            raise InputError(f"damping must be a finite float >= 0, got {damping!r}") from exc
         if not np.isfinite(damping_value) or damping_value < 0.0:
-            raise ValueError(f"damping must be a finite float >= 0, got {damping!r}")
+            raise InputError(f"damping must be a finite float >= 0, got {damping!r}")
         if solver_options is not None and not isinstance(solver_options, dict):
-            raise ValueError(f"solver_options must be a dict or None, got {solver_options!r}")
+            raise InputError(f"solver_options must be a dict or None, got {solver_options!r}")
         selection = ColumnSelection(nv, controlled_v_indices)
         backend = make_backend(solver, selection.size, solver_options)
         self._model = model
@@ -227,7 +228,7 @@ class DiffIKQP:
     def _check_velocity_bound(self, bound: Any, name: str) -> np.ndarray:
         array = np.asarray(bound, dtype=np.float64)
         if array.shape != (self.n,):
-            raise ValueError(
+            raise InputError(
                 f"{name} must have shape ({self.n},) (one entry per controlled coordinate), "
                 f"got {array.shape}"
             )
@@ -248,7 +249,7 @@ class DiffIKQP:
                 another model. Errors of pink objects (e.g. ``TargetNotSet``) propagate.
         """
         if not 0.0 < dt < _INFINITY:
-            raise ValueError(f"dt must be a finite positive number of seconds, got {dt!r}")
+            raise InputError(f"dt must be a finite positive number of seconds, got {dt!r}")
         model = configuration.model
         ws = self._workspace
         box = self._box
@@ -273,7 +274,7 @@ class DiffIKQP:
                 self._has_problem = True
                 return
         if model is not self._model and getattr(model, "nv", None) != self._nv:
-            raise ValueError(
+            raise InputError(
                 f"configuration.model has nv={getattr(model, 'nv', None)}, expected {self._nv}"
             )
         if v_lower is not None:
@@ -486,7 +487,7 @@ class DiffIKQP:
         ws = self._workspace
         if problem is None:
             if not self._has_problem:
-                raise ValueError("no problem assembled yet: call assemble() first")
+                raise InputError("no problem assembled yet: call assemble() first")
         elif not ws.owns(problem):
             ws.load(problem)
             self._has_problem = True
@@ -600,5 +601,5 @@ class DiffIKQP:
         """Largest constraint violation of ``x`` for the latest problem (tangent units)."""
         problem = self.last_problem()
         if problem is None:
-            raise ValueError("no problem assembled yet")
+            raise InputError("no problem assembled yet")
         return problem.max_violation(np.asarray(x, dtype=np.float64))

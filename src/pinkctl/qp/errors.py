@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..errors import SolverError
+
 __all__ = ["QPSolveError"]
 
 
-class QPSolveError(RuntimeError):
+class QPSolveError(SolverError):
     """The QP of one control tick could not be solved.
 
     Raised by :class:`pinkctl.qp.DiffIKQP` (and :func:`pinkctl.qp.reference_solve_ik`) for

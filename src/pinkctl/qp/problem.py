@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["QPProblem", "QPWorkspace"]
 
 #: Value used for "no bound" in the DAQP-shaped buffers (DAQP treats |b| >= 1e30 as infinite).
@@ -210,16 +212,16 @@ class QPWorkspace:
         }
         for name, (got, want) in shapes.items():
             if got != want:
-                raise ValueError(f"problem.{name} must have shape {want}, got {got}")
+                raise InputError(f"problem.{name} must have shape {want}, got {got}")
         r = problem.G.shape[0] if problem.G.ndim == 2 else -1
         e = problem.A.shape[0] if problem.A.ndim == 2 else -1
         if r < 0 or problem.G.shape[1] != n or problem.h.shape != (r,):
-            raise ValueError(
+            raise InputError(
                 f"problem.G must have shape (r, {n}) and problem.h shape (r,), got "
                 f"{problem.G.shape} and {problem.h.shape}"
             )
         if e < 0 or problem.A.shape[1] != n or problem.b.shape != (e,):
-            raise ValueError(
+            raise InputError(
                 f"problem.A must have shape (e, {n}) and problem.b shape (e,), got "
                 f"{problem.A.shape} and {problem.b.shape}"
             )

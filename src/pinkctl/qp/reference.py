@@ -18,6 +18,7 @@ import numpy as np
 import pink
 import qpsolvers
 
+from ..errors import InputError
 from .backends import available_solvers, qpsolvers_options
 from .errors import QPSolveError
 from .selection import ColumnSelection, restrict_inequalities
@@ -62,9 +63,9 @@ def reference_solve_ik(
         QPSolveError: The solver found no solution.
     """
     if solver not in available_solvers():
-        raise ValueError(f"unknown QP solver {solver!r}; installed solvers: {available_solvers()}")
+        raise InputError(f"unknown QP solver {solver!r}; installed solvers: {available_solvers()}")
     if not dt > 0.0:
-        raise ValueError(f"dt must be positive, got {dt!r}")
+        raise InputError(f"dt must be positive, got {dt!r}")
     nv = configuration.model.nv
     selection = ColumnSelection(nv, controlled_v_indices)
     n = selection.size

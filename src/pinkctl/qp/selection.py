@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..core.indexing import as_index
+from ..errors import InputError
 
 __all__ = ["ColumnSelection", "as_index"]
 
@@ -60,21 +61,21 @@ class ColumnSelection:
         """
         raw = np.asarray(controlled_v_indices)
         if raw.ndim != 1:
-            raise ValueError(
+            raise InputError(
                 f"controlled_v_indices must be a 1-D sequence of integers, got shape {raw.shape}"
             )
         if raw.size > 0 and not np.issubdtype(raw.dtype, np.integer):
             if not np.all(np.isfinite(raw)) or not np.all(raw == np.round(raw)):
-                raise ValueError(
+                raise InputError(
                     f"controlled_v_indices must be integers, got {controlled_v_indices!r}"
                 )
         idx = raw.astype(np.intp)
         if idx.size == 0:
-            raise ValueError("controlled_v_indices must not be empty")
+            raise InputError("controlled_v_indices must not be empty")
         if idx.min() < 0 or idx.max() >= nv:
-            raise ValueError(f"controlled_v_indices must lie in [0, nv={nv}), got {idx.tolist()}")
+            raise InputError(f"controlled_v_indices must lie in [0, nv={nv}), got {idx.tolist()}")
         if np.unique(idx).size != idx.size:
-            raise ValueError(f"controlled_v_indices must be unique, got {idx.tolist()}")
+            raise InputError(f"controlled_v_indices must be unique, got {idx.tolist()}")
         idx.setflags(write=False)
         position = np.full(nv, -1, dtype=np.intp)
         position[idx] = np.arange(idx.size)

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..core.state import RobotState
+from ..errors import InputError
 from .simulation import MujocoSimulation
 
 __all__ = ["ClosedLoopLog", "SetpointSource", "run_closed_loop"]
@@ -276,22 +277,22 @@ def run_closed_loop(
         RuntimeError: If ``reset`` returns False.
     """
     if not np.isfinite(duration) or duration <= 0:
-        raise ValueError(f"duration must be positive [s], got {duration!r}")
+        raise InputError(f"duration must be positive [s], got {duration!r}")
     steps_per_tick = 1
     if control_rate is not None:
         if not np.isfinite(control_rate) or control_rate <= 0:
-            raise ValueError(f"control_rate must be positive [Hz], got {control_rate!r}")
+            raise InputError(f"control_rate must be positive [Hz], got {control_rate!r}")
         ratio = 1.0 / (control_rate * sim.timestep)
         steps_per_tick = int(round(ratio))
         if steps_per_tick < 1 or abs(ratio - steps_per_tick) > 1e-6:
-            raise ValueError(
+            raise InputError(
                 f"control_rate {control_rate} Hz is not a whole number of {sim.timestep} s steps"
             )
     period = steps_per_tick * sim.timestep
     n_ticks = int(round(duration / period))
     frame = tool_frame if tool_frame is not None else (sim.site_names[0] if sim.site_names else "")
     if frame not in sim.site_names:
-        raise ValueError(f"tool_frame {frame!r} is not a site; sites are {sim.site_names}")
+        raise InputError(f"tool_frame {frame!r} is not a site; sites are {sim.site_names}")
     joints = list(sim.joint_names if joint_space is None else joint_space)
     commands = list(sim.actuated_joint_names)
     model = sim.model

@@ -36,7 +36,7 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
-from ..errors import PinkctlWarning
+from ..errors import InputError, PinkctlWarning
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
@@ -78,7 +78,7 @@ def _robot_spec(robot: PinkRobot) -> mujoco.MjSpec:
     description = robot.description
     if description is None:
         if robot.urdf_path is None:
-            raise ValueError("robot has no description; load it with load_pink_robot")
+            raise InputError("robot has no description; load it with load_pink_robot")
         spec = mujoco.MjSpec.from_file(str(robot.urdf_path))
         spec.compiler.fusestatic = False
         spec.compiler.discardvisual = False
@@ -99,7 +99,7 @@ def _add_sites(spec: mujoco.MjSpec, robot: PinkRobot, frames: Sequence[str]) -> 
             bodies[frame].add_site(name=frame, size=[0.005, 0.0, 0.0], rgba=[1, 0.2, 0.2, 1])
             continue
         if not model.existFrame(frame):
-            raise ValueError(f"site frame {frame!r} is not a frame of the robot")
+            raise InputError(f"site frame {frame!r} is not a frame of the robot")
         # an operational frame: a site at its placement relative to the nearest link above it
         index = model.getFrameId(frame)
         placement = pin.SE3.Identity()
@@ -108,7 +108,7 @@ def _add_sites(spec: mujoco.MjSpec, robot: PinkRobot, frames: Sequence[str]) -> 
             index = model.frames[index].parentFrame
         parent = bodies.get(model.frames[index].name)
         if parent is None:
-            raise ValueError(f"site frame {frame!r} hangs on no link of the MuJoCo model")
+            raise InputError(f"site frame {frame!r} hangs on no link of the MuJoCo model")
         quat = pin.Quaternion(placement.rotation)
         parent.add_site(
             name=frame,
@@ -331,7 +331,7 @@ def build_spec(
             joints[name].frictionloss = 0.0
     for name in actuated:
         if name not in joints:
-            raise ValueError(f"actuated joint {name!r} is not a joint of the MuJoCo model")
+            raise InputError(f"actuated joint {name!r} is not a joint of the MuJoCo model")
         gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
         gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
         actuator = spec.add_actuator(name=name, target=name)

@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 from .._validation import callable_or_none, real_number
 from ..core.poses import pose_to_se3, se3_to_pose
 from ..core.state import JointState, RobotState, SpatialState
+from ..errors import InputError
 from .scene import HOLD_PREFIX, TARGET_BODY, build_spec
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) ->
     if names is None:
         return list(default)
     if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"{what} must be a sequence of names, got {names!r}")
+        raise InputError(f"{what} must be a sequence of names, got {names!r}")
     return list(names)
 
 
@@ -179,7 +180,7 @@ class MujocoSimulation:
     def step(self, n: int = 1) -> None:
         """Advance the physics by ``n`` steps."""
         if int(n) != n or n < 0:
-            raise ValueError(f"n must be a non-negative integer, got {n!r}")
+            raise InputError(f"n must be a non-negative integer, got {n!r}")
         if n > 0:
             mujoco.mj_step(self.model, self.data, nstep=int(n))
 
@@ -200,10 +201,10 @@ class MujocoSimulation:
         requested: dict[str, float] = {}
         if q is not None:
             if not isinstance(q, dict):
-                raise ValueError(f"q must be a dict of joint positions by name, got {q!r}")
+                raise InputError(f"q must be a dict of joint positions by name, got {q!r}")
             unknown = [n for n in q if n not in self._qpos_adr]
             if unknown:
-                raise ValueError(f"unknown joints {unknown}; joints are {self.joint_names}")
+                raise InputError(f"unknown joints {unknown}; joints are {self.joint_names}")
             requested = {k: real_number(v, f"q[{k!r}]") for k, v in q.items()}
         mujoco.mj_resetData(self.model, self.data)
         positions: dict[str, float] = {}
@@ -236,7 +237,7 @@ class MujocoSimulation:
     def _check_names(self, names: Sequence[str]) -> None:
         unknown = [n for n in names if n not in self._qpos_adr]
         if unknown:
-            raise ValueError(f"unknown joints {unknown}; joints are {self.joint_names}")
+            raise InputError(f"unknown joints {unknown}; joints are {self.joint_names}")
 
     def get_joint_positions(self, names: Sequence[str] | None = None) -> np.ndarray:
         """Joint positions [rad] or [m], in the order of ``names`` (default: ``joint_names``)."""
@@ -256,7 +257,7 @@ class MujocoSimulation:
         values_arr = np.asarray(values, dtype=float).reshape(-1)
         self._check_names(names)
         if values_arr.shape != (len(names),) or not np.all(np.isfinite(values_arr)):
-            raise ValueError(f"values must be {len(names)} finite numbers, got {values!r}")
+            raise InputError(f"values must be {len(names)} finite numbers, got {values!r}")
         for n, v in zip(names, values_arr):
             self.data.qpos[self._qpos_adr[n]] = v
         mujoco.mj_forward(self.model, self.data)
@@ -267,7 +268,7 @@ class MujocoSimulation:
         values_arr = np.asarray(values, dtype=float).reshape(-1)
         self._check_names(names)
         if values_arr.shape != (len(names),) or not np.all(np.isfinite(values_arr)):
-            raise ValueError(f"values must be {len(names)} finite numbers, got {values!r}")
+            raise InputError(f"values must be {len(names)} finite numbers, got {values!r}")
         for n, v in zip(names, values_arr):
             self.data.qvel[self._dof_adr[n]] = v
 
@@ -286,17 +287,17 @@ class MujocoSimulation:
         names = list(names)
         pos = np.asarray(positions, dtype=float).reshape(-1)
         if pos.shape != (len(names),) or not np.all(np.isfinite(pos)):
-            raise ValueError(f"positions must be {len(names)} finite numbers, got {positions!r}")
+            raise InputError(f"positions must be {len(names)} finite numbers, got {positions!r}")
         unknown = [n for n in names if n not in self._actuator_of]
         if unknown:
-            raise ValueError(
+            raise InputError(
                 f"joints {unknown} have no actuator; actuated: {self.actuated_joint_names}"
             )
         vel = None
         if velocities is not None:
             vel = np.asarray(velocities, dtype=float).reshape(-1)
             if vel.shape != pos.shape or not np.all(np.isfinite(vel)):
-                raise ValueError(f"velocities must be {len(names)} finite numbers")
+                raise InputError(f"velocities must be {len(names)} finite numbers")
         for k, n in enumerate(names):
             act = self._actuator_of[n]
             u = pos[k]
@@ -313,7 +314,7 @@ class MujocoSimulation:
         """World pose of a site: (position [m] (3,), quaternion (w, x, y, z) (4,))."""
         site = self._site_ids.get(name, -1)
         if site < 0:
-            raise ValueError(f"unknown site {name!r}; sites are {self.site_names}")
+            raise InputError(f"unknown site {name!r}; sites are {self.site_names}")
         pos = self.data.site_xpos[site].copy()
         quat = np.empty(4)
         mujoco.mju_mat2Quat(quat, self.data.site_xmat[site])
@@ -323,7 +324,7 @@ class MujocoSimulation:
         """World pose of a body: (position [m], quaternion (w, x, y, z))."""
         body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, name)
         if body < 0:
-            raise ValueError(f"unknown body {name!r}")
+            raise InputError(f"unknown body {name!r}")
         return self.data.xpos[body].copy(), self.data.xquat[body].copy()
 
     def get_robot_state(
@@ -396,7 +397,7 @@ class MujocoSimulation:
     def set_target_marker(self, position: ArrayLike, quaternion: ArrayLike) -> None:
         """Move the (visual only) target marker to a world pose (quaternion w, x, y, z)."""
         if self._mocap_id < 0:
-            raise ValueError("this simulation was built without a target marker")
+            raise InputError("this simulation was built without a target marker")
         pose = pose_to_se3(position, quaternion)  # finite position, non-zero quaternion
         position_checked, quaternion_checked = se3_to_pose(pose)
         self.data.mocap_pos[self._mocap_id] = position_checked

@@ -10,23 +10,24 @@ from numpy.typing import ArrayLike
 
 from ..core.state import RobotState, SpatialState
 from ..core.state._space import _name_space
+from ..errors import InputError
 
 
 def check_frame_and_space(frame: str, site_space: Sequence[str] | None) -> list[str]:
     """Validate the frame name and return the site space (``[frame]`` by default)."""
     if not isinstance(frame, str) or not frame:
-        raise ValueError(f"frame must be a non-empty string, got {frame!r}")
+        raise InputError(f"frame must be a non-empty string, got {frame!r}")
     if site_space is None:
         return [frame]
     if isinstance(site_space, str) or not isinstance(site_space, Sequence):
-        raise ValueError(f"site_space must be a list of frame names, got {site_space!r}")
+        raise InputError(f"site_space must be a list of frame names, got {site_space!r}")
     space = list(site_space)
     if not all(isinstance(name, str) for name in space):
-        raise ValueError(f"site_space must contain strings, got {space}")
+        raise InputError(f"site_space must contain strings, got {space}")
     if len(set(space)) != len(space):
-        raise ValueError(f"site_space contains duplicate names: {space}")
+        raise InputError(f"site_space contains duplicate names: {space}")
     if frame not in space:
-        raise ValueError(f"frame {frame!r} is not in site_space {space}")
+        raise InputError(f"frame {frame!r} is not in site_space {space}")
     return space
 
 
@@ -35,9 +36,9 @@ def positive_scalar(value: float, argument: str) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{argument} must be a finite number > 0, got {value!r}") from None
+        raise InputError(f"{argument} must be a finite number > 0, got {value!r}") from None
     if not (np.isfinite(number) and number > 0.0):
-        raise ValueError(f"{argument} must be a finite number > 0, got {value!r}")
+        raise InputError(f"{argument} must be a finite number > 0, got {value!r}")
     return number
 
 
@@ -46,11 +47,11 @@ def vector3(value: ArrayLike, argument: str) -> np.ndarray:
     try:
         array = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{argument} must be a 3-vector of real numbers") from None
+        raise InputError(f"{argument} must be a 3-vector of real numbers") from None
     if array.shape != (3,):
-        raise ValueError(f"{argument} must have shape (3,), got {array.shape}")
+        raise InputError(f"{argument} must have shape (3,), got {array.shape}")
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{argument} must be finite (no NaN or infinity)")
+        raise InputError(f"{argument} must be finite (no NaN or infinity)")
     return array
 
 

@@ -7,6 +7,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..errors import InputError
+
 _NORM_EPS = 1e-9
 
 
@@ -15,18 +17,18 @@ def as_unit_quaternions(values: ArrayLike, argument: str, count: int | None = No
     try:
         array = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{argument} must be (w, x, y, z) quaternions of real numbers") from None
+        raise InputError(f"{argument} must be (w, x, y, z) quaternions of real numbers") from None
     if array.ndim == 1:
         array = array[None, :]
     if array.ndim != 2 or array.shape[1] != 4:
-        raise ValueError(f"{argument} must have shape (K, 4) (w, x, y, z), got {array.shape}")
+        raise InputError(f"{argument} must have shape (K, 4) (w, x, y, z), got {array.shape}")
     if count is not None and array.shape[0] != count:
-        raise ValueError(f"{argument} must have {count} rows, got {array.shape[0]}")
+        raise InputError(f"{argument} must have {count} rows, got {array.shape[0]}")
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{argument} must be finite (no NaN or infinity)")
+        raise InputError(f"{argument} must be finite (no NaN or infinity)")
     norms = np.linalg.norm(array, axis=1)
     if np.any(norms < _NORM_EPS):
-        raise ValueError(f"{argument} contains a zero quaternion")
+        raise InputError(f"{argument} contains a zero quaternion")
     return array / norms[:, None]
 
 

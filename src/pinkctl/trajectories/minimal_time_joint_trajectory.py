@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.state import JointState, RobotState
+from ..errors import InputError
 from .time_scaling import TrapezoidTimeScaling
 from .trajectory import Trajectory, _check_time
 
@@ -17,13 +18,13 @@ __all__ = ["MinimalTimeJointTrajectory"]
 
 def _name_list(names: Sequence[str], argument: str) -> list[str]:
     if isinstance(names, str) or not isinstance(names, Sequence):
-        raise ValueError(f"{argument} must be a list of joint names, got {type(names).__name__}")
+        raise InputError(f"{argument} must be a list of joint names, got {type(names).__name__}")
     result = list(names)
     for name in result:
         if not isinstance(name, str):
-            raise ValueError(f"{argument} must contain strings, got {name!r}")
+            raise InputError(f"{argument} must contain strings, got {name!r}")
     if len(set(result)) != len(result):
-        raise ValueError(f"{argument} contains duplicate names: {result}")
+        raise InputError(f"{argument} contains duplicate names: {result}")
     return result
 
 
@@ -31,14 +32,14 @@ def _limit_vector(values: ArrayLike, size: int, argument: str) -> np.ndarray:
     try:
         array = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{argument} must be a 1-D array of {size} numbers") from None
+        raise InputError(f"{argument} must be a 1-D array of {size} numbers") from None
     if array.shape != (size,):
-        raise ValueError(
+        raise InputError(
             f"{argument} must be a 1-D array of length {size} (one per waypoint column), "
             f"got shape {array.shape}"
         )
     if not np.all(np.isfinite(array) & (array > 0.0)):
-        raise ValueError(f"{argument} must be finite and strictly positive, got {array}")
+        raise InputError(f"{argument} must be finite and strictly positive, got {array}")
     return array
 
 
@@ -71,33 +72,33 @@ class MinimalTimeJointTrajectory(Trajectory):
     ) -> None:
         points = np.array(waypoints, dtype=np.float64)
         if points.ndim != 2:
-            raise ValueError(f"waypoints must be a 2-D (W x M) matrix, got shape {points.shape}")
+            raise InputError(f"waypoints must be a 2-D (W x M) matrix, got shape {points.shape}")
         if not np.all(np.isfinite(points)):
-            raise ValueError("waypoints must be finite (no NaN or infinity)")
+            raise InputError("waypoints must be finite (no NaN or infinity)")
         count, width = points.shape
         v_max = _limit_vector(max_velocities, width, "max_velocities")
         a_max = _limit_vector(max_accelerations, width, "max_accelerations")
         joint_space = _name_list(robot_joint_space, "robot_joint_space")
         active = _name_list(active_joints, "active_joints")
         if len(active) != width:
-            raise ValueError(
+            raise InputError(
                 f"active_joints must name one joint per waypoint column ({width}), "
                 f"got {len(active)} names"
             )
         unknown = [name for name in active if name not in joint_space]
         if unknown:
-            raise ValueError(f"active_joints {unknown} are not in robot_joint_space")
+            raise InputError(f"active_joints {unknown} are not in robot_joint_space")
         if count < 2:
-            raise ValueError(f"a trajectory needs at least 2 waypoints, got {count}")
+            raise InputError(f"a trajectory needs at least 2 waypoints, got {count}")
         rtol = float(waypoint_relative_difference_tolerance)
         atol = float(waypoint_absolute_difference_tolerance)
         if not rtol > 0.0:
-            raise ValueError(f"waypoint_relative_difference_tolerance must be > 0, got {rtol}")
+            raise InputError(f"waypoint_relative_difference_tolerance must be > 0, got {rtol}")
         if not atol > 0.0:
-            raise ValueError(f"waypoint_absolute_difference_tolerance must be > 0, got {atol}")
+            raise InputError(f"waypoint_absolute_difference_tolerance must be > 0, got {atol}")
         for k in range(count - 1):
             if np.allclose(points[k], points[k + 1], rtol=rtol, atol=atol):
-                raise ValueError(
+                raise InputError(
                     f"waypoints {k} and {k + 1} are equal within the tolerances "
                     f"(rtol={rtol}, atol={atol}); remove the duplicate"
                 )

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..errors import InputError
 from .minimal_time_joint_trajectory import MinimalTimeJointTrajectory
 
 __all__ = ["Path"]
@@ -32,16 +33,16 @@ class Path:
         try:
             array = np.array(waypoints, dtype=np.float64)
         except (TypeError, ValueError):
-            raise ValueError(
+            raise InputError(
                 "waypoints must be a 2-D (W x M) matrix of real numbers, "
                 f"got {type(waypoints).__name__}"
             ) from None
         if array.ndim != 2:
-            raise ValueError(
+            raise InputError(
                 f"waypoints must be a 2-D (W x M) matrix, got an array of shape {array.shape}"
             )
         if not np.all(np.isfinite(array)):
-            raise ValueError("waypoints must be finite (no NaN or infinity)")
+            raise InputError("waypoints must be finite (no NaN or infinity)")
         array.flags.writeable = False
         self._waypoints = array
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import InputError
+
 __all__ = ["RampedPhase"]
 
 
@@ -37,13 +39,13 @@ class RampedPhase:
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.rate) and self.rate > 0.0):
-            raise ValueError(f"rate must be finite and > 0, got {self.rate!r}")
+            raise InputError(f"rate must be finite and > 0, got {self.rate!r}")
         if not (math.isfinite(self.ramp_time) and self.ramp_time >= 0.0):
-            raise ValueError(f"ramp_time must be finite and >= 0, got {self.ramp_time!r}")
+            raise InputError(f"ramp_time must be finite and >= 0, got {self.ramp_time!r}")
         if not (math.isfinite(self.duration) and self.duration > 0.0):
-            raise ValueError(f"duration must be finite and > 0, got {self.duration!r}")
+            raise InputError(f"duration must be finite and > 0, got {self.duration!r}")
         if self.duration < 2.0 * self.ramp_time:
-            raise ValueError(
+            raise InputError(
                 f"duration ({self.duration} s) must be at least twice ramp_time "
                 f"({self.ramp_time} s): one ramp to start, one to stop"
             )

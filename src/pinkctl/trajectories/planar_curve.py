@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.state import RobotState
+from ..errors import InputError
 from . import _quaternion as quat
 from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar, vector3
 from .phase import RampedPhase
@@ -45,12 +46,12 @@ def plane_axes(
             not orthonormal, or the normal is zero.
     """
     if plane is not None and normal is not None:
-        raise ValueError("give either plane or normal, not both")
+        raise InputError("give either plane or normal, not both")
     if normal is not None:
         n = vector3(normal, "normal")
         norm = float(np.linalg.norm(n))
         if norm < 1e-9:
-            raise ValueError("normal must be a non-zero vector")
+            raise InputError("normal must be a non-zero vector")
         n = n / norm
         seed = _AXES["xyz"[int(np.argmin(np.abs(n)))]]
         u = seed - (seed @ n) * n
@@ -61,12 +62,12 @@ def plane_axes(
     if isinstance(plane, str):
         name = plane.lower()
         if len(name) != 2 or name[0] == name[1] or any(c not in _AXES for c in name):
-            raise ValueError(
+            raise InputError(
                 f"plane must be two distinct letters of 'xyz' (e.g. 'yz'), got {plane!r}"
             )
         return _AXES[name[0]].copy(), _AXES[name[1]].copy()
     if not isinstance(plane, Sequence) or len(plane) != 2:
-        raise ValueError(
+        raise InputError(
             f"plane must be a name like 'yz' or a pair of 3-vectors (u, v), got {plane!r}"
         )
     u = vector3(plane[0], "plane u axis")
@@ -76,7 +77,7 @@ def plane_axes(
         or abs(float(v @ v) - 1.0) > _ORTHONORMAL_TOLERANCE
         or abs(float(u @ v)) > _ORTHONORMAL_TOLERANCE
     ):
-        raise ValueError(f"plane axes must be orthonormal, got u={u}, v={v}")
+        raise InputError(f"plane axes must be orthonormal, got u={u}, v={v}")
     u = u / np.linalg.norm(u)
     v = v - (v @ u) * u
     return u, v / np.linalg.norm(v)
@@ -146,9 +147,9 @@ class PlanarCurveTrajectory(Trajectory):
         q0 = quat.as_unit_quaternions(orientation, "orientation", count=1)[0]
         ramp = float(ramp_time)
         if not (math.isfinite(ramp) and ramp >= 0.0):
-            raise ValueError(f"ramp_time must be a finite number >= 0, got {ramp_time!r}")
+            raise InputError(f"ramp_time must be a finite number >= 0, got {ramp_time!r}")
         if cycles is not None and duration is not None:
-            raise ValueError("give either cycles or duration, not both")
+            raise InputError("give either cycles or duration, not both")
         if duration is None:
             n = positive_scalar(1.0 if cycles is None else cycles, "cycles")
             total = n * period + ramp
@@ -156,14 +157,14 @@ class PlanarCurveTrajectory(Trajectory):
             total = positive_scalar(duration, "duration")
         amplitude = float(orientation_amplitude)
         if not math.isfinite(amplitude):
-            raise ValueError(f"orientation_amplitude must be finite, got {orientation_amplitude!r}")
+            raise InputError(f"orientation_amplitude must be finite, got {orientation_amplitude!r}")
         if orientation_axis is None:
             axis = u.copy()
         else:
             axis = vector3(orientation_axis, "orientation_axis")
             axis_norm = float(np.linalg.norm(axis))
             if axis_norm < 1e-9:
-                raise ValueError("orientation_axis must be a non-zero vector")
+                raise InputError("orientation_axis must be a non-zero vector")
             axis = axis / axis_norm
         phase = RampedPhase(rate=2.0 * math.pi / period, ramp_time=ramp, duration=total)
 

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.state import RobotState
+from ..errors import InputError
 from . import _quaternion as quat
 from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar
 from .time_scaling import TrapezoidTimeScaling
@@ -71,14 +72,14 @@ class PoseWaypointTrajectory(Trajectory):
         try:
             points = np.array(positions, dtype=np.float64)
         except (TypeError, ValueError):
-            raise ValueError("positions must be a (K, 3) array of real numbers") from None
+            raise InputError("positions must be a (K, 3) array of real numbers") from None
         if points.ndim != 2 or points.shape[1] != 3:
-            raise ValueError(f"positions must have shape (K, 3), got {points.shape}")
+            raise InputError(f"positions must have shape (K, 3), got {points.shape}")
         if not np.all(np.isfinite(points)):
-            raise ValueError("positions must be finite (no NaN or infinity)")
+            raise InputError("positions must be finite (no NaN or infinity)")
         count = points.shape[0]
         if count < 2:
-            raise ValueError(f"a trajectory needs at least 2 waypoints, got {count}")
+            raise InputError(f"a trajectory needs at least 2 waypoints, got {count}")
         rotations = quat.as_unit_quaternions(orientations, "orientations", count=count)
         v_max = np.array(
             [
@@ -103,7 +104,7 @@ class PoseWaypointTrajectory(Trajectory):
             length = float(np.linalg.norm(translations[k]))
             angle = float(np.linalg.norm(rotation_vectors[k]))
             if length <= _POSITION_TOLERANCE and angle <= _ANGLE_TOLERANCE:
-                raise ValueError(
+                raise InputError(
                     f"waypoints {k} and {k + 1} have the same pose; remove the duplicate"
                 )
             profiles.append(TrapezoidTimeScaling.synchronized([length, angle], v_max, a_max))

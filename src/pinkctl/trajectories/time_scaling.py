@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..errors import InputError
+
 __all__ = ["TrapezoidTimeScaling"]
 
 
@@ -68,9 +70,9 @@ class TrapezoidTimeScaling:
             ValueError: If ``p`` or ``q`` is not finite and strictly positive.
         """
         if not (math.isfinite(p) and p > 0.0):
-            raise ValueError(f"p must be finite and > 0, got {p!r}")
+            raise InputError(f"p must be finite and > 0, got {p!r}")
         if not (math.isfinite(q) and q > 0.0):
-            raise ValueError(f"q must be finite and > 0, got {q!r}")
+            raise InputError(f"q must be finite and > 0, got {q!r}")
         root_q = math.sqrt(q)
         if p < root_q:  # the cruise rate is never reached: triangular profile
             p = q = root_q
@@ -104,11 +106,11 @@ class TrapezoidTimeScaling:
         v = np.asarray(max_velocities, dtype=np.float64)
         a = np.asarray(max_accelerations, dtype=np.float64)
         if not (np.all(v > 0.0) and np.all(a > 0.0)):
-            raise ValueError("velocity and acceleration limits must be strictly positive")
+            raise InputError("velocity and acceleration limits must be strictly positive")
         p = float(np.max(2.0 * d / v))
         q = float(np.max(4.0 * d / a))
         if p <= 0.0 or q <= 0.0:
-            raise ValueError("at least one distance must be non-zero")
+            raise InputError("at least one distance must be non-zero")
         return cls.from_p_q(p, q)
 
     @property

@@ -6,6 +6,8 @@ import math
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
+from ..errors import InputError
+
 if TYPE_CHECKING:
     from ..core.state import RobotState
 
@@ -37,7 +39,7 @@ def _check_time(time: float) -> float:
     try:
         value = float(time)
     except (TypeError, ValueError):
-        raise ValueError(f"time must be a finite number of seconds, got {time!r}") from None
+        raise InputError(f"time must be a finite number of seconds, got {time!r}") from None
     if not math.isfinite(value):
-        raise ValueError(f"time must be a finite number of seconds, got {time!r}")
+        raise InputError(f"time must be a finite number of seconds, got {time!r}")
     return value

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 import mujoco
 
 from ..core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
+from ..errors import InputError
 from ..sim import MujocoSimulation
 from .recording import RecordedSession
 from .scene import InteractiveScene
@@ -74,11 +75,11 @@ def _moving_joints(path: Path, sites: Sequence[str]) -> list[str]:
         else:
             model = pin.buildModelFromMJCF(str(path))
     except (RuntimeError, ValueError) as exc:
-        raise ValueError(f"cannot read {path}: {exc}") from exc
+        raise InputError(f"cannot read {path}: {exc}") from exc
     moving: set[int] = set()
     for site in sites:
         if not model.existFrame(site):
-            raise ValueError(f"site {site!r} is not a frame of {path.name}")
+            raise InputError(f"site {site!r} is not a frame of {path.name}")
         joint = model.frames[model.getFrameId(site)].parentJoint
         while joint > 0:
             moving.add(joint)
@@ -95,7 +96,7 @@ def _default_site(robot: PinkRobot) -> str:
 
     bodies = [f.name for f in model.frames if f.type == pin.FrameType.BODY]
     if not bodies:
-        raise ValueError("the robot has no link to put a target on")
+        raise InputError("the robot has no link to put a target on")
     return bodies[-1]
 
 

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..errors import InputError
+
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_FLAGS",
@@ -102,7 +104,7 @@ class CameraView:
         """
         p = self.rotation.T @ (np.asarray(point, dtype=float) - self.position)
         if p[2] <= 0:
-            raise ValueError("the point is behind the camera")
+            raise InputError("the point is behind the camera")
         return np.array(
             [
                 0.5 * self.width + self.focal * p[0] / p[2],

@@ -25,6 +25,8 @@ from typing import Union
 import mujoco
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["JointSelection", "Selector", "select_joints"]
 
 #: A list of names, or a regular expression (string or compiled) searched in each name.
@@ -56,19 +58,19 @@ def _match(selector: Selector, names: list[str], what: str) -> list[str]:
         try:
             pattern = re.compile(selector)
         except re.error as exc:
-            raise ValueError(f"{what}: invalid regular expression {selector!r}: {exc}") from exc
+            raise InputError(f"{what}: invalid regular expression {selector!r}: {exc}") from exc
         chosen = [n for n in names if pattern.search(n)]
         if not chosen:
-            raise ValueError(f"{what}: {pattern.pattern!r} matches none of {names}")
+            raise InputError(f"{what}: {pattern.pattern!r} matches none of {names}")
         return chosen
     if not isinstance(selector, Sequence) or not all(isinstance(n, str) for n in selector):
-        raise ValueError(f"{what} must be a sequence of names or a regular expression")
+        raise InputError(f"{what} must be a sequence of names or a regular expression")
     chosen = list(selector)
     unknown = [n for n in chosen if n not in names]
     if unknown:
-        raise ValueError(f"{what}: unknown names {unknown}; available: {names}")
+        raise InputError(f"{what}: unknown names {unknown}; available: {names}")
     if len(set(chosen)) != len(chosen) or not chosen:
-        raise ValueError(f"{what} must name at least one item, each once, got {chosen}")
+        raise InputError(f"{what} must name at least one item, each once, got {chosen}")
     return chosen
 
 
@@ -89,7 +91,7 @@ def chain_joints(model: mujoco.MjModel, site: str) -> list[str]:
     """
     site_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site)
     if site_id < 0:
-        raise ValueError(f"the MuJoCo model has no site {site!r}")
+        raise InputError(f"the MuJoCo model has no site {site!r}")
     followers = _mimic_followers(model)
     joints: list[str] = []
     body = int(model.site_bodyid[site_id])
@@ -100,7 +102,7 @@ def chain_joints(model: mujoco.MjModel, site: str) -> list[str]:
                 joints.append(model.joint(j).name)
         body = int(model.body_parentid[body])
     if not joints:
-        raise ValueError(f"no hinge or slide joint moves site {site!r}")
+        raise InputError(f"no hinge or slide joint moves site {site!r}")
     return joints[::-1]
 
 
@@ -119,7 +121,7 @@ def select_joints(
             actuator that does not drive a scalar joint.
     """
     if joints is not None and actuators is not None:
-        raise ValueError("give joints or actuators, not both")
+        raise InputError("give joints or actuators, not both")
     scalar = [
         model.joint(j).name
         for j in range(model.njnt)
@@ -136,20 +138,20 @@ def select_joints(
         joint_names = []
         for a in ids:
             if int(model.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT):
-                raise ValueError(f"actuator {names[a]!r} does not drive a joint")
+                raise InputError(f"actuator {names[a]!r} does not drive a joint")
             joint = model.joint(int(model.actuator_trnid[a, 0]))
             if int(model.jnt_type[joint.id]) not in _SCALAR:
-                raise ValueError(f"actuator {names[a]!r} drives {joint.name!r}, not a scalar joint")
+                raise InputError(f"actuator {names[a]!r} drives {joint.name!r}, not a scalar joint")
             joint_names.append(joint.name)
     else:
         if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site) < 0:
-            raise ValueError(f"the MuJoCo model has no site {site!r}")
+            raise InputError(f"the MuJoCo model has no site {site!r}")
         joint_names = (
             chain_joints(model, site) if joints is None else _match(joints, scalar, "joints")
         )
         missing = [j for j in joint_names if j not in joint_actuators]
         if missing:
-            raise ValueError(f"joints {missing} have no actuator driving them")
+            raise InputError(f"joints {missing} have no actuator driving them")
         ids = [joint_actuators[j] for j in joint_names]
     return JointSelection(
         joint_names=tuple(joint_names),

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._validation import real_number
 from ..core.state import RobotState, SpatialState
+from ..errors import InputError
 from ..trajectories import Trajectory
 from .pose import rotate_by_vector, rotation_vector_between
 
@@ -57,22 +58,22 @@ class SampledPoseTrajectory(Trajectory):
 
     def __init__(self, site: str, *, times: Any, positions: Any, quaternions: Any) -> None:
         if not isinstance(site, str) or not site:
-            raise ValueError(f"site must be a non-empty string, got {site!r}")
+            raise InputError(f"site must be a non-empty string, got {site!r}")
         t = np.asarray(times, dtype=float).reshape(-1)
         p = np.asarray(positions, dtype=float)
         q = np.asarray(quaternions, dtype=float)
         if t.size < 1 or p.shape != (t.size, 3) or q.shape != (t.size, 4):
-            raise ValueError(
+            raise InputError(
                 f"times (N,), positions (N, 3) and quaternions (N, 4) must match, got "
                 f"{t.shape}, {p.shape}, {q.shape}"
             )
         if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
-            raise ValueError("samples contain NaN or infinite values")
+            raise InputError("samples contain NaN or infinite values")
         if np.any(np.diff(t) <= 0.0):
-            raise ValueError("sample times must be strictly increasing")
+            raise InputError("sample times must be strictly increasing")
         norms = np.linalg.norm(q, axis=1)
         if np.any(norms < 1e-9):
-            raise ValueError("quaternions must not be zero")
+            raise InputError("quaternions must not be zero")
         q = q / norms[:, None]
         q[q[:, 0] < 0] *= -1.0
         self.site = site
@@ -139,7 +140,7 @@ class RecordedSession:
 
     def __init__(self, times: Any, poses: dict[str, tuple[Any, Any]]) -> None:
         if not isinstance(poses, dict) or not poses:
-            raise ValueError("a session needs the poses of at least one site")
+            raise InputError("a session needs the poses of at least one site")
         self.times = np.asarray(times, dtype=float).reshape(-1)
         self._trajectories = {
             site: SampledPoseTrajectory(
@@ -167,7 +168,7 @@ class RecordedSession:
         if site is None:
             site = self.sites[0]
         if site not in self._trajectories:
-            raise ValueError(f"site {site!r} was not recorded; sites: {self.sites}")
+            raise InputError(f"site {site!r} was not recorded; sites: {self.sites}")
         return self._trajectories[site]
 
     def replay(self, targets: Sequence[IkTarget], *, start_time: float | None = None) -> int:
@@ -212,7 +213,7 @@ class RecordedSession:
             }
             path.write_text(json.dumps(document))
         else:
-            raise ValueError(f"a session is saved as .npz or .json, got {path.name!r}")
+            raise InputError(f"a session is saved as .npz or .json, got {path.name!r}")
         return path
 
     @classmethod
@@ -230,7 +231,7 @@ class RecordedSession:
             if path.suffix.lower() == ".npz":
                 with np.load(path, allow_pickle=False) as archive:
                     if str(archive["format"]) != FORMAT:
-                        raise ValueError("not a pinkctl target session")
+                        raise InputError("not a pinkctl target session")
                     sites = [str(s) for s in archive["sites"]]
                     positions, quaternions = archive["positions"], archive["quaternions"]
                     poses = {s: (positions[k], quaternions[k]) for k, s in enumerate(sites)}
@@ -238,15 +239,15 @@ class RecordedSession:
             if path.suffix.lower() == ".json":
                 document = json.loads(path.read_text())
                 if not isinstance(document, dict) or document.get("format") != FORMAT:
-                    raise ValueError("not a pinkctl target session")
+                    raise InputError("not a pinkctl target session")
                 poses = {
                     site: (entry["position"], entry["quaternion"])
                     for site, entry in document["sites"].items()
                 }
                 return cls(document["time"], poses)
         except (KeyError, TypeError, ValueError, OSError) as exc:
-            raise ValueError(f"cannot read session {path}: {exc}") from exc
-        raise ValueError(f"a session file ends in .npz or .json, got {path.name!r}")
+            raise InputError(f"cannot read session {path}: {exc}") from exc
+        raise InputError(f"a session file ends in .npz or .json, got {path.name!r}")
 
 
 class TargetRecorder:
@@ -305,7 +306,7 @@ class TargetRecorder:
             ValueError: If nothing was recorded.
         """
         if not self._times:
-            raise ValueError("nothing recorded: start() the recorder and run the scene")
+            raise InputError("nothing recorded: start() the recorder and run the scene")
         return RecordedSession(
             self._times,
             {site: (np.array(p), np.array(q)) for site, (p, q) in self._poses.items()},

@@ -21,6 +21,7 @@ import mujoco
 import numpy as np
 
 from .._validation import real_number
+from ..errors import InputError
 from .recording import TargetRecorder
 from .target import IkTarget
 
@@ -52,7 +53,7 @@ class InteractiveScene:
         period = real_number(period, "control_period", low=0.0, low_open=True)
         substeps = round(period / timestep)
         if substeps < 1 or abs(substeps * timestep - period) > 1e-9 * period:
-            raise ValueError(
+            raise InputError(
                 f"control_period {period!r} must be a whole multiple of the timestep {timestep!r}"
             )
         self.sim = sim
@@ -87,10 +88,10 @@ class InteractiveScene:
     def _check_independent(self, target: IkTarget) -> None:
         for other in self.targets:
             if other.site == target.site:
-                raise ValueError(f"site {target.site!r} already has a target")
+                raise InputError(f"site {target.site!r} already has a target")
             shared = sorted(set(other.joint_names) & set(target.joint_names))
             if shared:
-                raise ValueError(
+                raise InputError(
                     f"the targets on {other.site!r} and {target.site!r} would both drive "
                     f"{shared}; choose each target's joints (joints= / actuators=)"
                 )
@@ -104,7 +105,7 @@ class InteractiveScene:
         for target in self.targets:
             if site is None or target.site == site:
                 return target
-        raise ValueError(f"no target on site {site!r}; targets: {self.sites}")
+        raise InputError(f"no target on site {site!r}; targets: {self.sites}")
 
     @property
     def sites(self) -> list[str]:
@@ -136,7 +137,7 @@ class InteractiveScene:
     def step(self, ticks: int = 1) -> None:
         """Run ``ticks`` control ticks (targets, recorder, physics)."""
         if isinstance(ticks, bool) or int(ticks) != ticks or ticks < 0:
-            raise ValueError(f"ticks must be a non-negative integer, got {ticks!r}")
+            raise InputError(f"ticks must be a non-negative integer, got {ticks!r}")
         sim = self.sim
         with self.lock:
             for _ in range(int(ticks)):

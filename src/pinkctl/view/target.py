@@ -46,6 +46,7 @@ from ..controllers import ControllerStatus, PinkIKController
 from ..core.poses import se3_to_pose
 from ..core.robot import PinkRobot
 from ..core.state import JointState, RobotState, SpatialState
+from ..errors import InputError
 from ..ik import IKSolver
 from ..trajectories import Trajectory
 from .chain import JointSelection, Selector, position_servo_gains, select_joints
@@ -69,9 +70,9 @@ def _chain_robot(robot: PinkRobot, joints: tuple[str, ...], site: str) -> PinkRo
     model = robot.model
     for name in joints:
         if not model.existJointName(name) or model.joints[model.getJointId(name)].nv != 1:
-            raise ValueError(f"joint {name!r} is not a one-coordinate joint of the robot model")
+            raise InputError(f"joint {name!r} is not a one-coordinate joint of the robot model")
     if not model.existFrame(site):
-        raise ValueError(f"site {site!r} is not a frame of the robot model")
+        raise InputError(f"site {site!r} is not a frame of the robot model")
     velocity = {
         n: robot.velocity_limits.get(
             n, float(model.velocityLimit[model.joints[model.getJointId(n)].idx_v])
@@ -167,15 +168,15 @@ class IkTarget:
     ) -> None:
         robot = sim.robot if robot is None else robot
         if robot is not None and not isinstance(robot, PinkRobot):
-            raise ValueError(f"robot must be a PinkRobot, got {type(robot).__name__}")
+            raise InputError(f"robot must be a PinkRobot, got {type(robot).__name__}")
         if site is None:
             site = robot.tool_frame if robot is not None and robot.tool_frame else None
             site = site or (sim.site_names[0] if sim.site_names else None)
         if not isinstance(site, str) or site not in sim.site_names:
-            raise ValueError(f"site {site!r} is not a site of the simulation: {sim.site_names}")
+            raise InputError(f"site {site!r} is not a site of the simulation: {sim.site_names}")
         callable_or_none(ik_solve_fn, "ik_solve_fn")
         if robot is None and ik_solve_fn is None:
-            raise ValueError("an IkTarget needs a robot (sim.robot or robot=) or an ik_solve_fn")
+            raise InputError("an IkTarget needs a robot (sim.robot or robot=) or an ik_solve_fn")
         selection = select_joints(sim.model, site, joints=joints, actuators=actuators)
         dt = sim.timestep if dt is None else real_number(dt, "dt", low=0.0, low_open=True)
         self.sim = sim
@@ -216,7 +217,7 @@ class IkTarget:
         if marker is not None:
             body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, marker)
             if body < 0 or model.body_mocapid[body] < 0:
-                raise ValueError(f"marker {marker!r} is not a mocap body of the model")
+                raise InputError(f"marker {marker!r} is not a mocap body of the model")
             self._mocap = int(model.body_mocapid[body])
         self._ik_solvers: dict[bool, IKSolver] = {}
         self._needs_reset = True
@@ -261,7 +262,7 @@ class IkTarget:
         command sequence is continuous with what the arm does), toward the current target.
         """
         if not isinstance(enabled, (bool, np.bool_)):
-            raise ValueError(f"enabled must be a bool, got {enabled!r}")
+            raise InputError(f"enabled must be a bool, got {enabled!r}")
         if enabled and not self._enabled:
             self._needs_reset = True
         self._enabled = bool(enabled)
@@ -275,7 +276,7 @@ class IkTarget:
     def ik_solve_fn(self, value: IkSolveFn | None) -> None:
         callable_or_none(value, "ik_solve_fn")
         if value is None and self._controller is None:
-            raise ValueError("this target has no robot: it needs an ik_solve_fn")
+            raise InputError("this target has no robot: it needs an ik_solve_fn")
         if value is None and self._ik_solve_fn is not None:
             self._needs_reset = True
         self._ik_solve_fn = value
@@ -385,7 +386,7 @@ class IkTarget:
             ValueError: If ``trajectory`` is not a Trajectory.
         """
         if not isinstance(trajectory, Trajectory):
-            raise ValueError(f"trajectory must be a Trajectory, got {type(trajectory).__name__}")
+            raise InputError(f"trajectory must be a Trajectory, got {type(trajectory).__name__}")
         start = self.sim.time if start_time is None else real_number(start_time, "start_time")
         self._motion = None
         self._trajectory = trajectory
@@ -499,7 +500,7 @@ class IkTarget:
         else:
             start = np.asarray(current_q, dtype=float).reshape(-1)
             if start.size != n or not np.all(np.isfinite(start)):
-                raise ValueError(f"current_q must hold {n} finite joint positions")
+                raise InputError(f"current_q must hold {n} finite joint positions")
         q_goal = None if quaternion is None else goal_quaternion
         if self._ik_solve_fn is not None:
             error = self.last_error

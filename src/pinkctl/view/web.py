@@ -23,6 +23,7 @@ import numpy as np
 
 from .._validation import real_number
 from ..app.demo import build_trajectory
+from ..errors import InputError
 from .meshes import body_meshes
 from .recording import RecordedSession
 from .scene import InteractiveScene
@@ -273,12 +274,12 @@ class WebViewer:
         import viser  # noqa: F401  (fail early with ImportError when the extra is missing)
 
         if not isinstance(scene, InteractiveScene):
-            raise ValueError(f"scene must be an InteractiveScene, got {type(scene).__name__}")
+            raise InputError(f"scene must be an InteractiveScene, got {type(scene).__name__}")
         self.scene = scene
         if not isinstance(host, str):
-            raise ValueError(f"host must be a string, got {host!r}")
+            raise InputError(f"host must be a string, got {host!r}")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise ValueError(f"port must be an integer in [0, 65535], got {port!r}")
+            raise InputError(f"port must be an integer in [0, 65535], got {port!r}")
         self.host = host
         self._port = port
         robot = scene.sim.robot

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._validation import name_list
+from ...errors import ConfigurationError, DescriptionNotFoundError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,11 +79,11 @@ _PACKAGES = ("example-robot-data",)
 
 def _number(value: Any, what: str, source: str, *, positive: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{source}: {what} must be a number, got {value!r}")
+        raise ConfigurationError(f"{source}: {what} must be a number, got {value!r}")
     number = float(value)
     bound = "> 0" if positive else ">= 0"
     if not math.isfinite(number) or number < 0.0 or (positive and number == 0.0):
-        raise ValueError(f"{source}: {what} must be finite and {bound}, got {value!r}")
+        raise ConfigurationError(f"{source}: {what} must be finite and {bound}, got {value!r}")
     return number
 
 
@@ -104,19 +105,19 @@ def _string(value: Any, what: str, source: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{source}: {what} must be a non-empty string, got {value!r}")
+        raise ConfigurationError(f"{source}: {what} must be a non-empty string, got {value!r}")
     return value
 
 
 def _vector(value: Any, size: int, what: str, source: str) -> tuple[float, ...]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != size:
-        raise ValueError(f"{source}: {what} must be {size} numbers, got {value!r}")
+        raise ConfigurationError(f"{source}: {what} must be {size} numbers, got {value!r}")
     out = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, (int, float)):
-            raise ValueError(f"{source}: {what} must be {size} numbers, got {value!r}")
+            raise ConfigurationError(f"{source}: {what} must be {size} numbers, got {value!r}")
         if not math.isfinite(float(item)):
-            raise ValueError(f"{source}: {what} must be finite, got {value!r}")
+            raise ConfigurationError(f"{source}: {what} must be finite, got {value!r}")
         out.append(float(item))
     return tuple(out)
 
@@ -162,35 +163,39 @@ class RobotConfig:
             ValueError: On an unknown key or a malformed value (the message names both).
         """
         if not isinstance(data, Mapping):
-            raise ValueError(f"{source}: a configuration must be a table, got {data!r}")
+            raise ConfigurationError(f"{source}: a configuration must be a table, got {data!r}")
         unknown = sorted(set(data) - _KEYS)
         if unknown:
-            raise ValueError(f"{source}: unknown keys {unknown}; known keys: {sorted(_KEYS)}")
+            raise ConfigurationError(
+                f"{source}: unknown keys {unknown}; known keys: {sorted(_KEYS)}"
+            )
         package = _string(data.get("package"), "package", source)
         if package is not None and package not in _PACKAGES:
-            raise ValueError(f"{source}: package must be one of {list(_PACKAGES)}")
+            raise ConfigurationError(f"{source}: package must be one of {list(_PACKAGES)}")
         if data.get("urdf") is not None and data.get("mjcf") is not None:
-            raise ValueError(f"{source}: give either urdf or mjcf, not both")
+            raise ConfigurationError(f"{source}: give either urdf or mjcf, not both")
         controlled = data.get("controlled_joints")
         gripper = data.get("gripper_joints")
         home = data.get("home")
         if home is not None and not isinstance(home, str):
             if not isinstance(home, Mapping):
-                raise ValueError(f"{source}: home must be a table of joint values or a name")
+                raise ConfigurationError(
+                    f"{source}: home must be a table of joint values or a name"
+                )
             home = {str(k): _home_value(v, str(k), source) for k, v in home.items()}
         floating = data.get("floating_base", False)
         if not isinstance(floating, bool):
-            raise ValueError(f"{source}: floating_base must be true or false")
+            raise ConfigurationError(f"{source}: floating_base must be true or false")
         floor = data.get("floor")
         if floor is not None and not isinstance(floor, bool):
             floor = _vector([floor], 1, "floor", source)[0]
         base = data.get("base", {})
         if not isinstance(base, Mapping) or set(base) - {"position", "rpy"}:
-            raise ValueError(f"{source}: [base] takes position and rpy")
+            raise ConfigurationError(f"{source}: [base] takes position and rpy")
         position = base.get("position")
         rpy = base.get("rpy")
         if floating and (position is not None or rpy is not None):
-            raise ValueError(f"{source}: a floating base has no fixed [base] placement")
+            raise ConfigurationError(f"{source}: a floating base has no fixed [base] placement")
         limits = _section(data.get("limits"), _LIMIT_KEYS, "limits", source, positive=True)
         mujoco = _section(data.get("mujoco"), _MUJOCO_KEYS, "mujoco", source, positive=None)
         dirs = data.get("package_dirs", [])
@@ -245,7 +250,7 @@ class RobotConfig:
         candidate = Path(value)
         resolved = (candidate if candidate.is_absolute() else base / candidate).resolve()
         if not allow_outside and not resolved.is_relative_to(base.resolve()):
-            raise ValueError(
+            raise ConfigurationError(
                 f"{self.source}: {key} {value!r} leads outside {base}; pass "
                 "allow_outside_paths=True to load files elsewhere"
             )
@@ -254,9 +259,11 @@ class RobotConfig:
 
 def _home_value(value: Any, joint: str, source: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{source}: home value of {joint!r} must be a number, got {value!r}")
+        raise ConfigurationError(
+            f"{source}: home value of {joint!r} must be a number, got {value!r}"
+        )
     if not math.isfinite(float(value)):
-        raise ValueError(f"{source}: home value of {joint!r} must be finite, got {value!r}")
+        raise ConfigurationError(f"{source}: home value of {joint!r} must be finite, got {value!r}")
     return float(value)
 
 
@@ -266,10 +273,12 @@ def _section(
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ValueError(f"{source}: [{name}] must be a table")
+        raise ConfigurationError(f"{source}: [{name}] must be a table")
     unknown = sorted(set(value) - set(keys))
     if unknown:
-        raise ValueError(f"{source}: unknown keys {unknown} in [{name}]; known: {list(keys)}")
+        raise ConfigurationError(
+            f"{source}: unknown keys {unknown} in [{name}]; known: {list(keys)}"
+        )
     out: dict[str, float | dict[str, float]] = {}
     for key, entry in value.items():
         strict = positive if positive is not None else key == "kp"
@@ -286,13 +295,15 @@ def _package_robots_folder(package: str) -> Path:
     try:
         dist = importlib.metadata.distribution(package)
     except importlib.metadata.PackageNotFoundError as exc:
-        raise FileNotFoundError(
+        raise DescriptionNotFoundError(
             f"this robot's description comes from the {package!r} package, which is not "
             "installed; install it with: pip install 'pinkctl[robots]'"
         ) from exc
     folder = Path(str(dist.locate_file(f"cmeel.prefix/share/{package}/robots")))
     if not folder.is_dir():
-        raise FileNotFoundError(f"{package} is installed but has no robots folder at {folder}")
+        raise DescriptionNotFoundError(
+            f"{package} is installed but has no robots folder at {folder}"
+        )
     return folder
 
 
@@ -311,10 +322,10 @@ def read_config(
         return RobotConfig.from_dict(config, folder=folder, source="config")
     path = Path(config)
     if not path.is_file():
-        raise FileNotFoundError(f"robot configuration not found: {path}")
+        raise DescriptionNotFoundError(f"robot configuration not found: {path}")
     try:
         with path.open("rb") as f:
             data = tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"cannot parse {path}: {exc}") from exc
+        raise ConfigurationError(f"cannot parse {path}: {exc}") from exc
     return RobotConfig.from_dict(data, folder=path.parent, source=str(path))

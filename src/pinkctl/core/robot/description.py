@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from ...errors import ConfigurationError, DescriptionNotFoundError, PinkctlWarning
 from .meshes import mujoco_readable, resolve_mesh_uri
 
 __all__ = ["RobotDescription", "read_description"]
@@ -135,10 +136,12 @@ def _repair_inertia(link: ET.Element, repairs: list[str]) -> None:
     try:
         xx, xy, xz, yy, yz, zz = (float(inertia.get(k, "0")) for k in keys)
     except ValueError as exc:
-        raise ValueError(f"link {link.get('name')!r}: inertia values must be numbers") from exc
+        raise ConfigurationError(
+            f"link {link.get('name')!r}: inertia values must be numbers"
+        ) from exc
     tensor = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
     if not np.isfinite(tensor).all():
-        raise ValueError(f"link {link.get('name')!r}: inertia values must be finite")
+        raise ConfigurationError(f"link {link.get('name')!r}: inertia values must be finite")
     mass_element = link.find("inertial/mass")
     mass = float(mass_element.get("value", "0")) if mass_element is not None else 0.0
     if mass <= 0.0 and not tensor.any():
@@ -169,7 +172,7 @@ def _repair_inertia(link: ET.Element, repairs: list[str]) -> None:
         f"{np.round(moments, 9).tolist()} -> {np.round(fixed, 9).tolist()} kg m^2"
     )
     repairs.append(note)
-    warnings.warn(note, stacklevel=4)
+    warnings.warn(note, PinkctlWarning, stacklevel=4)
 
 
 def _lock_zero_range(joint: ET.Element, locked: dict[str, float]) -> None:
@@ -213,9 +216,11 @@ def _place_base(root: ET.Element, placement: pin.SE3) -> None:
     children = {child.get("link") for child in root.findall("joint/child")}
     roots = sorted(name for name in links - children if name)
     if "world" in roots:
-        raise ValueError("the description already has a 'world' link; base placement is set there")
+        raise ConfigurationError(
+            "the description already has a 'world' link; base placement is set there"
+        )
     if len(roots) != 1:
-        raise ValueError(f"a URDF must have exactly one root link, found {roots}")
+        raise ConfigurationError(f"a URDF must have exactly one root link, found {roots}")
     world = ET.Element("link", {"name": "world"})
     joint = ET.Element("joint", {"name": "world_to_" + roots[0], "type": "fixed"})
     ET.SubElement(joint, "parent", {"link": "world"})
@@ -249,18 +254,22 @@ def read_description(
     source = Path(path)
     if not source.is_file():
         kind = "MJCF" if source.suffix.lower() == ".xml" else "URDF"
-        raise FileNotFoundError(f"{kind} file not found: {source}")
+        raise DescriptionNotFoundError(f"{kind} file not found: {source}")
     try:
         root = ET.parse(source).getroot()
     except ET.ParseError as exc:
-        raise ValueError(f"cannot parse {source}: {exc}") from exc
+        raise ConfigurationError(f"cannot parse {source}: {exc}") from exc
     dirs = tuple(Path(p) for p in package_dirs)
     if root.tag == "mujoco":
         if base_placement is not None:
-            raise ValueError("base_placement applies to URDF descriptions; move the MJCF body")
+            raise ConfigurationError(
+                "base_placement applies to URDF descriptions; move the MJCF body"
+            )
         return RobotDescription(path=source, kind="mjcf", package_dirs=dirs)
     if root.tag != "robot":
-        raise ValueError(f"cannot parse {source}: root element <{root.tag}>, expected <robot>")
+        raise ConfigurationError(
+            f"cannot parse {source}: root element <{root.tag}>, expected <robot>"
+        )
     repairs: list[str] = []
     locked: dict[str, float] = {}
     for link in root.findall("link"):
@@ -270,7 +279,7 @@ def read_description(
     if locked:
         note = f"zero-range joints locked (fixed at their value): {locked}"
         repairs.append(note)
-        warnings.warn(note, stacklevel=2)
+        warnings.warn(note, PinkctlWarning, stacklevel=2)
     if base_placement is not None:
         _place_base(root, base_placement)
     for extra in root.findall("mujoco"):

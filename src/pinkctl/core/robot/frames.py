@@ -15,6 +15,8 @@ import difflib
 
 import pinocchio as pin
 
+from ...errors import ConfigurationError
+
 __all__ = ["disambiguate_frames", "frame_names", "resolve_frame"]
 
 _BODY = pin.FrameType.BODY
@@ -58,13 +60,13 @@ def resolve_frame(model: pin.Model, name: str, *, what: str = "frame") -> int:
             with their types).
     """
     if not isinstance(name, str):
-        raise ValueError(f"{what} must be a frame name, got {name!r}")
+        raise ConfigurationError(f"{what} must be a frame name, got {name!r}")
     matches = [i for i, f in enumerate(model.frames) if f.name == name]
     if len(matches) == 1:
         return matches[0]
     if not matches:
         close = difflib.get_close_matches(name, frame_names(model), n=5)
         hint = f"; close names: {close}" if close else ""
-        raise ValueError(f"{what} {name!r} is not a frame of the model{hint}")
+        raise ConfigurationError(f"{what} {name!r} is not a frame of the model{hint}")
     listed = ", ".join(f"#{i} ({model.frames[i].type.name})" for i in matches)
-    raise ValueError(f"{what} {name!r} is ambiguous: frames {listed} share that name")
+    raise ConfigurationError(f"{what} {name!r} is ambiguous: frames {listed} share that name")

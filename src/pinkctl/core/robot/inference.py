@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from ...errors import ConfigurationError
+
 __all__ = [
     "DEFAULT_VELOCITY",
     "SERVO_FREQUENCY",
@@ -99,7 +101,7 @@ def infer_chain(model: pin.Model) -> tuple[list[str], list[str]]:
     """
     movable = set(independent_joints(model))
     if not movable:
-        raise ValueError("the model has no movable joint to control")
+        raise ConfigurationError("the model has no movable joint to control")
     children: dict[int, list[int]] = {j: [] for j in movable}
     children[0] = []
     for j in sorted(movable):
@@ -123,7 +125,7 @@ def infer_chain(model: pin.Model) -> tuple[list[str], list[str]]:
     tips = [j for j in sorted(arm) if not any(c in arm for c in children[j])]
     if len(tips) != 1:
         listed = ", ".join(f"{model.names[j]} ({_link_of(model, j)})" for j in tips)
-        raise ValueError(
+        raise ConfigurationError(
             f"cannot infer the controlled joints: the kinematic tree has {len(tips)} tips "
             f"({listed}); name them with controlled_joint_names= or a configuration "
             "(controlled_joints / planning_group)"
@@ -137,7 +139,7 @@ def infer_chain(model: pin.Model) -> tuple[list[str], list[str]]:
     off_chain = sorted(arm - set(chain))
     if off_chain:
         names = [model.names[j] for j in off_chain]
-        raise ValueError(
+        raise ConfigurationError(
             f"cannot infer the controlled joints: joints {names} branch off the chain to "
             f"{_link_of(model, tips[0])}; name them with controlled_joint_names="
         )
@@ -187,7 +189,7 @@ def infer_tool_frame(model: pin.Model, last_joint: str) -> str:
     best = [i for i in pool if depth(i) == deepest]
     if len(best) > 1:
         names = [model.frames[i].name for i in best]
-        raise ValueError(
+        raise ConfigurationError(
             f"cannot infer the tool frame: frames {names} end the chain at {last_joint!r}; "
             "name one with tool_frame="
         )
@@ -216,13 +218,13 @@ def srdf_group_joints(model: pin.Model, srdf: Path, group: str) -> list[str]:
     root = ET.parse(srdf).getroot()
     groups = {g.get("name", ""): g for g in root.iter("group")}
     if group not in groups:
-        raise ValueError(f"{srdf}: no planning group {group!r}; groups: {sorted(groups)}")
+        raise ConfigurationError(f"{srdf}: no planning group {group!r}; groups: {sorted(groups)}")
     element = groups[group]
     names = [j.get("name", "") for j in element.findall("joint")]
     for chain in element.findall("chain"):
         base, tip = chain.get("base_link", ""), chain.get("tip_link", "")
         if not (model.existFrame(base) and model.existFrame(tip)):
-            raise ValueError(f"{srdf}: chain {base!r} -> {tip!r} names unknown links")
+            raise ConfigurationError(f"{srdf}: chain {base!r} -> {tip!r} names unknown links")
         j = model.frames[model.getFrameId(tip)].parentJoint
         stop = model.frames[model.getFrameId(base)].parentJoint
         path = []

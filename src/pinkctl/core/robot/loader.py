@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ...errors import PinkctlWarning
+from ...errors import ConfigurationError, DescriptionNotFoundError, PinkctlWarning
 from .config import RobotConfig, read_config
 from .description import read_description
 from .frames import disambiguate_frames, resolve_frame
@@ -78,7 +78,7 @@ def srdf_state(srdf_path: Path, state_name: str) -> dict[str, float] | None:
     try:
         root = ET.parse(srdf_path).getroot()
     except ET.ParseError as exc:
-        raise ValueError(f"cannot parse SRDF {srdf_path}: {exc}") from exc
+        raise ConfigurationError(f"cannot parse SRDF {srdf_path}: {exc}") from exc
     values: dict[str, float] | None = None
     for state in root.iter("group_state"):
         if state.get("name") != state_name:
@@ -92,7 +92,7 @@ def srdf_state(srdf_path: Path, state_name: str) -> dict[str, float] | None:
             except (IndexError, ValueError):
                 value = math.nan
             if not math.isfinite(value):
-                raise ValueError(
+                raise ConfigurationError(
                     f"{srdf_path}: group_state {state_name!r} gives joint {name!r} the value "
                     f"{joint.get('value')!r}; expected a finite number"
                 )
@@ -105,7 +105,7 @@ def _apply_positions(model: pin.Model, q: np.ndarray, positions: Mapping[str, fl
     for name, value in positions.items():
         if not model.existJointName(name):
             close = difflib.get_close_matches(name, list(model.names), n=3)
-            raise ValueError(
+            raise ConfigurationError(
                 f"joint {name!r} of the home configuration is not in the model"
                 + (f"; close names: {close}" if close else "")
             )
@@ -118,7 +118,9 @@ def _apply_positions(model: pin.Model, q: np.ndarray, positions: Mapping[str, fl
         elif joint.nq == 0:
             continue  # mimic follower: its value comes from its master
         else:
-            raise ValueError(f"joint {name!r} has {joint.nq} coordinates; give it by q vector")
+            raise ConfigurationError(
+                f"joint {name!r} has {joint.nq} coordinates; give it by q vector"
+            )
 
 
 def _apply_srdf_state(
@@ -154,7 +156,7 @@ def _check_home(model: pin.Model, q: np.ndarray, source: Path | str) -> None:
         lower = float(model.lowerPositionLimit[joint.idx_q])
         upper = float(model.upperPositionLimit[joint.idx_q])
         if not (lower - 1e-9 <= value <= upper + 1e-9):
-            raise ValueError(
+            raise ConfigurationError(
                 f"{source}: home value {value!r} of joint {model.names[i]!r} is outside its "
                 f"range [{lower:g}, {upper:g}]"
             )
@@ -167,12 +169,12 @@ def _joints(model: pin.Model, names: Sequence[str], what: str) -> list[str]:
     unknown = [n for n in out if n not in available]
     if unknown:
         hints = {n: difflib.get_close_matches(n, available, n=3) for n in unknown}
-        raise ValueError(
+        raise ConfigurationError(
             f"{what}: {unknown} are not movable joints of the model (close names: {hints}); "
             f"joints: {available}"
         )
     if len(set(out)) != len(out):
-        raise ValueError(f"{what} has duplicates: {out}")
+        raise ConfigurationError(f"{what} has duplicates: {out}")
     return out
 
 
@@ -184,10 +186,12 @@ def _per_joint(
     if isinstance(value, dict):
         missing = [j for j in joints if j not in value]
         if missing:
-            raise ValueError(f"{source}: {what} lacks joints {missing}")
+            raise ConfigurationError(f"{source}: {what} lacks joints {missing}")
         extra = sorted(set(value) - set(joints))
         if extra:
-            raise ValueError(f"{source}: {what} names joints {extra} that it does not apply to")
+            raise ConfigurationError(
+                f"{source}: {what} names joints {extra} that it does not apply to"
+            )
         return {j: float(value[j]) for j in joints}
     return {j: float(value) for j in joints}
 
@@ -206,7 +210,7 @@ def _controlled(
         return _joints(model, cfg.controlled_joints, f"{cfg.source}: controlled_joints"), None
     if cfg is not None and cfg.planning_group is not None:
         if srdf is None:
-            raise ValueError(f"{cfg.source}: planning_group needs an srdf")
+            raise ConfigurationError(f"{cfg.source}: planning_group needs an srdf")
         joints = srdf_group_joints(model, srdf, cfg.planning_group)
         inferred["controlled joints"] = f"SRDF planning group {cfg.planning_group!r}"
         return joints, None
@@ -240,10 +244,12 @@ def _home(
             _check_home(robot_model, probe, f"{srdf} (group_state 'home')")
     if isinstance(requested, str):
         if srdf is None:
-            raise ValueError(f"{source}: home {requested!r} names an SRDF state, but no srdf")
+            raise ConfigurationError(
+                f"{source}: home {requested!r} names an SRDF state, but no srdf"
+            )
         values = srdf_state(srdf, requested)
         if values is None:
-            raise ValueError(f"{source}: the SRDF has no group_state {requested!r}")
+            raise ConfigurationError(f"{source}: the SRDF has no group_state {requested!r}")
         _apply_srdf_state(robot_model, q0, srdf, requested, values)
         _check_home(robot_model, q0, source)
         return
@@ -302,12 +308,14 @@ def load_pink_robot(
         urdf_path = None
     if config is not None:
         if cfg is not None:
-            raise ValueError("give the configuration once: as urdf_path or as config")
+            raise ConfigurationError("give the configuration once: as urdf_path or as config")
         cfg = read_config(config)
     source = cfg.source if cfg is not None else "load_pink_robot"
     if urdf_path is None:
         if cfg is None or (cfg.urdf is None and cfg.mjcf is None):
-            raise ValueError("no robot description: pass a URDF/MJCF path or a config naming one")
+            raise ConfigurationError(
+                "no robot description: pass a URDF/MJCF path or a config naming one"
+            )
         description_path = cfg.path(
             "urdf" if cfg.urdf else "mjcf", allow_outside=allow_outside_paths
         )
@@ -318,7 +326,7 @@ def load_pink_robot(
     if srdf is None and cfg is not None:
         srdf = cfg.path("srdf", allow_outside=allow_outside_paths)
     if srdf is not None and not srdf.is_file():
-        raise FileNotFoundError(f"SRDF file not found: {srdf}")
+        raise DescriptionNotFoundError(f"SRDF file not found: {srdf}")
     dirs: list[Path] = [Path(p) for p in package_dirs] if package_dirs is not None else []
     if cfg is not None and cfg.folder is not None:
         dirs += [cfg.folder / p for p in cfg.package_dirs]
@@ -335,7 +343,7 @@ def load_pink_robot(
     try:
         model = description.build_model(floating_base=floating)
     except (RuntimeError, ValueError) as exc:
-        raise ValueError(f"cannot build a model from {description_path}: {exc}") from exc
+        raise ConfigurationError(f"cannot build a model from {description_path}: {exc}") from exc
     notes = list(description.repairs) + disambiguate_frames(model)
     inferred: dict[str, str] = {}
 
@@ -382,7 +390,7 @@ def load_pink_robot(
     acceleration = _per_joint(limits.get("acceleration"), controlled, "limits.acceleration", source)
     jerk = _per_joint(limits.get("jerk"), controlled, "limits.jerk", source)
     if jerk is not None and acceleration is None:
-        raise ValueError(f"{source}: jerk limits need acceleration limits")
+        raise ConfigurationError(f"{source}: jerk limits need acceleration limits")
     if acceleration is None:
         note = (
             "no acceleration limits: the controller's motion limits (acceleration, jerk) are "
@@ -419,7 +427,7 @@ def load_pink_robot(
         try:
             collision_model = description.build_collision_model(model)
         except (RuntimeError, ValueError) as exc:
-            raise ValueError(
+            raise ConfigurationError(
                 f"cannot build collision model from {description_path}: {exc}"
             ) from exc
         if srdf is not None:
@@ -476,7 +484,7 @@ def load_pink_supported_robot(
     """
     available = supported_robots()
     if not isinstance(robot_name, str) or robot_name not in available:
-        raise FileNotFoundError(
+        raise DescriptionNotFoundError(
             f"no robot named {robot_name!r}; available robots: {', '.join(available)}"
         )
     allowed = {
@@ -488,7 +496,7 @@ def load_pink_supported_robot(
     }
     unknown = sorted(set(overrides) - allowed)
     if unknown:
-        raise ValueError(f"unknown overrides {unknown}; accepted: {sorted(allowed)}")
+        raise ConfigurationError(f"unknown overrides {unknown}; accepted: {sorted(allowed)}")
     toml_path = robot_configurations_dir() / robot_name / "robot.toml"
     cfg = read_config(toml_path)
     robot = load_pink_robot(

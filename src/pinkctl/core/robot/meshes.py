@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...errors import DescriptionNotFoundError, InputError, PinkctlWarning
+
 __all__ = [
     "MUJOCO_MESH_SUFFIXES",
     "MeshNotFoundError",
@@ -41,7 +43,7 @@ __all__ = [
 MUJOCO_MESH_SUFFIXES = frozenset({".stl", ".obj", ".msh"})
 
 
-class MeshNotFoundError(FileNotFoundError):
+class MeshNotFoundError(DescriptionNotFoundError):
     """A mesh URI of a description that no candidate folder holds."""
 
 
@@ -124,6 +126,7 @@ def _box_stand_in(path: Path, reason: str) -> bytes:
     warnings.warn(
         f"mesh {path} could not be converted for MuJoCo ({reason}); a box of "
         f"{np.round(extents, 4).tolist()} m stands in for it",
+        PinkctlWarning,
         stacklevel=3,
     )
     box = trimesh.creation.box(extents=extents)
@@ -148,7 +151,7 @@ def mujoco_readable(path: Path, *, cache: Path | None = None) -> Path:
     try:
         mesh = trimesh.load(str(path), force="mesh")
         if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
-            raise ValueError("no triangles")
+            raise InputError("no triangles")
         exported = mesh.export(file_type="stl")
         data = exported if isinstance(exported, bytes) else str(exported).encode()
     except Exception as exc:  # noqa: BLE001 - any reader failure: a stand-in, with a warning

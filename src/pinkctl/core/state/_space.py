@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import InputError
+
 #: Quaternions whose largest absolute component is below this are rejected as zero.
 QUATERNION_MIN_NORM = 1e-9
 
@@ -53,7 +55,7 @@ class _NameSpace:
         space in order (cheaper to index with).
         """
         if not isinstance(names, list):
-            raise ValueError(f"{what}: names must be a list of str, got {type(names).__name__}")
+            raise InputError(f"{what}: names must be a list of str, got {type(names).__name__}")
         try:
             key = tuple(names)
             cached = self._subsets.get(key)
@@ -63,13 +65,13 @@ class _NameSpace:
             return cached
         for name in names:
             if not isinstance(name, str):
-                raise ValueError(f"{what}: names must be str, got {name!r}")
+                raise InputError(f"{what}: names must be str, got {name!r}")
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"{what}: duplicate names {dup}")
+            raise InputError(f"{what}: duplicate names {dup}")
         unknown = [n for n in names if n not in self.index]
         if unknown:
-            raise ValueError(f"{what}: names {unknown} are not in the space {list(self.names)}")
+            raise InputError(f"{what}: names {unknown} are not in the space {list(self.names)}")
         found: tuple[np.ndarray | slice, int]
         if key == self.names:
             found = (slice(None), len(names))
@@ -87,7 +89,7 @@ class _NameSpace:
         """Check ``indices`` (a list or 1-D integer array of unique indices); return them."""
         if isinstance(indices, np.ndarray):
             if indices.ndim != 1 or indices.dtype.kind not in "iu":
-                raise ValueError(
+                raise InputError(
                     f"{what}: indices must be a 1-D integer array, got dtype {indices.dtype} "
                     f"and shape {indices.shape}"
                 )
@@ -95,18 +97,18 @@ class _NameSpace:
         elif type(indices) is list:
             for i in indices:
                 if not (type(i) is int or isinstance(i, np.integer)):
-                    raise ValueError(f"{what}: indices must be int, got {i!r}")
+                    raise InputError(f"{what}: indices must be int, got {i!r}")
             try:
                 idx = np.array(indices, dtype=np.intp)
             except OverflowError as exc:
-                raise ValueError(f"{what}: indices {indices} out of range: {exc}") from exc
+                raise InputError(f"{what}: indices {indices} out of range: {exc}") from exc
         else:
-            raise ValueError(f"{what}: indices must be a list of int, got {type(indices).__name__}")
+            raise InputError(f"{what}: indices must be a list of int, got {type(indices).__name__}")
         n = len(self.names)
         if idx.size and (idx.min() < 0 or idx.max() >= n):
-            raise ValueError(f"{what}: indices {idx.tolist()} out of range [0, {n})")
+            raise InputError(f"{what}: indices {idx.tolist()} out of range [0, {n})")
         if np.unique(idx).size != idx.size:
-            raise ValueError(f"{what}: duplicate indices {idx.tolist()}")
+            raise InputError(f"{what}: duplicate indices {idx.tolist()}")
         return idx, idx.shape[0]
 
 
@@ -118,7 +120,7 @@ def _name_space(names: Any, what: str) -> _NameSpace:
     if isinstance(names, _NameSpace):
         return names
     if not isinstance(names, (list, tuple)):
-        raise ValueError(f"{what} must be a list of str, got {type(names).__name__}")
+        raise InputError(f"{what} must be a list of str, got {type(names).__name__}")
     try:
         key = tuple(names)
         space = _SPACES.get(key)
@@ -128,13 +130,13 @@ def _name_space(names: Any, what: str) -> _NameSpace:
     if space is not None:
         return space
     if len(names) == 0:
-        raise ValueError(f"{what} must not be empty")
+        raise InputError(f"{what} must not be empty")
     for name in names:
         if not isinstance(name, str):
-            raise ValueError(f"{what} must hold str names, got {name!r}")
+            raise InputError(f"{what} must hold str names, got {name!r}")
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"{what} has duplicate names {dup}")
+        raise InputError(f"{what} has duplicate names {dup}")
     assert key is not None  # all elements are str, hence hashable
     space = _NameSpace(key)
     if len(_SPACES) >= _MAX_CACHED_SPACES:
@@ -151,9 +153,9 @@ def _float_array(values: Any, what: str) -> np.ndarray:
         try:
             arr = np.asarray(values)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise ValueError(f"{what}: cannot read values as an array: {exc}") from exc
+            raise InputError(f"{what}: cannot read values as an array: {exc}") from exc
     if arr.dtype.kind != "f":
-        raise ValueError(
+        raise InputError(
             f"{what}: values must be floating point, got dtype {arr.dtype} "
             "(pass e.g. np.asarray(values, dtype=float))"
         )
@@ -165,27 +167,27 @@ def _bool_array(values: Any, what: str) -> np.ndarray:
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{what}: cannot read values as an array: {exc}") from exc
+        raise InputError(f"{what}: cannot read values as an array: {exc}") from exc
     if arr.dtype != np.bool_:
-        raise ValueError(f"{what} must have dtype bool, got {arr.dtype}")
+        raise InputError(f"{what} must have dtype bool, got {arr.dtype}")
     return arr
 
 
 def _unpack_pair(spec: Any, what: str) -> tuple[Any, Any]:
     if not isinstance(spec, (tuple, list)) or len(spec) != 2:
-        raise ValueError(f"{what} must be a (names_or_indices, values) pair, got {spec!r}")
+        raise InputError(f"{what} must be a (names_or_indices, values) pair, got {spec!r}")
     return spec[0], spec[1]
 
 
 def _check_finite(arr: np.ndarray, what: str) -> None:
     if not np.isfinite(arr).all():
-        raise ValueError(f"{what} contains NaN or infinite values")
+        raise InputError(f"{what} contains NaN or infinite values")
 
 
 def _check_quaternions(quats: np.ndarray, what: str) -> None:
     """Reject all-zero quaternions (rows of ``quats``, already known finite)."""
     if quats.size and (np.abs(quats).max(axis=1) < QUATERNION_MIN_NORM).any():
-        raise ValueError(f"{what}: quaternion (w, x, y, z) must not be zero")
+        raise InputError(f"{what}: quaternion (w, x, y, z) must not be zero")
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import InputError
 from ._space import (
     _JOINT_FIELDS,
     _bool_array,
@@ -50,9 +51,9 @@ class JointState:
         valid = _bool_array(valid_array, "valid_array")
         shape = (3, len(space))
         if data.ndim != 2 or data.shape != shape:
-            raise ValueError(f"data_array must have shape {shape}, got {data.shape}")
+            raise InputError(f"data_array must have shape {shape}, got {data.shape}")
         if valid.ndim != 2 or valid.shape != shape:
-            raise ValueError(f"valid_array must have shape {shape}, got {valid.shape}")
+            raise InputError(f"valid_array must have shape {shape}, got {valid.shape}")
         data = np.array(data, dtype=np.float64)
         _check_finite(data, "data_array")
         self._space = space
@@ -92,18 +93,18 @@ class JointState:
             if vals.ndim == 2 and vals.shape[0] == 1:
                 vals = vals[0]
             elif vals.ndim != 1:
-                raise ValueError(f"{what}: values must be 1-D or (1, K), got shape {vals.shape}")
+                raise InputError(f"{what}: values must be 1-D or (1, K), got shape {vals.shape}")
             if vals.shape[0] == 0:
-                raise ValueError(f"{what}: at least one value is required")
+                raise InputError(f"{what}: at least one value is required")
             if vals.shape[0] != count:
-                raise ValueError(f"{what}: {count} names/indices but {vals.shape[0]} values")
+                raise InputError(f"{what}: {count} names/indices but {vals.shape[0]} values")
             data[row, idx] = vals
             valid[row, idx] = True
         if not given:
-            raise ValueError("at least one of positions, velocities, efforts is required")
+            raise InputError("at least one of positions, velocities, efforts is required")
         if not np.isfinite(data).all():
             bad = [_JOINT_FIELDS[r] for r in range(3) if not np.isfinite(data[r]).all()]
-            raise ValueError(f"{', '.join(bad)} contain(s) NaN or infinite values")
+            raise InputError(f"{', '.join(bad)} contain(s) NaN or infinite values")
         return cls._from_trusted(space, data, valid)
 
     @classmethod
@@ -230,7 +231,7 @@ class JointState:
         idx, _ = self._space.lookup_names(list(names), f"get_{what}")
         if not self._valid[row, idx].all():
             missing = [n for n, ok in zip(names, self._valid[row, idx], strict=True) if not ok]
-            raise ValueError(f"get_{what}: joints {missing} have no valid {what} entry")
+            raise InputError(f"get_{what}: joints {missing} have no valid {what} entry")
         return self._data[row, idx]
 
     def get_positions(self, names: Sequence[str]) -> np.ndarray:

@@ -6,13 +6,14 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import InputError
 from .joint_state import JointState
 from .root_state import RootState
 from .spatial_state import SpatialState
 
 
 def _wrong_component(what: str, value: Any, kind: type) -> None:
-    raise ValueError(f"{what} must be a {kind.__name__} or None, got {type(value).__name__}")
+    raise InputError(f"{what} must be a {kind.__name__} or None, got {type(value).__name__}")
 
 
 class RobotState:
@@ -149,7 +150,7 @@ def combine_robot_states(a: RobotState | None, b: RobotState | None) -> RobotSta
         return None
     for what, value in (("a", a), ("b", b)):
         if not isinstance(value, RobotState):
-            raise ValueError(f"{what} must be a RobotState or None, got {type(value).__name__}")
+            raise InputError(f"{what} must be a RobotState or None, got {type(value).__name__}")
     try:
         return RobotState(
             joints=_merge_joints(a.joints, b.joints),

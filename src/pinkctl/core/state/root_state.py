@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import InputError
 from ._space import _ROOT_FIELDS, _ROOT_WIDTHS, _check_finite, _check_quaternions, _readonly
 
 
@@ -38,7 +39,7 @@ class RootState:
     ):
         given = (position, orientation, linear_velocity, angular_velocity)
         if all(v is None for v in given):
-            raise ValueError(f"RootState needs at least one of {', '.join(_ROOT_FIELDS)}")
+            raise InputError(f"RootState needs at least one of {', '.join(_ROOT_FIELDS)}")
         fields: list[np.ndarray | None] = []
         for what, width, value in zip(_ROOT_FIELDS, _ROOT_WIDTHS, given, strict=True):
             if value is None:
@@ -47,11 +48,11 @@ class RootState:
             try:
                 arr = np.asarray(value)
             except (TypeError, ValueError, OverflowError) as exc:
-                raise ValueError(f"{what}: cannot read values as an array: {exc}") from exc
+                raise InputError(f"{what}: cannot read values as an array: {exc}") from exc
             if arr.dtype.kind not in "fiu":
-                raise ValueError(f"{what} must be real numbers, got dtype {arr.dtype}")
+                raise InputError(f"{what} must be real numbers, got dtype {arr.dtype}")
             if arr.shape != (width,):
-                raise ValueError(f"{what} must be 1-D with {width} elements, got {arr.shape}")
+                raise InputError(f"{what} must be 1-D with {width} elements, got {arr.shape}")
             arr = np.array(arr, dtype=np.float64)
             _check_finite(arr, what)
             if what == "orientation":

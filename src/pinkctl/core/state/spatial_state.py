@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import InputError
 from ._space import (
     _SPATIAL_DATA,
     _SPATIAL_FIELDS,
@@ -66,13 +67,13 @@ class SpatialState:
         for what, width, value in zip(_SPATIAL_DATA, _SPATIAL_WIDTHS, inputs, strict=True):
             arr = _float_array(value, what)
             if arr.ndim != 2 or arr.shape != (m, width):
-                raise ValueError(f"{what} must have shape {(m, width)}, got {arr.shape}")
+                raise InputError(f"{what} must have shape {(m, width)}, got {arr.shape}")
             arr = np.array(arr, dtype=np.float64)
             _check_finite(arr, what)
             arrays.append(arr)
         valid = _bool_array(valid_array, "valid_array")
         if valid.ndim != 2 or valid.shape != (m, 4):
-            raise ValueError(f"valid_array must have shape {(m, 4)}, got {valid.shape}")
+            raise InputError(f"valid_array must have shape {(m, 4)}, got {valid.shape}")
         _check_quaternions(arrays[1][valid[:, 1]], "orientation_data")
         self._space = space
         self._arrays = tuple(_readonly(a) for a in arrays)  # type: ignore[assignment]
@@ -107,18 +108,18 @@ class SpatialState:
                 idx, count = space.lookup_indices(keys, what)
             vals = _float_array(values, what)
             if vals.ndim != 2 or vals.shape[1] != width:
-                raise ValueError(f"{what}: values must have shape (K, {width}), got {vals.shape}")
+                raise InputError(f"{what}: values must have shape (K, {width}), got {vals.shape}")
             if vals.shape[0] == 0:
-                raise ValueError(f"{what}: at least one row is required")
+                raise InputError(f"{what}: at least one row is required")
             if vals.shape[0] != count:
-                raise ValueError(f"{what}: {count} names/indices but {vals.shape[0]} rows")
+                raise InputError(f"{what}: {count} names/indices but {vals.shape[0]} rows")
             _check_finite(vals, what)
             if col == 1:
                 _check_quaternions(vals, what)
             arrays[col][idx] = vals
             valid[idx, col] = True
         if not given:
-            raise ValueError(f"at least one of {', '.join(_SPATIAL_FIELDS)} is required")
+            raise InputError(f"at least one of {', '.join(_SPATIAL_FIELDS)} is required")
         return cls._from_trusted(space, arrays, valid)
 
     @classmethod
