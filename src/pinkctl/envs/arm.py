@@ -195,6 +195,7 @@ class CartesianArm:
         )
         model = sim.model
         arm = list(robot.controlled_joint_names)
+        self._arm_names = arm
         self._arm_actuators = np.array(
             [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n) for n in arm]
         )
@@ -331,9 +332,13 @@ class CartesianArm:
         previous = self._command
         new = previous
         if desired is not None and desired.joints is not None:
-            positions = desired.joints.positions
-            if positions is not None:
-                new = np.asarray(positions, dtype=float)
+            joints = desired.joints
+            if joints.positions is not None:
+                if joints.position_names == self._arm_names:
+                    new = np.asarray(joints.positions, dtype=float)
+                else:  # the same joints in another order
+                    by_name = dict(zip(joints.position_names, joints.positions))
+                    new = np.array([by_name[name] for name in self._arm_names])
         self._step_servos(previous, new)
         self._command = new
 
