@@ -8,9 +8,9 @@ physics steps:
    then the target is clipped to the Cartesian bounds (world frame, metres). A zero delta
    holds: on the step where the deltas become zero the target is set to where the point
    *is*, so an overshooting accumulated target is not chased.
-2. The controller, integrating its own command (``integrate_from="command"``, dead-beat gain,
-   the configuration and velocity limits of the robot), solves one QP for the new joint
-   command of the arm at ``dt = control_dt``.
+2. The controller, integrating its own command (``integrate_from="command"``, dead-beat gain
+   with a small Levenberg-Marquardt damping, the configuration and velocity limits of the
+   robot), solves one QP for the new joint command of the arm at ``dt = control_dt``.
 3. During the ``n_substeps`` physics steps the position servos follow a straight line from
    the previous command to the new one, with velocity feed-forward
    (``ctrl = q_ramp + kv/kp * (q_new - q_prev) / control_dt``): the servo law runs at the
@@ -27,6 +27,7 @@ Orientation of the action point (``orientation``):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import mujoco
@@ -37,12 +38,17 @@ from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, S
 
 from ._checks import one_of, positive_float
 from .gripper import ctrl_to_normalized, normalized_to_ctrl
+from .scene import limit_margin
 
 __all__ = ["CartesianArm", "add_point_frame", "add_point_site", "substeps"]
 
 ORIENTATIONS = ("free", "down", "hold")
 ZERO_ACTION_TOLERANCE = 1e-6  # norm of the raw (unscaled) position delta below which it holds
 DOWN = np.array([0.0, 0.0, -1.0])
+# Levenberg-Marquardt damping of the frame task: a full (dead-beat) step at 10 Hz can flip
+# between two poses of a redundant arm around a fixed target (Talos with its torso); this much
+# damping, scaled by the squared error, stops that and leaves small steps exact
+LM_DAMPING = 0.01
 
 
 def substeps(control_dt: float, physics_dt: float) -> int:
@@ -133,7 +139,12 @@ class CartesianArm:
         orientation: ``"free"``, ``"down"`` or ``"hold"`` (see the module docstring).
         orientation_cost: Frame-task orientation cost [cost]/[rad] of ``"down"`` and
             ``"hold"`` (the position cost is 1 [cost]/[m]).
-        gripper_joint: Joint commanded by :meth:`apply`'s opening (None: no gripper).
+        gripper_joint: Joint commanded by :meth:`apply`'s opening (None: no gripper). Its
+            opening 0 and 1 are its range narrowed by the joint-limit margin
+            (:func:`~pinkctl.envs.scene.limit_margin`), like the arm's IK range.
+        gripper_speed: Largest speed of the gripper's servo target [rad/s] or [m/s]: the
+            target moves toward the commanded opening at most this fast, one physics step at
+            a time (None: it jumps there).
 
     Raises:
         ValueError: On a malformed argument (the message names it).
@@ -152,6 +163,7 @@ class CartesianArm:
         orientation: str = "free",
         orientation_cost: float = 0.2,
         gripper_joint: str | None = None,
+        gripper_speed: float | None = None,
     ) -> None:
         self.n_substeps = substeps(control_dt, physics_dt)
         self.control_dt = float(control_dt)
@@ -192,6 +204,7 @@ class CartesianArm:
             position_cost=1.0,
             orientation_cost=costs[self.orientation],
             motion_limits=False,
+            lm_damping=LM_DAMPING,
         )
         model = sim.model
         arm = list(robot.controlled_joint_names)
@@ -208,14 +221,19 @@ class CartesianArm:
         self._ramp = np.arange(1, self.n_substeps + 1) / self.n_substeps
         self.gripper_joint = gripper_joint
         self.gripper_range = (0.0, 1.0)
+        self._gripper_actuator = -1
+        self._gripper_goal = self._gripper_ctrl = 0.0
+        speed = math.inf if gripper_speed is None else positive_float(gripper_speed, "speed")
+        self._gripper_step = speed * float(physics_dt)
         if gripper_joint is not None:
             actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, gripper_joint)
             if actuator < 0:
                 raise ValueError(f"gripper_joint {gripper_joint!r} has no servo in sim")
             self._gripper_actuator = int(actuator)
             self._gripper_qpos = int(model.joint(gripper_joint).qposadr[0])
-            low, high = model.jnt_range[model.joint(gripper_joint).id]
-            self.gripper_range = (float(low), float(high))
+            low, high = (float(v) for v in model.jnt_range[model.joint(gripper_joint).id])
+            margin = limit_margin(low, high)  # as the arm: never pushed into the limit zone
+            self.gripper_range = (low + margin, high - margin)
         self._target = np.zeros(3)
         self._held_rotation = np.eye(3)
         self._command = np.zeros(len(arm))
@@ -281,6 +299,9 @@ class CartesianArm:
         self._held_rotation = self.sim.data.site_xmat[self._site].reshape(3, 3).copy()
         self._command = self.joint_positions()
         self.sim.data.ctrl[self._arm_actuators] = self._command
+        if self._gripper_actuator >= 0:
+            self._gripper_ctrl = float(self.sim.data.ctrl[self._gripper_actuator])
+            self._gripper_goal = self._gripper_ctrl
         self._last_zero = False
 
     def _orientation_target(self) -> np.ndarray:
@@ -313,9 +334,7 @@ class CartesianArm:
         self._last_zero = zero
         np.clip(self._target, self.bounds[0], self.bounds[1], out=self._target)
         if opening is not None and self.gripper_joint is not None:
-            self.sim.data.ctrl[self._gripper_actuator] = normalized_to_ctrl(
-                opening, self.gripper_range
-            )
+            self._gripper_goal = normalized_to_ctrl(opening, self.gripper_range)
 
         point = [self.point]
         setpoint = RobotState(
@@ -348,6 +367,12 @@ class CartesianArm:
         change = new - previous
         base = previous + self._feed_forward * change / self.control_dt
         actuators = self._arm_actuators
+        jaw = self._gripper_actuator
+        goal, jaw_ctrl, jaw_step = self._gripper_goal, self._gripper_ctrl, self._gripper_step
         for fraction in self._ramp:
             data.ctrl[actuators] = base + fraction * change
+            if jaw >= 0:
+                jaw_ctrl += min(max(goal - jaw_ctrl, -jaw_step), jaw_step)
+                data.ctrl[jaw] = jaw_ctrl
             mujoco.mj_step(model, data)
+        self._gripper_ctrl = jaw_ctrl

@@ -91,8 +91,15 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         cartesian_bounds: Any,
         gripper: bool,
         environment_dim: int,
+        floor: bool = False,
+        orientation_cost: float = 0.2,
+        gripper_speed: float | None = None,
     ) -> None:
-        """Build the simulation, the arm and the spaces (called by the subclass once)."""
+        """Build the simulation, the arm and the spaces (called by the subclass once).
+
+        ``floor``: add pinkctl's floor (below the robot's lowest point at home, or at the
+        robot's configured height) instead of leaving the ground to ``spec_callback``.
+        """
         self.robot = robot
         narrow_ik_limits(robot)
 
@@ -103,7 +110,7 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.sim = MujocoSimulation.from_robot(
             robot,
             timestep=self.physics_dt,
-            floor=False,
+            floor=floor,
             target_marker=False,
             spec_callback=build,
         )
@@ -120,7 +127,9 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
             action_scale=action_scale,
             bounds=cartesian_bounds,
             orientation=orientation,
+            orientation_cost=orientation_cost,
             gripper_joint=gripper_joint,
+            gripper_speed=gripper_speed,
         )
         spec = self.render_spec
         self._camera = SceneCamera(
@@ -164,6 +173,12 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ gymnasium API
+    def floor_height(self) -> float | None:
+        """Height of the scene's floor plane (the geom ``"floor"``) [m], None without one."""
+        model = self.sim.model
+        geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+        return float(model.geom_pos[geom][2]) if geom >= 0 else None
+
     @property
     def ik_point_pos(self) -> np.ndarray:
         """World position [m] of the point the action moves."""

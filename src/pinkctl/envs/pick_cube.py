@@ -24,7 +24,7 @@ from pinkctl import load_pink_supported_robot
 
 from .base import CartesianIKEnv
 from .rendering import GymRenderingSpec
-from .so101_scene import GRASP_POINT, GRIPPER_LINK, PAD_GAP, SO101PickScene
+from .so101_scene import GRASP_POINT, GRIPPER_LINK, GRIPPER_SPEED, PAD_GAP, SO101PickScene
 
 __all__ = [
     "CARTESIAN_BOUNDS",
@@ -136,6 +136,7 @@ class SO101PickCubeEnv(CartesianIKEnv):
             action_scale=action_scale,
             cartesian_bounds=cartesian_bounds,
             gripper=True,
+            gripper_speed=GRIPPER_SPEED,
             environment_dim=6 if self._has_goal() else 3,
         )
         self.block = self.scene.block

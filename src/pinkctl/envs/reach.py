@@ -1,8 +1,11 @@
 """ReachEnv: bring the tool to a goal, with any bundled robot (``pinkctl/Reach-v0``).
 
-The robot (keyword ``robot``, any name of :func:`pinkctl.supported_robots`) stands on a floor;
+The robot (keyword ``robot``, any name of :func:`pinkctl.supported_robots`) stands on
+pinkctl's floor (just below its lowest point at home, see :class:`~pinkctl.MujocoSimulation`);
 its tool frame is the action point. Arms with six or more joints keep the tool's home
-orientation; smaller ones (the 5-DoF SO-101) move it by position only.
+orientation (softly: :data:`HOLD_ORIENTATION_COST`); smaller ones (the 5-DoF SO-101) move it
+by position only. The IK does not avoid self-collision: the goal check below keeps the goals
+whose IK pose is collision-free, not every path to them.
 
 Sizes scale with the robot's *reach* ``R``: the largest distance of a frame of the home pose
 from the base (SO-101 0.28 m, Franka 0.76 m, UR10 1.02 m).
@@ -10,7 +13,8 @@ from the base (SO-101 0.28 m, Franka 0.76 m, UR10 1.02 m).
 * Goals: uniform in a box centred on the tool's home position, half-size ``0.3 R`` per axis,
   no lower than ``0.1 R`` above the floor and at least ``0.1 R`` from the start; a draw is
   kept only if a local IK solve from home reaches it (with the held orientation where there
-  is one), so every goal is reachable without passing a singularity.
+  is one) to a pose without self-collision, so every goal is reachable without passing a
+  singularity.
 * Success: the tool within ``success_threshold`` of the goal. Reward: ``"dense"`` (default)
   minus that distance [m]; ``"sparse"``: 1 on success, else 0.
 * Termination: on success. Truncation: 50 steps (5 s) through the registered id.
@@ -42,6 +46,9 @@ GOAL_MIN_DISTANCE = 0.10  # times the reach
 BOUNDS_MARGIN = 0.10  # times the reach: the target box is the goal box widened by this
 MAX_GOAL_DRAWS = 200
 FULL_POSE_JOINTS = 6
+# [cost]/[rad] against 1 [cost]/[m]: the held orientation is soft, so an arm at a joint limit
+# gives up some orientation rather than stopping centimetres short of the goal
+HOLD_ORIENTATION_COST = 0.02
 
 
 def robot_reach(robot: PinkRobot) -> float:
@@ -65,7 +72,7 @@ class ReachEnv(CartesianIKEnv):
         reward_type: ``"dense"`` or ``"sparse"``.
         action_scale: Metres per unit of action, > 0 (default 5 cm per step).
         cartesian_bounds: (2, 3) box [m] the tool target is clipped to; None: the goal box
-            widened by ``0.1 R`` on each side (not below the floor).
+            widened by ``0.1 R`` on each side.
         success_threshold: Distance of the tool to the goal that counts as reached [m], > 0.
 
     Raises:
@@ -114,10 +121,9 @@ class ReachEnv(CartesianIKEnv):
         reach = self.reach
         half = GOAL_HALF_SIZE * reach
         self.goal_box = np.array([self.home_position - half, self.home_position + half])
-        self.goal_box[0, 2] = max(self.goal_box[0, 2], GOAL_MIN_HEIGHT * reach)
-        if cartesian_bounds is None:
-            cartesian_bounds = self.goal_box + np.array([[-1.0], [1.0]]) * BOUNDS_MARGIN * reach
-            cartesian_bounds[0, 2] = max(cartesian_bounds[0, 2], 0.02 * reach)
+        default_bounds = cartesian_bounds is None
+        if default_bounds:  # raised above the floor once the scene (and its floor) exists
+            cartesian_bounds = self._widened(self.goal_box)
         self._home_pose = home.copy()
         self._setup(
             pink_robot,
@@ -128,7 +134,16 @@ class ReachEnv(CartesianIKEnv):
             cartesian_bounds=cartesian_bounds,
             gripper=False,
             environment_dim=3,
+            floor=True,
+            orientation_cost=HOLD_ORIENTATION_COST,
         )
+        floor = self.floor_height()
+        if floor is not None:
+            low = floor + GOAL_MIN_HEIGHT * reach
+            self.goal_box[0, 2] = max(self.goal_box[0, 2], low)
+            self.goal_box[1, 2] = max(self.goal_box[1, 2], low + GOAL_HALF_SIZE * reach)
+        if default_bounds:
+            self.arm.bounds = self._widened(self.goal_box)
         # after _setup: the goals must be reachable within the IK's (narrowed) joint ranges
         self._ik = IKSolver(
             pink_robot,
@@ -138,16 +153,16 @@ class ReachEnv(CartesianIKEnv):
             orientation_tolerance=1e-3,
         )
         self._goal_mocap = int(self.sim.model.body("goal").mocapid[0])
+        self._scratch = mujoco.MjData(self.sim.model)  # goal checks never touch sim.data
+        self._home_penetrations = 0
         self._goal = self.home_position.copy()
+
+    def _widened(self, box: np.ndarray) -> np.ndarray:
+        """The goal box widened by :data:`BOUNDS_MARGIN` times the reach on each side."""
+        return box + np.array([[-1.0], [1.0]]) * BOUNDS_MARGIN * self.reach
 
     def _build_scene(self, spec: mujoco.MjSpec) -> None:
         reach = self.reach
-        spec.worldbody.add_geom(
-            name="floor",
-            type=mujoco.mjtGeom.mjGEOM_PLANE,
-            size=[3.0 * reach, 3.0 * reach, 0.05],
-            rgba=[0.7, 0.72, 0.76, 1.0],
-        )
         centre = self.goal_box.mean(axis=0)
         eye = centre + reach * np.array([1.6, 0.0, 0.7])
         add_front_camera(spec, eye, centre)
@@ -162,14 +177,29 @@ class ReachEnv(CartesianIKEnv):
         """Distance of the tool to the goal [m]."""
         return float(np.linalg.norm(self.arm.point_position() - self._goal))
 
+    def _penetrations(self, positions: dict[str, float] | None = None) -> int:
+        """Contacts with penetration at the home pose with ``positions`` changed."""
+        model, data = self.sim.model, self._scratch
+        data.qpos[:] = self.sim.data.qpos
+        for name, value in (positions or {}).items():
+            data.qpos[model.joint(name).qposadr[0]] = value
+        mujoco.mj_forward(model, data)
+        return int(np.count_nonzero(data.contact.dist[: data.ncon] < 0.0))
+
     def _reachable(self, goal: np.ndarray) -> bool:
+        """Whether a local IK solve from home reaches ``goal`` in a pose without more
+        penetrating contacts than home has (no arm folded onto itself or into the floor)."""
         target: Any = goal
         if self.hold_orientation:
             target = pin.SE3(self._home_pose.rotation, goal)
-        return bool(self._ik.solve(target, seed=self.robot.q0).success)
+        result = self._ik.solve(target, seed=self.robot.q0)
+        if not result.success:
+            return False
+        return self._penetrations(result.positions) <= self._home_penetrations
 
     def _reset_task(self) -> None:
         self.sim.reset()
+        self._home_penetrations = self._penetrations()
         low, high = self.goal_box
         minimum = GOAL_MIN_DISTANCE * self.reach
         for _ in range(MAX_GOAL_DRAWS):

@@ -28,7 +28,7 @@ __all__ = [
 
 STIFF_SOLREF = (0.004, 1.0)  # [s], damping ratio: MuJoCo raises it to 2 timesteps if needed
 STIFF_SOLIMP = (0.99, 0.999, 0.001, 0.5, 2.0)
-LIMIT_MARGIN = 0.02  # [rad] (at most 5 % of a joint's range)
+LIMIT_MARGIN = 0.04  # [rad] (at most 5 % of a joint's range)
 
 
 def stiff_contact() -> dict[str, list[float]]:
@@ -49,7 +49,8 @@ def limit_margin(low: float, high: float) -> float:
 def stiffen_joint_limits(spec: mujoco.MjSpec) -> None:
     """Make the position limits of every hinge and slide joint near-rigid and active early.
 
-    Each limit constraint gets :data:`STIFF_SOLREF` and a margin of :func:`limit_margin`: it
+    Each limit constraint gets :data:`STIFF_SOLREF`, :data:`STIFF_SOLIMP` and a margin of
+    :func:`limit_margin`: it
     starts pushing back that far inside the range, so a joint driven hard toward its limit (a
     servo slamming a jaw shut, an arm thrown by random actions) stops inside the range
     instead of a soft constraint letting it overshoot by a tenth of a radian. The IK's own
@@ -62,6 +63,7 @@ def stiffen_joint_limits(spec: mujoco.MjSpec) -> None:
         if joint.type not in scalar or not low < high:
             continue
         joint.solref_limit = list(STIFF_SOLREF)
+        joint.solimp_limit = list(STIFF_SOLIMP)
         joint.margin = limit_margin(low, high)
 
 

@@ -59,6 +59,7 @@ PAD_HALF_WIDTH = 0.009  # [m]
 FIXED_PAD_HALF_THICKNESS = 0.002  # [m]
 MOVING_PAD_HALF_THICKNESS = 0.005  # [m] thicker: fills the gap to the tilted moving jaw
 GRIPPER_TORQUE = 0.5  # [N m] the jaw servo's torque limit: a firm, not crushing, grip
+GRIPPER_SPEED = 3.0  # [rad/s] the jaw's servo target moves no faster (STS3215: ~4.7 no-load)
 GRIPPER_LINK = "gripper_link"
 MOVING_JAW_LINK = "moving_jaw_so101_v1_link"
 GRIPPER_JOINT = "gripper"
