@@ -39,6 +39,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench.tracking
 	$(BIN)/python -m bench.ik_protocol
 	$(BIN)/python -m bench.collision_cost
+	$(BIN)/python -m bench.envs_step
 
 bench-readme: $(BENCH_STAMP)
 	$(BIN)/python -m bench.readme

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
@@ -21,6 +22,8 @@ EXAMPLES = [
     "combined_gripper",
     "pick_and_place",
     "own_robot",
+    "learn_to_reach",
+    "record_episodes",
 ]
 
 
@@ -57,6 +60,7 @@ def test_every_example_is_covered_and_documented() -> None:
         ("selectable_switching", ["--quick"]),
         ("combined_gripper", ["--quick"]),
         ("own_robot", ["--quick"]),
+        ("learn_to_reach", ["--quick"]),
     ],
 )
 def test_example_quick_run_passes(
@@ -140,3 +144,44 @@ def test_pick_and_place_main_reports_success(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert status == 0, out
     assert "pick_and_place [OK]" in out
+
+
+def test_record_episodes_saves_episodes_and_a_video(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("imageio_ffmpeg")
+    status = load_example("record_episodes").main(["--quick", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "record_episodes [OK]" in out and "2/2 episodes succeeded" in out
+    video = tmp_path / "episode_000.mp4"
+    assert video.is_file() and video.stat().st_size > 1000
+    with np.load(tmp_path / "episode_001.npz") as saved:
+        assert saved["actions"].shape[1] == 4
+        assert saved["obs/environment_state"].shape == (saved["actions"].shape[0] + 1, 6)
+        assert saved["successes"][-1]
+
+
+def test_record_episodes_without_a_video_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "imageio", None)  # import imageio fails
+    monkeypatch.setitem(sys.modules, "imageio.v2", None)
+    status = load_example("record_episodes").main(
+        ["--quick", "--out", str(tmp_path), "--env", "pinkctl/SO101PickCube-v0"]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "no video (no MP4 writer: imageio" in out and "pinkctl[video]" in out
+    assert not (tmp_path / "episode_000.mp4").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["episode_000.npz", "episode_001.npz"]
+
+
+def test_learn_to_reach_check_can_fail() -> None:
+    module = load_example("learn_to_reach")
+    untrained = module.Settings(
+        iterations=0, population=2, episodes_per_candidate=1, max_steps=1, eval_episodes=10
+    )
+    result = module.run(settings=untrained)
+    assert result.success_rate < module.SUCCESS_BAR  # the zero policy never moves
+    assert not result.ok

@@ -1,0 +1,378 @@
+"""CartesianArm: Cartesian position actions turned into servo targets by pinkctl's IK.
+
+One control step of an environment is one :class:`~pinkctl.PinkIKController` tick and many
+physics steps:
+
+1. The action's position part moves a *target* for the action point (a frame of the robot,
+   e.g. the tool frame or a grasp point between the jaws): ``target += action_scale * delta``,
+   then the target is clipped to the Cartesian bounds (world frame, metres). A zero delta
+   holds: on the step where the deltas become zero the target is set to where the point
+   *is*, so an overshooting accumulated target is not chased.
+2. The controller, integrating its own command (``integrate_from="command"``, dead-beat gain
+   with a small Levenberg-Marquardt damping, the configuration and velocity limits of the
+   robot), solves one QP for the new joint command of the arm at ``dt = control_dt``.
+3. During the ``n_substeps`` physics steps the position servos follow a straight line from
+   the previous command to the new one, with velocity feed-forward
+   (``ctrl = q_ramp + kv/kp * (q_new - q_prev) / control_dt``): the servo law runs at the
+   physics rate, the joints are never written directly.
+
+Orientation of the action point (``orientation``):
+
+* ``"free"``: position only (the orientation follows from the posture task and the motion);
+* ``"down"``: the point's z axis is kept pointing straight down (world -z), the rotation
+  about it is left free; the target orientation is the smallest rotation of the current
+  command's orientation that points z down (top-down grasping with a 5-DoF arm);
+* ``"hold"``: the orientation at :meth:`CartesianArm.reset` is held.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+
+from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
+
+from ._checks import one_of, positive_float
+from .gripper import ctrl_to_normalized, normalized_to_ctrl
+from .scene import limit_margin
+
+__all__ = ["CartesianArm", "add_point_frame", "add_point_site", "substeps"]
+
+ORIENTATIONS = ("free", "down", "hold")
+ZERO_ACTION_TOLERANCE = 1e-6  # norm of the raw (unscaled) position delta below which it holds
+DOWN = np.array([0.0, 0.0, -1.0])
+# Levenberg-Marquardt damping of the frame task: a full (dead-beat) step at 10 Hz can flip
+# between two poses of a redundant arm around a fixed target (Talos with its torso); this much
+# damping, scaled by the squared error, stops that and leaves small steps exact
+LM_DAMPING = 0.01
+
+
+def substeps(control_dt: float, physics_dt: float) -> int:
+    """Physics steps per control step: ``floor(control_dt / physics_dt)``.
+
+    A relative tolerance of 1e-9 absorbs binary rounding (0.3 / 0.1 gives 3, not 2).
+
+    Raises:
+        ValueError: If either step is not positive or ``control_dt < physics_dt``.
+    """
+    control_dt = positive_float(control_dt, "control_dt")
+    physics_dt = positive_float(physics_dt, "physics_dt")
+    count = int(np.floor(control_dt / physics_dt * (1.0 + 1e-9)))
+    if count < 1:
+        raise ValueError(
+            f"control_dt ({control_dt:g} s) must be at least physics_dt ({physics_dt:g} s)"
+        )
+    return count
+
+
+def add_point_frame(
+    robot: PinkRobot, name: str, *, parent_frame: str, offset: Sequence[float]
+) -> None:
+    """Add a frame to ``robot.model`` at ``offset`` [m] in ``parent_frame`` (same axes).
+
+    ``robot.data`` is re-created for the larger model. Use it on a robot of your own (each
+    :func:`~pinkctl.load_pink_supported_robot` call returns a fresh one).
+
+    Raises:
+        ValueError: If ``name`` already exists, ``parent_frame`` does not, or ``offset`` is not
+            3 finite numbers.
+    """
+    model = robot.model
+    if model.existFrame(name):
+        raise ValueError(f"frame {name!r} already exists in the model")
+    if not model.existFrame(parent_frame):
+        raise ValueError(f"parent_frame {parent_frame!r} is not a frame of the model")
+    shift = np.asarray(offset, dtype=float).reshape(-1)
+    if shift.shape != (3,) or not np.all(np.isfinite(shift)):
+        raise ValueError(f"offset must be 3 finite numbers [m], got {offset!r}")
+    parent_id = model.getFrameId(parent_frame)
+    parent = model.frames[parent_id]
+    placement = parent.placement * pin.SE3(np.eye(3), shift)
+    model.addFrame(
+        pin.Frame(name, parent.parentJoint, parent_id, placement, pin.FrameType.OP_FRAME)
+    )
+    robot.data = model.createData()
+
+
+def add_point_site(
+    spec: mujoco.MjSpec, name: str, *, parent_body: str, offset: Sequence[float]
+) -> None:
+    """Add the MuJoCo twin of :func:`add_point_frame`: a site at ``offset`` [m] in a body."""
+    spec.body(parent_body).add_site(
+        name=name, pos=[float(v) for v in offset], size=[0.004, 0.0, 0.0], rgba=[0, 0.6, 1, 0.0]
+    )
+
+
+def _down_rotation(rotation: np.ndarray) -> np.ndarray:
+    """The smallest rotation of ``rotation`` (3x3) that points its z axis along world -z."""
+    z = rotation[:, 2]
+    axis = np.cross(z, DOWN)
+    sine = float(np.linalg.norm(axis))
+    cosine = float(z @ DOWN)
+    if sine < 1e-12:
+        if cosine > 0.0:
+            return rotation.copy()
+        axis, sine = rotation[:, 0], 0.0  # pointing straight up: half a turn about x
+    else:
+        axis = axis / sine
+    angle = float(np.arctan2(sine, cosine))
+    return pin.exp3(axis * angle) @ rotation
+
+
+class CartesianArm:
+    """An arm in a :class:`~pinkctl.MujocoSimulation` moved by Cartesian position actions.
+
+    Args:
+        sim: The simulation (servos on the controlled joints and on ``gripper_joint``).
+        robot: The robot of ``sim``; ``point`` must be one of its frames.
+        point: Action point: a frame of ``robot.model`` and a site of ``sim.model`` of the
+            same name (:func:`add_point_frame`, :func:`add_point_site`, or the tool frame).
+        control_dt: Control period [s]: one IK solve per step.
+        physics_dt: MuJoCo step [s]; ``sim`` is set to it.
+        action_scale: Metres per unit of position action, > 0.
+        bounds: (2, 3) lower and upper corners of the box the target is clipped to [m],
+            world frame.
+        orientation: ``"free"``, ``"down"`` or ``"hold"`` (see the module docstring).
+        orientation_cost: Frame-task orientation cost [cost]/[rad] of ``"down"`` and
+            ``"hold"`` (the position cost is 1 [cost]/[m]).
+        gripper_joint: Joint commanded by :meth:`apply`'s opening (None: no gripper). Its
+            opening 0 and 1 are its range narrowed by the joint-limit margin
+            (:func:`~pinkctl.envs.scene.limit_margin`), like the arm's IK range.
+        gripper_speed: Largest speed of the gripper's servo target [rad/s] or [m/s]: the
+            target moves toward the commanded opening at most this fast, one physics step at
+            a time (None: it jumps there).
+
+    Raises:
+        ValueError: On a malformed argument (the message names it).
+    """
+
+    def __init__(
+        self,
+        sim: MujocoSimulation,
+        robot: PinkRobot,
+        *,
+        point: str,
+        control_dt: float,
+        physics_dt: float,
+        action_scale: float,
+        bounds: np.ndarray | Sequence[Sequence[float]],
+        orientation: str = "free",
+        orientation_cost: float = 0.2,
+        gripper_joint: str | None = None,
+        gripper_speed: float | None = None,
+    ) -> None:
+        self.n_substeps = substeps(control_dt, physics_dt)
+        self.control_dt = float(control_dt)
+        self.action_scale = positive_float(action_scale, "action_scale")
+        self.orientation = one_of(orientation, "orientation", ORIENTATIONS)
+        weight = positive_float(orientation_cost, "orientation_cost")
+        try:
+            box = np.array(bounds, dtype=float)
+        except (TypeError, ValueError):
+            box = np.full(1, np.nan)
+        if box.shape != (2, 3) or not np.all(np.isfinite(box)) or np.any(box[0] > box[1]):
+            raise ValueError(
+                "cartesian_bounds must be a (2, 3) array of finite [lower, upper] corners "
+                f"with lower <= upper, got {bounds!r}"
+            )
+        self.bounds = box
+        site = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_SITE, point)
+        if site < 0 or not robot.model.existFrame(point):
+            raise ValueError(f"point {point!r} must be a frame of the robot and a site of sim")
+        self.sim = sim
+        self.robot = robot
+        self.point = point
+        self._site = int(site)
+        sim.model.opt.timestep = float(physics_dt)
+
+        costs: dict[str, float | list[float]] = {
+            "free": 0.0,
+            "down": [weight, weight, 0.0],
+            "hold": weight,
+        }
+        self.controller = PinkIKController(
+            robot,
+            sim.joint_names,
+            [point],
+            tool_frame=point,
+            dt=self.control_dt,
+            integrate_from="command",
+            position_cost=1.0,
+            orientation_cost=costs[self.orientation],
+            motion_limits=False,
+            lm_damping=LM_DAMPING,
+        )
+        model = sim.model
+        arm = list(robot.controlled_joint_names)
+        self._arm_names = arm
+        self._arm_actuators = np.array(
+            [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n) for n in arm]
+        )
+        if np.any(self._arm_actuators < 0):
+            raise ValueError(f"every arm joint {arm} needs a servo in sim")
+        self._arm_qpos = np.array([model.joint(n).qposadr[0] for n in arm])
+        self._arm_dofs = np.array([model.joint(n).dofadr[0] for n in arm])
+        acts = self._arm_actuators
+        self._feed_forward = -model.actuator_biasprm[acts, 2] / model.actuator_gainprm[acts, 0]
+        self._ramp = np.arange(1, self.n_substeps + 1) / self.n_substeps
+        self.gripper_joint = gripper_joint
+        self.gripper_range = (0.0, 1.0)
+        self._gripper_actuator = -1
+        self._gripper_goal = self._gripper_ctrl = 0.0
+        speed = math.inf if gripper_speed is None else positive_float(gripper_speed, "speed")
+        self._gripper_step = speed * float(physics_dt)
+        if gripper_joint is not None:
+            actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, gripper_joint)
+            if actuator < 0:
+                raise ValueError(f"gripper_joint {gripper_joint!r} has no servo in sim")
+            self._gripper_actuator = int(actuator)
+            self._gripper_qpos = int(model.joint(gripper_joint).qposadr[0])
+            low, high = (float(v) for v in model.jnt_range[model.joint(gripper_joint).id])
+            margin = limit_margin(low, high)  # as the arm: never pushed into the limit zone
+            self.gripper_range = (low + margin, high - margin)
+        self._target = np.zeros(3)
+        self._held_rotation = np.eye(3)
+        self._command = np.zeros(len(arm))
+        self._last_zero = False
+        self._time = 0.0
+        self._setpoint_orientation = np.array([1.0, 0.0, 0.0, 0.0])
+
+    # ------------------------------------------------------------------ state
+    @property
+    def target(self) -> np.ndarray:
+        """The action point's current target [m], world frame (a copy)."""
+        return self._target.copy()
+
+    @property
+    def command(self) -> np.ndarray:
+        """The arm's last joint command [rad] (controlled joints, in the robot's order)."""
+        return self._command.copy()
+
+    def point_position(self) -> np.ndarray:
+        """Measured world position of the action point [m]."""
+        return self.sim.data.site_xpos[self._site].copy()
+
+    def point_pose(self) -> np.ndarray:
+        """Measured pose of the action point: position [m] and quaternion (w, x, y, z)."""
+        quaternion = np.empty(4)
+        mujoco.mju_mat2Quat(quaternion, self.sim.data.site_xmat[self._site])
+        return np.concatenate([self.sim.data.site_xpos[self._site], quaternion])
+
+    def point_velocity(self) -> np.ndarray:
+        """Measured velocity of the action point: linear [m/s], angular [rad/s], world axes."""
+        velocity = np.empty(6)
+        mujoco.mj_objectVelocity(
+            self.sim.model, self.sim.data, mujoco.mjtObj.mjOBJ_SITE, self._site, velocity, 0
+        )
+        return np.concatenate([velocity[3:], velocity[:3]])
+
+    def joint_positions(self) -> np.ndarray:
+        """Measured arm joint positions [rad] (controlled joints, in the robot's order)."""
+        return self.sim.data.qpos[self._arm_qpos].copy()
+
+    def joint_velocities(self) -> np.ndarray:
+        """Measured arm joint velocities [rad/s]."""
+        return self.sim.data.qvel[self._arm_dofs].copy()
+
+    def gripper_opening(self) -> float:
+        """Measured gripper opening, normalised (0 closed, 1 open); 0 without a gripper."""
+        if self.gripper_joint is None:
+            return 0.0
+        return ctrl_to_normalized(float(self.sim.data.qpos[self._gripper_qpos]), self.gripper_range)
+
+    # ------------------------------------------------------------------ control
+    def reset(self) -> None:
+        """Start from the simulation's current state (call after resetting ``sim``).
+
+        The controller is re-seeded at the measured joints, the target is the action point's
+        position and the held orientation the point's current one.
+        """
+        estimated = self.sim.get_robot_state(site_space=[])
+        if not self.controller.reset(estimated, None, 0.0):
+            raise RuntimeError(f"IK controller reset failed: {self.controller.last_error}")
+        self._time = 0.0
+        self._target = self.point_position()
+        self._held_rotation = self.sim.data.site_xmat[self._site].reshape(3, 3).copy()
+        self._command = self.joint_positions()
+        self.sim.data.ctrl[self._arm_actuators] = self._command
+        if self._gripper_actuator >= 0:
+            self._gripper_ctrl = float(self.sim.data.ctrl[self._gripper_actuator])
+            self._gripper_goal = self._gripper_ctrl
+        self._last_zero = False
+
+    def _orientation_target(self) -> np.ndarray:
+        """Quaternion (w, x, y, z) of this tick's frame-task orientation target."""
+        if self.orientation == "hold":
+            rotation = self._held_rotation
+        else:
+            configuration = self.controller.configuration
+            assert configuration is not None  # reset succeeded
+            current = configuration.get_transform_frame_to_world(self.point).rotation
+            rotation = _down_rotation(current) if self.orientation == "down" else current
+        quaternion = np.empty(4)
+        mujoco.mju_mat2Quat(quaternion, np.ascontiguousarray(rotation).reshape(-1))
+        return quaternion
+
+    def apply(self, delta: np.ndarray, opening: float | None = None) -> None:
+        """One control step: move the target by ``delta``, solve the IK, run the physics.
+
+        Args:
+            delta: Raw position action (3,) in action units (scaled by ``action_scale``).
+            opening: Gripper opening in [0, 1] (0 closed, 1 open), an absolute servo target;
+                None leaves the gripper command as it is.
+        """
+        raw = np.asarray(delta, dtype=float)
+        zero = float(np.linalg.norm(raw)) < ZERO_ACTION_TOLERANCE
+        if zero and not self._last_zero:
+            self._target = self.point_position()
+        elif not zero:
+            self._target = self._target + self.action_scale * raw
+        self._last_zero = zero
+        np.clip(self._target, self.bounds[0], self.bounds[1], out=self._target)
+        if opening is not None and self.gripper_joint is not None:
+            self._gripper_goal = normalized_to_ctrl(opening, self.gripper_range)
+
+        point = [self.point]
+        setpoint = RobotState(
+            sites=SpatialState.from_name(
+                point,
+                positions=(point, self._target[None, :]),
+                orientations=(point, self._orientation_target()[None, :]),
+            )
+        )
+        self._time += self.control_dt
+        desired = self.controller.forward(
+            self.sim.get_robot_state(site_space=[]), setpoint, self._time
+        )
+        previous = self._command
+        new = previous
+        if desired is not None and desired.joints is not None:
+            joints = desired.joints
+            if joints.positions is not None:
+                if joints.position_names == self._arm_names:
+                    new = np.asarray(joints.positions, dtype=float)
+                else:  # the same joints in another order
+                    by_name = dict(zip(joints.position_names, joints.positions))
+                    new = np.array([by_name[name] for name in self._arm_names])
+        self._step_servos(previous, new)
+        self._command = new
+
+    def _step_servos(self, previous: np.ndarray, new: np.ndarray) -> None:
+        """Ramp the arm servos from ``previous`` to ``new`` over the substeps."""
+        model, data = self.sim.model, self.sim.data
+        change = new - previous
+        base = previous + self._feed_forward * change / self.control_dt
+        actuators = self._arm_actuators
+        jaw = self._gripper_actuator
+        goal, jaw_ctrl, jaw_step = self._gripper_goal, self._gripper_ctrl, self._gripper_step
+        for fraction in self._ramp:
+            data.ctrl[actuators] = base + fraction * change
+            if jaw >= 0:
+                jaw_ctrl += min(max(goal - jaw_ctrl, -jaw_step), jaw_step)
+                data.ctrl[jaw] = jaw_ctrl
+            mujoco.mj_step(model, data)
+        self._gripper_ctrl = jaw_ctrl

@@ -1,0 +1,70 @@
+"""The gripper command of the environments: a normalised opening mapped to a servo target.
+
+The grasp component of an action is an *absolute* opening in [0, 1]: 0 is closed, 1 is open.
+:func:`normalized_to_ctrl` turns it into the position-servo target of the gripper joint
+(radians for a revolute jaw, metres for a prismatic finger) over the joint's ``ctrlrange``;
+:func:`ctrl_to_normalized` is its inverse. On the SO-101 the jaw is closed at the low end of
+its range (-0.17 rad) and open at the high end (1.75 rad).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._checks import finite_float
+
+__all__ = ["ctrl_to_normalized", "normalized_to_ctrl"]
+
+
+def _range(ctrlrange: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    values = np.asarray(ctrlrange, dtype=float).reshape(-1)
+    if values.shape != (2,) or not np.all(np.isfinite(values)) or not values[0] < values[1]:
+        raise ValueError(f"ctrlrange must be two finite numbers (low < high), got {ctrlrange!r}")
+    return float(values[0]), float(values[1])
+
+
+def normalized_to_ctrl(
+    norm: float,
+    ctrlrange: Sequence[float] | np.ndarray,
+    *,
+    closed_at_low: bool = True,
+) -> float:
+    """Servo target of a normalised gripper opening.
+
+    Args:
+        norm: Opening in [0, 1] (0 closed, 1 open); values outside are clipped to [0, 1].
+        ctrlrange: ``(low, high)`` servo range of the gripper joint [rad] or [m].
+        closed_at_low: Whether the low end of the range is the closed gripper.
+
+    Returns:
+        The servo target in ``ctrlrange``.
+
+    Raises:
+        ValueError: If ``norm`` is not a finite number or ``ctrlrange`` is not an increasing
+            pair of finite numbers.
+    """
+    low, high = _range(ctrlrange)
+    opening = min(max(finite_float(norm, "norm"), 0.0), 1.0)
+    fraction = opening if closed_at_low else 1.0 - opening
+    return low + fraction * (high - low)
+
+
+def ctrl_to_normalized(
+    ctrl: float,
+    ctrlrange: Sequence[float] | np.ndarray,
+    *,
+    closed_at_low: bool = True,
+) -> float:
+    """Normalised opening of a servo target: the inverse of :func:`normalized_to_ctrl`.
+
+    A target outside ``ctrlrange`` maps outside [0, 1] (no clipping), so a measured joint
+    position pushed past its range shows as such.
+
+    Raises:
+        ValueError: If ``ctrl`` is not a finite number or ``ctrlrange`` is malformed.
+    """
+    low, high = _range(ctrlrange)
+    fraction = (finite_float(ctrl, "ctrl") - low) / (high - low)
+    return fraction if closed_at_low else 1.0 - fraction

@@ -1,0 +1,176 @@
+"""The SO-101 pick scene: table, free block, jaw pads, grasp point and the front camera.
+
+Everything here is world frame, metres, with the robot's base at the origin on the table top
+(z = 0). The gripper's own geometry is pinkctl's primitive model (``robot_configurations/
+so101``): the fixed jaw is part of ``gripper_link`` and closes along that link's x axis
+against the moving jaw (joint ``gripper``, closed at -0.17 rad, open at 1.75 rad).
+
+* Table: a 0.8 m x 0.9 m box whose top is the plane z = 0 (the robot stands on it), a floor
+  0.75 m below.
+* Block: a cube of edge 2 to 3 cm (uniform at each reset), 20 g, random colour (see
+  :class:`~pinkctl.envs.scene.FreeBlock`), friction 1.2; its yaw faces the robot's base.
+* Jaw pads: two boxes on the inner faces of the jaw tips, 24 mm tall and 18 mm wide, whose
+  faces are parallel and 25 mm apart when the jaw is at :data:`PAD_PARALLEL_ANGLE`; friction
+  1.5. Visual only unless ``jaw_pads`` is set: the primitive jaws (a sphere-capped cylinder
+  each) hold a block at two points, the pads by two faces.
+* Grasp point: midway between the pad faces at that angle, 11 mm above the lowest point of the
+  fixed jaw: a frame of the Pinocchio model and a site of the MuJoCo model, both
+  :data:`GRASP_POINT`, for ``top_down_ik``.
+* Camera ``"front"``: in front of the robot, looking back at the workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+
+from pinkctl import PinkRobot
+
+from .arm import add_point_frame, add_point_site
+from .scene import FreeBlock, add_front_camera, add_goal_marker, stiff_contact
+
+__all__ = [
+    "BLOCK_EDGE_RANGE",
+    "GRASP_POINT",
+    "JAW_PAD_GEOMS",
+    "PAD_PARALLEL_ANGLE",
+    "SO101PickScene",
+]
+
+BLOCK_EDGE_RANGE = (0.020, 0.030)  # [m]
+BLOCK_MASS = 0.02  # [kg]
+BLOCK_FRICTION = (1.2, 0.01, 0.0005)  # sliding, torsional, rolling
+PAD_FRICTION = (1.5, 0.01, 0.0005)
+TABLE_HALF_SIZE = (0.40, 0.45, 0.02)  # [m]
+TABLE_CENTRE_X = 0.20  # [m]
+FLOOR_Z = -0.75  # [m]
+GRASP_POINT = "grasp_point"
+JAW_PAD_GEOMS = ("fixed_jaw_pad", "moving_jaw_pad")
+PAD_PARALLEL_ANGLE = 0.32  # [rad] gripper angle at which the pad faces are parallel
+PAD_GAP = 0.025  # [m] distance between the pad faces at that angle
+# In gripper_link coordinates (its x axis is the closing direction, -z points out of the jaws)
+FIXED_PAD_FACE_X = 0.003  # [m] inner face of the fixed jaw's pad
+PAD_CENTRE_Z = -0.089  # [m]
+PAD_HALF_HEIGHT = 0.012  # [m]
+PAD_HALF_WIDTH = 0.009  # [m]
+FIXED_PAD_HALF_THICKNESS = 0.002  # [m]
+MOVING_PAD_HALF_THICKNESS = 0.005  # [m] thicker: fills the gap to the tilted moving jaw
+GRIPPER_TORQUE = 0.5  # [N m] the jaw servo's torque limit: a firm, not crushing, grip
+GRIPPER_SPEED = 3.0  # [rad/s] the jaw's servo target moves no faster (STS3215: ~4.7 no-load)
+GRIPPER_LINK = "gripper_link"
+MOVING_JAW_LINK = "moving_jaw_so101_v1_link"
+GRIPPER_JOINT = "gripper"
+FRONT_CAMERA_EYE = np.array([0.68, 0.0, 0.40])
+FRONT_CAMERA_TARGET = np.array([0.16, 0.0, 0.07])
+
+
+def _pad_pose_on_moving_jaw(robot: PinkRobot) -> pin.SE3:
+    """Placement of the moving pad in the moving jaw's frame (its face vertical at the
+    parallel angle)."""
+    model = robot.model
+    joint = model.getJointId(GRIPPER_JOINT)
+    jaw_in_gripper = model.jointPlacements[joint] * pin.exp6(
+        pin.Motion(np.zeros(3), np.array([0.0, 0.0, PAD_PARALLEL_ANGLE]))
+    )
+    centre_x = FIXED_PAD_FACE_X + PAD_GAP + MOVING_PAD_HALF_THICKNESS
+    pad_in_gripper = pin.SE3(np.eye(3), np.array([centre_x, 0.0, PAD_CENTRE_Z]))
+    return jaw_in_gripper.actInv(pad_in_gripper)
+
+
+def grasp_point_in_gripper_link() -> np.ndarray:
+    """The grasp point in ``gripper_link`` coordinates [m]."""
+    return np.array([FIXED_PAD_FACE_X + PAD_GAP / 2.0, 0.0, PAD_CENTRE_Z])
+
+
+class SO101PickScene:
+    """Builds the pick scene around an SO-101 and adds the grasp-point frame to its model.
+
+    Args:
+        robot: A fresh SO-101 (``load_pink_supported_robot("so101")``); the grasp-point frame
+            is added to its model.
+        jaw_pads: Whether the jaw pads collide (otherwise they are drawn only).
+        goal_marker: Add the visual mocap disc ``"goal"`` (pick and place).
+
+    Raises:
+        ValueError: If ``robot`` is not the SO-101 (its gripper links are missing).
+    """
+
+    def __init__(self, robot: PinkRobot, *, jaw_pads: bool, goal_marker: bool = False) -> None:
+        model = robot.model
+        needed = (GRIPPER_LINK, MOVING_JAW_LINK)
+        if robot.tool_frame is None or not all(model.existFrame(n) for n in needed):
+            raise ValueError(f"the pick scene needs the SO-101 (frames {needed}), got {robot.name}")
+        self.robot = robot
+        self.goal_marker = goal_marker
+        self.jaw_pads = jaw_pads
+        self.block = FreeBlock(
+            edge_range=BLOCK_EDGE_RANGE, mass=BLOCK_MASS, friction=BLOCK_FRICTION
+        )
+        self.tool_frame: str = robot.tool_frame
+        tool = model.frames[model.getFrameId(robot.tool_frame)]
+        self.grasp_offset = tool.placement.actInv(grasp_point_in_gripper_link())
+        add_point_frame(robot, GRASP_POINT, parent_frame=self.tool_frame, offset=self.grasp_offset)
+        self._moving_pad = _pad_pose_on_moving_jaw(robot)
+
+    def callback(self) -> Callable[[mujoco.MjSpec], None]:
+        """The ``spec_callback`` for :meth:`pinkctl.MujocoSimulation.from_robot`."""
+        return self._build
+
+    def _build(self, spec: mujoco.MjSpec) -> None:
+        world = spec.worldbody
+        hx, hy, hz = TABLE_HALF_SIZE
+        world.add_geom(
+            name="table",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            size=[hx, hy, hz],
+            pos=[TABLE_CENTRE_X, 0.0, -hz],
+            rgba=[0.55, 0.42, 0.3, 1.0],
+            friction=[1.0, 0.005, 0.0001],
+            **stiff_contact(),
+        )
+        world.add_geom(
+            name="floor",
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[3.0, 3.0, 0.05],
+            pos=[0.0, 0.0, FLOOR_Z],
+            rgba=[0.7, 0.72, 0.76, 1.0],
+        )
+        self.block.add_to(spec)
+        pads = {
+            JAW_PAD_GEOMS[0]: (
+                GRIPPER_LINK,
+                [FIXED_PAD_FACE_X - FIXED_PAD_HALF_THICKNESS, 0.0, PAD_CENTRE_Z],
+                [1.0, 0.0, 0.0, 0.0],
+                FIXED_PAD_HALF_THICKNESS,
+            ),
+            JAW_PAD_GEOMS[1]: (
+                MOVING_JAW_LINK,
+                self._moving_pad.translation.tolist(),
+                pin.Quaternion(self._moving_pad.rotation).coeffs()[[3, 0, 1, 2]].tolist(),
+                MOVING_PAD_HALF_THICKNESS,
+            ),
+        }
+        for name, (body, pos, quat, half_thickness) in pads.items():
+            spec.body(body).add_geom(
+                name=name,
+                type=mujoco.mjtGeom.mjGEOM_BOX,
+                size=[half_thickness, PAD_HALF_WIDTH, PAD_HALF_HEIGHT],
+                pos=pos,
+                quat=quat,
+                rgba=[0.15, 0.15, 0.15, 1.0],
+                friction=list(PAD_FRICTION),
+                condim=4,
+                contype=int(self.jaw_pads),
+                conaffinity=int(self.jaw_pads),
+            )
+        add_point_site(spec, GRASP_POINT, parent_body=self.tool_frame, offset=self.grasp_offset)
+        add_front_camera(spec, FRONT_CAMERA_EYE, FRONT_CAMERA_TARGET)
+        if self.goal_marker:
+            add_goal_marker(spec, "goal", shape="disc", size=0.018, rgba=(0.1, 0.8, 0.2, 0.6))
+        gripper = spec.actuator(GRIPPER_JOINT)
+        gripper.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        gripper.forcerange = [-GRIPPER_TORQUE, GRIPPER_TORQUE]
+        spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
