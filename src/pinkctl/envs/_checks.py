@@ -9,16 +9,18 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["finite_float", "finite_vector", "one_of", "positive_float"]
 
 
 def finite_float(value: Any, name: str) -> float:
     """``value`` as a finite Python float (booleans and strings are not numbers)."""
     if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
+        raise InputError(f"{name} must be a real number, got {value!r}")
     number = float(value)
     if not math.isfinite(number):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise InputError(f"{name} must be finite, got {value!r}")
     return number
 
 
@@ -26,14 +28,14 @@ def positive_float(value: Any, name: str) -> float:
     """``value`` as a finite float > 0."""
     number = finite_float(value, name)
     if number <= 0.0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
+        raise InputError(f"{name} must be positive, got {value!r}")
     return number
 
 
 def one_of(value: Any, name: str, options: Sequence[Any]) -> Any:
     """``value`` if it equals one of ``options`` (and has the same type)."""
     if not any(type(value) is type(option) and value == option for option in options):
-        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
+        raise InputError(f"{name} must be one of {list(options)}, got {value!r}")
     return value
 
 
@@ -42,7 +44,7 @@ def finite_vector(value: Any, name: str, size: int) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be {size} finite numbers, got {value!r}") from exc
+        raise InputError(f"{name} must be {size} finite numbers, got {value!r}") from exc
     if array.shape != (size,) or not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be {size} finite numbers, got {value!r}")
+        raise InputError(f"{name} must be {size} finite numbers, got {value!r}")
     return array

@@ -36,6 +36,7 @@ import pinocchio as pin
 
 from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
 
+from ..errors import InputError
 from ._checks import one_of, positive_float
 from .gripper import ctrl_to_normalized, normalized_to_ctrl
 from .scene import limit_margin
@@ -63,7 +64,7 @@ def substeps(control_dt: float, physics_dt: float) -> int:
     physics_dt = positive_float(physics_dt, "physics_dt")
     count = int(np.floor(control_dt / physics_dt * (1.0 + 1e-9)))
     if count < 1:
-        raise ValueError(
+        raise InputError(
             f"control_dt ({control_dt:g} s) must be at least physics_dt ({physics_dt:g} s)"
         )
     return count
@@ -83,12 +84,12 @@ def add_point_frame(
     """
     model = robot.model
     if model.existFrame(name):
-        raise ValueError(f"frame {name!r} already exists in the model")
+        raise InputError(f"frame {name!r} already exists in the model")
     if not model.existFrame(parent_frame):
-        raise ValueError(f"parent_frame {parent_frame!r} is not a frame of the model")
+        raise InputError(f"parent_frame {parent_frame!r} is not a frame of the model")
     shift = np.asarray(offset, dtype=float).reshape(-1)
     if shift.shape != (3,) or not np.all(np.isfinite(shift)):
-        raise ValueError(f"offset must be 3 finite numbers [m], got {offset!r}")
+        raise InputError(f"offset must be 3 finite numbers [m], got {offset!r}")
     parent_id = model.getFrameId(parent_frame)
     parent = model.frames[parent_id]
     placement = parent.placement * pin.SE3(np.eye(3), shift)
@@ -175,14 +176,14 @@ class CartesianArm:
         except (TypeError, ValueError):
             box = np.full(1, np.nan)
         if box.shape != (2, 3) or not np.all(np.isfinite(box)) or np.any(box[0] > box[1]):
-            raise ValueError(
+            raise InputError(
                 "cartesian_bounds must be a (2, 3) array of finite [lower, upper] corners "
                 f"with lower <= upper, got {bounds!r}"
             )
         self.bounds = box
         site = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_SITE, point)
         if site < 0 or not robot.model.existFrame(point):
-            raise ValueError(f"point {point!r} must be a frame of the robot and a site of sim")
+            raise InputError(f"point {point!r} must be a frame of the robot and a site of sim")
         self.sim = sim
         self.robot = robot
         self.point = point
@@ -213,7 +214,7 @@ class CartesianArm:
             [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n) for n in arm]
         )
         if np.any(self._arm_actuators < 0):
-            raise ValueError(f"every arm joint {arm} needs a servo in sim")
+            raise InputError(f"every arm joint {arm} needs a servo in sim")
         self._arm_qpos = np.array([model.joint(n).qposadr[0] for n in arm])
         self._arm_dofs = np.array([model.joint(n).dofadr[0] for n in arm])
         acts = self._arm_actuators
@@ -228,7 +229,7 @@ class CartesianArm:
         if gripper_joint is not None:
             actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, gripper_joint)
             if actuator < 0:
-                raise ValueError(f"gripper_joint {gripper_joint!r} has no servo in sim")
+                raise InputError(f"gripper_joint {gripper_joint!r} has no servo in sim")
             self._gripper_actuator = int(actuator)
             self._gripper_qpos = int(model.joint(gripper_joint).qposadr[0])
             low, high = (float(v) for v in model.jnt_range[model.joint(gripper_joint).id])

@@ -29,6 +29,7 @@ from gymnasium.utils import seeding
 
 from pinkctl import MujocoSimulation, PinkRobot
 
+from ..errors import InputError
 from ._checks import finite_vector, one_of
 from .arm import CartesianArm, substeps
 from .rendering import RENDER_MODES, GymRenderingSpec, SceneCamera
@@ -63,11 +64,11 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
     ) -> None:
         super().__init__()
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed must be an int or None, got {seed!r}")
+            raise InputError(f"seed must be an int or None, got {seed!r}")
         if not isinstance(render_spec, GymRenderingSpec):
-            raise ValueError(f"render_spec must be a GymRenderingSpec, got {render_spec!r}")
+            raise InputError(f"render_spec must be a GymRenderingSpec, got {render_spec!r}")
         if not isinstance(image_obs, bool):
-            raise ValueError(f"image_obs must be a bool, got {image_obs!r}")
+            raise InputError(f"image_obs must be a bool, got {image_obs!r}")
         self.n_substeps = substeps(control_dt, physics_dt)
         self.control_dt = float(control_dt)
         self.physics_dt = float(physics_dt)

@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..errors import InputError
 from .pick_cube import FIXED_JAW_CLEARANCE, LIFT_SUCCESS_HEIGHT, SO101PickCubeEnv
 from .pick_place import SO101PickPlaceEnv
 from .reach import ReachEnv
@@ -48,9 +49,9 @@ class _CartesianExpert:
     def __init__(self, env: gym.Env[Any, Any], env_type: type, *, max_step: float) -> None:
         unwrapped = env.unwrapped
         if not isinstance(unwrapped, env_type):
-            raise ValueError(f"{type(self).__name__} needs a {env_type.__name__}, got {unwrapped}")
+            raise InputError(f"{type(self).__name__} needs a {env_type.__name__}, got {unwrapped}")
         if not max_step > 0.0:
-            raise ValueError(f"max_step must be positive [m], got {max_step!r}")
+            raise InputError(f"max_step must be positive [m], got {max_step!r}")
         self.env: Any = unwrapped
         self.max_step = float(max_step)
 
@@ -262,4 +263,4 @@ def make_expert(env: gym.Env[Any, Any], **kwargs: Any) -> ReachExpert | PickCube
         return PickCubeExpert(env, **kwargs)
     if isinstance(unwrapped, ReachEnv):
         return ReachExpert(env, **kwargs)
-    raise ValueError(f"no expert for {type(unwrapped).__name__}")
+    raise InputError(f"no expert for {type(unwrapped).__name__}")

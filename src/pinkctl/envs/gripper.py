@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from ._checks import finite_float
 
 __all__ = ["ctrl_to_normalized", "normalized_to_ctrl"]
@@ -21,7 +22,7 @@ __all__ = ["ctrl_to_normalized", "normalized_to_ctrl"]
 def _range(ctrlrange: Sequence[float] | np.ndarray) -> tuple[float, float]:
     values = np.asarray(ctrlrange, dtype=float).reshape(-1)
     if values.shape != (2,) or not np.all(np.isfinite(values)) or not values[0] < values[1]:
-        raise ValueError(f"ctrlrange must be two finite numbers (low < high), got {ctrlrange!r}")
+        raise InputError(f"ctrlrange must be two finite numbers (low < high), got {ctrlrange!r}")
     return float(values[0]), float(values[1])
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from pinkctl import load_pink_supported_robot
 
+from ..errors import InputError
 from .base import CartesianIKEnv
 from .rendering import GymRenderingSpec
 from .so101_scene import GRASP_POINT, GRIPPER_LINK, GRIPPER_SPEED, PAD_GAP, SO101PickScene
@@ -119,7 +120,7 @@ class SO101PickCubeEnv(CartesianIKEnv):
             ("jaw_pads", jaw_pads),
         ):
             if not isinstance(flag, bool):
-                raise ValueError(f"{name} must be a bool, got {flag!r}")
+                raise InputError(f"{name} must be a bool, got {flag!r}")
         self.random_block_position = random_block_position
         self.top_down_ik = top_down_ik
         self.jaw_pads = jaw_pads

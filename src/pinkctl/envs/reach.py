@@ -33,6 +33,7 @@ import pinocchio as pin
 
 from pinkctl import IKSolver, PinkRobot, load_pink_supported_robot, supported_robots
 
+from ..errors import InputError
 from ._checks import positive_float
 from .base import CartesianIKEnv
 from .rendering import GymRenderingSpec
@@ -105,12 +106,12 @@ class ReachEnv(CartesianIKEnv):
         )
         available = supported_robots()
         if not isinstance(robot, str) or robot not in available:
-            raise ValueError(f"robot must be one of {available}, got {robot!r}")
+            raise InputError(f"robot must be one of {available}, got {robot!r}")
         self.success_threshold = positive_float(success_threshold, "success_threshold")
         pink_robot = load_pink_supported_robot(robot)
         tool = pink_robot.tool_frame
         if tool is None:
-            raise ValueError(f"robot {robot!r} has no tool frame")
+            raise InputError(f"robot {robot!r} has no tool frame")
         self.robot_name = robot
         self.reach = robot_reach(pink_robot)
         data = pink_robot.model.createData()

@@ -19,6 +19,8 @@ from typing import Any, Literal
 import mujoco
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["GymRenderingSpec", "SceneCamera"]
 
 RENDER_MODES = ("rgb_array", "human")
@@ -51,18 +53,18 @@ class GymRenderingSpec:
         for name in ("height", "width"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ValueError(f"render_spec.{name} must be an integer, got {value!r}")
+                raise InputError(f"render_spec.{name} must be an integer, got {value!r}")
             if not 1 <= int(value) <= 4096:
-                raise ValueError(f"render_spec.{name} must be in [1, 4096], got {value!r}")
+                raise InputError(f"render_spec.{name} must be in [1, 4096], got {value!r}")
         camera = self.camera_id
         if isinstance(camera, bool) or not isinstance(camera, (str, int, np.integer)):
-            raise ValueError(f"render_spec.camera_id must be a name or an int, got {camera!r}")
+            raise InputError(f"render_spec.camera_id must be a name or an int, got {camera!r}")
         if isinstance(camera, str) and not camera:
-            raise ValueError("render_spec.camera_id must not be an empty name")
+            raise InputError("render_spec.camera_id must not be an empty name")
         if not isinstance(camera, str) and int(camera) < -1:
-            raise ValueError(f"render_spec.camera_id must be >= -1, got {camera!r}")
+            raise InputError(f"render_spec.camera_id must be >= -1, got {camera!r}")
         if self.mode not in RENDER_MODES:
-            raise ValueError(f"render_spec.mode must be one of {list(RENDER_MODES)}")
+            raise InputError(f"render_spec.mode must be one of {list(RENDER_MODES)}")
 
 
 def has_display() -> bool:
@@ -89,7 +91,7 @@ class SceneCamera:
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, *, width: int, height: int):
         buffer = (int(model.vis.global_.offwidth), int(model.vis.global_.offheight))
         if width > buffer[0] or height > buffer[1]:
-            raise ValueError(
+            raise InputError(
                 f"a {width}x{height} frame exceeds the model's {buffer[0]}x{buffer[1]} "
                 "offscreen buffer"
             )

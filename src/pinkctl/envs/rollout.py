@@ -10,6 +10,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["Episode", "rollout"]
 
 
@@ -100,7 +102,7 @@ def rollout(
         ValueError: If ``max_steps`` is not a positive integer or None.
     """
     if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
-        raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
+        raise InputError(f"max_steps must be a positive int or None, got {max_steps!r}")
     observation, _ = env.reset(seed=seed)
     reset = getattr(policy, "reset", None)
     if callable(reset):

@@ -29,6 +29,7 @@ import pinocchio as pin
 
 from pinkctl import PinkRobot
 
+from ..errors import InputError
 from .arm import add_point_frame, add_point_site
 from .scene import FreeBlock, add_front_camera, add_goal_marker, stiff_contact
 
@@ -102,7 +103,7 @@ class SO101PickScene:
         model = robot.model
         needed = (GRIPPER_LINK, MOVING_JAW_LINK)
         if robot.tool_frame is None or not all(model.existFrame(n) for n in needed):
-            raise ValueError(f"the pick scene needs the SO-101 (frames {needed}), got {robot.name}")
+            raise InputError(f"the pick scene needs the SO-101 (frames {needed}), got {robot.name}")
         self.robot = robot
         self.goal_marker = goal_marker
         self.jaw_pads = jaw_pads

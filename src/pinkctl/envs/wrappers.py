@@ -17,6 +17,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ..errors import InputError
+
 __all__ = ["SevenDofToFourDofAdapter"]
 
 ROTATION_SLOTS = (3, 4, 5)  # drx, dry, drz in the 7-dim action
@@ -41,10 +43,10 @@ class SevenDofToFourDofAdapter(gym.ActionWrapper[Any, np.ndarray, np.ndarray]):
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
         if not isinstance(env, gym.Env):
-            raise ValueError(f"env must be a gymnasium.Env, got {type(env).__name__}")
+            raise InputError(f"env must be a gymnasium.Env, got {type(env).__name__}")
         native = env.action_space
         if not isinstance(native, spaces.Box) or native.shape != (4,):
-            raise ValueError(
+            raise InputError(
                 f"SevenDofToFourDofAdapter wraps an env with a 4-dim Box action space, got {native}"
             )
         super().__init__(env)
@@ -66,5 +68,5 @@ class SevenDofToFourDofAdapter(gym.ActionWrapper[Any, np.ndarray, np.ndarray]):
         """
         values = np.asarray(action, dtype=np.float32).reshape(-1)
         if values.shape != (7,):
-            raise ValueError(f"expected a 7-dim action, got shape {np.shape(action)}")
+            raise InputError(f"expected a 7-dim action, got shape {np.shape(action)}")
         return values[KEPT_SLOTS]
