@@ -9,7 +9,7 @@ counts failures at the time they burned.
 Tables:
 
 1. franka and ur10, full pose: ``pinkctl find_ik`` (LM with random restarts), and in the
-   same run on the same targets ``pinkctl solve_ik`` (LM, no restarts), plain iterated pink
+   same run on the same targets ``pinkctl local_ik`` (LM, no restarts), plain iterated pink
    (``pink.solve_ik`` + DAQP, FrameTask, dead-beat steps, pink's default limits, no
    restarts) and plain damped least squares (no restarts);
 2. so101, position only, same protocol and baselines;
@@ -219,7 +219,7 @@ def protocol_rows(
         big = 10**9
         runs.append(
             (
-                "pinkctl solve_ik (LM, no restarts)",
+                "pinkctl local_ik (LM, no restarts)",
                 lambda T, i: _res(
                     lm.solve(goal(T), seed=nominal, max_iterations=big, time_budget_ms=BUDGET_MS)
                 ),

@@ -9,15 +9,19 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from pinkctl import load_pink_robot, load_pink_supported_robot
+import pinkctl
+from pinkctl import InputError, load_pink_robot, load_pink_supported_robot
 from pinkctl.ik import (
+    IKOptions,
     IKResult,
     IKSolver,
+    LocalOptions,
+    SearchOptions,
     available_methods,
     find_ik,
+    find_ik_batch,
+    local_ik,
     make_method,
-    solve_ik,
-    solve_ik_batch,
 )
 from pinkctl.ik.qp_method import QPMethod
 
@@ -113,8 +117,8 @@ def test_unreachable_target_reports_best_effort_and_mutates_nothing(robots):
     target = pin.SE3(np.eye(3), np.array([3.0, 0.0, 0.5]))  # far outside the workspace
     for result in (
         find_ik(robot, target, time_budget_ms=None, max_restarts=5, rng=0),
-        solve_ik(robot, target, max_iterations=50),
-        solve_ik(robot, target, max_iterations=20, method="qp"),
+        local_ik(robot, target, max_iterations=50),
+        local_ik(robot, target, max_iterations=20, method="qp"),
     ):
         assert not result.success
         assert result.q is not None and np.all(np.isfinite(result.q))
@@ -263,13 +267,13 @@ def test_batch_matches_serial_and_parallel(robots):
     rng = np.random.default_rng(6)
     targets = [_fk(robot, _random_q(robot, rng, solver), robot.tool_frame) for _ in range(6)]
     opts = {"time_budget_ms": None, "max_restarts": 20, "rng": 3}
-    serial = solve_ik_batch(robot, targets, processes=1, **opts)
-    parallel = solve_ik_batch(robot, targets, processes=2, **opts)
+    serial = find_ik_batch(robot, targets, processes=1, **opts)
+    parallel = find_ik_batch(robot, targets, processes=2, **opts)
     assert len(serial) == len(parallel) == len(targets)
     for a, b in zip(serial, parallel):
         assert a.success and b.success
         assert np.array_equal(a.q, b.q)
-    local = solve_ik_batch(
+    local = find_ik_batch(
         robot, targets, search=False, seeds=[r.q for r in serial], max_iterations=5
     )
     assert all(r.success and r.iterations == 1 for r in local)
@@ -461,31 +465,31 @@ def test_errors_name_the_argument(robots):
     robot = robots["franka"]
     pose = _fk(robot, robot.q0, robot.tool_frame)
     with pytest.raises(ValueError, match="frame"):
-        solve_ik(robot, pose, frame="no_such_frame")
+        local_ik(robot, pose, frame="no_such_frame")
     with pytest.raises(ValueError, match="method"):
-        solve_ik(robot, pose, method="newton_raphson_deluxe")
+        local_ik(robot, pose, method="newton_raphson_deluxe")
     with pytest.raises(ValueError, match="target"):
-        solve_ik(robot, pin.SE3(np.eye(3), np.array([np.nan, 0.0, 0.0])))
+        local_ik(robot, pin.SE3(np.eye(3), np.array([np.nan, 0.0, 0.0])))
     with pytest.raises(ValueError, match="target"):
-        solve_ik(robot, (np.array([0.3, 0.0, np.inf]), np.array([1.0, 0.0, 0.0, 0.0])))
+        local_ik(robot, (np.array([0.3, 0.0, np.inf]), np.array([1.0, 0.0, 0.0, 0.0])))
     with pytest.raises(ValueError, match="target"):
-        solve_ik(robot, np.array([0.3, 0.0, 0.5]))  # a bare position needs position_only
+        local_ik(robot, np.array([0.3, 0.0, 0.5]))  # a bare position needs position_only
     with pytest.raises(ValueError, match="seed"):
-        solve_ik(robot, pose, seed=np.zeros(3))
+        local_ik(robot, pose, seed=np.zeros(3))
     with pytest.raises(ValueError, match="seed"):
-        solve_ik(robot, pose, seed=np.full(7, np.nan))
+        local_ik(robot, pose, seed=np.full(7, np.nan))
     with pytest.raises(ValueError, match="joint_names"):
-        solve_ik(robot, pose, joint_names=["panda_joint1", "elbow_of_doom"])
+        local_ik(robot, pose, joint_names=["panda_joint1", "elbow_of_doom"])
     with pytest.raises(ValueError, match="position_tolerance"):
-        solve_ik(robot, pose, position_tolerance=-1.0)
+        local_ik(robot, pose, position_tolerance=-1.0)
     with pytest.raises(ValueError, match="max_iterations"):
-        solve_ik(robot, pose, max_iterations=0)
+        local_ik(robot, pose, max_iterations=0)
     with pytest.raises(ValueError, match="time_budget_ms"):
         find_ik(robot, pose, time_budget_ms=None)  # no budget at all
     with pytest.raises(ValueError, match="target"):
-        solve_ik(robot, {"panda_link4": pose, "nope": pose})
+        local_ik(robot, {"panda_link4": pose, "nope": pose})
     with pytest.raises(ValueError, match="approach_axis"):
-        solve_ik(robot, pose, approach_axis="w")
+        local_ik(robot, pose, approach_axis="w")
     with pytest.raises(ValueError, match="rng"):
         find_ik(robot, pose, rng="seven")
     with pytest.raises(ValueError, match="method_options"):
@@ -502,3 +506,36 @@ def test_rejected_call_leaves_solver_usable(robots):
     result = solver.solve(pose, seed=robot.q0)
     assert result.success and result.iterations == 1
     assert np.array_equal(solver.subset.values(robot.q0), before)
+
+
+# ----------------------------------------------------------------- options and old names
+def test_option_dataclasses_equal_keywords(robots) -> None:
+    franka = robots["franka"]
+    q = franka.q0.copy()
+    q[:7] += 0.3
+    target = _fk(franka, q, franka.tool_frame)
+    search = SearchOptions(time_budget_ms=None, max_restarts=5, rng=1)
+    by_object = find_ik(franka, target, options=IKOptions(method="dls"), search=search)
+    by_keyword = find_ik(franka, target, method="dls", time_budget_ms=None, max_restarts=5, rng=1)
+    np.testing.assert_array_equal(by_object.q, by_keyword.q)
+    # a keyword overrides the object's field
+    overridden = local_ik(franka, target, local=LocalOptions(max_iterations=1), max_iterations=80)
+    assert overridden.iterations > 1
+
+
+def test_unknown_option_names_the_closest(robots) -> None:
+    robot = robots["franka"]
+    with pytest.raises(InputError, match="time_budget_ms"):
+        find_ik(robot, np.array([0.4, 0.0, 0.4]), position_only=True, time_budget=5)
+
+
+def test_old_names_warn_and_answer_like_the_new(robots) -> None:
+    robot = robots["franka"]
+    target = np.array([0.4, 0.1, 0.4])
+    with pytest.warns(DeprecationWarning, match="local_ik"):
+        old = pinkctl.solve_ik(robot, target, position_only=True)
+    new = local_ik(robot, target, position_only=True)
+    np.testing.assert_array_equal(old.q, new.q)
+    with pytest.warns(DeprecationWarning, match="find_ik_batch"):
+        batch = pinkctl.solve_ik_batch(robot, [target], position_only=True, max_restarts=2)
+    assert batch[0].success

@@ -36,7 +36,18 @@ from .errors import (
     PinkctlWarning,
     SolverError,
 )
-from .ik import IKResult, IKSolver, find_ik, solve_ik, solve_ik_batch
+from .ik import (
+    IKOptions,
+    IKResult,
+    IKSolver,
+    LocalOptions,
+    SearchOptions,
+    find_ik,
+    find_ik_batch,
+    local_ik,
+    solve_ik,
+    solve_ik_batch,
+)
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from .trajectories import (
     CircleTrajectory,
@@ -60,11 +71,13 @@ __all__ = [
     "FigureEightTrajectory",
     "GripperController",
     "HoldingTrajectoryFollower",
+    "IKOptions",
     "IKResult",
     "IKSolver",
     "InputError",
     "JointSpaceMap",
     "JointState",
+    "LocalOptions",
     "MinimalTimeJointTrajectory",
     "MujocoSimulation",
     "ParallelController",
@@ -76,6 +89,7 @@ __all__ = [
     "PoseWaypointTrajectory",
     "RobotState",
     "RootState",
+    "SearchOptions",
     "SelectableController",
     "SequentialController",
     "SitePoseReader",
@@ -86,9 +100,11 @@ __all__ = [
     "combine_robot_states",
     "configuration_to_joint_positions",
     "find_ik",
+    "find_ik_batch",
     "joint_positions_to_configuration",
     "load_pink_robot",
     "load_pink_supported_robot",
+    "local_ik",
     "pose_to_se3",
     "run_closed_loop",
     "se3_to_pose",

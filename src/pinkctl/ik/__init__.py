@@ -1,10 +1,15 @@
 """One-shot and global inverse kinematics.
 
-- :func:`solve_ik`: local solve from a seed (one-shot IK, warm-started tracking).
+- :func:`local_ik`: local solve from a seed (one-shot IK, warm-started tracking).
 - :func:`find_ik`: global search with seeded random restarts, validation callback and
   closest-to-seed selection (TRAC-IK / CoppeliaSim ``findConfig`` style).
 - :class:`IKSolver`: build once, query many times (both of the above).
-- :func:`solve_ik_batch`: many targets, optionally over several processes.
+- :func:`find_ik_batch`: many targets, optionally over several processes.
+
+Options are three dataclasses (:class:`IKOptions` for the solver, :class:`LocalOptions` and
+:class:`SearchOptions` for a query); every entry point also takes their fields as keywords.
+``solve_ik`` and ``solve_ik_batch`` are deprecated aliases (pink's ``solve_ik`` is one
+differential step, not an IK solve).
 
 Methods (``method=``): ``"lm"`` (default), ``"dls"``, ``"pinv"``, ``"pinv_undamped"``,
 ``"transpose"``, ``"qp"`` (pink + DAQP). Goals: full pose, position only, position plus an
@@ -13,7 +18,8 @@ approach axis, on a point offset from the frame; several frames at once via a ma
 
 from __future__ import annotations
 
-from .batch import solve_ik_batch
+from .api import find_ik, local_ik, solve_ik
+from .batch import find_ik_batch, solve_ik_batch
 from .methods import (
     DampedLeastSquares,
     IKMethod,
@@ -24,20 +30,30 @@ from .methods import (
     available_methods,
     make_method,
 )
+from .options import IKOptions, LocalOptions, SearchOptions
 from .result import IKResult
-from .solver import IKSolver, find_ik, solve_ik
+from .solver import IKSolver
+from .targets import IKTarget, PoseLike, SeedLike
 
 __all__ = [
     "DampedLeastSquares",
     "IKMethod",
+    "IKOptions",
     "IKResult",
     "IKSolver",
+    "IKTarget",
     "JacobianTranspose",
     "LevenbergMarquardt",
+    "LocalOptions",
+    "PoseLike",
     "PseudoInverse",
+    "SearchOptions",
+    "SeedLike",
     "UndampedPseudoInverse",
     "available_methods",
     "find_ik",
+    "find_ik_batch",
+    "local_ik",
     "make_method",
     "solve_ik",
     "solve_ik_batch",

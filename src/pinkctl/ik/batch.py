@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -21,26 +22,19 @@ import pinocchio as pin
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
+from .options import (
+    IKOptions,
+    LocalOptions,
+    SearchOptions,
+    checked_local,
+    checked_search,
+    split_options,
+)
 from .result import IKResult
 from .solver import IKSolver
+from .targets import IKTarget, SeedLike
 
-__all__ = ["solve_ik_batch"]
-
-_SOLVER_OPTIONS = frozenset(
-    {
-        "frame",
-        "joint_names",
-        "method",
-        "method_options",
-        "position_only",
-        "approach_axis",
-        "approach_direction",
-        "point_offset",
-        "orientation_weight",
-        "position_tolerance",
-        "orientation_tolerance",
-    }
-)
+__all__ = ["find_ik_batch", "solve_ik_batch"]
 
 _worker_solver: IKSolver | None = None
 
@@ -50,11 +44,11 @@ def _portable(robot: PinkRobot) -> PinkRobot:
     return dataclasses.replace(robot, data=robot.model.createData(), collision_data=None)
 
 
-def _init_worker(robot: PinkRobot, solver_options: dict[str, Any]) -> None:
+def _init_worker(robot: PinkRobot, solver_options: IKOptions) -> None:
     global _worker_solver
     if robot.collision_model is not None:
         robot.collision_data = pin.GeometryData(robot.collision_model)
-    _worker_solver = IKSolver(robot, **solver_options)
+    _worker_solver = IKSolver(robot, solver_options)
 
 
 def _run_chunk(
@@ -62,17 +56,16 @@ def _run_chunk(
     indices: Sequence[int],
     targets: Sequence[Any],
     seeds: Sequence[Any],
-    search: bool,
-    query_options: dict[str, Any],
+    query: LocalOptions | SearchOptions,
     entropy: int,
 ) -> list[IKResult]:
     out = []
     for i, target, seed in zip(indices, targets, seeds):
-        if search:
+        if isinstance(query, SearchOptions):
             rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(int(i),)))
-            out.append(solver.find(target, seed=seed, rng=rng, **query_options))
+            out.append(solver.find(target, seed=seed, options=query, rng=rng))
         else:
-            out.append(solver.solve(target, seed=seed, **query_options))
+            out.append(solver.solve(target, seed=seed, options=query))
     return out
 
 
@@ -80,21 +73,20 @@ def _worker_chunk(
     indices: Sequence[int],
     targets: Sequence[Any],
     seeds: Sequence[Any],
-    search: bool,
-    query_options: dict[str, Any],
+    query: LocalOptions | SearchOptions,
     entropy: int,
 ) -> list[IKResult]:
     assert _worker_solver is not None
-    return _run_chunk(_worker_solver, indices, targets, seeds, search, query_options, entropy)
+    return _run_chunk(_worker_solver, indices, targets, seeds, query, entropy)
 
 
-def solve_ik_batch(
+def find_ik_batch(
     robot: PinkRobot,
-    targets: Sequence[Any],
+    targets: Sequence[IKTarget],
     *,
     search: bool = True,
-    seed: Any = None,
-    seeds: Sequence[Any] | None = None,
+    seed: SeedLike = None,
+    seeds: Sequence[SeedLike] | None = None,
     rng: int | None = 0,
     processes: int | None = 1,
     mp_context: str = "spawn",
@@ -104,7 +96,7 @@ def solve_ik_batch(
 
     Args:
         robot: The robot (only read).
-        targets: One target per query (any form :func:`~pinkctl.ik.solve_ik` accepts).
+        targets: One target per query (any form :func:`~pinkctl.ik.find_ik` accepts).
         search: Global search per target (:meth:`IKSolver.find`) if True, else a local
             solve (:meth:`IKSolver.solve`).
         seed: Seed shared by every query (see :meth:`IKSolver.solve`).
@@ -113,16 +105,17 @@ def solve_ik_batch(
         processes: Worker processes; 1 runs in this process, None uses every CPU.
         mp_context: ``multiprocessing`` start method for workers. With more than one
             process, a ``validate`` callback must be picklable (a module-level function).
-        **options: :class:`IKSolver` options (``frame``, ``method``, tolerances, goal modes)
-            and the query options of :meth:`IKSolver.find` / :meth:`IKSolver.solve`.
+        **options: Fields of :class:`~pinkctl.ik.IKOptions` (``frame``, ``method``,
+            tolerances, goal modes) and of :class:`~pinkctl.ik.SearchOptions` (with
+            ``search=True``) or :class:`~pinkctl.ik.LocalOptions` (``search=False``).
 
     Raises:
         ValueError: Malformed options, targets or seeds (checked before any work starts).
     """
-    solver_options = {k: v for k, v in options.items() if k in _SOLVER_OPTIONS}
-    query_options = {k: v for k, v in options.items() if k not in _SOLVER_OPTIONS}
-    if "rng" in query_options:  # pragma: no cover - captured by the signature
-        raise InputError("rng: pass it as solve_ik_batch(rng=...)")
+    query: LocalOptions | SearchOptions
+    solver_options, query = split_options(
+        options, IKOptions(), SearchOptions() if search else LocalOptions()
+    )
     targets = list(targets)
     if seeds is not None:
         seeds = list(seeds)
@@ -138,7 +131,11 @@ def solve_ik_batch(
         raise InputError(f"rng: expected an integer seed or None, got {rng!r}")
     entropy = int(rng) if rng is not None else int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
 
-    solver = IKSolver(robot, **solver_options)  # validates the options here
+    solver = IKSolver(robot, solver_options)  # validates the options here
+    if isinstance(query, SearchOptions):
+        checked_search(query)
+    else:
+        checked_local(query)
     for i, (target, s) in enumerate(zip(targets, seeds)):
         try:
             solver.residual(target)
@@ -148,9 +145,7 @@ def solve_ik_batch(
     if not targets:
         return []
     if processes == 1 or len(targets) == 1:
-        return _run_chunk(
-            solver, range(len(targets)), targets, seeds, search, query_options, entropy
-        )
+        return _run_chunk(solver, range(len(targets)), targets, seeds, query, entropy)
 
     n_chunks = min(len(targets), 4 * processes)
     bounds = np.linspace(0, len(targets), n_chunks + 1).astype(int)
@@ -168,8 +163,7 @@ def solve_ik_batch(
                 list(range(a, b)),
                 targets[a:b],
                 seeds[a:b],
-                search,
-                query_options,
+                query,
                 entropy,
             )
             for a, b in zip(bounds[:-1], bounds[1:])
@@ -178,3 +172,14 @@ def solve_ik_batch(
         for fut in futures:
             results.extend(fut.result())
     return results
+
+
+def solve_ik_batch(robot: PinkRobot, targets: Sequence[IKTarget], **kwargs: Any) -> list[IKResult]:
+    """Deprecated alias of :func:`find_ik_batch`."""
+    warnings.warn(
+        "pinkctl.solve_ik_batch is renamed pinkctl.find_ik_batch; the old name goes away in "
+        "the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return find_ik_batch(robot, targets, **kwargs)

@@ -23,16 +23,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..errors import InputError
 
 __all__ = [
     "FrameGoal",
     "GoalMode",
+    "IKTarget",
+    "PoseLike",
+    "SeedLike",
     "is_multi_target",
     "parse_approach_axis",
     "parse_target",
@@ -40,6 +44,15 @@ __all__ = [
 ]
 
 GoalMode = Literal["pose", "position", "approach"]
+
+#: One frame's target: ``pin.SE3``, ``(position, quaternion_wxyz)``, a (4, 4) transform, a
+#: (7,) ``[x, y, z, qw, qx, qy, qz]`` or a (3,) position (module docstring).
+PoseLike: TypeAlias = pin.SE3 | tuple[ArrayLike, ArrayLike] | ArrayLike
+#: A target of one frame, or of several frames as ``{frame_name: target}``.
+IKTarget: TypeAlias = PoseLike | Mapping[str, PoseLike]
+#: Start of a solve: None (``robot.q0``), the moved joints' values, a full Pinocchio ``q``,
+#: or a mapping joint name → value.
+SeedLike: TypeAlias = ArrayLike | Mapping[str, float] | None
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 

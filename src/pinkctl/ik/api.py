@@ -1,0 +1,89 @@
+"""One-call IK: :func:`local_ik` (one solve from a seed) and :func:`find_ik` (global search).
+
+Both build an :class:`~pinkctl.ik.IKSolver` for the call; for many queries on the same
+robot, build the solver once. They are named apart from pink's ``solve_ik``, which computes
+one differential-IK velocity: :func:`solve_ik` remains for one release as a deprecated alias
+of :func:`local_ik`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ..core.robot import PinkRobot
+from .options import IKOptions, LocalOptions, SearchOptions, split_options
+from .result import IKResult
+from .solver import IKSolver
+from .targets import IKTarget, SeedLike
+
+__all__ = ["find_ik", "local_ik", "solve_ik"]
+
+
+def local_ik(
+    robot: PinkRobot,
+    target: IKTarget,
+    *,
+    seed: SeedLike = None,
+    options: IKOptions | None = None,
+    local: LocalOptions | None = None,
+    **changes: Any,
+) -> IKResult:
+    """One-shot IK: a local solve from ``seed`` towards ``target`` (no restarts).
+
+    Args:
+        robot: The robot (only read).
+        target: Pose, position, or ``{frame: target}`` (:mod:`pinkctl.ik.targets`).
+        seed: Start (see :meth:`IKSolver.solve`); default ``robot.q0``.
+        options: Solver options (:class:`~pinkctl.ik.IKOptions`).
+        local: Budget of the solve (:class:`~pinkctl.ik.LocalOptions`).
+        **changes: Fields of either dataclass, e.g. ``frame="tool", max_iterations=50``.
+
+    Example:
+        >>> result = local_ik(robot, (position, quat_wxyz), frame="tool", seed=q_now)
+        >>> if result.success: command(result.positions)
+    """
+    solver_options, local_options = split_options(
+        changes, options or IKOptions(), local or LocalOptions()
+    )
+    return IKSolver(robot, solver_options).solve(target, seed=seed, options=local_options)
+
+
+def find_ik(
+    robot: PinkRobot,
+    target: IKTarget,
+    *,
+    seed: SeedLike = None,
+    options: IKOptions | None = None,
+    search: SearchOptions | None = None,
+    **changes: Any,
+) -> IKResult:
+    """Global IK: a search with random restarts (see :meth:`IKSolver.find`).
+
+    Args:
+        robot: The robot (only read).
+        target: Pose, position, or ``{frame: target}`` (:mod:`pinkctl.ik.targets`).
+        seed: Start of the first local solve and reference of ``closest_to_seed``.
+        options: Solver options (:class:`~pinkctl.ik.IKOptions`).
+        search: Budget and selection rules (:class:`~pinkctl.ik.SearchOptions`).
+        **changes: Fields of either dataclass, e.g. ``frame="tool", time_budget_ms=2.0``.
+
+    Deterministic for a given ``rng`` seed whenever ``max_restarts`` or ``max_iterations``,
+    not ``time_budget_ms``, is the budget that ends the search (pass
+    ``time_budget_ms=None`` for reproducible results).
+    """
+    solver_options, search_options = split_options(
+        changes, options or IKOptions(), search or SearchOptions()
+    )
+    return IKSolver(robot, solver_options).find(target, seed=seed, options=search_options)
+
+
+def solve_ik(robot: PinkRobot, target: IKTarget, **kwargs: Any) -> IKResult:
+    """Deprecated alias of :func:`local_ik` (renamed apart from pink's ``solve_ik``)."""
+    warnings.warn(
+        "pinkctl.solve_ik is renamed pinkctl.local_ik (pink's solve_ik is one differential "
+        "step); the old name goes away in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return local_ik(robot, target, **kwargs)
