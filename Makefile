@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
+# the native kernel (built by the install's hook; rebuilt here when its source changes)
+KERNEL := src/pinkctl/_native/_kernel.so
 export MUJOCO_GL ?= egl
 
 .PHONY: demo test soak lint typecheck bench bench-readme clean
@@ -14,11 +16,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	@touch $(STAMP)
 
+$(KERNEL): src/pinkctl/_native/_kernel.c | $(STAMP)
+	$(BIN)/python hatch_build.py
+
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
 	@touch $(BENCH_STAMP)
 
-demo: $(STAMP)
+demo: $(STAMP) $(KERNEL)
 	$(BIN)/pinkctl demo franka --plot docs/demo.png
 
 lint: $(STAMP)
@@ -28,13 +33,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: lint typecheck
+test: lint typecheck $(KERNEL)
 	$(BIN)/python -m pytest -n 2 -q
 
-soak: $(STAMP)
+soak: $(STAMP) $(KERNEL)
 	PINKCTL_SOAK_TICKS=20000 $(BIN)/python -m pytest -n 2 -q tests/test_safety.py
 
-bench: $(BENCH_STAMP)
+bench: $(BENCH_STAMP) $(KERNEL)
 	$(BIN)/python -m bench.step_latency
 	$(BIN)/python -m bench.tracking
 	$(BIN)/python -m bench.ik_protocol

@@ -23,10 +23,13 @@ configuration, Tikhonov damping 1e-12, and the URDF's position limits (configura
 gain 0.5: pink's default, set explicitly for mink) and velocity limits (pink
 ``VelocityLimit``; mink ``VelocityLimit`` with the same values by joint name); control period
 dt = 5 ms. The controller's acceleration/jerk shaping of the command (``motion_limits``) is
-off: the peers have no equivalent. The Franka's controller commands its 7 arm joints and
-holds the fingers; the peers get the same 7-DoF problem on models where the finger joints
-are locked at home (``pin.buildReducedModel``; for MuJoCo, finger joints and their mimic
-equality removed from the spec). The SelfCollisionBarrier variant (Franka, the SRDF-filtered
+off in the ``pinkctl`` variant: the peers have no equivalent. The ``default`` variant is the
+controller as a user builds it (motion limits on, the native kernel when built): its
+trajectory differs from the peers' by the shaping, its time is what a default tick costs.
+The Franka's controller commands its 7 arm joints and holds the fingers; the peers get the
+same 7-DoF problem on models where the finger joints are locked at home
+(``pin.buildReducedModel``; for MuJoCo, finger joints and their mimic equality removed from
+the spec). The SelfCollisionBarrier variant (Franka, the SRDF-filtered
 pairs) compares pinkctl with pink only: mink has no equivalent barrier.
 
 The target starts at the home tool pose and moves on a 10 cm circle in the world y-z plane at
@@ -132,7 +135,7 @@ BARRIER = "frame+posture+self-collision"
 PROBLEMS = (PLAIN, BARRIER)
 #: Variants: the controller's fast path, the controller's pink path (``qp_backend="pink"``),
 #: raw pink, mink.
-LABELS = ("pinkctl", "pinkpath", "pink", "mink")
+LABELS = ("pinkctl", "default", "pinkpath", "pink", "mink")
 
 # qpsolvers warns on every dense-to-CSC conversion (part of what is measured for the peers);
 # pink logs every out-of-limit configuration when safety_break is off.
@@ -231,8 +234,11 @@ class _Pinkctl(_Variant):
         n_total: int,
         qp_backend: str = "pinkctl",
         check_every: int = 0,
+        default_settings: bool = False,
     ) -> None:
         self.label = "pinkctl" if qp_backend == "pinkctl" else "pinkpath"
+        if default_settings:
+            self.label = "default"
         controlled = list(robot.controlled_joint_names)
         super().__init__(n_total, len(controlled))
         frame = _tool_frame(robot)
@@ -255,7 +261,7 @@ class _Pinkctl(_Variant):
             extra_barriers=[_self_collision_barrier(robot)] if barrier else None,
             qp_backend=qp_backend,  # type: ignore[arg-type]
             configuration_limit_gain=CONFIGURATION_LIMIT_GAIN,
-            **_SAME_PROBLEM_OPTIONS,
+            **({} if default_settings else _SAME_PROBLEM_OPTIONS),
         )
         self.q = np.array([robot.q0[model.joints[model.getJointId(n)].idx_q] for n in names])
         self.v = np.zeros(len(names))
@@ -770,6 +776,14 @@ def run(
                         solver,
                         barrier=barrier,
                         n_total=n_total,
+                        default_settings=True,
+                    ),
+                    _Pinkctl(
+                        _load(robot_name, barrier),
+                        target,
+                        solver,
+                        barrier=barrier,
+                        n_total=n_total,
                         qp_backend="pink",
                     ),
                 ]
@@ -918,6 +932,17 @@ def check_targets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             False,
             "x",
         )
+    default_ratio = None
+    if daqp is not None and daqp["default_median_us"] and daqp["pink_median_us"]:
+        default_ratio = daqp["pink_median_us"] / daqp["default_median_us"]
+    add(
+        "franka frame+posture, daqp: default tick (motion limits on) >= 2x faster than pink "
+        "solve_ik",
+        default_ratio,
+        2.0,
+        False,
+        "x",
+    )
     for solver in ("osqp", "clarabel"):
         r = find(PLAIN, solver)
         add(

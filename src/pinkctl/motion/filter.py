@@ -104,6 +104,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,7 @@ from ..errors import InputError
 from ._vectors import _as_vector
 from .limits import MotionLimits
 
-__all__ = ["MotionLimitFilter"]
+__all__ = ["FilterConstants", "MotionLimitFilter"]
 
 # Hot-path ufuncs, bound once.
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
@@ -123,6 +124,42 @@ _BRAKE_FRACTION = 1.0 - 1e-3
 
 #: Infinite position limits are replaced inside the filter by this distance [rad or m].
 _FAR = 1e15
+
+
+@dataclass(frozen=True)
+class FilterConstants:
+    """What a :class:`MotionLimitFilter` derives from its limits, per joint (shrunk by the
+    margin; the native kernel in :mod:`pinkctl.motion.native` computes with these).
+
+    Attributes:
+        upper: Upper position limit [rad or m] (``1e15`` for none).
+        negated_lower: Minus the lower position limit (``1e15`` for none).
+        velocity: Velocity limit ``V`` [rad/s].
+        acceleration_dt: ``A dt`` [rad/s] (inf without acceleration limits).
+        brake_dt: ``B dt``, the braking deceleration of bound (B) times ``dt``.
+        two_brake: ``2 B``.
+        half_brake_dt: ``B dt / 2``.
+        jerk_step: ``w = J dt²`` [rad/s], the velocity change per tick of a jerk step.
+        jerk_step_squared: ``w²``.
+        two_jerk_step: ``2 w``.
+        inv_dt: ``1 / dt`` [1/s].
+        has_acceleration: Acceleration limits are enforced.
+        has_jerk: Jerk limits are enforced.
+    """
+
+    upper: np.ndarray
+    negated_lower: np.ndarray
+    velocity: np.ndarray
+    acceleration_dt: np.ndarray
+    brake_dt: np.ndarray
+    two_brake: np.ndarray
+    half_brake_dt: np.ndarray
+    jerk_step: np.ndarray
+    jerk_step_squared: np.ndarray
+    two_jerk_step: np.ndarray
+    inv_dt: np.ndarray
+    has_acceleration: bool
+    has_jerk: bool
 
 
 class MotionLimitFilter:
@@ -254,6 +291,25 @@ class MotionLimitFilter:
     def margin(self) -> float:
         """Relative safety margin."""
         return self._margin
+
+    @property
+    def constants(self) -> FilterConstants:
+        """The per-joint constants the bounds are computed with (copies)."""
+        return FilterConstants(
+            upper=self._h2[0].copy(),
+            negated_lower=self._h2[1].copy(),
+            velocity=self._vel2[0].copy(),
+            acceleration_dt=self._adt2[0].copy(),
+            brake_dt=self._bdt2[0].copy(),
+            two_brake=self._two_acc2[0].copy(),
+            half_brake_dt=self._half_adt2[0].copy(),
+            jerk_step=self._w[0].copy(),
+            jerk_step_squared=self._wsq[0].copy(),
+            two_jerk_step=self._two_w[0].copy(),
+            inv_dt=self._inv_dt2[0].copy(),
+            has_acceleration=self._has_acc,
+            has_jerk=self._has_jerk,
+        )
 
     @property
     def q(self) -> np.ndarray:

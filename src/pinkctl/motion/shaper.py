@@ -60,6 +60,7 @@ import numpy as np
 from ..errors import InputError
 from .filter import MotionLimitFilter
 from .limits import MotionLimits
+from .native import NativeShaperKernel, native_available
 
 __all__ = [
     "HOLD_WINDUP_DECAY",
@@ -92,15 +93,25 @@ class MotionShaper:
         limits: The joints' limits. With ``acceleration`` set, all four limit sets are
             enforced (``MotionLimitFilter``); without it, position and velocity.
         dt: Control period [s], finite and > 0.
+        native: Run the filter and :meth:`follow` in the native kernel
+            (:mod:`pinkctl.motion.native`; same commands, bit for bit): None uses it when it
+            is available, True requires it, False runs the Python path.
 
     Raises:
-        ValueError: If ``limits`` is not a :class:`MotionLimits` or ``dt`` is not positive.
+        ValueError: If ``limits`` is not a :class:`MotionLimits` or ``dt`` is not positive,
+            or ``native=True`` without the kernel.
     """
 
-    def __init__(self, limits: MotionLimits, dt: float) -> None:
+    def __init__(self, limits: MotionLimits, dt: float, *, native: bool | None = None) -> None:
         if not isinstance(limits, MotionLimits):
             raise InputError(f"limits must be a MotionLimits, got {type(limits).__name__}")
-        self._filter = MotionLimitFilter(limits, dt) if limits.acceleration is not None else None
+        if native not in (None, True, False):
+            raise InputError(f"native must be None, True or False, got {native!r}")
+        self._filter: MotionLimitFilter | NativeShaperKernel | None = None
+        self._native: NativeShaperKernel | None = None
+        if limits.acceleration is not None:
+            reference = MotionLimitFilter(limits, dt)
+            self._filter = reference
         self._limits = limits
         self._dt = float(dt)
         self._lower = np.asarray(limits.lower, dtype=np.float64)
@@ -122,6 +133,22 @@ class MotionShaper:
             self._ramp = ramp + self._dt
             # the loop gain the slowest acceleration ramp can follow without ringing
             self._min_loop_scale = min(1.0, 2.0 * self._dt / float(np.max(self._ramp)))
+            if native or (native is None and native_available()[0]):
+                self._native = NativeShaperKernel(
+                    reference,
+                    velocity_limit=self._velocity_limit,
+                    ramp=self._ramp,
+                    acceleration=self._acceleration,
+                    min_loop_scale=self._min_loop_scale,
+                    windup=(
+                        WINDUP_DECAY,
+                        WINDUP_RECOVERY,
+                        HOLD_WINDUP_DECAY,
+                        HOLD_WINDUP_RECOVERY,
+                    ),
+                    saturation_tolerance=SATURATION_TOLERANCE,
+                )
+                self._filter = self._native
 
     # ------------------------------------------------------------------ properties
     @property
@@ -133,6 +160,11 @@ class MotionShaper:
     def dt(self) -> float:
         """Control period [s]."""
         return self._dt
+
+    @property
+    def native(self) -> bool:
+        """True when the native kernel runs the filter and :meth:`follow`."""
+        return self._native is not None
 
     @property
     def smooth(self) -> bool:
@@ -172,12 +204,12 @@ class MotionShaper:
     def scale(self) -> float:
         """The factor :meth:`follow` applied to the wanted velocity on the last tick (``<= 1``;
         a caller moving other coordinates along, such as a floating base, scales them alike)."""
-        return self._scale
+        return self._native.scale if self._native is not None else self._scale
 
     @property
     def loop_scale(self) -> float:
         """The anti-windup loop-gain factor in ``(0, 1]`` (see the module docstring)."""
-        return self._loop_scale
+        return self._native.loop_scale if self._native is not None else self._loop_scale
 
     # ------------------------------------------------------------------ sequence
     def reset(self, positions: np.ndarray | Sequence[float]) -> None:
@@ -198,6 +230,8 @@ class MotionShaper:
         self._velocity = np.zeros_like(q)
         self._velocity.setflags(write=False)
         self._loop_scale = 1.0
+        if self._native is not None:
+            self._native.loop_scale = 1.0
 
     def rewind(self, turns: np.ndarray) -> None:
         """Shift the last command by ``2 pi turns`` (whole turns, joints without a range).
@@ -241,6 +275,8 @@ class MotionShaper:
         Returns:
             The command positions ``q_k`` and velocity ``(q_k - q_{k-1}) / dt`` (read-only).
         """
+        if self._native is not None:
+            return self._record(*self._native.commit(velocity))
         if self._filter is not None:
             lower, upper = self._filter.bounds()
             return self._send(np.minimum(np.maximum(velocity, lower), upper))
@@ -291,6 +327,8 @@ class MotionShaper:
         Returns:
             The command positions and velocity, as :meth:`commit`.
         """
+        if self._native is not None:
+            return self._record(*self._native.follow(wanted, holding, gain))
         if self._filter is None:
             return self.commit(wanted)
         speed = np.abs(wanted)

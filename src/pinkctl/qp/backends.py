@@ -51,6 +51,7 @@ import numpy as np
 import qpsolvers
 
 from ..errors import InputError
+from .box_qp import native_box_qp
 from .errors import QPSolveError
 from .polish import polish_solution
 from .problem import DAQP_INFINITY, QPWorkspace
@@ -182,8 +183,14 @@ class DaqpBackend(Backend):
         self._solve = daqp.solve
         self._options = dict(options)
         self._options.pop(POLISH_OPTION, None)  # DAQP is exact: nothing to polish
+        # box-only problems with DAQP's default settings: the native exact solver, same minimiser
+        self._box = native_box_qp() if not self._options else None
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
+        if self._box is not None and ws.n_ineq == 0 and ws.n_eq == 0:
+            x = self._box.solve(ws)
+            if x is not None:
+                return x
         if self._options:
             x, _, exitflag, _ = self._solve(
                 ws.H,
