@@ -43,69 +43,16 @@ import pinocchio as pin
 
 from ..errors import InputError
 from .backends import Backend, make_backend
-from .barrier_terms import compile_barrier
 from .errors import QPSolveError
-from .fused import FramePostureBox
-from .limit_terms import BoxBounds, LimitPlan, compile_limit
-from .objective import ObjectiveAccumulator
+from .limit_terms import BoxBounds
+from .plan import QPPlan
 from .problem import QPProblem, QPWorkspace
+from .recovery import diagnose, recover_empty_box
 from .selection import ColumnSelection
-from .task_terms import TaskTerm, compile_task
 
-__all__ = ["DiffIKQP"]
+__all__ = ["DiffIKQP", "QPPlan"]
 
 _INFINITY = float("inf")
-
-
-class _TaskPlan:
-    """Compiled terms of one task sequence and the residual buffer they share."""
-
-    def __init__(self, terms: list[TaskTerm], n: int) -> None:
-        rows = sum(term.rows for term in terms)
-        linear_rows = sum(term.linear_rows for term in terms)
-        self.terms = terms
-        self.accumulator = ObjectiveAccumulator(n, rows, linear_rows)
-        offset = linear_offset = 0
-        for term in terms:
-            term.bind(self.accumulator, offset, linear_offset)
-            offset += term.rows
-            linear_offset += term.linear_rows
-
-
-class QPPlan:
-    """The compiled contributions of one set of tasks, limits and barriers.
-
-    Made by :meth:`DiffIKQP.compile`; each pink object's *structure* (its class, a limit's
-    ``indices``) is analysed here once, its *values* (targets, costs, gains, limit values) are
-    read on every tick. Compile again after changing the structure of an object or the set of
-    objects.
-
-    Attributes:
-        tasks, limits, barriers: The pink objects, as tuples.
-        fused: The one-pass assembly of the common arm problem (frame task, optional posture
-            task, joint box; see :mod:`pinkctl.qp.fused`), or None when the plan is not it.
-    """
-
-    def __init__(
-        self, qp: DiffIKQP, tasks: Iterable[Any], limits: Iterable[Any], barriers: Iterable[Any]
-    ):
-        model, selection = qp.model, qp._selection
-        self.tasks = tuple(tasks)
-        self.limits = tuple(limits)
-        self.barriers = tuple(barriers)
-        # a task given twice counts twice: every entry gets its own compiled term
-        self.task_plan = _TaskPlan(
-            [compile_task(task, model, selection) for task in self.tasks], selection.size
-        )
-        self.limit_plan = LimitPlan(
-            [compile_limit(limit, model.nv, selection) for limit in self.limits]
-        )
-        self.barrier_terms = [compile_barrier(b, selection) for b in self.barriers]
-        self.fused: FramePostureBox | None = None
-        if not self.barrier_terms:
-            self.fused = FramePostureBox.compile(
-                self.task_plan.terms, self.limit_plan, qp._workspace, qp._box
-            )
 
 
 class DiffIKQP:
@@ -124,7 +71,8 @@ class DiffIKQP:
         recover_outside_range: When the position-range bound conflicts with the motion
             bounds (a start outside the range, or braking that cannot stop as early as the
             range's gain asks), follow the motion bounds instead of reporting the empty box
-            (see :meth:`_recover`). False gives pink's behaviour (infeasible).
+            (see :func:`~pinkctl.qp.recovery.recover_empty_box`). False gives pink's
+            behaviour (infeasible).
 
     Raises:
         ValueError: Unknown (not installed) solver, negative or non-finite damping, indices
@@ -221,7 +169,15 @@ class DiffIKQP:
         Raises:
             ValueError: A limit or barrier that does not fit the model.
         """
-        return QPPlan(self, tasks, limits, barriers)
+        return QPPlan(
+            self._model,
+            self._selection,
+            self._workspace,
+            self._box,
+            tasks=tasks,
+            limits=limits,
+            barriers=barriers,
+        )
 
     # ------------------------------------------------------------------ assembly
 
@@ -270,7 +226,9 @@ class DiffIKQP:
                     if self._exact:  # left to the solver to report, recovered then
                         self._recovery = (dt, None, None)
                     else:
-                        self._recover_if_empty(model, dt, None, None)
+                        recover_empty_box(
+                            self._workspace, self._selection.indices, model, dt, None, None
+                        )
                 self._has_problem = True
                 return
         if model is not self._model and getattr(model, "nv", None) != self._nv:
@@ -334,42 +292,16 @@ class DiffIKQP:
             box.tighten_lower(None, self._v_bound)
         box.finish()
         if self._recover_outside_range:
-            self._recover_if_empty(model, dt, v_lower, v_upper)
+            self._recover(model, dt, v_lower, v_upper)
         self._has_problem = True
 
-    def _recover_if_empty(self, model: Any, dt: float, v_lower: Any, v_upper: Any) -> bool:
-        """Apply :meth:`_recover` when the box is empty somewhere; whether it was."""
-        ws = self._workspace
-        if not np.count_nonzero(np.greater(ws.lb, ws.ub)):
-            return False
-        self._recover(model, dt, v_lower, v_upper)
-        return True
-
-    def _recover(self, model: Any, dt: float, v_lower: Any, v_upper: Any) -> None:
-        """Let the position-range bound yield to the motion bounds when they conflict.
-
-        pink's configuration limit asks for at most ``gain * (q_max - q)`` of motion toward a
-        limit (and, outside the range, for a return of ``gain * (q - q_max)`` in one tick).
-        The motion bounds, the velocity limit and ``v_lower``/``v_upper`` (acceleration and
-        jerk limits, which cannot brake or return faster), may not allow that: the box is
-        empty and pink reports infeasibility. Motion limits are what the hardware enforces,
-        so for those coordinates the box collapses to the point of the motion box nearest to
-        the configuration bound: ``x = max(-dt v_max, dt v_lower)`` when the range asks for
-        less, ``x = min(dt v_max, dt v_upper)`` when it asks for more. A conflict among the
-        motion bounds themselves is left as it is (reported by the solver).
-        """
-        ws = self._workspace
-        crossing = np.flatnonzero(ws.lb > ws.ub)
-        tangent = self._selection.indices[crossing]
-        v_max = np.asarray(model.velocityLimit, dtype=np.float64)[tangent] * dt
-        low = -v_max if v_lower is None else np.maximum(-v_max, v_lower[crossing] * dt)
-        high = v_max if v_upper is None else np.minimum(v_max, v_upper[crossing] * dt)
-        # the box is empty either because its upper side fell below the motion box or its
-        # lower side rose above it
-        value = np.where(ws.ub[crossing] < low, low, high)
-        usable = (low <= high) & np.isfinite(value)
-        ws.lb[crossing[usable]] = value[usable]
-        ws.ub[crossing[usable]] = value[usable]
+    def _recover(
+        self, model: pin.Model, dt: float, v_lower: np.ndarray | None, v_upper: np.ndarray | None
+    ) -> bool:
+        """:func:`~pinkctl.qp.recovery.recover_empty_box` on this QP's box."""
+        return recover_empty_box(
+            self._workspace, self._selection.indices, model, dt, v_lower, v_upper
+        )
 
     def assemble(
         self,
@@ -416,29 +348,6 @@ class DiffIKQP:
 
     # ------------------------------------------------------------------ solving
 
-    def _diagnose(self, error: QPSolveError) -> QPSolveError:
-        """Turn a backend failure into the most specific reason we can name."""
-        ws = self._workspace
-        lb, ub = ws.lb, ws.ub
-        index = self._selection.indices
-        bad = np.flatnonzero(np.isnan(lb) | np.isnan(ub))
-        if bad.size:
-            reason = f"NaN in the bounds of tangent coordinates {index[bad].tolist()}"
-        elif np.any(lb > ub):
-            bad = np.flatnonzero(lb > ub)
-            reason = (
-                f"infeasible: lower bound above upper bound for tangent coordinates "
-                f"{index[bad].tolist()} (lb={lb[bad].tolist()}, ub={ub[bad].tolist()}, "
-                "displacements over dt)"
-            )
-        elif not np.all(np.isfinite(ws.H)) or not np.all(np.isfinite(ws.c)):
-            reason = "NaN or infinite value in the objective (H, c)"
-        elif ws.n_ineq and np.isnan(ws.h).any():
-            reason = "NaN in the inequality vector h (limits or barriers)"
-        else:
-            return error
-        return QPSolveError(f"{reason} [{error.reason}]", solver=error.solver, status=error.status)
-
     def _solve_workspace(self) -> np.ndarray:
         ws = self._workspace
         # lb <= ub everywhere; also catches NaN bounds (DAQP would silently ignore them).
@@ -448,19 +357,25 @@ class DiffIKQP:
             self._check_bounds
             and np.count_nonzero(np.less_equal(ws.lb, ws.ub, out=self._bounds_ok)) != self.n
         ) or (ws.n_ineq and np.count_nonzero(np.isnan(ws.h))):
-            raise self._diagnose(
-                QPSolveError("inconsistent bounds", solver=self._solver, status=None)
+            raise diagnose(
+                self._workspace,
+                self._selection.indices,
+                QPSolveError("inconsistent bounds", solver=self._solver, status=None),
             )
         try:
             x = self._backend.solve(ws)
         except QPSolveError as error:
             recovery = self._recovery
-            if recovery is None or not self._recover_if_empty(self._model, *recovery):
-                raise self._diagnose(error) from error
+            if recovery is None or not recover_empty_box(
+                self._workspace, self._selection.indices, self._model, *recovery
+            ):
+                raise diagnose(ws, self._selection.indices, error) from error
             try:
                 x = self._backend.solve(ws)
             except QPSolveError as retry_error:
-                raise self._diagnose(retry_error) from retry_error
+                raise diagnose(
+                    self._workspace, self._selection.indices, retry_error
+                ) from retry_error
         if not isfinite(x.dot(x)):
             raise QPSolveError(
                 f"{self._solver}: solution contains NaN or infinite values",

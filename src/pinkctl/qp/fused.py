@@ -45,7 +45,7 @@ _LOCAL = pin.ReferenceFrame.LOCAL
 def _covers_all(term: LimitTerm) -> bool:
     """A configuration limit alone on every controlled coordinate (the range of a motion-
     limited controller's first solve)."""
-    return isinstance(term, ConfigurationLimitBox) and not term.empty and term._positions is None
+    return isinstance(term, ConfigurationLimitBox) and not term.empty and term.positions is None
 
 
 class FramePostureBox:
@@ -122,7 +122,7 @@ class FramePostureBox:
         frame = self._frame
         task = frame.task
         target = task.transform_target_to_world
-        weights = frame._weights
+        weights = frame.weights
         cost = task.cost
         if (
             target is None
@@ -138,7 +138,7 @@ class FramePostureBox:
         if posture is not None:
             posture_task = posture.task
             posture_target = posture_task.target_q  # type: ignore[attr-defined]
-            posture_weights = posture._weights
+            posture_weights = posture.weights
             if (
                 posture_target is None
                 or posture_task.lm_damping != 0.0
@@ -147,7 +147,7 @@ class FramePostureBox:
             ):
                 return False
         data = configuration.data
-        handle = frame._frame
+        handle = frame.frame_handle
         if data is not handle.data or task.frame is not handle.name:
             handle.bind(data, task.frame)
         # tool pose in its target frame: log6 gives s (up to W and the gain), Jlog6 maps J_b
@@ -167,8 +167,8 @@ class FramePostureBox:
                 np.multiply(jlog, scalar, jlog)
             scalar[()] = task.gain * uniform
             np.multiply(pin.log6(transform_frame_to_target).vector, scalar, s)
-        jacobian = pin.getFrameJacobian(frame._model, data, handle.frame_id, _LOCAL)
-        columns = frame._columns
+        jacobian = pin.getFrameJacobian(frame.model, data, handle.frame_id, _LOCAL)
+        columns = frame.columns
         R = self._R
         # the controlled columns: a view for a slice, else gathered into a buffer
         np.dot(jlog, jacobian[:, columns.index] if columns.is_slice else columns(jacobian), R)
@@ -178,9 +178,9 @@ class FramePostureBox:
             w2 = posture_weights.uniform * posture_weights.uniform  # type: ignore[operator]
             diagonal += w2
             # r = gain w^2 (q (-) q*) on the controlled coordinates
-            error = pin.difference(posture._model, posture_target, configuration.q)
+            error = pin.difference(posture.model, posture_target, configuration.q)
             scalar[()] = posture_task.gain * w2
-            np.multiply(error[posture._tangent], scalar, self._posture_row)
+            np.multiply(error[posture.tangent], scalar, self._posture_row)
             np.dot(self._coefficients, self._rows, ws.c)
         else:
             np.dot(s, R, ws.c)

@@ -160,7 +160,14 @@ class LimitTerm:
 
 
 class _IndexedBox(LimitTerm):
-    """Shared set-up: which of the limit's ``indices`` are controlled, and where."""
+    """Shared set-up: which of the limit's ``indices`` are controlled, and where.
+
+    Attributes:
+        empty: No controlled coordinate is limited.
+        positions: Where the limited coordinates sit among the QP variables (None: all of
+            them, in order).
+        tangent: The limited controlled coordinates, as tangent indices.
+    """
 
     def __init__(self, limit: Any, selection: ColumnSelection) -> None:
         self.limit = limit
@@ -168,9 +175,9 @@ class _IndexedBox(LimitTerm):
         k, p = selection.map_tangent_indices(indices)
         self.empty = k.size == 0
         all_positions = k.size == selection.size and np.array_equal(p, np.arange(selection.size))
-        self._positions: slice | np.ndarray | None = None if all_positions else as_index(p)
+        self.positions: slice | np.ndarray | None = None if all_positions else as_index(p)
         self._k = as_index(k) if k.size else k  # entries of the limit's own vectors
-        self._tangent = as_index(indices[k]) if k.size else k  # the same, as tangent indices
+        self.tangent = as_index(indices[k]) if k.size else k  # the same, as tangent indices
 
 
 class ConfigurationLimitBox(_IndexedBox):
@@ -183,11 +190,11 @@ class ConfigurationLimitBox(_IndexedBox):
         model = limit.model
         q = configuration.q
         gain = limit.config_limit_gain
-        tangent = self._tangent
+        tangent = self.tangent
         delta_max = pin.difference(model, q, model.upperPositionLimit)
-        box.tighten_upper(self._positions, delta_max[tangent], gain)
+        box.tighten_upper(self.positions, delta_max[tangent], gain)
         delta_min = pin.difference(model, q, model.lowerPositionLimit)
-        box.tighten_lower(self._positions, delta_min[tangent], gain)
+        box.tighten_lower(self.positions, delta_min[tangent], gain)
 
 
 class VelocityLimitBox(_IndexedBox):
@@ -210,7 +217,7 @@ class VelocityLimitBox(_IndexedBox):
         velocity_bytes = velocity_limit.tobytes()
         if dt != self._dt or velocity_bytes != self._velocity_bytes:
             self._upper = np.multiply(
-                np.asarray(velocity_limit, dtype=np.float64)[self._tangent], dt
+                np.asarray(velocity_limit, dtype=np.float64)[self.tangent], dt
             )
             self._lower = np.negative(self._upper)
             self._dt = dt
@@ -221,8 +228,8 @@ class VelocityLimitBox(_IndexedBox):
         if self.empty:
             return
         lower, upper = self.bounds(dt)
-        box.tighten_upper(self._positions, upper)
-        box.tighten_lower(self._positions, lower)
+        box.tighten_upper(self.positions, upper)
+        box.tighten_lower(self.positions, lower)
 
 
 class JointBox(LimitTerm):
@@ -237,7 +244,7 @@ class JointBox(LimitTerm):
         self.limit = configuration_box.limit
         self._configuration = configuration_box
         self._velocity = velocity_box
-        self._tangent = configuration_box._tangent
+        self.tangent = configuration_box.tangent
         self._gain = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
 
     @staticmethod
@@ -248,14 +255,14 @@ class JointBox(LimitTerm):
             and isinstance(second, VelocityLimitBox)
             and not first.empty
             and not second.empty
-            and first._positions is None
-            and second._positions is None
+            and first.positions is None
+            and second.positions is None
         )
 
     def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
         model = self.limit.model
         q = configuration.q
-        tangent = self._tangent
+        tangent = self.tangent
         gain = self._gain
         gain[()] = self.limit.config_limit_gain
         lower, upper = self._velocity.bounds(dt)
@@ -281,16 +288,16 @@ class AccelerationLimitBox(_IndexedBox):
         a_max = np.asarray(limit.a_max, dtype=np.float64)[k]
         delta_q_prev = np.asarray(limit.Delta_q_prev, dtype=np.float64)[k]
         has_limit = np.asarray(limit.has_configuration_limit)[k]
-        delta_max = pin.difference(model, q, model.upperPositionLimit)[self._tangent]
-        delta_min = pin.difference(model, model.lowerPositionLimit, q)[self._tangent]
+        delta_max = pin.difference(model, q, model.upperPositionLimit)[self.tangent]
+        delta_min = pin.difference(model, model.lowerPositionLimit, q)[self.tangent]
         delta_max = np.where(has_limit, delta_max, np.inf)
         delta_min = np.where(has_limit, delta_min, np.inf)
         dt_sq = dt * dt
         with np.errstate(invalid="ignore"):  # outside the range: NaN, reported by the caller
             upper = np.minimum(a_max * dt_sq + delta_q_prev, dt * np.sqrt(2 * a_max * delta_max))
             lower = np.minimum(a_max * dt_sq - delta_q_prev, dt * np.sqrt(2 * a_max * delta_min))
-        box.tighten_upper(self._positions, upper)
-        box.tighten_lower(self._positions, lower, -1.0)
+        box.tighten_upper(self.positions, upper)
+        box.tighten_lower(self.positions, lower, -1.0)
 
 
 class GenericLimitRows(LimitTerm):

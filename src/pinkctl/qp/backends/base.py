@@ -1,0 +1,112 @@
+"""The backend interface, the solvers' default options and the option helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import qpsolvers
+
+from ..problem import QPWorkspace
+
+__all__ = [
+    "DEFAULT_SOLVER_OPTIONS",
+    "EXACT_SOLVERS",
+    "POLISH_OPTION",
+    "Backend",
+    "available_solvers",
+    "qpsolvers_options",
+    "solver_options",
+    "upper_triangle_csc_indices",
+]
+
+#: Solvers whose solution is exact up to rounding (Clarabel: once polished).
+EXACT_SOLVERS = frozenset({"daqp", "quadprog", "clarabel"})
+
+#: Default options per solver (overridden key by key by the user's ``solver_options``).
+DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
+    "osqp": {
+        "eps_abs": 1e-9,
+        "eps_rel": 1e-9,
+        "polish": True,  # our active-set polish (OSQP's own prints to stdout)
+        "max_iter": 10000,
+        "verbose": False,
+    },
+    "proxqp": {
+        "eps_abs": 1e-9,
+        "eps_rel": 0.0,
+        # Solve for the closest feasible point instead of declaring primal infeasibility
+        # (ProxQP misreports some feasible, degenerate IK problems; pink's too); the polish
+        # then verifies feasibility and optimality.
+        "primal_infeasibility_solving": True,
+        "polish": True,
+        # ProxQP's default (10,000 outer iterations) let one tick with a target 1e8 m away
+        # run for 35 s; 1,000 bounds it to a few ms, far above what IK ticks need (< 50)
+        "max_iter": 1000,
+    },
+    "clarabel": {
+        "tol_gap_abs": 1e-10,
+        "tol_gap_rel": 1e-10,
+        "tol_feas": 1e-10,
+        "polish": True,  # our active-set polish
+        "verbose": False,
+    },
+}
+
+
+def available_solvers() -> list[str]:
+    """QP solvers usable here (those qpsolvers finds installed)."""
+    return sorted(qpsolvers.available_solvers)
+
+
+#: Option handled by our backends themselves, never passed to a solver: our active-set polish
+#: (OSQP's native ``polish`` is always off: it prints to stdout).
+POLISH_OPTION = "polish"
+
+
+def solver_options(solver: str, user_options: dict[str, Any] | None) -> dict[str, Any]:
+    """Default options of ``solver`` updated with ``user_options``."""
+    options = dict(DEFAULT_SOLVER_OPTIONS.get(solver, {}))
+    if user_options:
+        options.update(user_options)
+    return options
+
+
+def qpsolvers_options(solver: str, user_options: dict[str, Any] | None) -> dict[str, Any]:
+    """:func:`solver_options` without the backend-only keys (for ``qpsolvers.solve_problem``)."""
+    options = solver_options(solver, user_options)
+    options.pop(POLISH_OPTION, None)
+    return options
+
+
+class Backend:
+    """Base class: solves the problem held by a workspace.
+
+    Attributes:
+        name: Solver name.
+        exact: Whether solutions are exact up to rounding (see module docstring).
+    """
+
+    name: str = ""
+    exact: bool = False
+
+    def solve(self, ws: QPWorkspace) -> np.ndarray:
+        """Return the minimizer ``x`` (shape (n,)) or raise :class:`QPSolveError`."""
+        raise NotImplementedError
+
+
+def upper_triangle_csc_indices(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSC structure of a dense upper triangle, and where each entry sits in ``H.ravel()``."""
+    rows: list[int] = []
+    flat: list[int] = []
+    indptr = [0]
+    for j in range(n):
+        for i in range(j + 1):
+            rows.append(i)
+            flat.append(i * n + j)
+        indptr.append(len(rows))
+    return (
+        np.asarray(indptr, dtype=np.int64),
+        np.asarray(rows, dtype=np.int64),
+        np.asarray(flat, dtype=np.intp),
+    )

@@ -1,0 +1,84 @@
+"""DAQP called directly on the workspace buffers (box-only problems: the native kernel)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..box_qp import native_box_qp
+from ..errors import QPSolveError
+from ..problem import QPWorkspace
+from .base import POLISH_OPTION, Backend
+
+__all__ = ["DaqpBackend"]
+
+_DAQP_EXIT_FLAGS = {
+    -1: "primal infeasible",
+    -2: "cycling detected",
+    -3: "unbounded problem",
+    -4: "iteration limit reached",
+    -5: "non-convex problem",
+    -6: "initial working set overdetermined",
+}
+
+
+#: DAQP exits retried once with a regularised Hessian: cycling, iteration limit.
+_DAQP_RETRY_FLAGS = (-2, -4)
+#: Relative Tikhonov term of that retry (times 1 + the largest Hessian diagonal entry).
+_DAQP_REGULARIZATION = 1e-9
+
+
+class DaqpBackend(Backend):
+    """DAQP called directly on the workspace buffers."""
+
+    name = "daqp"
+    exact = True
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        import daqp  # noqa: PLC0415
+
+        self._solve = daqp.solve
+        self._options = dict(options)
+        self._options.pop(POLISH_OPTION, None)  # DAQP is exact: nothing to polish
+        # box-only problems with DAQP's default settings: the native exact solver, same minimiser
+        self._box = native_box_qp() if not self._options else None
+
+    def solve(self, ws: QPWorkspace) -> np.ndarray:
+        if self._box is not None and ws.n_ineq == 0 and ws.n_eq == 0:
+            x = self._box.solve(ws)
+            if x is not None:
+                return x
+        if self._options:
+            x, _, exitflag, _ = self._solve(
+                ws.H,
+                ws.c,
+                ws.daqp_matrix,
+                ws.daqp_upper,
+                ws.daqp_lower,
+                ws.daqp_sense,
+                **self._options,
+            )
+        else:
+            x, _, exitflag, _ = self._solve(
+                ws.H, ws.c, ws.daqp_matrix, ws.daqp_upper, ws.daqp_lower, ws.daqp_sense
+            )
+        if exitflag in _DAQP_RETRY_FLAGS:
+            # cycling or stalling on a nearly singular Hessian (e.g. no posture task and a
+            # target out of reach): solve again with a regularised Hessian
+            H = ws.H + _DAQP_REGULARIZATION * (1.0 + float(np.max(np.abs(ws.H_diagonal)))) * np.eye(
+                ws.n
+            )
+            x, _, exitflag, _ = self._solve(
+                H,
+                ws.c,
+                ws.daqp_matrix,
+                ws.daqp_upper,
+                ws.daqp_lower,
+                ws.daqp_sense,
+                **self._options,
+            )
+        if exitflag < 1:
+            reason = _DAQP_EXIT_FLAGS.get(int(exitflag), f"exit flag {exitflag}")
+            raise QPSolveError(f"daqp: {reason}", solver=self.name, status=int(exitflag))
+        return x

@@ -1,0 +1,77 @@
+"""Any other solver known to qpsolvers, then the active-set polish."""
+
+from __future__ import annotations
+
+import warnings
+from math import isfinite
+from typing import Any
+
+import numpy as np
+import qpsolvers
+
+from ..errors import QPSolveError
+from ..polish import polish_solution
+from ..problem import DAQP_INFINITY, QPWorkspace
+from .base import EXACT_SOLVERS, POLISH_OPTION, Backend
+
+__all__ = ["QpsolversBackend"]
+
+
+class QpsolversBackend(Backend):
+    """Any solver through ``qpsolvers.solve_problem`` (infinite bounds passed as such)."""
+
+    exact = False
+
+    def __init__(self, name: str, options: dict[str, Any]) -> None:
+        self.name = name
+        self.exact = name in EXACT_SOLVERS
+        self._options = dict(options)
+        self._polish = bool(self._options.pop(POLISH_OPTION, True))
+
+    def solve(self, ws: QPWorkspace) -> np.ndarray:
+        has_bounds = bool(np.any(ws.lb > -DAQP_INFINITY) or np.any(ws.ub < DAQP_INFINITY))
+        problem = qpsolvers.Problem(
+            ws.H.copy(),
+            ws.c.copy(),
+            ws.G.copy() if ws.n_ineq else None,
+            ws.h.copy() if ws.n_ineq else None,
+            ws.A.copy() if ws.n_eq else None,
+            ws.b.copy() if ws.n_eq else None,
+            ws.lb.copy() if has_bounds else None,
+            ws.ub.copy() if has_bounds else None,
+        )
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                solution = qpsolvers.solve_problem(problem, solver=self.name, **self._options)
+        except Exception as exc:  # a backend error is a failed tick, not a crash
+            raise QPSolveError(f"{self.name}: {exc}", solver=self.name) from exc
+        x = None if solution.x is None else np.asarray(solution.x, dtype=np.float64)
+        if x is not None and not isfinite(x.dot(x)):
+            x = None
+        if x is not None and self._polish and not self.exact:
+            n = ws.n
+            upper = np.zeros(n + ws.n_ineq, dtype=bool)
+            lower = np.zeros(n, dtype=bool)
+            if solution.found:  # multipliers of a converged solve guide the first guess
+                z_box = solution.z_box
+                if has_bounds and z_box is not None and np.shape(z_box) == (n,):
+                    upper[:n] = np.asarray(z_box) > 0.0
+                    lower = np.asarray(z_box) < 0.0
+                z = solution.z
+                if ws.n_ineq and z is not None and np.shape(z) == (ws.n_ineq,):
+                    upper[n:] = np.asarray(z) > 0.0
+            # Verified optimal even when the solver gave up or misreported infeasibility
+            # (ProxQP does on some feasible, degenerate problems).
+            polished = polish_solution(ws, x, upper, lower)
+            if polished is not None:
+                return polished
+        if not solution.found or x is None:
+            status = (solution.extras or {}).get("info", None)
+            status = getattr(status, "status", status)
+            raise QPSolveError(
+                f"{self.name}: no solution found" + (f" ({status})" if status else ""),
+                solver=self.name,
+                status=status,
+            )
+        return x

@@ -1,0 +1,122 @@
+"""OSQP: one persistent solver updated in place, then the active-set polish."""
+
+from __future__ import annotations
+
+import warnings
+from math import isfinite
+from typing import Any
+
+import numpy as np
+
+from ..errors import QPSolveError
+from ..polish import polish_solution
+from ..problem import DAQP_INFINITY, QPWorkspace
+from .base import POLISH_OPTION, Backend, upper_triangle_csc_indices
+
+__all__ = ["OsqpBackend"]
+
+
+class OsqpBackend(Backend):
+    """One persistent OSQP solver updated in place (fixed sparsity pattern)."""
+
+    name = "osqp"
+    exact = False
+
+    def __init__(self, n: int, options: dict[str, Any]) -> None:
+        import osqp  # noqa: PLC0415
+        import scipy.sparse as spa  # noqa: PLC0415
+
+        self._osqp = osqp
+        self._spa = spa
+        self._options = dict(options)
+        # OSQP's own polish prints to stdout when nothing is active; we polish ourselves.
+        self._polish = bool(self._options.pop(POLISH_OPTION, True))
+        self._options["polish"] = False
+        self._n = n
+        self._P_indptr, self._P_indices, self._P_flat = upper_triangle_csc_indices(n)
+        self._Px = np.zeros(self._P_flat.size)
+        self._rows = -1
+        self._solver: Any = None
+
+    def _setup(self, ws: QPWorkspace) -> None:
+        n = self._n
+        rows = ws.n_ineq + ws.n_eq
+        spa = self._spa
+        P = spa.csc_matrix(
+            (np.take(ws.H.reshape(-1), self._P_flat), self._P_indices, self._P_indptr),
+            shape=(n, n),
+        )
+        # A = [I; G; A_eq] with every entry of G and A_eq structurally present.
+        self._A_block = np.zeros((n, 1 + rows))  # row j = column j of A (CSC data order)
+        self._A_block[:, 0] = 1.0
+        self._A_block[:, 1:] = ws.daqp_matrix.T
+        indices = np.empty((n, 1 + rows), dtype=np.int64)
+        indices[:, 0] = np.arange(n)
+        indices[:, 1:] = n + np.arange(rows)
+        A = spa.csc_matrix(
+            (self._A_block.reshape(-1).copy(), indices.reshape(-1), np.arange(n + 1) * (1 + rows)),
+            shape=(n + rows, n),
+        )
+        solver = self._osqp.OSQP()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            solver.setup(
+                P,
+                ws.c.copy(),
+                A,
+                ws.daqp_lower.copy(),
+                ws.daqp_upper.copy(),
+                **self._options,
+            )
+        self._solver = solver
+        self._core = solver._solver  # the C solver object behind the Python wrapper
+        self._rows = rows
+        statuses = self._osqp.SolverStatus
+        self._solved = statuses.OSQP_SOLVED
+        #: Stopped before the tolerance: the polish may still recover the exact solution.
+        self._unfinished = (statuses.OSQP_SOLVED_INACCURATE, statuses.OSQP_MAX_ITER_REACHED)
+
+    def solve(self, ws: QPWorkspace) -> np.ndarray:
+        rows = ws.n_ineq + ws.n_eq
+        n = self._n
+        if self._solver is None or rows != self._rows:
+            self._setup(ws)
+            self._lower = np.empty(n + rows)
+            self._upper = np.empty(n + rows)
+        else:
+            # OSQP's C solver is updated directly (the Python wrapper's update and solve
+            # rebuild caches and info namespaces on each call); l/u clipped to +-OSQP_INFTY.
+            np.take(ws.H.reshape(-1), self._P_flat, out=self._Px)
+            np.maximum(ws.daqp_lower, -DAQP_INFINITY, out=self._lower)
+            np.minimum(ws.daqp_upper, DAQP_INFINITY, out=self._upper)
+            core = self._core
+            core.update_data_vec(ws.c, self._lower, self._upper)
+            if rows:
+                self._A_block[:, 1:] = ws.daqp_matrix.T
+                core.update_data_mat(self._Px, None, self._A_block.reshape(-1), None)
+            else:
+                core.update_data_mat(self._Px, None, None, None)
+        core = self._core
+        core.solve()
+        info = core.info
+        status = info.status_val
+        if status != self._solved and status not in self._unfinished:
+            raise QPSolveError(f"osqp: {info.status}", solver=self.name, status=info.status)
+        solution = core.solution
+        x = np.array(solution.x, dtype=np.float64)
+        if self._polish and isfinite(x.dot(x)):
+            # OSQP's rule: row i is active on its upper side when u_i - a_i x < y_i, on its
+            # lower side when a_i x - l_i < -y_i (rows: [I; G; A_eq]).
+            y = np.asarray(solution.y)
+            if ws.n_ineq:
+                ax = np.concatenate((x, ws.G @ x))
+            else:
+                ax = x
+            upper = (ws.daqp_upper[: n + ws.n_ineq] - ax) < y[: n + ws.n_ineq]
+            lower = (x - ws.lb) < -y[:n]
+            polished = polish_solution(ws, x, upper, lower)
+            if polished is not None:
+                return polished  # verified optimal, even if OSQP stopped early
+        if status != self._solved:
+            raise QPSolveError(f"osqp: {info.status}", solver=self.name, status=info.status)
+        return x

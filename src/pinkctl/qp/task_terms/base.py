@@ -1,0 +1,66 @@
+"""The task-term interface and the generic term (a task's own ``compute_qp_objective``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from pink.tasks import Task
+
+from ..objective import ObjectiveAccumulator
+from ..selection import ColumnSelection
+
+__all__ = ["GenericTaskTerm", "TaskTerm", "floating_base_nv"]
+
+
+def floating_base_nv(model: pin.Model) -> int:
+    """Tangent dimension of the root joint named ``root_joint`` (pink's convention), else 0."""
+    if model.existJointName("root_joint"):
+        return int(model.joints[model.getJointId("root_joint")].nv)
+    return 0
+
+
+class TaskTerm:
+    """Base class of a compiled task contribution.
+
+    Attributes:
+        task: The pink task.
+        rows: Number of Jacobian rows this term writes into the stacked residual.
+        linear_rows: Number of linear rows (contributions to ``c`` only) it writes.
+    """
+
+    task: Task
+    rows: int = 0
+    linear_rows: int = 0
+
+    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
+        """Attach the term to rows ``[offset, offset + rows)`` of ``acc.R`` and
+        ``[linear_offset, linear_offset + linear_rows)`` of ``acc.linear_R``."""
+
+    def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
+        """Add the task's contribution for the current configuration to ``acc``."""
+        raise NotImplementedError
+
+
+class GenericTaskTerm(TaskTerm):
+    """Any task: pink's own ``compute_qp_objective``, restricted to the controlled columns."""
+
+    def __init__(self, task: Task, selection: ColumnSelection) -> None:
+        self.task = task
+        self._selection = selection
+        self._full = selection.is_full
+        self._index = selection.index
+        self._ix = None if isinstance(self._index, slice) else np.ix_(self._index, self._index)
+
+    def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
+        H_task, c_task = self.task.compute_qp_objective(configuration)
+        H_task = np.asarray(H_task, dtype=np.float64)
+        c_task = np.asarray(c_task, dtype=np.float64).reshape(-1)
+        if not self._full:
+            if self._ix is None:
+                H_task = H_task[self._index, self._index]
+            else:
+                H_task = H_task[self._ix]
+            c_task = c_task[self._index]
+        acc.add_dense(H_task, c_task)

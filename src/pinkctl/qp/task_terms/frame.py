@@ -1,0 +1,218 @@
+"""Frame tasks: ``FrameTask`` and ``RelativeFrameTask`` terms, with the frame handle and
+controlled-column copy they share (math in :mod:`pinkctl.qp.task_terms`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from pink.exceptions import FrameNotFound
+from pink.tasks import FrameTask, RelativeFrameTask
+
+from ..objective import ObjectiveAccumulator
+from ..selection import ColumnSelection
+from .base import GenericTaskTerm, TaskTerm
+from .weights import RowWeights
+
+__all__ = ["ControlledColumns", "FrameHandle", "FrameTaskTerm", "RelativeFrameTaskTerm"]
+
+_LOCAL = pin.ReferenceFrame.LOCAL
+
+
+class FrameHandle:
+    """A frame's id and a live reference to its placement in ``data.oMf``.
+
+    Pinocchio returns references into ``data.oMf``, which stay valid (and up to date) for the
+    lifetime of ``data``; the handle is rebuilt when the data object or the frame name changes.
+    """
+
+    def __init__(self, model: pin.Model) -> None:
+        self.model = model
+        self.name: object = None
+        self.data: object = None
+        self.frame_id = -1
+        self.placement: Any = None
+
+    def bind(self, data: Any, name: str) -> None:
+        """Resolve ``name`` (raising pink's ``FrameNotFound``) and reference its placement."""
+        if name is not self.name:
+            if not self.model.existFrame(name):
+                raise FrameNotFound(name, self.model.frames)
+            self.frame_id = int(self.model.getFrameId(name))
+            self.name = name
+        self.placement = data.oMf[self.frame_id]
+        self.data = data
+
+    def current(self, data: Any, name: str) -> Any:
+        """Placement of frame ``name`` in ``data`` (a live reference)."""
+        if data is not self.data or name is not self.name:
+            self.bind(data, name)
+        return self.placement
+
+
+class ControlledColumns:
+    """Copies the controlled columns of a 6 x nv Jacobian into a contiguous buffer."""
+
+    def __init__(self, selection: ColumnSelection) -> None:
+        self.full = selection.is_full
+        self.index = selection.index
+        self.is_slice = isinstance(self.index, slice)
+        self.buffer = np.zeros((6, selection.size))
+
+    def __call__(self, jacobian: np.ndarray) -> np.ndarray:
+        if self.full:
+            return jacobian
+        if self.is_slice:
+            buffer = self.buffer
+            buffer[...] = jacobian[:, self.index]
+            return buffer
+        np.take(jacobian, self.index, axis=1, out=self.buffer)  # type: ignore[arg-type]
+        return self.buffer
+
+
+class FrameTaskTerm(TaskTerm):
+    """``pink.tasks.FrameTask``: pose of a frame in the world frame (see module docstring).
+
+    Stored with the opposite sign of pink's ``W J`` (``R = W Jlog6(T_tb) bJ_0b`` and
+    ``s = -alpha W e = alpha W log6(T_tb)``), which leaves ``H = R^T R`` and ``c = R^T s``
+    unchanged.
+
+    Attributes (read by the fused assembly, :mod:`pinkctl.qp.fused`):
+        model: The Pinocchio model.
+        frame_handle: The task frame's id and live placement.
+        columns: The controlled columns of a frame Jacobian.
+        weights: The task's row weights ``W``.
+    """
+
+    rows = 6
+
+    def __init__(self, task: FrameTask, model: pin.Model, selection: ColumnSelection) -> None:
+        self.task = task
+        self.model = model
+        self.frame_handle = FrameHandle(model)
+        self.columns = ControlledColumns(selection)
+        self.weights = RowWeights(6)
+        self._fallback = GenericTaskTerm(task, selection)
+        self._scale = np.zeros(())  # 0-d scalar operand (cheaper in ufuncs than a float)
+
+    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
+        self._R = acc.R[offset : offset + 6]
+        self._s = acc.s[offset : offset + 6]
+
+    def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
+        task = self.task
+        target = task.transform_target_to_world
+        weights = self.weights
+        cost = task.cost
+        if target is None or not (
+            (cost is weights.source and cost.tobytes() == weights.source_bytes)
+            or weights.update(cost)
+        ):
+            self._R.fill(0.0)
+            self._s.fill(0.0)
+            self._fallback.accumulate(configuration, acc)  # raises TargetNotSet if no target
+            return
+        data = configuration.data
+        frame = self.frame_handle
+        if data is not frame.data or task.frame is not frame.name:
+            frame.bind(data, task.frame)
+        transform_frame_to_world = frame.placement
+        # pink: e = log6(T_bt) and J = -Jlog6(T_tb) bJ_0b. Since log6(T^-1) = -log6(T),
+        # e = -log6(T_tb): one relative transform serves both.
+        transform_frame_to_target = target.actInv(transform_frame_to_world)  # T_tb
+        minus_error = pin.log6(transform_frame_to_target).vector  # -e
+        jlog = pin.Jlog6(transform_frame_to_target)
+        jacobian = pin.getFrameJacobian(self.model, data, frame.frame_id, _LOCAL)
+        s = self._s
+        scale = self._scale
+        uniform = weights.uniform
+        if uniform is None:
+            np.multiply(jlog, weights.column, jlog)  # W Jlog6
+            np.multiply(minus_error, weights.vector, s)
+            scale[()] = task.gain
+            np.multiply(s, scale, s)  # -alpha W e
+        else:
+            if uniform != 1.0:
+                scale[()] = uniform
+                np.multiply(jlog, scale, jlog)
+            scale[()] = task.gain * uniform
+            np.multiply(minus_error, scale, s)
+        columns = self.columns
+        if columns.full:
+            np.dot(jlog, jacobian, self._R)
+        else:
+            np.dot(jlog, columns(jacobian), self._R)
+        lm_damping = task.lm_damping
+        if lm_damping != 0.0:
+            acc.diagonal_scalar += lm_damping * float(s.dot(s))
+
+
+class RelativeFrameTaskTerm(TaskTerm):
+    """``pink.tasks.RelativeFrameTask``: pose of a frame in another robot frame.
+
+    ``R = W J`` and ``s = alpha W e`` with ``J = Jlog6(T_tf) (fJ_0f - Ad(T_fr) rJ_0r)``.
+    """
+
+    rows = 6
+
+    def __init__(
+        self, task: RelativeFrameTask, model: pin.Model, selection: ColumnSelection
+    ) -> None:
+        self.task = task
+        self.model = model
+        self.frame_handle = FrameHandle(model)
+        self._root = FrameHandle(model)
+        self._frame_columns = ControlledColumns(selection)
+        self._root_columns = ControlledColumns(selection)
+        self.weights = RowWeights(6)
+        self._fallback = GenericTaskTerm(task, selection)
+        self._difference = np.zeros((6, selection.size))
+
+    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
+        self._R = acc.R[offset : offset + 6]
+        self._s = acc.s[offset : offset + 6]
+
+    def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
+        task = self.task
+        target = task.transform_target_to_root
+        weights = self.weights
+        if target is None or not weights.update(task.cost):
+            self._R.fill(0.0)
+            self._s.fill(0.0)
+            self._fallback.accumulate(configuration, acc)  # raises TargetNotSet if no target
+            return
+        model = self.model
+        data = configuration.data
+        frame = self.frame_handle
+        root = self._root
+        transform_frame_to_world = frame.current(data, task.frame)
+        transform_root_to_world = root.current(data, task.root)
+        transform_frame_to_root = transform_root_to_world.actInv(transform_frame_to_world)
+        transform_frame_to_target = target.actInv(transform_frame_to_root)  # T_tf
+        error = pin.log6(transform_frame_to_target).vector
+        jacobian_frame = pin.getFrameJacobian(model, data, frame.frame_id, _LOCAL)
+        jacobian_root = pin.getFrameJacobian(model, data, root.frame_id, _LOCAL)
+        difference = self._difference
+        np.dot(
+            transform_frame_to_root.actionInverse,  # Ad(T_fr)
+            self._root_columns(jacobian_root),
+            out=difference,
+        )
+        np.subtract(self._frame_columns(jacobian_frame), difference, out=difference)
+        jlog = pin.Jlog6(transform_frame_to_target)
+        R = self._R
+        s = self._s
+        uniform = weights.uniform
+        if uniform is None:
+            np.multiply(jlog, weights.column, out=jlog)
+            np.multiply(error, weights.vector, out=s)
+            np.multiply(s, task.gain, out=s)
+        else:
+            if uniform != 1.0:
+                np.multiply(jlog, uniform, out=jlog)
+            np.multiply(error, task.gain * uniform, out=s)
+        np.dot(jlog, difference, out=R)
+        lm_damping = task.lm_damping
+        if lm_damping != 0.0:
+            acc.diagonal_scalar += lm_damping * float(s.dot(s))

@@ -1,0 +1,135 @@
+"""Tasks with an identity Jacobian (posture, damping, joint velocity, low acceleration)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from pink.tasks import DampingTask, PostureTask, Task
+
+from ..objective import ObjectiveAccumulator
+from ..selection import ColumnSelection, as_index
+from .base import GenericTaskTerm, TaskTerm, floating_base_nv
+from .weights import RowWeights
+
+__all__ = ["IdentityTaskTerm"]
+
+
+class IdentityTaskTerm(TaskTerm):
+    """Tasks whose Jacobian is ``[0 I]`` (posture, damping, joint velocity, low acceleration).
+
+    The task rows are the tangent coordinates ``root_nv .. nv-1`` (pink excludes the floating
+    base). Row ``t - root_nv`` only touches column ``t``, so with ``w`` the weights:
+    ``H[t, t] += w**2``, ``c[t] += gain * w**2 * e[t - root_nv]`` (written as one linear row
+    of the accumulator), and the LM term adds ``lm_damping * ||gain * w * e||**2`` to every
+    diagonal entry (over every task row, controlled or not).
+
+    Attributes (read by the fused assembly, :mod:`pinkctl.qp.fused`):
+        model: The Pinocchio model.
+        tangent: The controlled task rows, as tangent indices.
+        weights: The task's row weights ``W``.
+    """
+
+    _ERROR_POSTURE = 0
+    _ERROR_ZERO = 1
+    _ERROR_CALL = 2
+
+    def __init__(self, task: Task, model: pin.Model, selection: ColumnSelection) -> None:
+        self.task = task
+        self.model = model
+        error_method = type(task).compute_error
+        if error_method is PostureTask.compute_error:
+            self._mode = self._ERROR_POSTURE
+        elif error_method is DampingTask.compute_error:
+            self._mode = self._ERROR_ZERO
+        else:
+            self._mode = self._ERROR_CALL
+        nv = model.nv
+        root_nv = floating_base_nv(model)
+        self._k = nv - root_nv
+        self._root_nv = root_nv
+        tangent = np.arange(root_nv, nv)
+        rows, positions = selection.map_tangent_indices(tangent)
+        self._n_rows = int(rows.size)
+        all_positions = rows.size == selection.size and np.array_equal(
+            positions, np.arange(selection.size)
+        )
+        self._positions: slice | np.ndarray | None = None if all_positions else as_index(positions)
+        self._row_positions: slice | np.ndarray = (
+            slice(None) if all_positions else as_index(positions)
+        )
+        self._rows = as_index(rows)  # rows of the task error that are controlled
+        self.tangent = as_index(tangent[rows])  # the same, as tangent indices
+        self.linear_rows = 1 if self._mode != self._ERROR_ZERO and self._n_rows else 0
+        self.weights = RowWeights(self._k)
+        self._fallback = GenericTaskTerm(task, selection)
+
+    @property
+    def fusable_posture(self) -> bool:
+        """A posture task whose rows cover every controlled coordinate (see ``qp.fused``)."""
+        return self._mode == self._ERROR_POSTURE and self._positions is None and self._n_rows > 0
+
+    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
+        if self.linear_rows:
+            self._row = acc.linear_R[linear_offset]
+            self._coefficient = acc.linear_s[linear_offset : linear_offset + 1]
+            self._row.fill(0.0)
+            self._coefficient.fill(0.0)
+
+    def _skip_linear(self) -> None:
+        if self.linear_rows:
+            self._coefficient.fill(0.0)
+
+    def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
+        task = self.task
+        weights = self.weights
+        if not weights.update(task.cost):
+            self._skip_linear()
+            self._fallback.accumulate(configuration, acc)
+            return
+        mode = self._mode
+        task_error: np.ndarray | None = None
+        error_rows: np.ndarray | None = None
+        if mode == self._ERROR_POSTURE:
+            target = task.target_q  # type: ignore[attr-defined]
+            if target is None:
+                self._skip_linear()
+                self._fallback.accumulate(configuration, acc)  # raises TargetNotSet
+                return
+            # e = q (-) q* (pin.difference(model, q*, q)); the task rows are e[root_nv:].
+            difference = pin.difference(self.model, target, configuration.q)
+            error_rows = difference[self.tangent]
+            if task.lm_damping != 0.0:
+                task_error = difference[self._root_nv :]
+        elif mode == self._ERROR_CALL:
+            task_error = np.asarray(task.compute_error(configuration), dtype=np.float64)
+            if task_error.shape != (self._k,):
+                self._skip_linear()
+                self._fallback.accumulate(configuration, acc)  # pink's own error message
+                return
+            error_rows = task_error[self._rows]
+        gain = task.gain
+        uniform = weights.uniform
+        if self._n_rows:
+            if uniform is not None:
+                w2 = uniform * uniform
+                acc.add_diagonal(self._positions, w2)  # H[t, t] += w^2
+                if error_rows is not None:  # c[t] += (gain w^2) e[t - root_nv]
+                    self._row[self._row_positions] = error_rows
+                    self._coefficient[0] = gain * w2
+            else:
+                w_rows = weights.vector[self._rows]
+                w2_rows = np.multiply(w_rows, w_rows)
+                acc.add_diagonal(self._positions, w2_rows)
+                if error_rows is not None:  # c[t] += gain (w^2 e)[t - root_nv]
+                    self._row[self._row_positions] = np.multiply(w2_rows, error_rows)
+                    self._coefficient[0] = gain
+        lm_damping = task.lm_damping
+        if lm_damping != 0.0 and task_error is not None:
+            if uniform is not None:
+                weighted = np.multiply(task_error, -gain * uniform)
+            else:
+                weighted = np.multiply(task_error, weights.vector)
+                np.multiply(weighted, -gain, out=weighted)  # W (-alpha e), every task row
+            acc.diagonal_scalar += lm_damping * float(weighted.dot(weighted))
