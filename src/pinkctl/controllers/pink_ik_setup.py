@@ -18,6 +18,7 @@ from pink.limits import ConfigurationLimit, Limit, VelocityLimit
 from pink.tasks import FrameTask, PostureTask, Task
 
 from .._validation import callable_or_none, choice, name_list, real_number
+from ..core.joint_info import configured_velocity_limits
 from ..core.joints import JointSpaceMap
 from ..core.poses import SitePoseReader
 from ..core.robot import PinkRobot
@@ -160,12 +161,7 @@ class PinkIKSetup(BaseController):
             [np.arange(self._n_base), np.asarray(self._map.idx_v)]
         ).astype(np.intp)
         # the QP's velocity limits are the configured ones (robot.toml), not only the URDF's
-        velocity_limit = np.array(model.velocityLimit, dtype=float)
-        for name, value in pink_robot.velocity_limits.items():
-            if model.existJointName(name):
-                joint = model.joints[model.getJointId(name)]
-                if joint.nv == 1:
-                    velocity_limit[joint.idx_v] = value
+        velocity_limit = configured_velocity_limits(pink_robot)
         self._limits: tuple[Limit, ...] = (
             ConfigurationLimit(model, config_limit_gain=configuration_limit_gain),
             VelocityLimit(model, velocity_limit),

@@ -32,8 +32,8 @@ import pinocchio as pin
 
 from ..errors import InputError
 from .indexing import as_index
-from .state import JointState
-from .state._space import _name_space
+from .joint_info import JointInfo, joint_info
+from .state import JointState, name_space
 
 __all__ = [
     "JointSpaceMap",
@@ -61,36 +61,27 @@ def _real_vector(value: Any, size: int | None, what: str) -> np.ndarray:
     return arr
 
 
-_SCALAR = 0
-_CONTINUOUS = 1
-_MIMIC = 2
+def _scalar_joint(model: pin.Model, name: str, *, what: str = "joint") -> JointInfo:
+    """The joint, checked to be given by one scalar position (scalar, continuous or mimic)."""
+    info = joint_info(model, name, what=what)
+    if info.kind == "multi":
+        raise InputError(
+            f"{what} {name!r} has nq={info.nq}, nv={info.nv}: it cannot be given by one "
+            "scalar position"
+        )
+    return info
 
 
-def _joint_kind(name: str, joint: Any) -> int:
-    """Classify a joint by its coordinates; ValueError for multi-coordinate joints."""
-    if joint.nq == 1 and joint.nv == 1:
-        return _SCALAR
-    if joint.nq == 2 and joint.nv == 1:
-        return _CONTINUOUS
-    if joint.nq == 0 and joint.nv == 0:
-        return _MIMIC
-    raise InputError(
-        f"joint {name!r} ({joint.shortname()}) has nq={joint.nq}, nv={joint.nv}: it cannot be "
-        "given by one scalar position"
-    )
-
-
-def _scalar_from_q(model: pin.Model, name: str, joint: Any, q: np.ndarray) -> float:
-    kind = _joint_kind(name, joint)
-    if kind == _SCALAR:
-        return float(q[joint.idx_q])
-    if kind == _CONTINUOUS:
-        return float(np.arctan2(q[joint.idx_q + 1], q[joint.idx_q]))
-    mimic = joint.extract()
+def _scalar_from_q(model: pin.Model, info: JointInfo, q: np.ndarray) -> float:
+    if info.kind == "scalar":
+        return float(q[info.idx_q])
+    if info.kind == "continuous":
+        return float(np.arctan2(q[info.idx_q + 1], q[info.idx_q]))
+    mimic = model.joints[model.getJointId(info.name)].extract()
     scaling, offset = getattr(mimic, "scaling", None), getattr(mimic, "offset", None)
     masters = [j for j in model.joints[1:] if j.nq == 1 and j.nv == 1 and j.idx_q == mimic.idx_q]
     if scaling is None or offset is None or len(masters) != 1:
-        raise InputError(f"mimic joint {name!r}: cannot find a single-coordinate master")
+        raise InputError(f"mimic joint {info.name!r}: cannot find a single-coordinate master")
     return float(scaling * q[mimic.idx_q] + offset)
 
 
@@ -129,13 +120,12 @@ def joint_positions_to_configuration(
     for name, value in zip(names, positions, strict=True):
         if not model.existJointName(name):
             continue
-        joint = model.joints[model.getJointId(name)]
-        kind = _joint_kind(name, joint)
-        if kind == _SCALAR:
-            q[joint.idx_q] = value
-        elif kind == _CONTINUOUS:
-            q[joint.idx_q] = np.cos(value)
-            q[joint.idx_q + 1] = np.sin(value)
+        info = _scalar_joint(model, name)
+        if info.kind == "scalar":
+            q[info.idx_q] = value
+        elif info.kind == "continuous":
+            q[info.idx_q] = np.cos(value)
+            q[info.idx_q + 1] = np.sin(value)
     return q
 
 
@@ -162,7 +152,7 @@ def configuration_to_joint_positions(
     for k, name in enumerate(joint_names):
         if not model.existJointName(name):
             raise InputError(f"joint {name!r} is not in the model")
-        out[k] = _scalar_from_q(model, name, model.joints[model.getJointId(name)], qv)
+        out[k] = _scalar_from_q(model, _scalar_joint(model, name), qv)
     return out
 
 
@@ -195,29 +185,26 @@ class JointSpaceMap:
         controlled = list(controlled_joint_names)
         if len(set(controlled)) != len(controlled):
             raise InputError(f"controlled_joint_names has duplicates: {controlled}")
-        space = _name_space(robot_joint_space, "robot_joint_space")
+        space = name_space(robot_joint_space, "robot_joint_space")
         idx_q, idx_v, kinds, cols = [], [], [], []
         for name in controlled:
-            if not isinstance(name, str) or not model.existJointName(name):
-                raise InputError(f"controlled joint {name!r} is not a joint of the model")
-            joint = model.joints[model.getJointId(name)]
-            kind = _joint_kind(name, joint)
-            if kind == _MIMIC:
+            info = _scalar_joint(model, name, what="controlled joint")
+            if info.kind == "mimic":
                 raise InputError(
                     f"controlled joint {name!r} is a mimic joint; control its master instead"
                 )
             if name not in space.index:
                 raise InputError(f"controlled joint {name!r} is not in robot_joint_space")
-            idx_q.append(joint.idx_q)
-            idx_v.append(joint.idx_v)
-            kinds.append(kind)
+            idx_q.append(info.idx_q)
+            idx_v.append(info.idx_v)
+            kinds.append(info.kind == "continuous")
             cols.append(space.index[name])
         self.model = model
         self.controlled_joint_names = controlled
         self._space = space
         self.idx_q = np.array(idx_q, dtype=np.intp)
         self.idx_v = np.array(idx_v, dtype=np.intp)
-        self.is_continuous = np.array(kinds, dtype=np.intp) == _CONTINUOUS
+        self.is_continuous = np.array(kinds, dtype=bool)
         self.space_indices = np.array(cols, dtype=np.intp)
         self.q_neutral = pin.neutral(model)
         for arr in (self.idx_q, self.idx_v, self.is_continuous, self.space_indices):
@@ -256,7 +243,7 @@ class JointSpaceMap:
         """
         if joints is None:
             return None
-        space = joints._space
+        space = joints.name_space
         if space is self._space or space.names == self._space.names:
             cols: np.ndarray | slice = self._cols
         elif self._foreign is not None and self._foreign[0] is space:
@@ -267,14 +254,15 @@ class JointSpaceMap:
                 return None
             cols = np.array([index[n] for n in self.controlled_joint_names], dtype=np.intp)
             self._foreign = (space, cols)
+        valid, data = joints.valid_array, joints.data_array
         if cols is self._cols:
-            if joints._valid[0, cols].tobytes() != self._all_valid:
+            if valid[0, cols].tobytes() != self._all_valid:
                 return None
-            positions = joints._data[0, cols]
+            positions = data[0, cols]
             return positions.copy() if self._cols_copy else positions
-        if not joints._valid[0, cols].all():
+        if not valid[0, cols].all():
             return None
-        return joints._data[0, cols]
+        return data[0, cols]
 
     def to_configuration(
         self, positions: np.ndarray, q_base: np.ndarray | None = None
@@ -327,7 +315,7 @@ class JointSpaceMap:
         data = np.zeros((3, len(self._space)))
         data[0, self._cols] = positions
         data[1, self._cols] = velocities
-        return JointState._from_trusted(self._space, data, self._valid_pos_vel)
+        return JointState.from_trusted(self._space, data, self._valid_pos_vel)
 
     def command_from_displacement(
         self, base: np.ndarray, displacement: np.ndarray, dt: float
@@ -356,7 +344,7 @@ class JointSpaceMap:
             data[0, cols] = positions
             data[1, cols] = displacement / dt
         positions.setflags(write=False)  # a view made before the matrix became read-only
-        return JointState._from_trusted(self._space, data, self._valid_pos_vel), positions
+        return JointState.from_trusted(self._space, data, self._valid_pos_vel), positions
 
     def to_joint_state(
         self, velocity: np.ndarray, current_positions: np.ndarray, dt: float
@@ -393,7 +381,7 @@ class JointSpaceMap:
         data[1, self._cols] = v
         if not np.isfinite(data).all():
             raise InputError("joint state from velocity contains NaN or infinite values")
-        return JointState._from_trusted(self._space, data, self._valid_pos_vel)
+        return JointState.from_trusted(self._space, data, self._valid_pos_vel)
 
 
 def velocity_to_joint_state(

@@ -14,7 +14,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InputError
-from .state import QUATERNION_MIN_NORM, SpatialState
+from .state import QUATERNION_MIN_NORM, NameSpace, SpatialState
 
 __all__ = [
     "SitePoseReader",
@@ -95,7 +95,7 @@ class SitePoseReader:
 
     def __init__(self, frame: str) -> None:
         self.frame = frame
-        self._space: Any = None
+        self._space: NameSpace | None = None
         self._row = -1
 
     def pose(self, sites: SpatialState, previous: pin.SE3 | None) -> pin.SE3 | None:
@@ -106,22 +106,22 @@ class SitePoseReader:
             previous: Pose whose rotation is kept when the frame has a valid position but no
                 valid orientation (identity if None).
         """
-        space = sites._space
+        space = sites.name_space
         if space is not self._space:
             self._row = space.index.get(self.frame, -1)
             self._space = space
         row = self._row
         if row < 0:
             return None
-        valid = sites._valid
+        valid = sites.valid_array
         if not valid[row, 0]:
             return None
         if not valid[row, 1]:
             rotation = np.eye(3) if previous is None else previous.rotation
-            return pin.SE3(rotation, sites._arrays[0][row])
+            return pin.SE3(rotation, sites.position_data[row])
         # Python floats: cheaper than numpy for seven numbers
-        px, py, pz = sites._arrays[0][row].tolist()
-        w, x, y, z = sites._arrays[1][row].tolist()
+        px, py, pz = sites.position_data[row].tolist()
+        w, x, y, z = sites.orientation_data[row].tolist()
         squared_norm = w * w + x * x + y * y + z * z
         # (a valid state's quaternion has an entry >= QUATERNION_MIN_NORM: no underflow)
         if not squared_norm < 1e200:  # huge entries: the overflow-safe conversion

@@ -21,12 +21,10 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..core.joint_info import joint_info
 from ..errors import InputError
 
 __all__ = ["JointSubset"]
-
-# A Pinocchio limit beyond this magnitude means "no limit" (URDF continuous or unset).
-_NO_LIMIT = 1e10
 
 
 def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
@@ -69,39 +67,24 @@ class JointSubset:
         upper: list[float] = []
         multi: list[tuple[int, int, int, int, str]] = []  # idx_q, nq, idx_v, nv, kind
         for joint in names:
-            if not isinstance(joint, str) or not model.existJointName(joint):
-                raise InputError(f"{name}: {joint!r} is not a joint of the model")
-            jmodel = model.joints[model.getJointId(joint)]
-            if jmodel.nv == 0:
+            info = joint_info(model, joint, what=f"{name}: joint")
+            if info.kind == "mimic":
                 raise InputError(
                     f"{name}: joint {joint!r} has no velocity of its own (a mimic follower); "
                     "move its master instead"
                 )
-            if jmodel.nv == 1 and jmodel.nq in (1, 2):
-                q_idx.append(jmodel.idx_q)
-                v_idx.append(jmodel.idx_v)
-                nq_per.append(jmodel.nq)
-                lo, hi = -np.inf, np.inf
-                if jmodel.nq == 1:
-                    lo = float(model.lowerPositionLimit[jmodel.idx_q])
-                    hi = float(model.upperPositionLimit[jmodel.idx_q])
-                    if (
-                        not (np.isfinite(lo) and np.isfinite(hi))
-                        or max(abs(lo), abs(hi)) > _NO_LIMIT
-                    ):
-                        lo, hi = -np.inf, np.inf
-                    elif hi < lo:
-                        raise InputError(
-                            f"{name}: joint {joint!r} has lower limit above upper limit"
-                        )
-                lower.append(lo)
-                upper.append(hi)
+            if info.kind in ("scalar", "continuous"):
+                q_idx.append(info.idx_q)
+                v_idx.append(info.idx_v)
+                nq_per.append(info.nq)
+                lower.append(info.lower)
+                upper.append(info.upper)
                 continue
-            kind = jmodel.shortname()
-            multi.append((jmodel.idx_q, jmodel.nq, jmodel.idx_v, jmodel.nv, kind))
-            for k in range(jmodel.nv):
+            kind = model.joints[model.getJointId(joint)].shortname()
+            multi.append((info.idx_q, info.nq, info.idx_v, info.nv, kind))
+            for k in range(info.nv):
                 q_idx.append(-1)
-                v_idx.append(jmodel.idx_v + k)
+                v_idx.append(info.idx_v + k)
                 nq_per.append(0)
                 lower.append(-np.inf)
                 upper.append(np.inf)

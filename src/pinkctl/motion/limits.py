@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core.joint_info import configured_velocity_limits, joint_info
 from ..errors import InputError
 from ._vectors import _as_vector, _positive_finite, _readonly
 
@@ -123,11 +124,11 @@ class MotionLimits:
     ) -> MotionLimits:
         """Read the limits of a :class:`~pinkctl.robot.PinkRobot`.
 
-        Position limits come from the Pinocchio model (``lowerPositionLimit`` /
-        ``upperPositionLimit`` at each joint's ``idx_q``); continuous joints (``nq == 2``) and
-        joints whose limits are Pinocchio's "unbounded" values (magnitude above 1e300) get
-        infinite limits. Velocity limits come from ``robot.velocity_limits`` (falling back to
-        the model's ``velocityLimit``), acceleration and jerk limits from
+        Position and velocity limits are read through :mod:`pinkctl.core.joint_info` (the
+        joint model every layer shares): the Pinocchio model's range at each joint's
+        ``idx_q``, infinite for continuous joints and limits beyond
+        :data:`~pinkctl.core.joint_info.UNBOUNDED`; ``robot.velocity_limits`` over the
+        model's ``velocityLimit``. Acceleration and jerk limits come from
         ``robot.acceleration_limits`` and ``robot.jerk_limits``.
 
         Args:
@@ -149,23 +150,18 @@ class MotionLimits:
         lower = np.empty(n)
         upper = np.empty(n)
         velocity = np.empty(n)
+        configured = configured_velocity_limits(robot)
         for i, name in enumerate(names):
             if not model.existJointName(name):
                 raise InputError(f"joint {name!r} is not in the model of robot {robot.name!r}")
-            joint = model.joints[model.getJointId(name)]
-            if joint.nv != 1 or joint.nq not in (1, 2):
+            info = joint_info(model, name)
+            if info.kind not in ("scalar", "continuous"):
                 raise InputError(
-                    f"joint {name!r} has nq={joint.nq}, nv={joint.nv}; motion limits need "
+                    f"joint {name!r} has nq={info.nq}, nv={info.nv}; motion limits need "
                     "single-coordinate joints (revolute, prismatic or continuous)"
                 )
-            if joint.nq == 2:
-                lower[i], upper[i] = -np.inf, np.inf
-            else:
-                lo = float(model.lowerPositionLimit[joint.idx_q])
-                hi = float(model.upperPositionLimit[joint.idx_q])
-                lower[i] = -np.inf if lo <= -1e300 else lo
-                upper[i] = np.inf if hi >= 1e300 else hi
-            vel = robot.velocity_limits.get(name, float(model.velocityLimit[joint.idx_v]))
+            lower[i], upper[i] = info.lower, info.upper
+            vel = float(configured[info.idx_v])
             if not (math.isfinite(vel) and vel > 0.0):
                 raise InputError(f"joint {name!r} has no positive velocity limit (got {vel})")
             velocity[i] = vel

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core.state import RobotState, SpatialState
-from ..core.state._space import _name_space
+from ..core.state import RobotState, SpatialState, name_space
 from ..errors import InputError
 
 
@@ -70,7 +69,7 @@ class SiteStateWriter:
     def __init__(self, site_space: list[str], frame: str) -> None:
         self.site_space = list(site_space)
         self.frame = frame
-        self._space = _name_space(self.site_space, "site_space")
+        self._space = name_space(self.site_space, "site_space")
         self._row = self._space.index[frame]
         valid = np.zeros((len(self.site_space), 4), dtype=bool)
         valid[self._row] = True
@@ -111,4 +110,4 @@ class SiteStateWriter:
             arrays = [np.zeros((m, field.shape[0])) for field in fields]
             for array, value in zip(arrays, fields):
                 array[self._row] = value
-        return RobotState(sites=SpatialState._from_trusted(self._space, arrays, self._valid))
+        return RobotState(sites=SpatialState.from_trusted(self._space, arrays, self._valid))

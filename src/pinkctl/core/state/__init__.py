@@ -25,7 +25,7 @@ The semantics follow Isaac Sim's experimental motion-generation states (``from_n
 None on any overlap).
 """
 
-from ._space import QUATERNION_MIN_NORM
+from ._space import QUATERNION_MIN_NORM, NameSpace, name_space
 from .joint_state import JointState
 from .robot_state import RobotState, combine_robot_states
 from .root_state import RootState
@@ -34,8 +34,10 @@ from .spatial_state import SpatialState
 __all__ = [
     "QUATERNION_MIN_NORM",
     "JointState",
+    "NameSpace",
     "RobotState",
     "RootState",
     "SpatialState",
     "combine_robot_states",
+    "name_space",
 ]

@@ -28,10 +28,10 @@ _MAX_CACHED_SPACES = 256
 _MAX_CACHED_SUBSETS = 64
 
 
-class _NameSpace:
+class NameSpace:
     """An ordered list of unique names with a precomputed name -> index map.
 
-    Instances are shared through :func:`_name_space`, so two states built over equal name
+    Instances are shared through :func:`name_space`, so two states built over equal name
     lists usually hold the very same object, which makes the space comparison in
     :func:`combine_robot_states` an identity check. Lookups of a name list (the ``names``
     half of a ``from_name`` field) are cached too, because a control loop passes the same
@@ -112,12 +112,12 @@ class _NameSpace:
         return idx, idx.shape[0]
 
 
-_SPACES: dict[tuple[str, ...], _NameSpace] = {}
+_SPACES: dict[tuple[str, ...], NameSpace] = {}
 
 
-def _name_space(names: Any, what: str) -> _NameSpace:
-    """The shared :class:`_NameSpace` for a list (or tuple) of unique, non-empty names."""
-    if isinstance(names, _NameSpace):
+def name_space(names: Any, what: str) -> NameSpace:
+    """The shared :class:`NameSpace` for a list (or tuple) of unique, non-empty names."""
+    if isinstance(names, NameSpace):
         return names
     if not isinstance(names, (list, tuple)):
         raise InputError(f"{what} must be a list of str, got {type(names).__name__}")
@@ -138,7 +138,7 @@ def _name_space(names: Any, what: str) -> _NameSpace:
         dup = sorted({n for n in names if names.count(n) > 1})
         raise InputError(f"{what} has duplicate names {dup}")
     assert key is not None  # all elements are str, hence hashable
-    space = _NameSpace(key)
+    space = NameSpace(key)
     if len(_SPACES) >= _MAX_CACHED_SPACES:
         _SPACES.clear()
     _SPACES[key] = space

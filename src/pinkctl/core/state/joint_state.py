@@ -10,14 +10,14 @@ import numpy as np
 from ...errors import InputError
 from ._space import (
     _JOINT_FIELDS,
+    NameSpace,
     _bool_array,
     _check_finite,
     _float_array,
     _format_entries,
-    _name_space,
-    _NameSpace,
     _readonly,
     _unpack_pair,
+    name_space,
 )
 
 
@@ -42,11 +42,11 @@ class JointState:
     __slots__ = ("_data", "_space", "_valid")
 
     _data: np.ndarray
-    _space: _NameSpace
+    _space: NameSpace
     _valid: np.ndarray
 
     def __init__(self, robot_joint_space: Sequence[str], data_array: Any, valid_array: Any):
-        space = _name_space(robot_joint_space, "robot_joint_space")
+        space = name_space(robot_joint_space, "robot_joint_space")
         data = _float_array(data_array, "data_array")
         valid = _bool_array(valid_array, "valid_array")
         shape = (3, len(space))
@@ -61,20 +61,24 @@ class JointState:
         self._valid = _readonly(valid.copy())
 
     @classmethod
-    def _from_trusted(cls, space: Any, data: np.ndarray, valid: np.ndarray) -> JointState:
-        """Wrap already checked arrays without copying (internal fast path).
+    def from_trusted(
+        cls, space: NameSpace | Sequence[str], data: np.ndarray, valid: np.ndarray
+    ) -> JointState:
+        """Wrap already checked arrays without copying (the control loop's fast path).
 
-        ``data`` must be a finite (3, N) float64 array and ``valid`` a (3, N) bool array,
-        both owned by the caller and never written again; they are made read-only here.
+        Unlike the constructor this checks nothing: ``data`` must be a finite (3, N) float64
+        array and ``valid`` a (3, N) bool array, both owned by the caller and never written
+        again (they are made read-only here). Use it where the values are known good (a
+        controller's output); build states from user data with :meth:`from_name`.
         """
         obj = cls.__new__(cls)
-        obj._space = _name_space(space, "robot_joint_space")
+        obj._space = name_space(space, "robot_joint_space")
         obj._data = _readonly(data)
         obj._valid = _readonly(valid)
         return obj
 
     @classmethod
-    def _from_fields(cls, space: _NameSpace, specs: tuple[Any, ...], by_name: bool) -> JointState:
+    def _from_fields(cls, space: NameSpace, specs: tuple[Any, ...], by_name: bool) -> JointState:
         n = len(space)
         data = np.zeros((3, n))
         valid = np.zeros((3, n), dtype=bool)
@@ -105,7 +109,7 @@ class JointState:
         if not np.isfinite(data).all():
             bad = [_JOINT_FIELDS[r] for r in range(3) if not np.isfinite(data[r]).all()]
             raise InputError(f"{', '.join(bad)} contain(s) NaN or infinite values")
-        return cls._from_trusted(space, data, valid)
+        return cls.from_trusted(space, data, valid)
 
     @classmethod
     def from_name(
@@ -127,7 +131,7 @@ class JointState:
         Raises:
             ValueError: If no field is given or any field breaks the rules above.
         """
-        space = _name_space(robot_joint_space, "robot_joint_space")
+        space = name_space(robot_joint_space, "robot_joint_space")
         return cls._from_fields(space, (positions, velocities, efforts), by_name=True)
 
     @classmethod
@@ -143,7 +147,7 @@ class JointState:
         Same rules as :meth:`from_name`, with ``indices`` a list (or 1-D integer array) of
         unique ints in ``[0, N)``.
         """
-        space = _name_space(robot_joint_space, "robot_joint_space")
+        space = name_space(robot_joint_space, "robot_joint_space")
         return cls._from_fields(space, (positions, velocities, efforts), by_name=False)
 
     # ----- read API -----------------------------------------------------------------------
@@ -152,6 +156,12 @@ class JointState:
     def robot_joint_space(self) -> list[str]:
         """The ordered joint names (a fresh list)."""
         return list(self._space.names)
+
+    @property
+    def name_space(self) -> NameSpace:
+        """The joint space as a shared :class:`~pinkctl.core.state.NameSpace` (states over
+        equal name lists usually share the same object: an identity check compares them)."""
+        return self._space
 
     @property
     def num_joints(self) -> int:

@@ -100,7 +100,7 @@ def _merge_joints(a: JointState | None, b: JointState | None) -> JointState | No
     if (a._valid & b._valid).any():
         raise _Conflict
     data = np.where(a._valid, a._data, b._data)
-    return JointState._from_trusted(a._space, data, a._valid | b._valid)
+    return JointState.from_trusted(a._space, data, a._valid | b._valid)
 
 
 def _merge_spatial(a: SpatialState | None, b: SpatialState | None) -> SpatialState | None:
@@ -113,7 +113,7 @@ def _merge_spatial(a: SpatialState | None, b: SpatialState | None) -> SpatialSta
     arrays = [
         np.where(a._valid[:, col : col + 1], a._arrays[col], b._arrays[col]) for col in range(4)
     ]
-    return SpatialState._from_trusted(a._space, arrays, a._valid | b._valid)
+    return SpatialState.from_trusted(a._space, arrays, a._valid | b._valid)
 
 
 def _merge_root(a: RootState | None, b: RootState | None) -> RootState | None:

@@ -12,15 +12,15 @@ from ._space import (
     _SPATIAL_DATA,
     _SPATIAL_FIELDS,
     _SPATIAL_WIDTHS,
+    NameSpace,
     _bool_array,
     _check_finite,
     _check_quaternions,
     _float_array,
     _format_entries,
-    _name_space,
-    _NameSpace,
     _readonly,
     _unpack_pair,
+    name_space,
 )
 
 
@@ -48,7 +48,7 @@ class SpatialState:
     __slots__ = ("_arrays", "_space", "_valid")
 
     _arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    _space: _NameSpace
+    _space: NameSpace
     _valid: np.ndarray
 
     def __init__(
@@ -60,7 +60,7 @@ class SpatialState:
         angular_velocity_data: Any,
         valid_array: Any,
     ):
-        space = _name_space(spatial_space, "spatial_space")
+        space = name_space(spatial_space, "spatial_space")
         m = len(space)
         arrays = []
         inputs = (position_data, orientation_data, linear_velocity_data, angular_velocity_data)
@@ -80,18 +80,23 @@ class SpatialState:
         self._valid = _readonly(valid.copy())
 
     @classmethod
-    def _from_trusted(
-        cls, space: Any, arrays: Sequence[np.ndarray], valid: np.ndarray
+    def from_trusted(
+        cls, space: NameSpace | Sequence[str], arrays: Sequence[np.ndarray], valid: np.ndarray
     ) -> SpatialState:
-        """Wrap already checked arrays without copying (internal fast path)."""
+        """Wrap already checked arrays without copying (the control loop's fast path).
+
+        Unlike the constructor this checks nothing: ``arrays`` must be four finite float64
+        arrays of shapes (M, 3), (M, 4), (M, 3), (M, 3) and ``valid`` an (M, 4) bool array,
+        all owned by the caller and never written again (they are made read-only here).
+        """
         obj = cls.__new__(cls)
-        obj._space = _name_space(space, "spatial_space")
+        obj._space = name_space(space, "spatial_space")
         obj._arrays = tuple(_readonly(a) for a in arrays)  # type: ignore[assignment]
         obj._valid = _readonly(valid)
         return obj
 
     @classmethod
-    def _from_fields(cls, space: _NameSpace, specs: tuple[Any, ...], by_name: bool) -> SpatialState:
+    def _from_fields(cls, space: NameSpace, specs: tuple[Any, ...], by_name: bool) -> SpatialState:
         m = len(space)
         arrays = [np.zeros((m, w)) for w in _SPATIAL_WIDTHS]
         valid = np.zeros((m, 4), dtype=bool)
@@ -120,7 +125,7 @@ class SpatialState:
             valid[idx, col] = True
         if not given:
             raise InputError(f"at least one of {', '.join(_SPATIAL_FIELDS)} is required")
-        return cls._from_trusted(space, arrays, valid)
+        return cls.from_trusted(space, arrays, valid)
 
     @classmethod
     def from_name(
@@ -146,7 +151,7 @@ class SpatialState:
         Raises:
             ValueError: If no field is given or a field breaks the rules above.
         """
-        space = _name_space(spatial_space, "spatial_space")
+        space = name_space(spatial_space, "spatial_space")
         specs = (positions, orientations, linear_velocities, angular_velocities)
         return cls._from_fields(space, specs, by_name=True)
 
@@ -160,7 +165,7 @@ class SpatialState:
         angular_velocities: tuple[Any, Any] | None = None,
     ) -> SpatialState:
         """Build a state from ``(indices, values)`` pairs; rules as in :meth:`from_name`."""
-        space = _name_space(spatial_space, "spatial_space")
+        space = name_space(spatial_space, "spatial_space")
         specs = (positions, orientations, linear_velocities, angular_velocities)
         return cls._from_fields(space, specs, by_name=False)
 
@@ -170,6 +175,11 @@ class SpatialState:
     def spatial_space(self) -> list[str]:
         """The ordered frame names (a fresh list)."""
         return list(self._space.names)
+
+    @property
+    def name_space(self) -> NameSpace:
+        """The frame space as a shared :class:`~pinkctl.core.state.NameSpace`."""
+        return self._space
 
     @property
     def num_frames(self) -> int:
