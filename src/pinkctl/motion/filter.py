@@ -1,5 +1,8 @@
 """Joint motion limits at the controller rate: the bounds a command must respect, and a checker.
 
+(This module is long because the viability bound's derivation, about a hundred lines, is
+documented next to the code that implements it; the code itself is one class.)
+
 A robot arm such as the Franka Panda stops with an error when a command exceeds any of its
 joint position, velocity, acceleration or jerk limits. This module makes those four limit
 sets usable by a differential-IK controller:

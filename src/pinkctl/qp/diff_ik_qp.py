@@ -1,5 +1,9 @@
 """Fast differential-IK QP over the controlled joints: pink's problem, assembled in place.
 
+(This module is long because :class:`DiffIKQP` keeps its one-shot entry points beside the
+compiled path, each documenting the same problem; the assembly itself lives in
+:mod:`~pinkctl.qp.plan`, :mod:`~pinkctl.qp.fused` and the term modules.)
+
 :class:`DiffIKQP` builds, on each control tick, exactly the quadratic program of
 ``pink.build_ik`` restricted to the controlled tangent coordinates ``c`` (the other
 coordinates are held: zero velocity), and solves it:

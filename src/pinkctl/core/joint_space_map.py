@@ -1,0 +1,260 @@
+"""JointSpaceMap: precomputed index maps between a robot's joint space and a Pinocchio model.
+
+A controller builds one per set of controlled joints and reads its estimates and writes its
+commands through it, with a handful of vectorised numpy operations per call (conventions in
+:mod:`pinkctl.core.joints`; joint kinds and indices from :mod:`pinkctl.core.joint_info`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InputError
+from .indexing import as_index
+from .joint_info import JointInfo, joint_info
+from .state import JointState, name_space
+
+__all__ = ["JointSpaceMap", "scalar_joint"]
+
+
+def scalar_joint(model: pin.Model, name: str, *, what: str = "joint") -> JointInfo:
+    """The joint, checked to be given by one scalar position (scalar, continuous or mimic)."""
+    info = joint_info(model, name, what=what)
+    if info.kind == "multi":
+        raise InputError(
+            f"{what} {name!r} has nq={info.nq}, nv={info.nv}: it cannot be given by one "
+            "scalar position"
+        )
+    return info
+
+
+class JointSpaceMap:
+    """Precomputed index maps between a robot joint space and a Pinocchio model.
+
+    Built once per controller; its methods do a handful of vectorised numpy operations per
+    call, with only cheap shape checks (the controller's own inputs are already validated).
+
+    Args:
+        model: Pinocchio model.
+        controlled_joint_names: Joints the controller commands, in the order used by the
+            ``positions`` arguments below; each has one velocity coordinate (scalar or
+            continuous joint) and is in ``robot_joint_space``.
+        robot_joint_space: Ordered joint names of the robot's :class:`JointState`.
+
+    Raises:
+        ValueError: If a controlled joint is unknown to the model, not in the joint space,
+            repeated, a mimic joint, or a multi-coordinate joint.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        controlled_joint_names: Sequence[str],
+        robot_joint_space: Sequence[str],
+    ) -> None:
+        if not isinstance(model, pin.Model):
+            raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
+        controlled = list(controlled_joint_names)
+        if len(set(controlled)) != len(controlled):
+            raise InputError(f"controlled_joint_names has duplicates: {controlled}")
+        space = name_space(robot_joint_space, "robot_joint_space")
+        idx_q, idx_v, kinds, cols = [], [], [], []
+        for name in controlled:
+            info = scalar_joint(model, name, what="controlled joint")
+            if info.kind == "mimic":
+                raise InputError(
+                    f"controlled joint {name!r} is a mimic joint; control its master instead"
+                )
+            if name not in space.index:
+                raise InputError(f"controlled joint {name!r} is not in robot_joint_space")
+            idx_q.append(info.idx_q)
+            idx_v.append(info.idx_v)
+            kinds.append(info.kind == "continuous")
+            cols.append(space.index[name])
+        self.model = model
+        self.controlled_joint_names = controlled
+        self._space = space
+        self.idx_q = np.array(idx_q, dtype=np.intp)
+        self.idx_v = np.array(idx_v, dtype=np.intp)
+        self.is_continuous = np.array(kinds, dtype=bool)
+        self.space_indices = np.array(cols, dtype=np.intp)
+        self.q_neutral = pin.neutral(model)
+        for arr in (self.idx_q, self.idx_v, self.is_continuous, self.space_indices):
+            arr.flags.writeable = False
+        self.q_neutral.flags.writeable = False
+
+        n = len(controlled)
+        self._scalar_sel = np.flatnonzero(~self.is_continuous)
+        self._scalar_q = self.idx_q[self._scalar_sel]
+        self._cont_sel = np.flatnonzero(self.is_continuous)
+        self._cont_q = self.idx_q[self._cont_sel]
+        self._all_scalar = not self.is_continuous.any()
+        # Slices where the indices are contiguous ranges (views: cheaper than fancy indexing)
+        self._q_index: np.ndarray | slice = as_index(self.idx_q) if n else self.idx_q
+        self._cols: np.ndarray | slice = as_index(self.space_indices) if n else self.space_indices
+        self._cols_copy = isinstance(self._cols, slice)  # a slice reads a view: copy it
+        # validity of the controlled positions, compared as bytes (cheaper than .all())
+        self._all_valid = np.ones(n, dtype=bool).tobytes()
+        valid = np.zeros((3, len(space)), dtype=bool)
+        valid[0, self.space_indices] = True
+        valid[1, self.space_indices] = True
+        valid.flags.writeable = False
+        self._valid_pos_vel = valid  # immutable, so every output state may share it
+        self._foreign: tuple[Any, np.ndarray] | None = None
+
+    @property
+    def robot_joint_space(self) -> list[str]:
+        """The ordered joint names of the states this map reads and writes."""
+        return list(self._space.names)
+
+    def positions_from_state(self, joints: JointState | None) -> np.ndarray | None:
+        """Positions of the controlled joints (controlled order) read from ``joints``.
+
+        ``joints`` may use any joint space that contains the controlled joints. Returns None if
+        ``joints`` is None or lacks a valid position for any controlled joint.
+        """
+        if joints is None:
+            return None
+        space = joints.name_space
+        if space is self._space or space.names == self._space.names:
+            cols: np.ndarray | slice = self._cols
+        elif self._foreign is not None and self._foreign[0] is space:
+            cols = self._foreign[1]
+        else:
+            index = space.index
+            if any(name not in index for name in self.controlled_joint_names):
+                return None
+            cols = np.array([index[n] for n in self.controlled_joint_names], dtype=np.intp)
+            self._foreign = (space, cols)
+        valid, data = joints.valid_array, joints.data_array
+        if cols is self._cols:
+            if valid[0, cols].tobytes() != self._all_valid:
+                return None
+            positions = data[0, cols]
+            return positions.copy() if self._cols_copy else positions
+        if not valid[0, cols].all():
+            return None
+        return data[0, cols]
+
+    def to_configuration(
+        self, positions: np.ndarray, q_base: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Configuration ``q`` with the controlled joints set to ``positions``.
+
+        Args:
+            positions: (n_controlled,) float64 positions, controlled order.
+            q_base: (nq,) configuration for the other joints; default ``pin.neutral``.
+
+        Returns:
+            A new (nq,) array; continuous joints written as ``(cos θ, sin θ)``.
+        """
+        n = self.idx_q.shape[0]
+        if positions.shape != (n,):
+            raise InputError(f"positions must have shape ({n},), got {positions.shape}")
+        base = self.q_neutral if q_base is None else q_base
+        if base.shape != (self.model.nq,):
+            raise InputError(f"q_base must have shape ({self.model.nq},), got {base.shape}")
+        q = np.array(base, dtype=np.float64)
+        if self._all_scalar:
+            q[self._q_index] = positions
+        else:
+            q[self._scalar_q] = positions[self._scalar_sel]
+            angles = positions[self._cont_sel]
+            q[self._cont_q] = np.cos(angles)
+            q[self._cont_q + 1] = np.sin(angles)
+        return q
+
+    def configuration_to_positions(self, q: np.ndarray) -> np.ndarray:
+        """Controlled joint positions (controlled order) read from ``q``.
+
+        Continuous joints give ``atan2(sin, cos)``, wrapped to (-π, π].
+        """
+        if q.shape != (self.model.nq,):
+            raise InputError(f"q must have shape ({self.model.nq},), got {q.shape}")
+        if self._all_scalar:
+            return q[self.idx_q]
+        out = np.empty(self.idx_q.shape[0])
+        out[self._scalar_sel] = q[self._scalar_q]
+        out[self._cont_sel] = np.arctan2(q[self._cont_q + 1], q[self._cont_q])
+        return out
+
+    def command_state(self, positions: np.ndarray, velocities: np.ndarray) -> JointState:
+        """Positions and velocities of the controlled joints (controlled order) as a JointState.
+
+        The fast path of a controller's output: the caller guarantees two finite (n,) float64
+        arrays it will not write again (they are copied into a new matrix here).
+        """
+        data = np.zeros((3, len(self._space)))
+        data[0, self._cols] = positions
+        data[1, self._cols] = velocities
+        return JointState.from_trusted(self._space, data, self._valid_pos_vel)
+
+    def command_from_displacement(
+        self, base: np.ndarray, displacement: np.ndarray, dt: float
+    ) -> tuple[JointState, np.ndarray]:
+        """The command ``base + displacement`` with velocity ``displacement / dt``.
+
+        The controller's output in one go (same trust rules as :meth:`command_state`): both
+        rows are computed straight into the new state's matrix.
+
+        Args:
+            base: (n,) positions the displacement starts from, controlled order.
+            displacement: (n,) finite displacements [rad or m] over one step.
+            dt: Step length [s], > 0.
+
+        Returns:
+            The JointState and the commanded positions (n,), a read-only array.
+        """
+        data = np.zeros((3, len(self._space)))
+        cols = self._cols
+        if self._cols_copy:  # a slice: the rows are views of the matrix
+            positions = data[0, cols]
+            np.add(base, displacement, out=positions)
+            np.divide(displacement, dt, out=data[1, cols])
+        else:
+            positions = base + displacement
+            data[0, cols] = positions
+            data[1, cols] = displacement / dt
+        positions.setflags(write=False)  # a view made before the matrix became read-only
+        return JointState.from_trusted(self._space, data, self._valid_pos_vel), positions
+
+    def to_joint_state(
+        self, velocity: np.ndarray, current_positions: np.ndarray, dt: float
+    ) -> JointState:
+        """One explicit Euler step of the controlled joints, as a :class:`JointState`.
+
+        ``position = current_position + v * dt`` per controlled joint, with ``v`` read from the
+        tangent velocity at the joint's ``idx_v``. For a continuous joint this continues the
+        given (unwrapped) angle instead of wrapping it to (-π, π]; for every scalar joint it
+        equals ``pin.integrate``.
+
+        Args:
+            velocity: (nv,) tangent velocity [rad/s or m/s].
+            current_positions: (n_controlled,) current positions, controlled order.
+            dt: Step length [s].
+
+        Returns:
+            A JointState over the robot joint space with valid positions and velocities for
+            the controlled joints only.
+
+        Raises:
+            ValueError: On a wrong shape or a non-finite result.
+        """
+        if velocity.shape != (self.model.nv,):
+            raise InputError(f"velocity must have shape ({self.model.nv},), got {velocity.shape}")
+        n = self.idx_v.shape[0]
+        if current_positions.shape != (n,):
+            raise InputError(
+                f"current_positions must have shape ({n},), got {current_positions.shape}"
+            )
+        v = velocity[self.idx_v]
+        data = np.zeros((3, len(self._space)))
+        data[0, self._cols] = current_positions + v * dt
+        data[1, self._cols] = v
+        if not np.isfinite(data).all():
+            raise InputError("joint state from velocity contains NaN or infinite values")
+        return JointState.from_trusted(self._space, data, self._valid_pos_vel)
