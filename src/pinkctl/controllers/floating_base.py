@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from ..core.poses import matrix_to_quaternion, quaternion_to_matrix
 from ..core.state import RootState
 
 __all__ = ["FloatingBase"]
@@ -38,10 +39,8 @@ class FloatingBase:
         """The pose given by a root state, or None when it lacks position or orientation."""
         if root is None or root.position is None or root.orientation is None:
             return None
-        w, x, y, z = root.orientation.tolist()
-        quat = pin.Quaternion(w, x, y, z)
-        quat.normalize()
-        return pin.SE3(quat.toRotationMatrix(), np.array(root.position, dtype=np.float64))
+        rotation = quaternion_to_matrix(root.orientation)
+        return pin.SE3(rotation, np.array(root.position, dtype=np.float64))
 
     def reset(self, root: RootState | None) -> None:
         """Start from the estimate's root pose (kept as it was when the estimate has none)."""
@@ -58,10 +57,9 @@ class FloatingBase:
         the held pose), hold the result and return it as the desired root state."""
         origin = self._pose if start is None else start
         self._pose = origin * pin.exp6(pin.Motion(np.asarray(twist) * dt))
-        quat = pin.Quaternion(self._pose.rotation)
         return RootState(
             position=self._pose.translation.copy(),
-            orientation=np.array([quat.w, quat.x, quat.y, quat.z]),
+            orientation=matrix_to_quaternion(self._pose.rotation),
             linear_velocity=np.array(twist[:3], dtype=np.float64),
             angular_velocity=np.array(twist[3:6], dtype=np.float64),
         )

@@ -2,30 +2,163 @@
 
 A pose is a position (3,) in m and a quaternion (4,) ordered **(w, x, y, z)** (MuJoCo's and
 Isaac Sim's convention); it maps to and from a ``pin.SE3`` ``T`` with ``T.translation =
-position`` and ``T.rotation = R(q)``. Pinocchio stores quaternions as ``(x, y, z, w)``.
+position`` and ``T.rotation = R(q)``. Pinocchio stores quaternions as ``(x, y, z, w)``; the
+conversions below go through :class:`pinocchio.Quaternion`, ``pin.exp3_quat`` and
+``pin.log3`` rather than hand-written formulas.
+
+Rotation vectors ``r`` (axis times angle [rad]) are in the world frame: ``exp([r]) R`` turns
+the orientation ``R`` by ``|r|`` about ``r``. A quaternion and its negative are the same
+rotation; functions that choose a sign say so (``w >= 0``, "canonical"), the others keep the
+sign their inputs give.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError
 from .state import QUATERNION_MIN_NORM, NameSpace, SpatialState
 
 __all__ = [
     "SitePoseReader",
+    "canonical_quaternion",
+    "checked_pose",
     "isaac_sim_position_quaternion_to_se3",
+    "matrix_to_quaternion",
     "pose_to_se3",
+    "quaternion_angle",
+    "quaternion_from_rotation_vector",
+    "quaternion_product",
+    "quaternion_to_matrix",
+    "quaternion_to_rotation_vector",
+    "rotate_by_vector",
+    "rotation_vector_between",
     "se3_to_isaac_sim_position_quaternion",
     "se3_to_pose",
+    "unit_quaternions",
 ]
 
+#: A float64 array (a quaternion (4,), a rotation vector (3,), a matrix (3, 3), ...).
+Vector = NDArray[np.float64]
 
-def _finite_floats(value: Any, size: int, what: str) -> list[float]:
+
+# ---------------------------------------------------------------------------- quaternions
+def _pin_quaternion(quaternion_wxyz: ArrayLike) -> pin.Quaternion:
+    """The unit :class:`pinocchio.Quaternion` of a non-zero (w, x, y, z) quaternion."""
+    w, x, y, z = np.asarray(quaternion_wxyz, dtype=np.float64).reshape(4).tolist()
+    scale = max(abs(w), abs(x), abs(y), abs(z))
+    if not (scale >= QUATERNION_MIN_NORM and math.isfinite(w + x + y + z)):
+        raise InputError(f"quaternion (w, x, y, z) must be finite and non-zero, got {w, x, y, z}")
+    quaternion = pin.Quaternion(w, x, y, z)
+    quaternion.normalize()
+    return quaternion
+
+
+def _wxyz(quaternion: pin.Quaternion) -> Vector:
+    """A Pinocchio quaternion's coefficients in (w, x, y, z) order."""
+    x, y, z, w = quaternion.coeffs().tolist()
+    return np.array([w, x, y, z])
+
+
+def unit_quaternions(values: ArrayLike, argument: str, *, count: int | None = None) -> Vector:
+    """Validate (K, 4) or (4,) (w, x, y, z) quaternions; return them normalised, (K, 4).
+
+    Signs are kept. ``argument`` names the input in error messages.
+
+    Raises:
+        InputError: Not real numbers, a wrong shape or row count (``count``), NaN or
+            infinite values, or a zero quaternion.
+    """
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{argument} must be (w, x, y, z) quaternions of real numbers") from None
+    if array.ndim == 1:
+        array = array[None, :]
+    if array.ndim != 2 or array.shape[1] != 4:
+        raise InputError(f"{argument} must have shape (K, 4) (w, x, y, z), got {array.shape}")
+    if count is not None and array.shape[0] != count:
+        raise InputError(f"{argument} must have {count} rows, got {array.shape[0]}")
+    if not np.all(np.isfinite(array)):
+        raise InputError(f"{argument} must be finite (no NaN or infinity)")
+    norms = np.linalg.norm(array, axis=1)
+    if np.any(norms < QUATERNION_MIN_NORM):
+        raise InputError(f"{argument} contains a zero quaternion")
+    return array / norms[:, None]
+
+
+def canonical_quaternion(quaternion_wxyz: ArrayLike) -> Vector:
+    """The unit quaternion of the same rotation with ``w >= 0``.
+
+    Raises:
+        InputError: On a zero, NaN or infinite quaternion.
+    """
+    wxyz = _wxyz(_pin_quaternion(quaternion_wxyz))
+    return -wxyz if wxyz[0] < 0.0 else wxyz
+
+
+def quaternion_to_matrix(quaternion_wxyz: ArrayLike) -> Vector:
+    """Rotation matrix ``R(q)`` (3, 3) of a (w, x, y, z) quaternion, normalised first.
+
+    Raises:
+        InputError: On a zero, NaN or infinite quaternion.
+    """
+    return np.asarray(_pin_quaternion(quaternion_wxyz).toRotationMatrix())
+
+
+def matrix_to_quaternion(rotation: ArrayLike) -> Vector:
+    """Unit (w, x, y, z) quaternion with ``w >= 0`` of a rotation matrix (3, 3)."""
+    matrix = np.asarray(rotation, dtype=np.float64).reshape(3, 3)
+    wxyz = _wxyz(pin.Quaternion(matrix).normalized())
+    return -wxyz if wxyz[0] < 0.0 else wxyz
+
+
+def quaternion_product(a: ArrayLike, b: ArrayLike) -> Vector:
+    """Hamilton product ``a ⊗ b`` of two unit (w, x, y, z) quaternions: the rotation ``b``,
+    then ``a`` (``R(a ⊗ b) = R(a) R(b)``). The sign follows the factors."""
+    return _wxyz(_pin_quaternion(a) * _pin_quaternion(b))
+
+
+def quaternion_from_rotation_vector(rotation_vector: ArrayLike) -> Vector:
+    """``exp(r)``: the unit (w, x, y, z) quaternion of the rotation by ``|r|`` [rad] about
+    ``r`` (``w = cos(|r| / 2)``, so ``w >= 0`` for ``|r| <= pi``)."""
+    x, y, z, w = pin.exp3_quat(np.asarray(rotation_vector, dtype=np.float64)).tolist()
+    return np.array([w, x, y, z])
+
+
+def quaternion_to_rotation_vector(quaternion_wxyz: ArrayLike) -> Vector:
+    """``log(q)``: the rotation vector of a (w, x, y, z) quaternion, angle in [0, pi] (``q``
+    and ``-q`` give the same vector)."""
+    return np.asarray(pin.log3(_pin_quaternion(quaternion_wxyz)))
+
+
+def rotation_vector_between(q_from: ArrayLike, q_to: ArrayLike) -> Vector:
+    """World rotation vector ``r`` [rad] with ``R(q_to) = exp([r]) R(q_from)``, the shortest
+    (angle in [0, pi])."""
+    return np.asarray(pin.log3(_pin_quaternion(q_to) * _pin_quaternion(q_from).conjugate()))
+
+
+def rotate_by_vector(quaternion_wxyz: ArrayLike, rotation_vector: ArrayLike) -> Vector:
+    """``exp(r) ⊗ q``: the orientation ``q`` turned by the world rotation vector ``r`` [rad].
+
+    The sign follows ``q`` (for ``|r| <= pi``); :func:`canonical_quaternion` picks ``w >= 0``.
+    """
+    turn = pin.Quaternion(pin.exp3_quat(np.asarray(rotation_vector, dtype=np.float64)))
+    return _wxyz(turn * _pin_quaternion(quaternion_wxyz))
+
+
+def quaternion_angle(q1: ArrayLike, q2: ArrayLike) -> float:
+    """Rotation angle [rad] between two (w, x, y, z) quaternions, in [0, pi] (normalised
+    first; ``q`` and ``-q`` are the same orientation). Accurate for small angles too."""
+    return float(np.linalg.norm(rotation_vector_between(q1, q2)))
+
+
+# ---------------------------------------------------------------------------- poses
+def _finite_floats(value: ArrayLike, size: int, what: str) -> list[float]:
     """``value`` as ``size`` finite Python floats (any shape with ``size`` elements)."""
     if type(value) is np.ndarray and value.dtype == np.float64:
         arr = value
@@ -44,7 +177,7 @@ def _finite_floats(value: Any, size: int, what: str) -> list[float]:
     return values
 
 
-def pose_to_se3(position: Any, quaternion_wxyz: Any) -> pin.SE3:
+def pose_to_se3(position: ArrayLike, quaternion_wxyz: ArrayLike) -> pin.SE3:
     """Build the transform ``T = (R(q), p)`` from a position and a (w, x, y, z) quaternion.
 
     Args:
@@ -78,6 +211,15 @@ def se3_to_pose(transform: pin.SE3) -> tuple[np.ndarray, np.ndarray]:
     if w < 0.0:
         norm = -norm
     return np.array([px, py, pz]), np.array([w / norm, x / norm, y / norm, z / norm])
+
+
+def checked_pose(position: ArrayLike, quaternion_wxyz: ArrayLike) -> tuple[Vector, Vector]:
+    """``(position (3,), unit quaternion (4,) with w >= 0)`` from user input.
+
+    Raises:
+        InputError: Wrong sizes, NaN or infinite values, or a zero quaternion.
+    """
+    return se3_to_pose(pose_to_se3(position, quaternion_wxyz))
 
 
 class SitePoseReader:

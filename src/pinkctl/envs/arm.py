@@ -36,6 +36,7 @@ import pinocchio as pin
 
 from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
 
+from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
 from ._checks import one_of, positive_float
 from .gripper import ctrl_to_normalized, normalized_to_ctrl
@@ -314,9 +315,7 @@ class CartesianArm:
             assert configuration is not None  # reset succeeded
             current = configuration.get_transform_frame_to_world(self.point).rotation
             rotation = _down_rotation(current) if self.orientation == "down" else current
-        quaternion = np.empty(4)
-        mujoco.mju_mat2Quat(quaternion, np.ascontiguousarray(rotation).reshape(-1))
-        return quaternion
+        return matrix_to_quaternion(rotation)
 
     def apply(self, delta: np.ndarray, opening: float | None = None) -> None:
         """One control step: move the target by ``delta``, solve the IK, run the physics.

@@ -29,6 +29,7 @@ import pinocchio as pin
 
 from pinkctl import PinkRobot
 
+from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
 from .arm import add_point_frame, add_point_site
 from .scene import FreeBlock, add_front_camera, add_goal_marker, stiff_contact
@@ -150,7 +151,7 @@ class SO101PickScene:
             JAW_PAD_GEOMS[1]: (
                 MOVING_JAW_LINK,
                 self._moving_pad.translation.tolist(),
-                pin.Quaternion(self._moving_pad.rotation).coeffs()[[3, 0, 1, 2]].tolist(),
+                matrix_to_quaternion(self._moving_pad.rotation).tolist(),
                 MOVING_PAD_HALF_THICKNESS,
             ),
         }

@@ -29,6 +29,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
+from ..core.poses import quaternion_to_matrix
 from ..errors import InputError
 
 __all__ = [
@@ -111,8 +112,7 @@ def _quaternion_matrix(quat: np.ndarray, name: str) -> np.ndarray:
     norm = float(np.linalg.norm(quat))
     if norm < 1e-9:
         raise InputError(f"{name}: quaternion (w, x, y, z) must be non-zero, got {quat}")
-    w, x, y, z = quat / norm
-    return pin.Quaternion(w, x, y, z).toRotationMatrix()
+    return quaternion_to_matrix(quat)
 
 
 _EYE3 = np.eye(3)

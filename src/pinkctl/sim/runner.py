@@ -20,14 +20,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from ..core.poses import quaternion_angle
 from ..core.state import RobotState
 from ..errors import InputError
+from .log import ClosedLoopLog
 from .simulation import MujocoSimulation
 
 __all__ = ["ClosedLoopLog", "SetpointSource", "run_closed_loop"]
@@ -44,189 +44,6 @@ class _Controller(Protocol):
 
 
 SetpointSource = RobotState | Callable[[float], RobotState | None] | _Controller | None
-
-
-def _quat_angle(q1: np.ndarray, q2: np.ndarray) -> float:
-    """Rotation angle [rad] between two unit quaternions (w, x, y, z)."""
-    d = abs(float(np.dot(q1, q2))) / (np.linalg.norm(q1) * np.linalg.norm(q2))
-    return 2.0 * float(np.arccos(min(1.0, d)))
-
-
-@dataclass
-class ClosedLoopLog:
-    """Per-tick record of a closed-loop run; arrays are indexed by tick.
-
-    Attributes:
-        time: Tick times [s], shape (K,).
-        joint_names: Joint space of ``q`` and ``qd``.
-        q: Measured joint positions at each tick [rad], (K, N).
-        qd: Measured joint velocities [rad/s], (K, N).
-        command_names: Joints of ``command``.
-        command: Servo position command in force after the tick, (K, C); NaN before the first.
-        tool_frame: Site whose pose is logged.
-        tool_position: Tool position after the control period [m], (K, 3).
-        tool_orientation: Tool quaternion (w, x, y, z) after the control period, (K, 4).
-        target_position: Target position of the tick [m], (K, 3); NaN when there is none.
-        target_orientation: Target quaternion, (K, 4); NaN when there is none.
-        position_error: ‖tool − target‖ [m], (K,); NaN without a target.
-        orientation_error: Rotation angle between tool and target [rad], (K,).
-        tick_time: Wall time of ``controller.forward`` [s], (K,).
-        returned_none: True where ``forward`` returned None, (K,).
-        none_reasons: ``last_error`` of the controller for those ticks (first 20 kept).
-        lower_limits, upper_limits: Position limits of ``command_names`` [rad].
-    """
-
-    time: np.ndarray
-    joint_names: list[str]
-    q: np.ndarray
-    qd: np.ndarray
-    command_names: list[str]
-    command: np.ndarray
-    tool_frame: str
-    tool_position: np.ndarray
-    tool_orientation: np.ndarray
-    target_position: np.ndarray
-    target_orientation: np.ndarray
-    position_error: np.ndarray
-    orientation_error: np.ndarray
-    tick_time: np.ndarray
-    returned_none: np.ndarray
-    lower_limits: np.ndarray
-    upper_limits: np.ndarray
-    none_reasons: list[str] = field(default_factory=list)
-
-    @property
-    def limit_violations(self) -> int:
-        """Number of ticks whose command puts a joint outside its position limits."""
-        cmd = self.command
-        with np.errstate(invalid="ignore"):
-            bad = (cmd < self.lower_limits - 1e-9) | (cmd > self.upper_limits + 1e-9)
-        return int(np.count_nonzero(np.any(bad, axis=1)))
-
-    def summary(self, skip: float = 0.0) -> dict[str, float]:
-        """Metrics of the run, ignoring the first ``skip`` seconds for the error statistics.
-
-        Keys: ``rms_position_error_mm``, ``max_position_error_mm``,
-        ``rms_orientation_error_mrad``, ``max_orientation_error_mrad``, ``tick_median_us``,
-        ``tick_p99_us``, ``ticks``, ``ticks_none``, ``limit_violations``.
-        """
-        sel = self.time >= self.time[0] + skip if len(self.time) else np.zeros(0, bool)
-        pos = self.position_error[sel]
-        ori = self.orientation_error[sel]
-        pos = pos[np.isfinite(pos)]
-        ori = ori[np.isfinite(ori)]
-
-        def rms(x: np.ndarray) -> float:
-            return float(np.sqrt(np.mean(x**2))) if x.size else float("nan")
-
-        def peak(x: np.ndarray) -> float:
-            return float(np.max(x)) if x.size else float("nan")
-
-        ticks = self.tick_time * 1e6
-        return {
-            "rms_position_error_mm": rms(pos) * 1e3,
-            "max_position_error_mm": peak(pos) * 1e3,
-            "rms_orientation_error_mrad": rms(ori) * 1e3,
-            "max_orientation_error_mrad": peak(ori) * 1e3,
-            "tick_median_us": float(np.median(ticks)) if ticks.size else float("nan"),
-            "tick_p99_us": float(np.percentile(ticks, 99)) if ticks.size else float("nan"),
-            "ticks": float(len(self.time)),
-            "ticks_none": float(np.count_nonzero(self.returned_none)),
-            "limit_violations": float(self.limit_violations),
-        }
-
-    def format_summary(
-        self, skip: float = 0.0, extra_rows: list[tuple[str, str]] | None = None
-    ) -> str:
-        """The summary as an aligned two-column table (plus ``extra_rows``)."""
-        s = self.summary(skip)
-
-        def value(key: str, unit: str, digits: int = 3) -> str:
-            x = s[key]
-            return f"{x:.{digits}f} {unit}" if np.isfinite(x) else "n/a"
-
-        rows = [
-            ("ticks", f"{int(s['ticks'])}"),
-            ("ticks returning None", f"{int(s['ticks_none'])}"),
-            ("position error RMS", value("rms_position_error_mm", "mm")),
-            ("position error max", value("max_position_error_mm", "mm")),
-            ("orientation error RMS", value("rms_orientation_error_mrad", "mrad")),
-            ("orientation error max", value("max_orientation_error_mrad", "mrad")),
-            ("controller tick median", value("tick_median_us", "us", 1)),
-            ("controller tick p99", value("tick_p99_us", "us", 1)),
-            ("joint-limit violations", f"{int(s['limit_violations'])}"),
-            *(extra_rows or []),
-        ]
-        width = max(len(r[0]) for r in rows)
-        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
-
-    def save(self, path: str | Path) -> Path:
-        """Write every array to a compressed ``.npz`` file."""
-        path = Path(path)
-        np.savez_compressed(
-            path,
-            time=self.time,
-            joint_names=np.array(self.joint_names),
-            q=self.q,
-            qd=self.qd,
-            command_names=np.array(self.command_names),
-            command=self.command,
-            tool_frame=np.array(self.tool_frame),
-            tool_position=self.tool_position,
-            tool_orientation=self.tool_orientation,
-            target_position=self.target_position,
-            target_orientation=self.target_orientation,
-            position_error=self.position_error,
-            orientation_error=self.orientation_error,
-            tick_time=self.tick_time,
-            returned_none=self.returned_none,
-            lower_limits=self.lower_limits,
-            upper_limits=self.upper_limits,
-        )
-        return path
-
-    def plot(self, path: str | Path, title: str | None = None) -> Path:
-        """Save a PNG: error over time and the traced path against the target (matplotlib)."""
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError("plot() needs matplotlib: pip install 'pinkctl[plot]'") from exc
-        path = Path(path)
-        fig = plt.figure(figsize=(11, 4.6))
-        ax_err = fig.add_subplot(1, 2, 1)
-        ax_err.plot(self.time, self.position_error * 1e3, label="position [mm]", lw=1.0)
-        ax_err.plot(self.time, self.orientation_error * 1e3, label="orientation [mrad]", lw=1.0)
-        ax_err.set_xlabel("time [s]")
-        ax_err.set_ylabel("tracking error")
-        ax_err.set_title("Tracking error (MuJoCo closed loop)")
-        ax_err.grid(alpha=0.3)
-        ax_err.legend()
-        ax_path = fig.add_subplot(1, 2, 2)
-        target = self.target_position
-        tool = self.tool_position
-        ok = np.all(np.isfinite(target), axis=1)
-        # project on the two axes along which the target moves most
-        spread = np.ptp(target[ok], axis=0) if ok.any() else np.ptp(tool, axis=0)
-        a, b = np.argsort(spread)[::-1][:2]
-        a, b = sorted((int(a), int(b)))
-        axis = "xyz"
-        ax_path.plot(target[ok, a], target[ok, b], "k--", lw=1.0, label="target")
-        ax_path.plot(tool[:, a], tool[:, b], lw=1.2, alpha=0.8, label=f"tool ({self.tool_frame})")
-        ax_path.set_xlabel(f"{axis[a]} [m]")
-        ax_path.set_ylabel(f"{axis[b]} [m]")
-        ax_path.set_aspect("equal", adjustable="datalim")
-        ax_path.set_title("Traced path")
-        ax_path.grid(alpha=0.3)
-        ax_path.legend()
-        if title:
-            fig.suptitle(title)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        return path
 
 
 def _target_pose(
@@ -295,13 +112,8 @@ def run_closed_loop(
         raise InputError(f"tool_frame {frame!r} is not a site; sites are {sim.site_names}")
     joints = list(sim.joint_names if joint_space is None else joint_space)
     commands = list(sim.actuated_joint_names)
-    model = sim.model
-    lower = np.array([model.jnt_range[model.joint(n).id][0] for n in commands])
-    upper = np.array([model.jnt_range[model.joint(n).id][1] for n in commands])
-    limited = np.array([bool(model.jnt_limited[model.joint(n).id]) for n in commands])
-    lower = np.where(limited, lower, -np.inf)
-    upper = np.where(limited, upper, np.inf)
-    act_ids = [sim._actuator_of[n] for n in commands]
+    lower, upper = sim.joint_position_limits(commands)
+    act_ids = sim.actuator_ids(commands)
 
     upstream = setpoint if hasattr(setpoint, "forward") else None
     t0 = sim.time
@@ -341,7 +153,7 @@ def run_closed_loop(
 
         bar = tqdm(total=n_ticks, unit="tick", leave=False)
 
-    have_marker = show_target and sim._mocap_id >= 0
+    have_marker = show_target and sim.has_target_marker
     for k in range(n_ticks):
         t = sim.time - t0
         est = sim.get_robot_state(joints)
@@ -393,7 +205,7 @@ def run_closed_loop(
     ori_err = np.full(n_ticks, np.nan)
     ok = np.all(np.isfinite(tgt_q), axis=1)
     for i in np.flatnonzero(ok):
-        ori_err[i] = _quat_angle(tool_q[i], tgt_q[i])
+        ori_err[i] = quaternion_angle(tool_q[i], tgt_q[i])
     return ClosedLoopLog(
         time=log_t,
         joint_names=joints,

@@ -36,6 +36,7 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
+from ..core.poses import matrix_to_quaternion
 from ..errors import InputError, PinkctlWarning
 
 if TYPE_CHECKING:
@@ -109,11 +110,10 @@ def _add_sites(spec: mujoco.MjSpec, robot: PinkRobot, frames: Sequence[str]) -> 
         parent = bodies.get(model.frames[index].name)
         if parent is None:
             raise InputError(f"site frame {frame!r} hangs on no link of the MuJoCo model")
-        quat = pin.Quaternion(placement.rotation)
         parent.add_site(
             name=frame,
             pos=placement.translation.tolist(),
-            quat=[quat.w, quat.x, quat.y, quat.z],
+            quat=matrix_to_quaternion(placement.rotation).tolist(),
             size=[0.005, 0.0, 0.0],
             rgba=[1, 0.2, 0.2, 1],
         )

@@ -11,8 +11,7 @@ Controlled and gripper joints get position servos
 
 with the gains of ``robot.toml``. Bodies carry gravity compensation (``gravcomp = 1``), as real
 arms compensate gravity in firmware. When a command carries velocities, the servo gets velocity
-feed-forward by commanding :math:`u = q_{des} + (k_v / k_p) \\dot{q}_{des}`, which turns the
-damping term into :math:`k_v (\\dot{q}_{des} - \\dot{q})`.
+feed-forward (:mod:`pinkctl.sim.servos`).
 
 Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention.
 """
@@ -27,10 +26,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import callable_or_none, real_number
-from ..core.poses import pose_to_se3, se3_to_pose
-from ..core.state import JointState, RobotState, SpatialState
+from ..core.poses import checked_pose
+from ..core.state import JointState, RobotState
 from ..errors import InputError
-from .scene import HOLD_PREFIX, TARGET_BODY, build_spec
+from .scene import TARGET_BODY, build_spec
+from .sensing import site_pose, site_state
+from .servos import PositionServos
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
@@ -78,18 +79,8 @@ class MujocoSimulation:
         self._qpos_adr = {n: int(model.joint(n).qposadr[0]) for n in self.joint_names}
         self._dof_adr = {n: int(model.joint(n).dofadr[0]) for n in self.joint_names}
         self.actuated_joint_names = list(actuated_joint_names)
-        self._actuator_of = {
-            n: int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n))
-            for n in self.actuated_joint_names
-        }
-        self._joint_damping = {
-            n: float(model.dof_damping[self._dof_adr[n]]) for n in self.joint_names
-        }
-        self._holds = [
-            (i, int(model.jnt_qposadr[model.actuator_trnid[i, 0]]))
-            for i in range(model.nu)
-            if (model.actuator(i).name or "").startswith(HOLD_PREFIX)
-        ]
+        self._servos = PositionServos(model, self.actuated_joint_names, self._dof_adr)
+        self._actuator_of = self._servos.actuator_of
         self.site_names = list(site_names)
         self._site_ids = {
             n: int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, n)) for n in self.site_names
@@ -215,10 +206,7 @@ class MujocoSimulation:
         for name, value in positions.items():
             if name in self._qpos_adr:
                 self.data.qpos[self._qpos_adr[name]] = value
-        for name, act in self._actuator_of.items():
-            self.data.ctrl[act] = self.data.qpos[self._qpos_adr[name]]
-        for act, adr in self._holds:
-            self.data.ctrl[act] = self.data.qpos[adr]
+        self._servos.hold(self.data, self._qpos_adr)
         mujoco.mj_forward(self.model, self.data)
 
     def _write_mimic_followers(self, positions: dict[str, float]) -> None:
@@ -251,25 +239,25 @@ class MujocoSimulation:
         self._check_names(names)
         return np.array([self.data.qvel[self._dof_adr[n]] for n in names])
 
+    def _checked_values(self, names: Sequence[str], values: ArrayLike) -> np.ndarray:
+        """``values`` as one finite number per joint of ``names`` (known joints)."""
+        self._check_names(names)
+        values_arr = np.asarray(values, dtype=float).reshape(-1)
+        if values_arr.shape != (len(names),) or not np.all(np.isfinite(values_arr)):
+            raise InputError(f"values must be {len(names)} finite numbers, got {values!r}")
+        return values_arr
+
     def set_joint_positions(self, names: Sequence[str], values: ArrayLike) -> None:
         """Teleport joints (no dynamics) and refresh kinematics."""
         names = list(names)
-        values_arr = np.asarray(values, dtype=float).reshape(-1)
-        self._check_names(names)
-        if values_arr.shape != (len(names),) or not np.all(np.isfinite(values_arr)):
-            raise InputError(f"values must be {len(names)} finite numbers, got {values!r}")
-        for n, v in zip(names, values_arr):
+        for n, v in zip(names, self._checked_values(names, values)):
             self.data.qpos[self._qpos_adr[n]] = v
         mujoco.mj_forward(self.model, self.data)
 
     def set_joint_velocities(self, names: Sequence[str], values: ArrayLike) -> None:
         """Set joint velocities."""
         names = list(names)
-        values_arr = np.asarray(values, dtype=float).reshape(-1)
-        self._check_names(names)
-        if values_arr.shape != (len(names),) or not np.all(np.isfinite(values_arr)):
-            raise InputError(f"values must be {len(names)} finite numbers, got {values!r}")
-        for n, v in zip(names, values_arr):
+        for n, v in zip(names, self._checked_values(names, values)):
             self.data.qvel[self._dof_adr[n]] = v
 
     def set_position_targets(
@@ -283,42 +271,39 @@ class MujocoSimulation:
         The servo law is :math:`k_p (u - q) - k_v \\dot q` (and the joint's damping
         :math:`d`); commanding :math:`u = q_{des} + ((k_v + d)/k_p) \\dot q_{des}` gives
         :math:`k_p (q_{des} - q) + (k_v + d) (\\dot q_{des} - \\dot q)`.
+
+        Raises:
+            ValueError: Positions or velocities that are not one finite number per name, or a
+                joint without an actuator (nothing is written).
         """
-        names = list(names)
-        pos = np.asarray(positions, dtype=float).reshape(-1)
-        if pos.shape != (len(names),) or not np.all(np.isfinite(pos)):
-            raise InputError(f"positions must be {len(names)} finite numbers, got {positions!r}")
+        self._servos.command(self.data, names, positions, velocities)
+
+    def actuator_ids(self, names: Sequence[str]) -> list[int]:
+        """MuJoCo actuator id of each actuated joint of ``names``.
+
+        Raises:
+            ValueError: A joint without an actuator.
+        """
         unknown = [n for n in names if n not in self._actuator_of]
         if unknown:
             raise InputError(
                 f"joints {unknown} have no actuator; actuated: {self.actuated_joint_names}"
             )
-        vel = None
-        if velocities is not None:
-            vel = np.asarray(velocities, dtype=float).reshape(-1)
-            if vel.shape != pos.shape or not np.all(np.isfinite(vel)):
-                raise InputError(f"velocities must be {len(names)} finite numbers")
-        for k, n in enumerate(names):
-            act = self._actuator_of[n]
-            u = pos[k]
-            if vel is not None:
-                # kp (u - q) - kv qd - d qd = kp (q_des - q) + (kv + d) (qd_des - qd): the
-                # servo's damping and the joint's own damping d both get the feed-forward
-                gain_p = self.model.actuator_gainprm[act, 0]
-                gain_v = -self.model.actuator_biasprm[act, 2] + self._joint_damping[n]
-                u += gain_v / gain_p * vel[k]
-            self.data.ctrl[act] = u
+        return [self._actuator_of[n] for n in names]
+
+    def joint_position_limits(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` position limits [rad] or [m] of ``names`` in the model (-inf and
+        inf for a joint without limits)."""
+        self._check_names(names)
+        ids = [self.model.joint(n).id for n in names]
+        limited = self.model.jnt_limited[ids].astype(bool)
+        ranges = self.model.jnt_range[ids].reshape(-1, 2)
+        return np.where(limited, ranges[:, 0], -np.inf), np.where(limited, ranges[:, 1], np.inf)
 
     # ------------------------------------------------------------------ sites and states
     def get_site_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World pose of a site: (position [m] (3,), quaternion (w, x, y, z) (4,))."""
-        site = self._site_ids.get(name, -1)
-        if site < 0:
-            raise InputError(f"unknown site {name!r}; sites are {self.site_names}")
-        pos = self.data.site_xpos[site].copy()
-        quat = np.empty(4)
-        mujoco.mju_mat2Quat(quat, self.data.site_xmat[site])
-        return pos, quat
+        return site_pose(self.data, self._site_ids, name)
 
     def get_body_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World pose of a body: (position [m], quaternion (w, x, y, z))."""
@@ -340,35 +325,13 @@ class MujocoSimulation:
             site_space: Ordered site space; default ``site_names``.
         """
         joints = self.joint_names if joint_space is None else list(joint_space)
-        self._check_names(joints)
-        qpos = np.array([self.data.qpos[self._qpos_adr[n]] for n in joints])
-        qvel = np.array([self.data.qvel[self._dof_adr[n]] for n in joints])
+        qpos, qvel = self.get_joint_positions(joints), self.get_joint_velocities(joints)
         joint_state = JointState.from_name(
             joints, positions=(list(joints), qpos), velocities=(list(joints), qvel)
         )
         sites = self.site_names if site_space is None else list(site_space)
-        site_state = None
-        if sites:
-            positions = np.empty((len(sites), 3))
-            orientations = np.empty((len(sites), 4))
-            linear = np.empty((len(sites), 3))
-            angular = np.empty((len(sites), 3))
-            vel6 = np.empty(6)
-            for k, name in enumerate(sites):
-                positions[k], orientations[k] = self.get_site_pose(name)
-                # object velocity in the world-aligned frame at the site: [angular, linear]
-                mujoco.mj_objectVelocity(
-                    self.model, self.data, mujoco.mjtObj.mjOBJ_SITE, self._site_ids[name], vel6, 0
-                )
-                angular[k], linear[k] = vel6[:3], vel6[3:]
-            site_state = SpatialState.from_name(
-                list(sites),
-                positions=(list(sites), positions),
-                orientations=(list(sites), orientations),
-                linear_velocities=(list(sites), linear),
-                angular_velocities=(list(sites), angular),
-            )
-        return RobotState(joints=joint_state, sites=site_state)
+        sites_state = site_state(self.model, self.data, self._site_ids, sites) if sites else None
+        return RobotState(joints=joint_state, sites=sites_state)
 
     def apply(self, desired: RobotState | None) -> bool:
         """Apply a controller's output: joint positions (+ velocity feed-forward) to servos.
@@ -394,12 +357,16 @@ class MujocoSimulation:
         self.set_position_targets(names, positions, velocities)
         return True
 
+    @property
+    def has_target_marker(self) -> bool:
+        """Whether the model has the target marker (see :meth:`set_target_marker`)."""
+        return self._mocap_id >= 0
+
     def set_target_marker(self, position: ArrayLike, quaternion: ArrayLike) -> None:
         """Move the (visual only) target marker to a world pose (quaternion w, x, y, z)."""
         if self._mocap_id < 0:
             raise InputError("this simulation was built without a target marker")
-        pose = pose_to_se3(position, quaternion)  # finite position, non-zero quaternion
-        position_checked, quaternion_checked = se3_to_pose(pose)
+        position_checked, quaternion_checked = checked_pose(position, quaternion)
         self.data.mocap_pos[self._mocap_id] = position_checked
         self.data.mocap_quat[self._mocap_id] = quaternion_checked
 

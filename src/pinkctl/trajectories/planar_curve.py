@@ -9,9 +9,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core.poses import rotate_by_vector, unit_quaternions
 from ..core.state import RobotState
 from ..errors import InputError
-from . import _quaternion as quat
 from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar, vector3
 from .phase import RampedPhase
 from .trajectory import Trajectory, _check_time
@@ -144,7 +144,7 @@ class PlanarCurveTrajectory(Trajectory):
         c = vector3(center, "center")
         period = positive_scalar(period, "period")
         u, v = plane_axes(plane, normal)
-        q0 = quat.as_unit_quaternions(orientation, "orientation", count=1)[0]
+        q0 = unit_quaternions(orientation, "orientation", count=1)[0]
         ramp = float(ramp_time)
         if not (math.isfinite(ramp) and ramp >= 0.0):
             raise InputError(f"ramp_time must be a finite number >= 0, got {ramp_time!r}")
@@ -245,9 +245,7 @@ class PlanarCurveTrajectory(Trajectory):
             return position, self._orientation.copy(), linear_velocity, np.zeros(3)
         alpha = self._amplitude * math.sin(phi)
         alpha_dot = self._amplitude * math.cos(phi) * phi_dot
-        orientation = quat.multiply(
-            quat.from_rotation_vector(alpha * self._axis), self._orientation
-        )
+        orientation = rotate_by_vector(self._orientation, alpha * self._axis)
         return position, orientation, linear_velocity, alpha_dot * self._axis
 
     def get_target_state(self, time: float) -> RobotState:

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core.poses import rotate_by_vector, rotation_vector_between, unit_quaternions
 from ..core.state import RobotState
 from ..errors import InputError
-from . import _quaternion as quat
 from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar
 from .time_scaling import TrapezoidTimeScaling
 from .trajectory import Trajectory, _check_time
@@ -80,7 +80,7 @@ class PoseWaypointTrajectory(Trajectory):
         count = points.shape[0]
         if count < 2:
             raise InputError(f"a trajectory needs at least 2 waypoints, got {count}")
-        rotations = quat.as_unit_quaternions(orientations, "orientations", count=count)
+        rotations = unit_quaternions(orientations, "orientations", count=count)
         v_max = np.array(
             [
                 positive_scalar(max_linear_velocity, "max_linear_velocity"),
@@ -96,8 +96,7 @@ class PoseWaypointTrajectory(Trajectory):
 
         translations = np.diff(points, axis=0)
         rotation_vectors = [
-            quat.to_rotation_vector(quat.multiply(rotations[k + 1], quat.conjugate(rotations[k])))
-            for k in range(count - 1)
+            rotation_vector_between(rotations[k], rotations[k + 1]) for k in range(count - 1)
         ]
         profiles = []
         for k in range(count - 1):
@@ -157,9 +156,7 @@ class PoseWaypointTrajectory(Trajectory):
         translation = self._translations[k]
         rotation_vector = self._rotation_vectors[k]
         position = self._positions[k] + s * translation
-        orientation = quat.multiply(
-            quat.from_rotation_vector(s * rotation_vector), self._orientations[k]
-        )
+        orientation = rotate_by_vector(self._orientations[k], s * rotation_vector)
         return position, orientation, s_dot * translation, s_dot * rotation_vector
 
     def get_target_state(self, time: float) -> RobotState:

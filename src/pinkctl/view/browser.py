@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core.poses import quaternion_to_matrix
 from ..errors import InputError
 
 __all__ = [
@@ -84,15 +85,8 @@ class CameraView:
     def __init__(
         self, position: ArrayLike, wxyz: ArrayLike, fov: float, width: int, height: int
     ) -> None:
-        w, x, y, z = np.asarray(wxyz, dtype=float)
         self.position = np.asarray(position, dtype=float)
-        self.rotation = np.array(
-            [
-                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-            ]
-        )
+        self.rotation = quaternion_to_matrix(wxyz)
         self.focal = 0.5 * height / np.tan(0.5 * fov)
         self.width, self.height = width, height
 

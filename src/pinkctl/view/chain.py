@@ -17,6 +17,7 @@ Selectors replace the inference (the seed's ``joints`` / ``actuators`` options):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,9 +26,10 @@ from typing import Union
 import mujoco
 import numpy as np
 
+from ..core.robot import PinkRobot
 from ..errors import InputError
 
-__all__ = ["JointSelection", "Selector", "select_joints"]
+__all__ = ["JointSelection", "Selector", "chain_robot", "select_joints"]
 
 #: A list of names, or a regular expression (string or compiled) searched in each name.
 Selector = Union[Sequence[str], str, "re.Pattern[str]"]
@@ -170,3 +172,42 @@ def position_servo_gains(model: mujoco.MjModel, actuator_ids: Sequence[int]) -> 
     kp = model.actuator_gainprm[ids, 0]
     kv = -model.actuator_biasprm[ids, 2]
     return np.where(kp > 0, kv / np.where(kp > 0, kp, 1.0), 0.0)
+
+
+def chain_robot(robot: PinkRobot, joints: Sequence[str], site: str) -> PinkRobot:
+    """A copy of ``robot`` that controls ``joints`` with ``site`` as tool frame, no gripper.
+
+    Velocity limits come from the robot (else its model); acceleration limits only when the
+    robot has them for every joint of ``joints``, jerk limits likewise.
+
+    Raises:
+        ValueError: A joint that is not a one-coordinate joint of the model, or a site that is
+            not a frame of it.
+    """
+    model = robot.model
+    for name in joints:
+        if not model.existJointName(name) or model.joints[model.getJointId(name)].nv != 1:
+            raise InputError(f"joint {name!r} is not a one-coordinate joint of the robot model")
+    if not model.existFrame(site):
+        raise InputError(f"site {site!r} is not a frame of the robot model")
+    velocity = {
+        n: robot.velocity_limits.get(
+            n, float(model.velocityLimit[model.joints[model.getJointId(n)].idx_v])
+        )
+        for n in joints
+    }
+    acceleration: dict[str, float] = {}
+    jerk: dict[str, float] = {}
+    if all(n in robot.acceleration_limits for n in joints):
+        acceleration = {n: robot.acceleration_limits[n] for n in joints}
+        if all(n in robot.jerk_limits for n in joints):
+            jerk = {n: robot.jerk_limits[n] for n in joints}
+    return dataclasses.replace(
+        robot,
+        controlled_joint_names=list(joints),
+        tool_frame=site,
+        gripper_joint_names=[],
+        velocity_limits=velocity,
+        acceleration_limits=acceleration,
+        jerk_limits=jerk,
+    )

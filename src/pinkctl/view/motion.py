@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import real_number
-from .pose import rotate_by_vector, rotation_vector_between
+from ..core.poses import canonical_quaternion, rotate_by_vector, rotation_vector_between
 
 __all__ = ["MinimumJerkMove", "minimum_jerk"]
 
@@ -91,5 +91,7 @@ class MinimumJerkMove:
         s, ds = minimum_jerk((t - self.start_time) / self.duration)
         rate = ds / self.duration
         position = self.start_position + s * self._delta_p
-        quaternion = rotate_by_vector(self.start_quaternion, s * self._delta_r)
+        quaternion = canonical_quaternion(
+            rotate_by_vector(self.start_quaternion, s * self._delta_r)
+        )
         return position, quaternion, rate * self._delta_p, rate * self._delta_r

@@ -26,11 +26,15 @@ import mujoco
 import numpy as np
 
 from .._validation import real_number
+from ..core.poses import quaternion_angle
 from .scene import InteractiveScene
 
 __all__ = ["NativeViewerError", "display_problem", "follow_markers", "run_native"]
 
 _FRAME_PERIOD = 1.0 / 60.0  # s
+#: A marker turned by less than this from its target [rad] was not moved by the user (the
+#: viewer and the target store the same orientation up to rounding).
+MARKER_TURN_TOLERANCE = 1e-6
 
 
 class NativeViewerError(RuntimeError):
@@ -83,8 +87,8 @@ def follow_markers(scene: InteractiveScene, markers: list[int]) -> int:
             continue
         pose = target.target_pose()
         position, quaternion = data.mocap_pos[mocap], data.mocap_quat[mocap]
-        same_turn = abs(abs(float(np.dot(quaternion, pose.quaternion))) - 1.0) < 1e-9
-        if np.abs(position - pose.position).max() > 1e-9 or not same_turn:
+        turned = quaternion_angle(quaternion, pose.quaternion) > MARKER_TURN_TOLERANCE
+        if np.abs(position - pose.position).max() > 1e-9 or turned:
             target.move_target(position.copy(), quaternion.copy())
             moved += 1
     return moved

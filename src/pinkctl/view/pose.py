@@ -1,20 +1,26 @@
-"""Target poses: the gizmo's position, orientation and roll/pitch/yaw, and pose arithmetic.
+"""Target poses: the gizmo's position, orientation and roll/pitch/yaw.
 
 Conventions (the project's): positions in metres in the world frame; quaternions ordered
 **(w, x, y, z)** with ``w >= 0`` (MuJoCo's order; three.js, the seed's library, uses
 (x, y, z, w)); roll/pitch/yaw in radians with ``R = Rz(yaw) · Ry(pitch) · Rx(roll)`` (fixed
 axes x, then y, then z; the seed's three.js ``Euler`` defaults to the order XYZ instead).
+The pose arithmetic lives in :mod:`pinkctl.core.poses`; its names used here are re-exported.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from ..core.poses import pose_to_se3, se3_to_pose
+from ..core.poses import (
+    checked_pose,
+    quaternion_angle,
+    quaternion_to_matrix,
+    rotate_by_vector,
+    rotation_vector_between,
+)
 
 __all__ = [
     "TargetPose",
@@ -53,8 +59,7 @@ class TargetPose:
         angular_velocity: np.ndarray | None = None,
     ) -> TargetPose:
         """Build from a checked position and (w, x, y, z) quaternion (copies are stored)."""
-        w, x, y, z = quaternion.tolist()
-        rpy = pin.rpy.matrixToRpy(pin.Quaternion(w, x, y, z).toRotationMatrix())
+        rpy = pin.rpy.matrixToRpy(quaternion_to_matrix(quaternion))
         zero = np.zeros(3)
         return cls(
             position=np.array(position, dtype=float),
@@ -65,32 +70,6 @@ class TargetPose:
         )
 
 
-def checked_pose(position: Any, quaternion: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(position (3,), unit quaternion (4,) with w >= 0)`` from user input.
-
-    Raises:
-        ValueError: Wrong sizes, NaN or infinite values, or a zero quaternion.
-    """
-    return se3_to_pose(pose_to_se3(position, quaternion))
-
-
-def _matrix(quaternion: np.ndarray) -> np.ndarray:
-    w, x, y, z = quaternion.tolist()
-    return np.asarray(pin.Quaternion(w, x, y, z).toRotationMatrix())
-
-
-def rotation_vector_between(q_from: np.ndarray, q_to: np.ndarray) -> np.ndarray:
-    """World rotation vector [rad] ``r`` with ``R(q_to) = exp([r]) R(q_from)``."""
-    return np.asarray(pin.log3(_matrix(q_to) @ _matrix(q_from).T))
-
-
-def rotate_by_vector(quaternion: np.ndarray, rotation_vector: np.ndarray) -> np.ndarray:
-    """``exp([r]) R(q)`` as a (w, x, y, z) quaternion with ``w >= 0``."""
-    rotation = np.asarray(pin.exp3(rotation_vector)) @ _matrix(quaternion)
-    return se3_to_pose(pin.SE3(rotation, np.zeros(3)))[1]
-
-
-def orientation_distance(q1: np.ndarray, q2: np.ndarray) -> float:
-    """Rotation angle [rad] between two unit (w, x, y, z) quaternions, in [0, pi]."""
-    d = min(1.0, abs(float(np.dot(q1, q2))))
-    return 2.0 * float(np.arccos(d))
+#: The rotation angle [rad] between two (w, x, y, z) quaternions (see
+#: :func:`pinkctl.core.poses.quaternion_angle`).
+orientation_distance = quaternion_angle

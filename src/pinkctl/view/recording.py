@@ -27,10 +27,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import real_number
+from ..core.poses import (
+    canonical_quaternion,
+    rotate_by_vector,
+    rotation_vector_between,
+    unit_quaternions,
+)
 from ..core.state import RobotState, SpatialState
 from ..errors import InputError
 from ..trajectories import Trajectory
-from .pose import rotate_by_vector, rotation_vector_between
 
 if TYPE_CHECKING:
     from .target import IkTarget
@@ -71,11 +76,8 @@ class SampledPoseTrajectory(Trajectory):
             raise InputError("samples contain NaN or infinite values")
         if np.any(np.diff(t) <= 0.0):
             raise InputError("sample times must be strictly increasing")
-        norms = np.linalg.norm(q, axis=1)
-        if np.any(norms < 1e-9):
-            raise InputError("quaternions must not be zero")
-        q = q / norms[:, None]
-        q[q[:, 0] < 0] *= -1.0
+        q = unit_quaternions(q, "quaternions")
+        q[q[:, 0] < 0] *= -1.0  # w >= 0
         self.site = site
         self.times = t - t[0]
         self.positions = p
@@ -104,7 +106,9 @@ class SampledPoseTrajectory(Trajectory):
         s = (time - times[k]) / span
         delta = self.positions[k + 1] - self.positions[k]
         position = self.positions[k] + s * delta
-        quaternion = rotate_by_vector(self.quaternions[k], s * self._rotations[k])
+        quaternion = canonical_quaternion(
+            rotate_by_vector(self.quaternions[k], s * self._rotations[k])
+        )
         return position, quaternion, delta / span, self._rotations[k] / span
 
     def get_target_state(self, time: float) -> RobotState | None:

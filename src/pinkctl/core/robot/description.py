@@ -28,6 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from ...errors import ConfigurationError, DescriptionNotFoundError, PinkctlWarning
+from ..poses import quaternion_to_matrix
 from .meshes import mujoco_readable, resolve_mesh_uri
 
 __all__ = ["RobotDescription", "read_description"]
@@ -105,8 +106,7 @@ def _place_mjcf_root(model: pin.Model, path: Path) -> None:
     body = mujoco.mj_name2id(compiled, mujoco.mjtObj.mjOBJ_BODY, root.name)
     if body < 0:
         return
-    w, x, y, z = data.xquat[body]
-    offset = pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), data.xpos[body].copy())
+    offset = pin.SE3(quaternion_to_matrix(data.xquat[body]), data.xpos[body].copy())
     offset = offset * root.placement.inverse()
     if offset.isIdentity(1e-15):
         return
