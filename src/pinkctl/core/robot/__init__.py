@@ -7,7 +7,8 @@
   lists them.
 - :mod:`pinkctl.robot.description` normalises a description once for both engines;
   :mod:`pinkctl.robot.meshes` resolves and converts its meshes; :mod:`pinkctl.robot.frames`
-  resolves frames by name.
+  resolves frames by name; :mod:`pinkctl.core.robot.joint_settings` (joints, limits, servos),
+  :mod:`pinkctl.core.robot.home` and :mod:`pinkctl.core.robot.srdf` hold the loader's steps.
 """
 
 from .config import RobotConfig, read_config
@@ -17,11 +18,11 @@ from .loader import (
     load_pink_robot,
     load_pink_supported_robot,
     robot_configurations_dir,
-    srdf_state,
     supported_robots,
 )
 from .meshes import MeshNotFoundError
 from .model import PinkRobot
+from .srdf import srdf_state
 
 __all__ = [
     "MeshNotFoundError",

@@ -32,6 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 from ...errors import ConfigurationError
+from .srdf import srdf_group_states
 
 __all__ = [
     "DEFAULT_VELOCITY",
@@ -194,19 +195,6 @@ def infer_tool_frame(model: pin.Model, last_joint: str) -> str:
             "name one with tool_frame="
         )
     return str(model.frames[best[0]].name)
-
-
-def srdf_group_states(srdf: Path) -> list[tuple[str, dict[str, float]]]:
-    """The SRDF's ``group_state`` entries as ``(name, {joint: value})`` in file order.
-
-    Raises:
-        ValueError: A value that is missing or not a finite number (file and joint named).
-    """
-    from .loader import srdf_state  # noqa: PLC0415 - the parser lives with the loader
-
-    root = ET.parse(srdf).getroot()
-    names = [s.get("name", "") for s in root.iter("group_state")]
-    return [(n, srdf_state(srdf, n) or {}) for n in dict.fromkeys(names)]
 
 
 def srdf_group_joints(model: pin.Model, srdf: Path, group: str) -> list[str]:

@@ -6,17 +6,19 @@ overrides; what none of them gives is inferred (:mod:`pinkctl.robot.inference`) 
 in ``robot.inferred``. :func:`load_pink_supported_robot` loads a robot of the catalog
 (``robot_configurations/<name>/robot.toml``): the hand-written robots and configurations over
 the ``example-robot-data`` descriptions.
+
+The steps live beside this module: :mod:`~pinkctl.core.robot.description` (the file, for both
+engines), :mod:`~pinkctl.core.robot.joint_settings` (controlled joints, limits, servos),
+:mod:`~pinkctl.core.robot.home` and :mod:`~pinkctl.core.robot.srdf` (the home
+configuration).
 """
 
 from __future__ import annotations
 
-import difflib
-import math
 import warnings
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import pinocchio as pin
@@ -25,23 +27,25 @@ from ...errors import ConfigurationError, DescriptionNotFoundError, PinkctlWarni
 from .config import RobotConfig, read_config
 from .description import read_description
 from .frames import disambiguate_frames, resolve_frame
-from .inference import (
-    DEFAULT_VELOCITY,
-    SERVO_FREQUENCY,
-    independent_joints,
-    infer_chain,
-    infer_home,
-    infer_tool_frame,
-    servo_gains,
-    srdf_group_joints,
+from .home import set_home
+from .inference import infer_tool_frame
+from .joint_settings import (
+    checked_joints,
+    controlled_joints,
+    per_joint,
+    servo_settings,
+    velocity_limits,
 )
 from .model import PinkRobot
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
+    "RobotOverrides",
     "load_pink_robot",
     "load_pink_supported_robot",
     "robot_configurations_dir",
-    "srdf_state",
     "supported_robots",
 ]
 
@@ -68,199 +72,14 @@ def supported_robots() -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / "robot.toml").is_file())
 
 
-def srdf_state(srdf_path: Path, state_name: str) -> dict[str, float] | None:
-    """Joint values of the SRDF ``group_state`` named ``state_name`` (None if absent).
+class RobotOverrides(TypedDict, total=False):
+    """Keyword overrides :func:`load_pink_supported_robot` accepts (see :func:`load_pink_robot`)."""
 
-    Raises:
-        ValueError: If the SRDF cannot be parsed, or a joint value is missing or not a finite
-            number (the message names the file and the joint).
-    """
-    try:
-        root = ET.parse(srdf_path).getroot()
-    except ET.ParseError as exc:
-        raise ConfigurationError(f"cannot parse SRDF {srdf_path}: {exc}") from exc
-    values: dict[str, float] | None = None
-    for state in root.iter("group_state"):
-        if state.get("name") != state_name:
-            continue
-        values = {} if values is None else values
-        for joint in state.iter("joint"):
-            name = joint.get("name", "")
-            text = (joint.get("value") or "").split()
-            try:
-                value = float(text[0])
-            except (IndexError, ValueError):
-                value = math.nan
-            if not math.isfinite(value):
-                raise ConfigurationError(
-                    f"{srdf_path}: group_state {state_name!r} gives joint {name!r} the value "
-                    f"{joint.get('value')!r}; expected a finite number"
-                )
-            values[name] = value
-    return values
-
-
-def _apply_positions(model: pin.Model, q: np.ndarray, positions: Mapping[str, float]) -> None:
-    """Write named scalar joint positions into ``q`` (continuous joints as cos/sin)."""
-    for name, value in positions.items():
-        if not model.existJointName(name):
-            close = difflib.get_close_matches(name, list(model.names), n=3)
-            raise ConfigurationError(
-                f"joint {name!r} of the home configuration is not in the model"
-                + (f"; close names: {close}" if close else "")
-            )
-        joint = model.joints[model.getJointId(name)]
-        if joint.nq == 1:
-            q[joint.idx_q] = value
-        elif joint.nq == 2 and joint.nv == 1:
-            q[joint.idx_q] = np.cos(value)
-            q[joint.idx_q + 1] = np.sin(value)
-        elif joint.nq == 0:
-            continue  # mimic follower: its value comes from its master
-        else:
-            raise ConfigurationError(
-                f"joint {name!r} has {joint.nq} coordinates; give it by q vector"
-            )
-
-
-def _apply_srdf_state(
-    model: pin.Model, q: np.ndarray, srdf: Path, name: str, values: Mapping[str, float]
-) -> None:
-    """An SRDF state into ``q``: joints the model lacks are skipped (a state of the full robot
-    used on a reduced model), a ``root_joint`` entry sets a free-flyer root's pose."""
-    scalar = {
-        k: v
-        for k, v in values.items()
-        if model.existJointName(k) and model.joints[model.getJointId(k)].nq in (0, 1, 2)
-    }
-    _apply_positions(model, q, scalar)
-    if model.njoints > 1 and model.joints[1].shortname() == "JointModelFreeFlyer":
-        for state in ET.parse(srdf).getroot().iter("group_state"):
-            if state.get("name") != name:
-                continue
-            for joint in state.iter("joint"):
-                numbers = (joint.get("value") or "").split()
-                if joint.get("name") == model.names[1] and len(numbers) == 7:
-                    pose = np.array([float(v) for v in numbers])
-                    pose[3:] /= np.linalg.norm(pose[3:])
-                    q[:7] = pose
-
-
-def _check_home(model: pin.Model, q: np.ndarray, source: Path | str) -> None:
-    """Every single-coordinate joint of ``q`` inside its position range (1e-9 tolerance)."""
-    for i in range(1, model.njoints):
-        joint = model.joints[i]
-        if joint.nq != 1:
-            continue
-        value = float(q[joint.idx_q])
-        lower = float(model.lowerPositionLimit[joint.idx_q])
-        upper = float(model.upperPositionLimit[joint.idx_q])
-        if not (lower - 1e-9 <= value <= upper + 1e-9):
-            raise ConfigurationError(
-                f"{source}: home value {value!r} of joint {model.names[i]!r} is outside its "
-                f"range [{lower:g}, {upper:g}]"
-            )
-
-
-def _joints(model: pin.Model, names: Sequence[str], what: str) -> list[str]:
-    """``names`` checked: independent joints of the model (close names suggested)."""
-    available = [model.names[j] for j in independent_joints(model)]
-    out = list(names)
-    unknown = [n for n in out if n not in available]
-    if unknown:
-        hints = {n: difflib.get_close_matches(n, available, n=3) for n in unknown}
-        raise ConfigurationError(
-            f"{what}: {unknown} are not movable joints of the model (close names: {hints}); "
-            f"joints: {available}"
-        )
-    if len(set(out)) != len(out):
-        raise ConfigurationError(f"{what} has duplicates: {out}")
-    return out
-
-
-def _per_joint(
-    value: float | dict[str, float] | None, joints: list[str], what: str, source: str
-) -> dict[str, float] | None:
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        missing = [j for j in joints if j not in value]
-        if missing:
-            raise ConfigurationError(f"{source}: {what} lacks joints {missing}")
-        extra = sorted(set(value) - set(joints))
-        if extra:
-            raise ConfigurationError(
-                f"{source}: {what} names joints {extra} that it does not apply to"
-            )
-        return {j: float(value[j]) for j in joints}
-    return {j: float(value) for j in joints}
-
-
-def _controlled(
-    model: pin.Model,
-    cfg: RobotConfig | None,
-    srdf: Path | None,
-    names: Sequence[str] | None,
-    inferred: dict[str, str],
-) -> tuple[list[str], list[str] | None]:
-    """Controlled joints and, when inferred from the tree, the gripper joints found there."""
-    if names is not None:
-        return _joints(model, names, "controlled_joint_names"), None
-    if cfg is not None and cfg.controlled_joints is not None:
-        return _joints(model, cfg.controlled_joints, f"{cfg.source}: controlled_joints"), None
-    if cfg is not None and cfg.planning_group is not None:
-        if srdf is None:
-            raise ConfigurationError(f"{cfg.source}: planning_group needs an srdf")
-        joints = srdf_group_joints(model, srdf, cfg.planning_group)
-        inferred["controlled joints"] = f"SRDF planning group {cfg.planning_group!r}"
-        return joints, None
-    chain, gripper = infer_chain(model)
-    inferred["controlled joints"] = "the serial chain from the root to the only tip"
-    if gripper:
-        inferred["gripper joints"] = "trailing joints named like a gripper"
-    return chain, gripper
-
-
-def _home(
-    robot_model: pin.Model,
-    q0: np.ndarray,
-    requested: Mapping[str, float] | str | None,
-    srdf: Path | None,
-    source: str,
-    inferred: dict[str, str],
-) -> None:
-    if srdf is not None:
-        # every named state must parse (finite values); the one named "home" is the home
-        srdf_home = None
-        for state in dict.fromkeys(
-            s.get("name", "") for s in ET.parse(srdf).getroot().iter("group_state")
-        ):
-            values = srdf_state(srdf, state)
-            if state == "home":
-                srdf_home = values
-        if srdf_home:
-            probe = pin.neutral(robot_model)
-            _apply_srdf_state(robot_model, probe, srdf, "home", srdf_home)
-            _check_home(robot_model, probe, f"{srdf} (group_state 'home')")
-    if isinstance(requested, str):
-        if srdf is None:
-            raise ConfigurationError(
-                f"{source}: home {requested!r} names an SRDF state, but no srdf"
-            )
-        values = srdf_state(srdf, requested)
-        if values is None:
-            raise ConfigurationError(f"{source}: the SRDF has no group_state {requested!r}")
-        _apply_srdf_state(robot_model, q0, srdf, requested, values)
-        _check_home(robot_model, q0, source)
-        return
-    if requested is not None:
-        _apply_positions(robot_model, q0, requested)
-        _check_home(robot_model, q0, source)
-        return
-    values, origin = infer_home(robot_model, srdf)
-    _apply_positions(robot_model, q0, values)
-    _check_home(robot_model, q0, origin)
-    inferred["home"] = origin
+    controlled_joint_names: Sequence[str] | None
+    tool_frame: str | None
+    home: Mapping[str, float] | str | None
+    gripper_joint_names: Sequence[str] | None
+    floating_base: bool | None
 
 
 def load_pink_robot(
@@ -347,11 +166,13 @@ def load_pink_robot(
     notes = list(description.repairs) + disambiguate_frames(model)
     inferred: dict[str, str] = {}
 
-    controlled, gripper_found = _controlled(model, cfg, srdf, controlled_joint_names, inferred)
+    controlled, gripper_found = controlled_joints(
+        model, cfg, srdf, controlled_joint_names, inferred
+    )
     if gripper_joint_names is not None:
-        gripper = _joints(model, gripper_joint_names, "gripper_joint_names")
+        gripper = checked_joints(model, gripper_joint_names, "gripper_joint_names")
     elif cfg is not None and cfg.gripper_joints is not None:
-        gripper = _joints(model, cfg.gripper_joints, f"{source}: gripper_joints")
+        gripper = checked_joints(model, cfg.gripper_joints, f"{source}: gripper_joints")
     else:
         gripper = gripper_found or []
     frame = tool_frame if tool_frame is not None else (cfg.tool_frame if cfg else None)
@@ -365,30 +186,12 @@ def load_pink_robot(
 
     q0 = pin.neutral(model)
     requested = home if home is not None else (cfg.home if cfg is not None else None)
-    _home(model, q0, requested, srdf, source, inferred)
+    set_home(model, q0, requested, srdf, source, inferred)
 
     limits = cfg.limits if cfg is not None else {}
-    velocity = _per_joint(limits.get("velocity"), controlled, "limits.velocity", source)
-    if velocity is None:
-        velocity = {}
-        missing = []
-        for joint_name in controlled:
-            joint = model.joints[model.getJointId(joint_name)]
-            value = float(model.velocityLimit[joint.idx_v])
-            if not (math.isfinite(value) and 0.0 < value < 1e10):
-                prismatic = joint.shortname().startswith("JointModelP")
-                value = DEFAULT_VELOCITY * (0.25 if prismatic else 1.0)
-                missing.append(joint_name)
-            velocity[joint_name] = value
-        if missing:
-            note = (
-                f"joints {missing} have no velocity limit in the description: "
-                f"{DEFAULT_VELOCITY} rad/s (0.25 m/s) assumed; set [limits] velocity"
-            )
-            notes.append(note)
-            warnings.warn(note, PinkctlWarning, stacklevel=2)
-    acceleration = _per_joint(limits.get("acceleration"), controlled, "limits.acceleration", source)
-    jerk = _per_joint(limits.get("jerk"), controlled, "limits.jerk", source)
+    velocity = velocity_limits(model, controlled, limits.get("velocity"), source, notes)
+    acceleration = per_joint(limits.get("acceleration"), controlled, "limits.acceleration", source)
+    jerk = per_joint(limits.get("jerk"), controlled, "limits.jerk", source)
     if jerk is not None and acceleration is None:
         raise ConfigurationError(f"{source}: jerk limits need acceleration limits")
     if acceleration is None:
@@ -401,26 +204,7 @@ def load_pink_robot(
 
     actuated = list(controlled) + [j for j in gripper if j not in controlled]
     servo = cfg.mujoco if cfg is not None else {}
-    armature = _per_joint(servo.get("armature"), actuated, "mujoco.armature", source) or {}
-    kp = _per_joint(servo.get("kp"), actuated, "mujoco.kp", source) or {}
-    kv = _per_joint(servo.get("kv"), actuated, "mujoco.kv", source) or {}
-    # every other scalar joint gets a servo holding it at home in MuJoCo: gains inferred too
-    scalar = [
-        model.names[j]
-        for j in independent_joints(model)
-        if model.joints[j].nv == 1 and model.joints[j].nq in (1, 2)
-    ]
-    missing = [j for j in scalar if j not in kp or j not in kv]
-    if missing:
-        inferred_kp, inferred_kv, added = servo_gains(model, q0, missing, armature)
-        for joint_name in missing:
-            kp.setdefault(joint_name, inferred_kp[joint_name])
-            kv.setdefault(joint_name, inferred_kv[joint_name])
-        armature.update(added)
-        inferred["servo gains"] = (
-            f"{SERVO_FREQUENCY / (2 * math.pi):g} Hz on each joint's inertia at home "
-            f"({len(missing)} joints" + (f", armature added on {sorted(added)})" if added else ")")
-        )
+    armature, kp, kv = servo_settings(model, q0, actuated, servo, source, inferred)
 
     collision_model = collision_data = None
     if build_collision_model:
@@ -468,7 +252,7 @@ def load_pink_robot(
 def load_pink_supported_robot(
     robot_name: str,
     build_collision_model: bool = False,
-    **overrides: Any,
+    **overrides: Unpack[RobotOverrides],
 ) -> PinkRobot:
     """Load a robot of the catalog (see :func:`supported_robots`).
 
@@ -487,13 +271,7 @@ def load_pink_supported_robot(
         raise DescriptionNotFoundError(
             f"no robot named {robot_name!r}; available robots: {', '.join(available)}"
         )
-    allowed = {
-        "controlled_joint_names",
-        "tool_frame",
-        "home",
-        "gripper_joint_names",
-        "floating_base",
-    }
+    allowed = set(RobotOverrides.__annotations__)
     unknown = sorted(set(overrides) - allowed)
     if unknown:
         raise ConfigurationError(f"unknown overrides {unknown}; accepted: {sorted(allowed)}")
