@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,8 @@ from pinkctl.trajectories import (
     FigureEightTrajectory,
     MinimalTimeJointTrajectory,
     Path,
+    PlanarCurveChanges,
+    PlanarCurveOptions,
     PoseWaypointTrajectory,
     RampedPhase,
     Trajectory,
@@ -609,6 +612,37 @@ def test_planar_trajectory_value_errors(overrides: dict[str, object]) -> None:
     kwargs.update(overrides)
     with pytest.raises(ValueError):
         FigureEightTrajectory("tool", center, **kwargs)  # type: ignore[arg-type]
+
+
+def test_planar_options_object_equals_keywords_and_keywords_override_it() -> None:
+    options = PlanarCurveOptions(plane="xz", ramp_time=0.5, cycles=2, orientation=DOWN)
+    for make in (
+        lambda **kw: CircleTrajectory("tool", CENTER, radius=0.08, period=3.0, **kw),
+        lambda **kw: FigureEightTrajectory("tool", CENTER, half_width=0.1, period=3.0, **kw),
+    ):
+        from_options = make(options=options)
+        from_keywords = make(plane="xz", ramp_time=0.5, cycles=2, orientation=DOWN)
+        assert from_options.duration == pytest.approx(2 * 3.0 + 0.5)
+        for t in np.linspace(0.0, from_options.duration, 23):
+            for a, b in zip(
+                site_sample(from_options, "tool", float(t)),
+                site_sample(from_keywords, "tool", float(t)),
+                strict=True,
+            ):
+                np.testing.assert_array_equal(a, b)
+        overridden = make(options=options, cycles=1)
+        assert overridden.duration == pytest.approx(3.0 + 0.5)
+        np.testing.assert_array_equal(overridden.axes[1], [0.0, 0.0, 1.0])  # "xz" kept
+    assert options.cycles == 2  # the options object is not changed
+
+
+def test_planar_options_reject_unknown_keywords_and_other_objects() -> None:
+    with pytest.raises(TypeError, match="radius_m"):
+        CircleTrajectory("tool", CENTER, radius=0.1, period=2.0, radius_m=0.1)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="options"):
+        CircleTrajectory("tool", CENTER, radius=0.1, period=2.0, options={"plane": "xy"})  # type: ignore[arg-type]
+    fields = {field.name for field in dataclasses.fields(PlanarCurveOptions)}
+    assert set(PlanarCurveChanges.__annotations__) == fields  # the keywords are the fields
 
 
 def test_planar_sampling_clamps_to_the_window() -> None:

@@ -1,8 +1,9 @@
-"""Shared helpers of the Cartesian trajectories: argument checks and the output state."""
+"""Shared parts of the Cartesian trajectories: argument checks, the output state, the base."""
 
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,6 +11,7 @@ from numpy.typing import ArrayLike
 
 from ..core.state import RobotState, SpatialState, name_space
 from ..errors import InputError
+from .trajectory import Trajectory
 
 
 def check_frame_and_space(frame: str, site_space: Sequence[str] | None) -> list[str]:
@@ -111,3 +113,52 @@ class SiteStateWriter:
             for array, value in zip(arrays, fields):
                 array[self._row] = value
         return RobotState(sites=SpatialState.from_trusted(self._space, arrays, self._valid))
+
+
+class SiteTrajectory(Trajectory):
+    """A trajectory of one site's pose and velocity, sampled by :meth:`sample`.
+
+    Args:
+        frame: Name of the site (tool frame) the trajectory moves.
+        site_space: Ordered frame names of the output states; must contain ``frame``.
+            Default ``[frame]``.
+
+    Raises:
+        ValueError: An empty frame name, or a site space that is malformed or lacks ``frame``.
+    """
+
+    def __init__(self, frame: str, site_space: Sequence[str] | None) -> None:
+        self._frame = frame
+        self._writer = SiteStateWriter(check_frame_and_space(frame, site_space), frame)
+
+    @property
+    def frame(self) -> str:
+        """Name of the frame the trajectory moves."""
+        return self._frame
+
+    @property
+    def site_space(self) -> list[str]:
+        """Ordered frame names of the output states (copy)."""
+        return list(self._writer.site_space)
+
+    @abstractmethod
+    def sample(self, time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(position (3,), orientation (4,) wxyz, linear_velocity (3,), angular_velocity
+        (3,))`` at relative ``time``, world frame, SI units."""
+
+    def get_target_state(self, time: float) -> RobotState:
+        """Target pose and velocity of :attr:`frame` at relative ``time``.
+
+        ``time`` is clamped to ``[0, duration]`` (like
+        :class:`~pinkctl.trajectories.minimal_time_joint_trajectory.MinimalTimeJointTrajectory`),
+        so this never returns None.
+
+        Returns:
+            ``RobotState(sites=SpatialState)`` over :attr:`site_space` with position,
+            orientation (w, x, y, z), linear and angular velocity of :attr:`frame` valid, all
+            in the world frame.
+
+        Raises:
+            ValueError: If ``time`` is not finite.
+        """
+        return self._writer.state(*self.sample(time))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from numpy.typing import ArrayLike
 
-from ._cartesian import positive_scalar
-from .planar_curve import PlanarCurveTrajectory
+from .planar_curve import CurveArguments, PlanarCurveTrajectory
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["CircleTrajectory"]
 
@@ -28,57 +30,21 @@ class CircleTrajectory(PlanarCurveTrajectory):
         frame: Name of the site (tool frame) the trajectory moves.
         center: Circle centre, world frame [m].
         radius: ``r`` [m], > 0.
-        period: Time of one turn at cruise rate [s], > 0.
-        **options: ``plane``, ``normal``, ``orientation``, ``cycles``, ``duration``,
-            ``ramp_time``, ``orientation_amplitude``, ``orientation_axis``, ``site_space``;
-            see :class:`~pinkctl.trajectories.planar_curve.PlanarCurveTrajectory`.
+        **kwargs: ``period``, one turn at cruise rate [s] > 0, and the options
+            (:class:`~pinkctl.trajectories.CurveArguments`).
     """
 
     def __init__(
-        self,
-        frame: str,
-        center: ArrayLike,
-        *,
-        radius: float,
-        period: float,
-        plane: str | tuple[ArrayLike, ArrayLike] | None = None,
-        normal: ArrayLike | None = None,
-        orientation: ArrayLike = (1.0, 0.0, 0.0, 0.0),
-        cycles: float | None = None,
-        duration: float | None = None,
-        ramp_time: float = 0.0,
-        orientation_amplitude: float = 0.0,
-        orientation_axis: ArrayLike | None = None,
-        site_space: Sequence[str] | None = None,
+        self, frame: str, center: ArrayLike, *, radius: float, **kwargs: Unpack[CurveArguments]
     ) -> None:
-        self._radius = positive_scalar(radius, "radius")
-        super().__init__(
-            frame,
-            center,
-            period=period,
-            plane=plane,
-            normal=normal,
-            orientation=orientation,
-            cycles=cycles,
-            duration=duration,
-            ramp_time=ramp_time,
-            orientation_amplitude=orientation_amplitude,
-            orientation_axis=orientation_axis,
-            site_space=site_space,
-        )
+        super().__init__(frame, center, size=radius, size_name="radius", **kwargs)
+
+    def _curve(self, phi: float) -> tuple[float, float, float, float]:
+        r = self._size
+        c, s = math.cos(phi), math.sin(phi)
+        return r * c, r * s, -r * s, r * c
 
     @property
     def radius(self) -> float:
         """Circle radius [m]."""
-        return self._radius
-
-    def _curve(self, phi: float) -> tuple[float, float, float, float]:
-        r = self._radius
-        c, s = math.cos(phi), math.sin(phi)
-        return r * c, r * s, -r * s, r * c
-
-    def __repr__(self) -> str:
-        return (
-            f"CircleTrajectory(frame={self._frame!r}, radius={self._radius}, "
-            f"period={self._period}, duration={self.duration:.6g} s)"
-        )
+        return self._size

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from numpy.typing import ArrayLike
 
-from ._cartesian import positive_scalar
-from .planar_curve import PlanarCurveTrajectory
+from .planar_curve import CurveArguments, PlanarCurveTrajectory
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["FigureEightTrajectory"]
 
@@ -31,52 +33,17 @@ class FigureEightTrajectory(PlanarCurveTrajectory):
         frame: Name of the site (tool frame) the trajectory moves.
         center: Centre (crossing point) of the eight, world frame [m].
         half_width: ``a`` [m], > 0.
-        period: Time of one full eight at cruise rate [s], > 0.
-        **options: ``plane``, ``normal``, ``orientation``, ``cycles``, ``duration``,
-            ``ramp_time``, ``orientation_amplitude``, ``orientation_axis``, ``site_space``;
-            see :class:`~pinkctl.trajectories.planar_curve.PlanarCurveTrajectory`.
+        **kwargs: ``period``, one full eight at cruise rate [s] > 0, and the options
+            (:class:`~pinkctl.trajectories.CurveArguments`).
     """
 
     def __init__(
-        self,
-        frame: str,
-        center: ArrayLike,
-        *,
-        half_width: float,
-        period: float,
-        plane: str | tuple[ArrayLike, ArrayLike] | None = None,
-        normal: ArrayLike | None = None,
-        orientation: ArrayLike = (1.0, 0.0, 0.0, 0.0),
-        cycles: float | None = None,
-        duration: float | None = None,
-        ramp_time: float = 0.0,
-        orientation_amplitude: float = 0.0,
-        orientation_axis: ArrayLike | None = None,
-        site_space: Sequence[str] | None = None,
+        self, frame: str, center: ArrayLike, *, half_width: float, **kwargs: Unpack[CurveArguments]
     ) -> None:
-        self._half_width = positive_scalar(half_width, "half_width")
-        super().__init__(
-            frame,
-            center,
-            period=period,
-            plane=plane,
-            normal=normal,
-            orientation=orientation,
-            cycles=cycles,
-            duration=duration,
-            ramp_time=ramp_time,
-            orientation_amplitude=orientation_amplitude,
-            orientation_axis=orientation_axis,
-            site_space=site_space,
-        )
-
-    @property
-    def half_width(self) -> float:
-        """Half extent ``a`` along ``u`` [m]."""
-        return self._half_width
+        super().__init__(frame, center, size=half_width, size_name="half_width", **kwargs)
 
     def _curve(self, phi: float) -> tuple[float, float, float, float]:
-        a = self._half_width
+        a = self._size
         return (
             a * math.sin(phi),
             0.5 * a * math.sin(2.0 * phi),
@@ -84,8 +51,7 @@ class FigureEightTrajectory(PlanarCurveTrajectory):
             a * math.cos(2.0 * phi),
         )
 
-    def __repr__(self) -> str:
-        return (
-            f"FigureEightTrajectory(frame={self._frame!r}, half_width={self._half_width}, "
-            f"period={self._period}, duration={self.duration:.6g} s)"
-        )
+    @property
+    def half_width(self) -> float:
+        """Half extent ``a`` along ``u`` [m]."""
+        return self._size

@@ -1,22 +1,41 @@
-"""Base class of closed planar curves traced by a frame: plane, phase ramps, orientation."""
+"""Base class of closed planar curves traced by a frame: plane, phase ramps, orientation.
+
+Every curve takes the same placement and timing options (:class:`PlanarCurveOptions`), as an
+options object, as keywords, or both (keywords override the object's fields)::
+
+    options = PlanarCurveOptions(plane="xy", ramp_time=1.0, cycles=3)
+    circle = CircleTrajectory("tool", center, radius=0.1, period=4.0, options=options)
+    eight = FigureEightTrajectory("tool", center, half_width=0.15, period=8.0, ramp_time=0.5)
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.poses import rotate_by_vector, unit_quaternions
-from ..core.state import RobotState
 from ..errors import InputError
-from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar, vector3
+from ._cartesian import SiteTrajectory, positive_scalar, vector3
 from .phase import RampedPhase
-from .trajectory import Trajectory, _check_time
+from .trajectory import _check_time
 
-__all__ = ["PlanarCurveTrajectory", "plane_axes"]
+if TYPE_CHECKING:
+    from typing_extensions import Required, Unpack
+
+__all__ = [
+    "CurveArguments",
+    "PlanarCurveChanges",
+    "PlanarCurveOptions",
+    "PlanarCurveTrajectory",
+    "plane_axes",
+]
 
 _AXES = {
     "x": np.array([1.0, 0.0, 0.0]),
@@ -83,15 +102,71 @@ def plane_axes(
     return u, v / np.linalg.norm(v)
 
 
-class PlanarCurveTrajectory(Trajectory):
+@dataclass(frozen=True)
+class PlanarCurveOptions:
+    """Where a planar curve lies, how long it runs, and how the frame is oriented.
+
+    Values are checked when a trajectory is built from them.
+
+    Attributes:
+        plane: Plane of the curve, see :func:`plane_axes` (default ``"yz"``).
+        normal: Plane normal instead of ``plane``, see :func:`plane_axes`.
+        orientation: Fixed orientation ``q₀`` (w, x, y, z), world frame; default identity.
+        cycles: Number of cycles; the trajectory lasts ``cycles * period + ramp_time`` and ends
+            where it started. Default 1 when ``duration`` is not given.
+        duration: Total time [s] instead of ``cycles`` (the end point is then wherever the phase
+            is); must be at least ``2 * ramp_time``.
+        ramp_time: Length of the start and stop ramps [s], >= 0. Default 0: the curve starts at
+            full speed, which a controller starting at rest cannot track exactly.
+        orientation_amplitude: Rocking amplitude ``A`` [rad], default 0.
+        orientation_axis: World axis ``k`` of the rocking; default ``u``. Normalised.
+        site_space: Ordered frame names of the output state; must contain the frame. Default
+            ``[frame]``.
+    """
+
+    plane: str | tuple[ArrayLike, ArrayLike] | None = None
+    normal: ArrayLike | None = None
+    orientation: ArrayLike = (1.0, 0.0, 0.0, 0.0)
+    cycles: float | None = None
+    duration: float | None = None
+    ramp_time: float = 0.0
+    orientation_amplitude: float = 0.0
+    orientation_axis: ArrayLike | None = None
+    site_space: Sequence[str] | None = None
+
+
+class PlanarCurveChanges(TypedDict, total=False):
+    """The fields of :class:`PlanarCurveOptions` as keywords of a curve's constructor."""
+
+    plane: str | tuple[ArrayLike, ArrayLike] | None
+    normal: ArrayLike | None
+    orientation: ArrayLike
+    cycles: float | None
+    duration: float | None
+    ramp_time: float
+    orientation_amplitude: float
+    orientation_axis: ArrayLike | None
+    site_space: Sequence[str] | None
+
+
+class CurveArguments(PlanarCurveChanges, total=False):
+    """What a curve's constructor passes on to :class:`PlanarCurveTrajectory` as keywords:
+    ``period`` (required), ``options`` and the fields of :class:`PlanarCurveOptions`."""
+
+    period: Required[float]
+    options: PlanarCurveOptions | None
+
+
+class PlanarCurveTrajectory(SiteTrajectory):
     """A frame tracing a closed curve in a plane, with a fixed or gently rocking orientation.
 
     The position is ``p(t) = c + x(φ) u + y(φ) v``: the subclass gives the in-plane curve
-    ``(x(φ), y(φ))``, closed with period ``2π`` in the phase ``φ``, and its derivative. The
-    phase ``φ(t)`` is a :class:`~pinkctl.trajectories.phase.RampedPhase` with cruise rate
-    ``ω = 2π / period``: with ``ramp_time > 0`` the frame starts from rest, speeds up smoothly
-    over ``ramp_time``, and slows down to rest over the last ``ramp_time`` seconds, so a
-    controller starting at rest can track it. The linear velocity is exact,
+    ``(x(φ), y(φ))`` of its size (a circle's radius, ...), closed with period ``2π`` in the
+    phase ``φ``, and its derivative. The phase ``φ(t)`` is a
+    :class:`~pinkctl.trajectories.phase.RampedPhase` with cruise rate ``ω = 2π / period``:
+    with ``ramp_time > 0`` the frame starts from rest, speeds up smoothly over ``ramp_time``,
+    and slows down to rest over the last ``ramp_time`` seconds, so a controller starting at
+    rest can track it. The linear velocity is exact,
     ``p'(t) = φ'(t) (x'(φ) u + y'(φ) v)``.
 
     The orientation is ``q(t) = exp(α(t) k / 2) ⊗ q₀`` with ``α(t) = A sin φ(t)``: the fixed
@@ -104,24 +179,18 @@ class PlanarCurveTrajectory(Trajectory):
     Args:
         frame: Name of the site (tool frame) the trajectory moves.
         center: Curve centre ``c``, world frame [m].
+        size: The curve's size [m], > 0 (its meaning is the subclass's).
+        size_name: The subclass's name of ``size`` (``"radius"``), for messages and ``repr``.
         period: Time of one cycle at cruise rate [s], > 0.
-        plane: Plane of the curve, see :func:`plane_axes` (default ``"yz"``).
-        normal: Plane normal instead of ``plane``, see :func:`plane_axes`.
-        orientation: Fixed orientation ``q₀`` (w, x, y, z), world frame; default identity.
-        cycles: Number of cycles; the trajectory lasts ``cycles * period + ramp_time`` and ends
-            where it started. Default 1 when ``duration`` is not given.
-        duration: Total time [s] instead of ``cycles`` (the end point is then wherever the phase
-            is); must be at least ``2 * ramp_time``.
-        ramp_time: Length of the start and stop ramps [s], >= 0. Default 0: the curve starts at
-            full speed, which a controller starting at rest cannot track exactly.
-        orientation_amplitude: Rocking amplitude ``A`` [rad], default 0.
-        orientation_axis: World axis ``k`` of the rocking; default ``u``. Normalised.
-        site_space: Ordered frame names of the output state; must contain ``frame``. Default
-            ``[frame]``.
+        options: Plane, timing and orientation (:class:`PlanarCurveOptions`); default: its
+            defaults.
+        **changes: Fields of :class:`PlanarCurveOptions` (``plane="xy"``, ``ramp_time=1.0``,
+            ...), overriding ``options``.
 
     Raises:
         ValueError: On any malformed or out-of-range argument, or when both ``cycles`` and
             ``duration`` are given.
+        TypeError: A keyword that is not a field of :class:`PlanarCurveOptions`.
     """
 
     def __init__(
@@ -129,47 +198,49 @@ class PlanarCurveTrajectory(Trajectory):
         frame: str,
         center: ArrayLike,
         *,
+        size: float,
+        size_name: str = "size",
         period: float,
-        plane: str | tuple[ArrayLike, ArrayLike] | None = None,
-        normal: ArrayLike | None = None,
-        orientation: ArrayLike = (1.0, 0.0, 0.0, 0.0),
-        cycles: float | None = None,
-        duration: float | None = None,
-        ramp_time: float = 0.0,
-        orientation_amplitude: float = 0.0,
-        orientation_axis: ArrayLike | None = None,
-        site_space: Sequence[str] | None = None,
+        options: PlanarCurveOptions | None = None,
+        **changes: Unpack[PlanarCurveChanges],
     ) -> None:
-        space = check_frame_and_space(frame, site_space)
+        self._size = positive_scalar(size, size_name)
+        self._size_name = size_name
+        if options is None:
+            options = PlanarCurveOptions()
+        elif not isinstance(options, PlanarCurveOptions):
+            raise InputError(f"options must be PlanarCurveOptions, got {type(options).__name__}")
+        o = dataclasses.replace(options, **changes) if changes else options
+        super().__init__(frame, o.site_space)
         c = vector3(center, "center")
         period = positive_scalar(period, "period")
-        u, v = plane_axes(plane, normal)
-        q0 = unit_quaternions(orientation, "orientation", count=1)[0]
-        ramp = float(ramp_time)
+        u, v = plane_axes(o.plane, o.normal)
+        q0 = unit_quaternions(o.orientation, "orientation", count=1)[0]
+        ramp = float(o.ramp_time)
         if not (math.isfinite(ramp) and ramp >= 0.0):
-            raise InputError(f"ramp_time must be a finite number >= 0, got {ramp_time!r}")
-        if cycles is not None and duration is not None:
+            raise InputError(f"ramp_time must be a finite number >= 0, got {o.ramp_time!r}")
+        if o.cycles is not None and o.duration is not None:
             raise InputError("give either cycles or duration, not both")
-        if duration is None:
-            n = positive_scalar(1.0 if cycles is None else cycles, "cycles")
+        if o.duration is None:
+            n = positive_scalar(1.0 if o.cycles is None else o.cycles, "cycles")
             total = n * period + ramp
         else:
-            total = positive_scalar(duration, "duration")
-        amplitude = float(orientation_amplitude)
+            total = positive_scalar(o.duration, "duration")
+        amplitude = float(o.orientation_amplitude)
         if not math.isfinite(amplitude):
-            raise InputError(f"orientation_amplitude must be finite, got {orientation_amplitude!r}")
-        if orientation_axis is None:
+            raise InputError(
+                f"orientation_amplitude must be finite, got {o.orientation_amplitude!r}"
+            )
+        if o.orientation_axis is None:
             axis = u.copy()
         else:
-            axis = vector3(orientation_axis, "orientation_axis")
+            axis = vector3(o.orientation_axis, "orientation_axis")
             axis_norm = float(np.linalg.norm(axis))
             if axis_norm < 1e-9:
                 raise InputError("orientation_axis must be a non-zero vector")
             axis = axis / axis_norm
         phase = RampedPhase(rate=2.0 * math.pi / period, ramp_time=ramp, duration=total)
 
-        self._frame = frame
-        self._writer = SiteStateWriter(space, frame)
         self._center = c
         self._u = u
         self._v = v
@@ -181,22 +252,13 @@ class PlanarCurveTrajectory(Trajectory):
 
     @abstractmethod
     def _curve(self, phi: float) -> tuple[float, float, float, float]:
-        """In-plane curve ``(x, y, dx/dφ, dy/dφ)`` at phase ``phi`` [m, m/rad]."""
+        """In-plane curve ``(x, y, dx/dφ, dy/dφ)`` at phase ``phi`` [m, m/rad] (size
+        ``self._size``)."""
 
     @property
     def duration(self) -> float:
         """Total time [s], ramps included."""
         return self._phase.duration
-
-    @property
-    def frame(self) -> str:
-        """Name of the frame the trajectory moves."""
-        return self._frame
-
-    @property
-    def site_space(self) -> list[str]:
-        """Ordered frame names of the output states (copy)."""
-        return list(self._writer.site_space)
 
     @property
     def center(self) -> np.ndarray:
@@ -248,15 +310,8 @@ class PlanarCurveTrajectory(Trajectory):
         orientation = rotate_by_vector(self._orientation, alpha * self._axis)
         return position, orientation, linear_velocity, alpha_dot * self._axis
 
-    def get_target_state(self, time: float) -> RobotState:
-        """Target pose and velocity of :attr:`frame` at relative ``time``.
-
-        Returns:
-            ``RobotState(sites=SpatialState)`` over :attr:`site_space` with position,
-            orientation (w, x, y, z), linear and angular velocity of :attr:`frame` valid, all
-            in the world frame.
-
-        Raises:
-            ValueError: If ``time`` is not finite.
-        """
-        return self._writer.state(*self.sample(time))
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(frame={self._frame!r}, {self._size_name}={self._size}, "
+            f"period={self._period}, duration={self.duration:.6g} s)"
+        )

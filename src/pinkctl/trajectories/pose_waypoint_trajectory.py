@@ -9,11 +9,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.poses import rotate_by_vector, rotation_vector_between, unit_quaternions
-from ..core.state import RobotState
 from ..errors import InputError
-from ._cartesian import SiteStateWriter, check_frame_and_space, positive_scalar
+from ._cartesian import SiteTrajectory, positive_scalar
 from .time_scaling import TrapezoidTimeScaling
-from .trajectory import Trajectory, _check_time
+from .trajectory import _check_time
 
 __all__ = ["PoseWaypointTrajectory"]
 
@@ -21,7 +20,7 @@ _POSITION_TOLERANCE = 1e-9  # [m] consecutive waypoints closer than this and ...
 _ANGLE_TOLERANCE = 1e-9  # [rad] ... rotated by less than this are duplicates
 
 
-class PoseWaypointTrajectory(Trajectory):
+class PoseWaypointTrajectory(SiteTrajectory):
     """Pose of one frame moving through K waypoints, stopping at each (world frame).
 
     Segment ``k`` joins waypoint ``k`` to ``k + 1``. With the path parameter ``s`` in [0, 1],
@@ -68,7 +67,7 @@ class PoseWaypointTrajectory(Trajectory):
         max_angular_acceleration: float,
         site_space: Sequence[str] | None = None,
     ) -> None:
-        space = check_frame_and_space(frame, site_space)
+        super().__init__(frame, site_space)
         try:
             points = np.array(positions, dtype=np.float64)
         except (TypeError, ValueError):
@@ -109,8 +108,6 @@ class PoseWaypointTrajectory(Trajectory):
             profiles.append(TrapezoidTimeScaling.synchronized([length, angle], v_max, a_max))
         starts = np.concatenate(([0.0], np.cumsum([profile.duration for profile in profiles])))
 
-        self._frame = frame
-        self._writer = SiteStateWriter(space, frame)
         self._positions = points
         self._orientations = rotations
         self._translations = translations
@@ -124,16 +121,6 @@ class PoseWaypointTrajectory(Trajectory):
     def duration(self) -> float:
         """Total time [s]: the sum of the segment durations."""
         return self._duration
-
-    @property
-    def frame(self) -> str:
-        """Name of the frame the trajectory moves."""
-        return self._frame
-
-    @property
-    def site_space(self) -> list[str]:
-        """Ordered frame names of the output states (copy)."""
-        return list(self._writer.site_space)
 
     @property
     def waypoint_times(self) -> np.ndarray:
@@ -158,23 +145,6 @@ class PoseWaypointTrajectory(Trajectory):
         position = self._positions[k] + s * translation
         orientation = rotate_by_vector(self._orientations[k], s * rotation_vector)
         return position, orientation, s_dot * translation, s_dot * rotation_vector
-
-    def get_target_state(self, time: float) -> RobotState:
-        """Target pose and velocity of :attr:`frame` at relative ``time``.
-
-        ``time`` is clamped to ``[0, duration]`` (like
-        :class:`~pinkctl.trajectories.minimal_time_joint_trajectory.MinimalTimeJointTrajectory`),
-        so this never returns None.
-
-        Returns:
-            ``RobotState(sites=SpatialState)`` over :attr:`site_space` with position,
-            orientation (w, x, y, z), linear and angular velocity of :attr:`frame` valid, all
-            in the world frame.
-
-        Raises:
-            ValueError: If ``time`` is not finite.
-        """
-        return self._writer.state(*self.sample(time))
 
     def __repr__(self) -> str:
         return (
