@@ -13,6 +13,7 @@ unchanged.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -241,9 +242,18 @@ class SelectableController(BaseController, Generic[KeyT]):
 
 
 class _ControllerList(BaseController):
-    """Shared part of the list containers: their children and an in-order reset."""
+    """Shared part of the list containers: their children, an in-order reset, and a
+    ``forward`` that runs the children in order. A subclass says what setpoint each child
+    gets (:meth:`_child_setpoint`) and how its output joins the ones before
+    (:meth:`_join`).
+    """
 
-    _controllers: tuple[BaseController, ...]
+    #: Between the children's names in ``repr``.
+    _SEPARATOR = ", "
+
+    def __init__(self, controllers: Sequence[BaseController]) -> None:
+        super().__init__()
+        self._controllers = _check_children(controllers, type(self).__name__)
 
     @property
     def controllers(self) -> tuple[BaseController, ...]:
@@ -269,6 +279,46 @@ class _ControllerList(BaseController):
         self.last_error = None
         return True
 
+    def forward(
+        self,
+        estimated_state: RobotState,
+        setpoint_state: RobotState | None,
+        t: float,
+        **kwargs: Any,
+    ) -> RobotState | None:
+        """Run the children in order and join their outputs; None as soon as a child returns
+        None or its output cannot join (later children are not run that step)."""
+        joined: RobotState | None = None
+        for i, child in enumerate(self._controllers):
+            child_setpoint = self._child_setpoint(setpoint_state, joined)
+            output = child.forward(estimated_state, child_setpoint, t, **kwargs)
+            if output is None:
+                self._fail(f"controllers[{i}] ({_describe(child)}) returned None: {_reason(child)}")
+                return None
+            joined = self._join(i, child, joined, output)
+            if joined is None:
+                return None
+        self.last_error = None
+        return joined
+
+    @abstractmethod
+    def _child_setpoint(
+        self, setpoint_state: RobotState | None, joined: RobotState | None
+    ) -> RobotState | None:
+        """The setpoint of the next child, given the caller's and the outputs so far (None
+        before the first child)."""
+
+    @abstractmethod
+    def _join(
+        self, i: int, child: BaseController, joined: RobotState | None, output: RobotState
+    ) -> RobotState | None:
+        """``output`` of ``controllers[i]`` joined to the outputs before it (None before the
+        first); None, with ``last_error`` set, when it cannot join."""
+
+    def __repr__(self) -> str:
+        names = self._SEPARATOR.join(_describe(c) for c in self._controllers)
+        return f"{type(self).__name__}([{names}])"
+
 
 class CombinedController(_ControllerList):
     """Runs several controllers on the same input and merges their outputs (Isaac:
@@ -292,39 +342,22 @@ class CombinedController(_ControllerList):
             :class:`~pinkctl.controllers.base.BaseController`.
     """
 
-    def __init__(self, controllers: Sequence[BaseController]) -> None:
-        super().__init__()
-        self._controllers = _check_children(controllers, "CombinedController")
-
-    def forward(
-        self,
-        estimated_state: RobotState,
-        setpoint_state: RobotState | None,
-        t: float,
-        **kwargs: Any,
+    def _child_setpoint(
+        self, setpoint_state: RobotState | None, joined: RobotState | None
     ) -> RobotState | None:
-        """Merge every child's output; None if one returns None or two overlap."""
-        merged: RobotState = RobotState()
-        for i, child in enumerate(self._controllers):
-            output = child.forward(estimated_state, setpoint_state, t, **kwargs)
-            if output is None:
-                self._fail(f"controllers[{i}] ({_describe(child)}) returned None: {_reason(child)}")
-                return None
-            combined = combine_robot_states(merged, output)
-            if combined is None:
-                self._fail(
-                    f"output of controllers[{i}] ({_describe(child)}) overlaps the outputs of "
-                    "the controllers before it (a joint/frame/root field given twice, or "
-                    "states over different joint or frame spaces)"
-                )
-                return None
-            merged = combined
-        self.last_error = None
-        return merged
+        return setpoint_state
 
-    def __repr__(self) -> str:
-        names = ", ".join(_describe(c) for c in self._controllers)
-        return f"CombinedController([{names}])"
+    def _join(
+        self, i: int, child: BaseController, joined: RobotState | None, output: RobotState
+    ) -> RobotState | None:
+        combined = combine_robot_states(RobotState() if joined is None else joined, output)
+        if combined is None:
+            self._fail(
+                f"output of controllers[{i}] ({_describe(child)}) overlaps the outputs of "
+                "the controllers before it (a joint/frame/root field given twice, or "
+                "states over different joint or frame spaces)"
+            )
+        return combined
 
 
 class ChainedController(_ControllerList):
@@ -333,7 +366,8 @@ class ChainedController(_ControllerList):
 
     The first child gets the caller's setpoint; every later child gets the previous child's
     output as its setpoint. All children get the caller's estimated state, ``t`` and keyword
-    arguments. Typical use: a command generator followed by a filter.
+    arguments. Typical use: a command generator followed by a filter. ``forward`` returns the
+    last child's output, or None as soon as a child returns None.
 
     Args:
         controllers: At least two controllers, run in this order.
@@ -343,30 +377,17 @@ class ChainedController(_ControllerList):
             :class:`~pinkctl.controllers.base.BaseController`.
     """
 
-    def __init__(self, controllers: Sequence[BaseController]) -> None:
-        super().__init__()
-        self._controllers = _check_children(controllers, "ChainedController")
+    _SEPARATOR = " -> "
 
-    def forward(
-        self,
-        estimated_state: RobotState,
-        setpoint_state: RobotState | None,
-        t: float,
-        **kwargs: Any,
+    def _child_setpoint(
+        self, setpoint_state: RobotState | None, joined: RobotState | None
     ) -> RobotState | None:
-        """Run the chain; the last child's output, or None as soon as a child returns None."""
-        output = setpoint_state
-        for i, child in enumerate(self._controllers):
-            output = child.forward(estimated_state, output, t, **kwargs)
-            if output is None:
-                self._fail(f"controllers[{i}] ({_describe(child)}) returned None: {_reason(child)}")
-                return None
-        self.last_error = None
-        return output
+        return setpoint_state if joined is None else joined
 
-    def __repr__(self) -> str:
-        names = " -> ".join(_describe(c) for c in self._controllers)
-        return f"ChainedController([{names}])"
+    def _join(
+        self, i: int, child: BaseController, joined: RobotState | None, output: RobotState
+    ) -> RobotState | None:
+        return output
 
 
 #: Isaac Sim name of :class:`SelectableController`.

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
 
@@ -161,7 +162,7 @@ class CartesianArm:
         control_dt: float,
         physics_dt: float,
         action_scale: float,
-        bounds: np.ndarray | Sequence[Sequence[float]],
+        bounds: ArrayLike,
         orientation: str = "free",
         orientation_cost: float = 0.2,
         gripper_joint: str | None = None,

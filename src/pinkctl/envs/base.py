@@ -26,6 +26,7 @@ import mujoco
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
+from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkRobot
 
@@ -89,7 +90,7 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         point: str,
         orientation: str,
         action_scale: float,
-        cartesian_bounds: Any,
+        cartesian_bounds: ArrayLike,
         gripper: bool,
         environment_dim: int,
         floor: bool = False,
@@ -199,13 +200,13 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.arm.reset()
         return self._observation(), {}
 
-    def _check_action(self, action: Any) -> np.ndarray:
+    def _check_action(self, action: ArrayLike) -> np.ndarray:
         box = self.action_space
         assert isinstance(box, spaces.Box)
         values = finite_vector(action, "action", int(box.shape[0]))
         return np.clip(values, box.low, box.high)
 
-    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def step(self, action: ArrayLike) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """One control step: ``control_dt`` of simulated time, one IK solve."""
         values = self._check_action(action)
         opening = float(values[3]) if self._gripper else None

@@ -16,9 +16,10 @@ a new edge length and colour, and a yaw uniform in [-45, 45] degrees; it sits at
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pinkctl import load_pink_supported_robot
 
@@ -29,6 +30,7 @@ from .so101_scene import GRASP_POINT, GRIPPER_LINK, GRIPPER_SPEED, PAD_GAP, SO10
 
 __all__ = [
     "CARTESIAN_BOUNDS",
+    "PickCubeArguments",
     "TOP_DOWN_BOUNDS",
     "FIXED_BLOCK_XY",
     "FIXED_JAW_CLEARANCE",
@@ -58,6 +60,20 @@ LIFT_SUCCESS_HEIGHT = 0.04  # [m]
 NEAR_BLOCK_DISTANCE = 0.03  # [m]
 MAX_BLOCK_YAW = np.pi / 4  # [rad]
 FIXED_JAW_CLEARANCE = PAD_GAP / 2.0  # [m] grasp point to the fixed pad's face
+
+
+class PickCubeArguments(TypedDict, total=False):
+    """Keywords of :class:`SO101PickCubeEnv` that a derived task passes on as they are."""
+
+    seed: int | None
+    control_dt: float
+    physics_dt: float
+    render_spec: GymRenderingSpec
+    render_mode: str | None
+    image_obs: bool
+    random_block_position: bool
+    action_scale: float
+    cartesian_bounds: ArrayLike | None
 
 
 class SO101PickCubeEnv(CartesianIKEnv):
@@ -101,7 +117,7 @@ class SO101PickCubeEnv(CartesianIKEnv):
         reward_type: str = "sparse",
         random_block_position: bool = False,
         action_scale: float = 1.0,
-        cartesian_bounds: Any = None,
+        cartesian_bounds: ArrayLike | None = None,
         top_down_ik: bool = False,
         jaw_pads: bool = False,
     ) -> None:

@@ -19,12 +19,14 @@ between the jaws, and the jaw pads collide: without them the block turns in the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .pick_cube import FIXED_BLOCK_XY, SO101PickCubeEnv
-from .rendering import GymRenderingSpec
+from .pick_cube import FIXED_BLOCK_XY, PickCubeArguments, SO101PickCubeEnv
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "FIXED_GOAL_XY",
@@ -54,32 +56,11 @@ class SO101PickPlaceEnv(SO101PickCubeEnv):
     def __init__(
         self,
         *,
-        seed: int | None = 0,
-        control_dt: float = 0.1,
-        physics_dt: float = 0.002,
-        render_spec: GymRenderingSpec = GymRenderingSpec(),  # noqa: B008 (frozen)
-        render_mode: str | None = None,
-        image_obs: bool = False,
-        random_block_position: bool = False,
-        action_scale: float = 1.0,
-        cartesian_bounds: Any = None,
         top_down_ik: bool = True,
         jaw_pads: bool = True,
+        **kwargs: Unpack[PickCubeArguments],
     ) -> None:
-        super().__init__(
-            seed=seed,
-            control_dt=control_dt,
-            physics_dt=physics_dt,
-            render_spec=render_spec,
-            render_mode=render_mode,
-            image_obs=image_obs,
-            reward_type="sparse",
-            random_block_position=random_block_position,
-            action_scale=action_scale,
-            cartesian_bounds=cartesian_bounds,
-            top_down_ik=top_down_ik,
-            jaw_pads=jaw_pads,
-        )
+        super().__init__(reward_type="sparse", top_down_ik=top_down_ik, jaw_pads=jaw_pads, **kwargs)
         self._goal = np.array([*FIXED_GOAL_XY, 0.0])
         self._goal_mocap = int(self.sim.model.body("goal").mocapid[0])
         self.was_carried = False

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias, TypeGuard
 
 import numpy as np
 import pinocchio as pin
@@ -90,7 +90,7 @@ class FrameGoal:
         return 3 if self.mode == "position" else 6
 
 
-def parse_vector(value: Any, size: int, name: str) -> np.ndarray:
+def parse_vector(value: ArrayLike, size: int, name: str) -> np.ndarray:
     """A finite float64 vector of ``size`` entries, or ``ValueError`` naming ``name``."""
     if type(value) is np.ndarray and value.shape == (size,) and value.dtype == np.float64:
         if not np.isfinite(value).all():
@@ -129,7 +129,9 @@ def _check_rotation(rot: np.ndarray, name: str) -> np.ndarray:
     return rot
 
 
-def parse_target(target: Any, *, orientation: bool, name: str = "target") -> tuple:
+def parse_target(
+    target: PoseLike, *, orientation: bool, name: str = "target"
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Split a target into ``(position (3,), rotation (3, 3) or None)``.
 
     Args:
@@ -179,7 +181,7 @@ def parse_target(target: Any, *, orientation: bool, name: str = "target") -> tup
     )
 
 
-def parse_approach_axis(axis: Any, name: str = "approach_axis") -> np.ndarray:
+def parse_approach_axis(axis: int | str | ArrayLike, name: str = "approach_axis") -> np.ndarray:
     """Unit tool axis in frame coordinates.
 
     Accepts an index ``0, 1, 2`` (x, y, z), a string ``"x"``, ``"-z"``, ``"+y"``..., or a
@@ -209,6 +211,6 @@ def parse_approach_axis(axis: Any, name: str = "approach_axis") -> np.ndarray:
     return vec / norm
 
 
-def is_multi_target(target: Any) -> bool:
+def is_multi_target(target: IKTarget) -> TypeGuard[Mapping[str, PoseLike]]:
     """Whether ``target`` maps frame names to targets (several frames at once)."""
     return isinstance(target, Mapping)

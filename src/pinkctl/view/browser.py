@@ -13,13 +13,17 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.poses import quaternion_to_matrix
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    import viser
+    from playwright.sync_api import Browser, Playwright
 
 __all__ = [
     "CHROMIUM",
@@ -49,7 +53,7 @@ CHROMIUM_FLAGS = (
 T = TypeVar("T")
 
 
-def launch_chromium(playwright: Any, executable: Path = CHROMIUM) -> Any:
+def launch_chromium(playwright: Playwright, executable: Path = CHROMIUM) -> Browser:
     """A headless Chromium browser from Playwright's sync API.
 
     Raises:
@@ -108,7 +112,7 @@ class CameraView:
 
 
 def settle_camera(
-    client: Any,
+    client: viser.ClientHandle,
     position: ArrayLike,
     look_at: ArrayLike,
     *,
@@ -126,7 +130,7 @@ def settle_camera(
     lock = threading.Lock()
     wanted = np.asarray(position, dtype=float)
 
-    def record(camera: Any) -> None:
+    def record(camera: viser.CameraHandle) -> None:
         with lock:
             reports.append((time.monotonic(), np.array(camera.position, dtype=float)))
 

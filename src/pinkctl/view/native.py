@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 import mujoco
 import numpy as np
@@ -94,7 +94,7 @@ def follow_markers(scene: InteractiveScene, markers: list[int]) -> int:
     return moved
 
 
-def _aim(handle: Any, scene: InteractiveScene) -> None:
+def _aim(handle: _Handle, scene: InteractiveScene) -> None:
     """Point the viewer's free camera at the scene's default view (farther back: MuJoCo's
     45-degree field of view is narrower than the web page's)."""
     camera = getattr(handle, "cam", None)
@@ -116,7 +116,7 @@ def run_native(
     scene: InteractiveScene,
     *,
     duration: float | None = None,
-    launch: Callable[..., Any] | None = None,
+    launch: Callable[[mujoco.MjModel, mujoco.MjData], _Handle] | None = None,
 ) -> None:
     """Show ``scene`` in MuJoCo's passive viewer until the window closes (or ``duration``
     seconds pass), with the simulation in real time.

@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import real_number
 from ..core.poses import (
@@ -61,7 +62,9 @@ class SampledPoseTrajectory(Trajectory):
             quaternions.
     """
 
-    def __init__(self, site: str, *, times: Any, positions: Any, quaternions: Any) -> None:
+    def __init__(
+        self, site: str, *, times: ArrayLike, positions: ArrayLike, quaternions: ArrayLike
+    ) -> None:
         if not isinstance(site, str) or not site:
             raise InputError(f"site must be a non-empty string, got {site!r}")
         t = np.asarray(times, dtype=float).reshape(-1)
@@ -142,7 +145,7 @@ class RecordedSession:
             :class:`SampledPoseTrajectory`).
     """
 
-    def __init__(self, times: Any, poses: dict[str, tuple[Any, Any]]) -> None:
+    def __init__(self, times: ArrayLike, poses: dict[str, tuple[ArrayLike, ArrayLike]]) -> None:
         if not isinstance(poses, dict) or not poses:
             raise InputError("a session needs the poses of at least one site")
         self.times = np.asarray(times, dtype=float).reshape(-1)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import pinocchio as pin
@@ -88,7 +88,7 @@ def load_pink_robot(
     srdf_path: Path | str | None = None,
     build_collision_model: bool = False,
     *,
-    config: str | Path | Mapping[str, Any] | RobotConfig | None = None,
+    config: str | Path | Mapping[str, object] | RobotConfig | None = None,
     controlled_joint_names: Sequence[str] | None = None,
     tool_frame: str | None = None,
     home: Mapping[str, float] | str | None = None,
