@@ -99,6 +99,12 @@ class PinkIKController(PinkIKSetup):
             and velocity limits only; or a :class:`~pinkctl.motion_limits.MotionLimits` over
             the controlled joints. Velocity limits are ``robot.velocity_limits`` (the
             configured ones) in every case.
+        priority_levels: Strict priorities instead of one weighted sum: the tasks per level,
+            highest first, each entry ``"frame"``, ``"posture"`` or a task of ``extra_tasks``
+            (see :mod:`pinkctl.controllers.priority_levels`); the tick is then a
+            :class:`~pinkctl.qp.cascade_step.CascadeStep` (the fast QP layer only).
+        priority_method: ``"cascade"`` (exact, a QP per level, every limit at every level) or
+            ``"nullspace"`` (null-space projection; position and velocity limits only).
 
     Raises:
         ValueError: On any malformed argument (the message names it and what was expected):
