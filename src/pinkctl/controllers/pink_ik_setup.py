@@ -194,7 +194,9 @@ class PinkIKSetup(BaseController):
             self._levels = resolve_priority_levels(
                 priority_levels, self._frame_task, self._posture_task, tasks
             )
-        self._steps = self._compile_steps(solver_name, fallback_name, damping, options, backend)
+        self._steps = self._compile_steps(
+            QPSettings(solver_name, fallback_name, damping, options, backend)
+        )
         self._target_reader = SitePoseReader(tool_frame)
         self._last_sites: Any = None
         self._last_target_se3: Any = None
@@ -223,28 +225,23 @@ class PinkIKSetup(BaseController):
         return MotionLimits.from_robot(robot, controlled, use_acceleration=smooth)
 
     def _compile_steps(
-        self,
-        solver: str,
-        fallback: str | None,
-        damping: float,
-        options: dict[str, Any],
-        backend: str,
+        self, settings: QPSettings
     ) -> tuple[QPStep | CascadeStep, QPStep | CascadeStep]:
         """The tick's QP (every limit) and, for the shaper's approach, the same QP with the
         position range as its only limit (the velocity limit would make a large error a
         bang-bang signal; the shaper scales the direction instead)."""
         model = self.robot.model
-        if self._levels is not None and backend == "pink":
+        if self._levels is not None and settings.backend == "pink":
             raise InputError("priority_levels needs qp_backend='pinkctl'")
 
         def compiled(limits: tuple[Limit, ...]) -> QPStep | CascadeStep:
             common: dict[str, Any] = {
                 "limits": limits,
                 "barriers": self._barriers,
-                "solver": solver,
-                "fallback_solver": fallback,
-                "damping": damping,
-                "solver_options": options,
+                "solver": settings.solver,
+                "fallback_solver": settings.fallback,
+                "damping": settings.damping,
+                "solver_options": settings.options,
             }
             if self._levels is not None:
                 return CascadeStep(
@@ -258,7 +255,7 @@ class PinkIKSetup(BaseController):
                 model,
                 self._controlled_v,
                 tasks=self._tasks,
-                reference=backend == "pink",
+                reference=settings.backend == "pink",
                 **common,
             )
 
@@ -279,9 +276,7 @@ class PinkIKSetup(BaseController):
             ),
             **changes,
         )
-        self._steps = self._compile_steps(
-            settings.solver, settings.fallback, settings.damping, settings.options, settings.backend
-        )
+        self._steps = self._compile_steps(settings)
         self._solver = settings.solver
         self._fallback_solver = settings.fallback
         self._damping = settings.damping
