@@ -41,6 +41,7 @@ soak: $(STAMP) $(KERNEL)
 
 bench: $(BENCH_STAMP) $(KERNEL)
 	$(BIN)/python -m bench.step_latency
+	$(BIN)/python -m bench.cascade_latency
 	$(BIN)/python -m bench.tracking
 	$(BIN)/python -m bench.ik_protocol
 	$(BIN)/python -m bench.collision_cost

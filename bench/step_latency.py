@@ -235,6 +235,7 @@ class _Pinkctl(_Variant):
         qp_backend: str = "pinkctl",
         check_every: int = 0,
         default_settings: bool = False,
+        controller_options: dict[str, Any] | None = None,
     ) -> None:
         self.label = "pinkctl" if qp_backend == "pinkctl" else "pinkpath"
         if default_settings:
@@ -262,6 +263,7 @@ class _Pinkctl(_Variant):
             qp_backend=qp_backend,  # type: ignore[arg-type]
             configuration_limit_gain=CONFIGURATION_LIMIT_GAIN,
             **({} if default_settings else _SAME_PROBLEM_OPTIONS),
+            **(controller_options or {}),
         )
         self.q = np.array([robot.q0[model.joints[model.getJointId(n)].idx_q] for n in names])
         self.v = np.zeros(len(names))

@@ -24,6 +24,7 @@ EXAMPLES = [
     "own_robot",
     "learn_to_reach",
     "record_episodes",
+    "ik_groups",
 ]
 
 
@@ -61,6 +62,7 @@ def test_every_example_is_covered_and_documented() -> None:
         ("combined_gripper", ["--quick"]),
         ("own_robot", ["--quick"]),
         ("learn_to_reach", ["--quick"]),
+        ("ik_groups", ["--quick"]),
     ],
 )
 def test_example_quick_run_passes(

@@ -47,10 +47,7 @@ from pink import Configuration
 
 from ..core.state import RobotState, RootState
 from ..qp import EXACT_SOLVERS, QPSolveError
-from ._arguments import (
-    MAX_TARGET_DISTANCE,
-    check_states,
-)
+from ._arguments import MAX_TARGET_DISTANCE, check_states
 from .pink_ik_setup import PinkIKSetup
 from .status import ControllerStatus
 
@@ -99,16 +96,20 @@ class PinkIKController(PinkIKSetup):
             and velocity limits only; or a :class:`~pinkctl.motion_limits.MotionLimits` over
             the controlled joints. Velocity limits are ``robot.velocity_limits`` (the
             configured ones) in every case.
+        priority_levels: Strict priorities instead of one weighted sum: tasks per level, highest
+            first, each ``"frame"``, ``"posture"`` or a task of ``extra_tasks``; the tick is
+            then a :class:`~pinkctl.qp.cascade_step.CascadeStep` (``qp_backend="pinkctl"``).
+        priority_method: ``"cascade"`` (exact, a QP per level, every limit at every level) or
+            ``"nullspace"`` (null-space projection; position and velocity limits only).
 
     Raises:
-        ValueError: On any malformed argument (the message names it and what was expected):
-            an unknown tool frame, controlled joints missing from ``robot_joint_space``,
-            costs outside ``[0, MAX_WEIGHT]``, ``dt`` outside ``DT_RANGE``, an unknown
-            solver, invalid solver options, extra tasks, limits or barriers that are not
-            pink objects or name unknown frames, a callback that is not callable.
+        InputError: (a ``ValueError``) on any malformed argument, naming it and what was
+            expected: an unknown tool frame or solver, controlled joints missing from
+            ``robot_joint_space``, costs outside ``[0, MAX_WEIGHT]``, ``dt`` outside
+            ``DT_RANGE``, invalid solver options, extra objects that are not pink's or that
+            name unknown frames, a callback that is not callable.
     """
 
-    # ------------------------------------------------------------------ reset
     def reset(
         self,
         estimated_state: RobotState,
@@ -364,7 +365,6 @@ class PinkIKController(PinkIKSetup):
         self.last_error = None
         return self.write_command(positions, command_velocity, root)
 
-    # ------------------------------------------------------------------ helpers
     def _target_holds(self) -> bool:
         """Whether the frame target is the same as on the previous tick."""
         target = self._frame_task.transform_target_to_world

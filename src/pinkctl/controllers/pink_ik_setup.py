@@ -26,7 +26,7 @@ from ..core.state import RobotState
 from ..errors import InputError
 from ..motion.limits import MotionLimits
 from ..motion.shaper import MotionShaper
-from ..qp import QPStep
+from ..qp import CascadeStep, QPStep
 from ._arguments import (
     DT_RANGE,
     MAX_WEIGHT,
@@ -37,6 +37,7 @@ from ._arguments import (
 )
 from .base import BaseController
 from .floating_base import FloatingBase
+from .priority_levels import resolve_priority_levels
 from .status import ControllerStatus
 
 __all__ = ["PinkIKSetup", "PreStepCallback", "QPSettings"]
@@ -85,6 +86,8 @@ class PinkIKSetup(BaseController):
         solver_options: dict[str, Any] | None = None,
         configuration_limit_gain: float = 0.5,
         motion_limits: bool | MotionLimits | None = None,
+        priority_levels: Sequence[Sequence[Task | str]] | None = None,
+        priority_method: Literal["cascade", "nullspace"] = "cascade",
     ) -> None:
         super().__init__()
         if not isinstance(pink_robot, PinkRobot):
@@ -185,7 +188,15 @@ class PinkIKSetup(BaseController):
         self._n_controlled = len(controlled)
         self._continuous = np.flatnonzero(self._map.is_continuous)
         self._shaper = MotionShaper(self._resolve_motion_limits(motion_limits, controlled), dt)
-        self._steps = self._compile_steps(solver_name, fallback_name, damping, options, backend)
+        self._priority_method = choice(priority_method, "priority_method", ("cascade", "nullspace"))
+        self._levels = None
+        if priority_levels is not None:
+            self._levels = resolve_priority_levels(
+                priority_levels, self._frame_task, self._posture_task, tasks
+            )
+        self._steps = self._compile_steps(
+            QPSettings(solver_name, fallback_name, damping, options, backend)
+        )
         self._target_reader = SitePoseReader(tool_frame)
         self._last_sites: Any = None
         self._last_target_se3: Any = None
@@ -214,30 +225,38 @@ class PinkIKSetup(BaseController):
         return MotionLimits.from_robot(robot, controlled, use_acceleration=smooth)
 
     def _compile_steps(
-        self,
-        solver: str,
-        fallback: str | None,
-        damping: float,
-        options: dict[str, Any],
-        backend: str,
-    ) -> tuple[QPStep, QPStep]:
+        self, settings: QPSettings
+    ) -> tuple[QPStep | CascadeStep, QPStep | CascadeStep]:
         """The tick's QP (every limit) and, for the shaper's approach, the same QP with the
         position range as its only limit (the velocity limit would make a large error a
         bang-bang signal; the shaper scales the direction instead)."""
         model = self.robot.model
+        if self._levels is not None and settings.backend == "pink":
+            raise InputError("priority_levels needs qp_backend='pinkctl'")
 
-        def compiled(limits: tuple[Limit, ...]) -> QPStep:
+        def compiled(limits: tuple[Limit, ...]) -> QPStep | CascadeStep:
+            common: dict[str, Any] = {
+                "limits": limits,
+                "barriers": self._barriers,
+                "solver": settings.solver,
+                "fallback_solver": settings.fallback,
+                "damping": settings.damping,
+                "solver_options": settings.options,
+            }
+            if self._levels is not None:
+                return CascadeStep(
+                    model,
+                    self._controlled_v,
+                    levels=self._levels,
+                    method=self._priority_method,
+                    **common,
+                )
             return QPStep(
                 model,
                 self._controlled_v,
                 tasks=self._tasks,
-                limits=limits,
-                barriers=self._barriers,
-                solver=solver,
-                fallback_solver=fallback,
-                damping=damping,
-                solver_options=options,
-                reference=backend == "pink",
+                reference=settings.backend == "pink",
+                **common,
             )
 
         full = compiled(self._limits)
@@ -257,9 +276,7 @@ class PinkIKSetup(BaseController):
             ),
             **changes,
         )
-        self._steps = self._compile_steps(
-            settings.solver, settings.fallback, settings.damping, settings.options, settings.backend
-        )
+        self._steps = self._compile_steps(settings)
         self._solver = settings.solver
         self._fallback_solver = settings.fallback
         self._damping = settings.damping
@@ -355,7 +372,7 @@ class PinkIKSetup(BaseController):
         return self._shaper
 
     @property
-    def qp_step(self) -> QPStep:
+    def qp_step(self) -> QPStep | CascadeStep:
         """The compiled QP of a tick (every task, limit and barrier)."""
         return self._steps[0]
 

@@ -11,6 +11,8 @@
 - :class:`QPProblem`: a read-only view of an assembled problem, for inspection and for
   cascades that add constraints before solving again.
 - :class:`QPSolveError`: a tick without a usable solution.
+- :class:`CascadeStep`: ``QPStep``'s interface over strictly prioritised levels of tasks
+  (:mod:`pinkctl.qp.cascade`: the lexicographic cascade and the null-space projection).
 
 Backends and accuracy are documented in :mod:`pinkctl.qp.backends`.
 """
@@ -18,6 +20,7 @@ Backends and accuracy are documented in :mod:`pinkctl.qp.backends`.
 from __future__ import annotations
 
 from .backends import DEFAULT_SOLVER_OPTIONS, EXACT_SOLVERS, available_solvers
+from .cascade_step import CascadeStep
 from .diff_ik_qp import DiffIKQP
 from .errors import QPSolveError
 from .problem import QPProblem
@@ -25,6 +28,7 @@ from .reference import reference_solve_ik
 from .step import QPStep
 
 __all__ = [
+    "CascadeStep",
     "DEFAULT_SOLVER_OPTIONS",
     "EXACT_SOLVERS",
     "DiffIKQP",

@@ -30,14 +30,15 @@ from pink.barriers import Barrier
 from pink.limits import Limit
 from pink.tasks import Task
 
-from .diff_ik_qp import DiffIKQP, QPPlan
+from .diff_ik_qp import QPPlan
 from .errors import QPSolveError
 from .reference import reference_solve_ik
+from .step_base import StepBase
 
 __all__ = ["QPStep"]
 
 
-class QPStep:
+class QPStep(StepBase):
     """A compiled differential-IK QP over the controlled coordinates (module docstring).
 
     Args:
@@ -76,19 +77,7 @@ class QPStep:
         self._reference = bool(reference)
         self._options = dict(solver_options or {})
         self._damping = float(damping)
-        names = [solver] + ([fallback_solver] if fallback_solver is not None else [])
-        # the fallback runs with its own defaults: the options are the first solver's
-        self._engines = [
-            DiffIKQP(
-                model,
-                self._indices,
-                solver=name,
-                damping=damping,
-                solver_options=self._options if k == 0 else None,
-            )
-            for k, name in enumerate(names)
-        ]
-        self._solvers = names
+        self._make_engines(model, self._indices, solver, fallback_solver, damping, self._options)
         self.recompile(tasks=tasks, limits=limits, barriers=barriers)
 
     # ------------------------------------------------------------------ compilation
@@ -108,28 +97,11 @@ class QPStep:
         ]
 
     _tasks: tuple[Task, ...] = ()
-    _limits: tuple[Limit, ...] = ()
-    _barriers: tuple[Barrier, ...] = ()
 
     @property
     def tasks(self) -> tuple[Task, ...]:
         """The pink tasks of the objective."""
         return self._tasks
-
-    @property
-    def limits(self) -> tuple[Limit, ...]:
-        """The pink limits."""
-        return self._limits
-
-    @property
-    def barriers(self) -> tuple[Barrier, ...]:
-        """The pink barriers."""
-        return self._barriers
-
-    @property
-    def solvers(self) -> list[str]:
-        """The solver, then the fallback solver if any."""
-        return list(self._solvers)
 
     @property
     def fused(self) -> bool:
@@ -151,23 +123,16 @@ class QPStep:
             QPSolveError: When no solver found a solution (every solver's reason in the
                 message). Errors of pink objects at run time are reported the same way.
         """
-        errors = []
-        for engine, plan, solver in zip(self._engines, self._plans, self._solvers):
-            try:
-                if self._reference:
-                    x = self._reference_step(configuration, dt, solver, v_lower, v_upper)
-                else:
-                    x = engine.clip_to_bounds(
-                        engine.step(plan, configuration, dt, v_lower, v_upper)
-                    )
-            except QPSolveError as exc:  # non-finite solutions included
-                errors.append(f"{solver}: {exc}")
-                continue
-            except Exception as exc:  # pink task/barrier code failing at run time
-                errors.append(f"{solver}: {type(exc).__name__}: {exc}")
-                continue
-            return x
-        raise QPSolveError("; ".join(errors), solver=self._solvers[0])
+
+        def attempt(k: int) -> np.ndarray:
+            if self._reference:
+                return self._reference_step(configuration, dt, self._solvers[k], v_lower, v_upper)
+            engine = self._engines[k]
+            return engine.clip_to_bounds(
+                engine.step(self._plans[k], configuration, dt, v_lower, v_upper)
+            )
+
+        return self._first_solution(attempt)
 
     def _reference_step(
         self,

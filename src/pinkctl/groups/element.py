@@ -1,0 +1,172 @@
+"""IKElement: one tip that should reach one target, on the axes its constraints name.
+
+An element's error is a 6-vector (``e = tip - target``, the convention of :mod:`pinkctl.ik`):
+
+.. math::
+
+    e_p = R_C^T (p_T - p_G), \\qquad e_r = \\log_3(R_G^T R_T)
+
+with ``T`` the tip, ``G`` the target and ``C`` the constraint base (by default the base,
+by default the world): the position rows are the world-frame offset expressed along the
+constraint base's axes; the rotation rows are the rotation vector from the target to the tip,
+in the target's (equivalently the tip's) axes, so ``e_r[:2] = 0`` exactly when the two z axes
+coincide (``ALPHA_BETA``) and ``e_r = 0`` when the orientations do (``+ GAMMA``). The element
+keeps the rows its :class:`~pinkctl.groups.flags.Constraint` mask names.
+
+The base also bounds the chain: the joints an element moves are those between its base and
+its tip. Weights scale the rows in the step (position rows by ``linear * element``, rotation
+rows by ``angular * element``); precisions apply to the unweighted errors: the norm of the
+constrained position rows [m] and of the constrained rotation rows [rad].
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._validation import real_number
+from ..errors import InputError
+from .flags import Constraint, check_constraints
+from .objects import WORLD
+
+__all__ = ["IKElement"]
+
+
+def _frame_name(value: Any, name: str, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{name} must be a frame name, got {value!r}")
+    return value
+
+
+def _pair(value: Any, name: str, size: int) -> tuple[float, ...]:
+    try:
+        items = list(value)
+    except TypeError as exc:
+        raise InputError(f"{name} must be {size} numbers, got {value!r}") from exc
+    if len(items) != size:
+        raise InputError(f"{name} must be {size} numbers, got {value!r}")
+    return tuple(real_number(v, f"{name}[{k}]", low=0.0) for k, v in enumerate(items))
+
+
+class IKElement:
+    """A tip frame, a target frame and the constrained axes (see the module docstring).
+
+    Args:
+        tip: Frame that moves (a robot frame, a dummy or a scene joint).
+        target: Frame the tip should reach.
+        base: Frame where the chain starts (None: the world).
+        constraint_base: Frame whose axes the position rows use (None: the base).
+        constraints: A :class:`Constraint` combination (default ``POSE``).
+        precision: ``(linear [m], angular [rad])`` tolerances, >= 0.
+        weights: ``(linear, angular, element)`` row weights, >= 0.
+        enabled: Whether the element takes part in its group's solve.
+
+    Raises:
+        ValueError: A malformed argument (the message names it).
+    """
+
+    def __init__(
+        self,
+        tip: str,
+        target: str,
+        *,
+        base: str | None = None,
+        constraint_base: str | None = None,
+        constraints: int = Constraint.POSE,
+        precision: tuple[float, float] = (1e-4, 1e-3),
+        weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
+        enabled: bool = True,
+    ) -> None:
+        self._tip = _frame_name(tip, "tip")
+        self.target = target
+        self.base = base
+        self.constraint_base = constraint_base
+        self.constraints = constraints  # type: ignore[assignment]
+        self.precision = precision
+        self.weights = weights
+        self.enabled = enabled
+
+    @property
+    def tip(self) -> str:
+        """The tip frame (fixed for the element's life)."""
+        return self._tip
+
+    @property
+    def target(self) -> str:
+        """The target frame."""
+        return self._target
+
+    @target.setter
+    def target(self, value: str) -> None:
+        self._target = _frame_name(value, "target")
+
+    @property
+    def base(self) -> str | None:
+        """The base frame, or None for the world."""
+        return self._base
+
+    @base.setter
+    def base(self, value: str | None) -> None:
+        self._base = None if value == WORLD else _frame_name(value, "base", optional=True)
+
+    @property
+    def constraint_base(self) -> str | None:
+        """The constraint base frame, or None for the base."""
+        return self._constraint_base
+
+    @constraint_base.setter
+    def constraint_base(self, value: str | None) -> None:
+        self._constraint_base = _frame_name(value, "constraint_base", optional=True)
+
+    @property
+    def constraints(self) -> Constraint:
+        """The constrained axes."""
+        return self._constraints
+
+    @constraints.setter
+    def constraints(self, value: int) -> None:
+        self._constraints = check_constraints(value)
+
+    @property
+    def precision(self) -> tuple[float, float]:
+        """``(linear [m], angular [rad])`` tolerances."""
+        return self._precision
+
+    @precision.setter
+    def precision(self, value: tuple[float, float]) -> None:
+        linear, angular = _pair(value, "precision", 2)
+        self._precision = (linear, angular)
+
+    @property
+    def weights(self) -> tuple[float, float, float]:
+        """``(linear, angular, element)`` row weights."""
+        return self._weights
+
+    @weights.setter
+    def weights(self, value: tuple[float, float, float]) -> None:
+        linear, angular, element = _pair(value, "weights", 3)
+        self._weights = (linear, angular, element)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the element is solved."""
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise InputError(f"enabled must be a bool, got {value!r}")
+        self._enabled = value
+
+    def frames(self) -> tuple[str, str, str, str]:
+        """``(tip, target, base, constraint base)`` with ``"world"`` for None."""
+        base = self._base or WORLD
+        return self._tip, self._target, base, self._constraint_base or base
+
+    def __repr__(self) -> str:
+        return (
+            f"IKElement(tip={self._tip!r}, target={self._target!r}, base={self._base!r}, "
+            f"constraint_base={self._constraint_base!r}, constraints={self._constraints!r}, "
+            f"precision={self._precision}, weights={self._weights}, enabled={self._enabled})"
+        )

@@ -1,0 +1,82 @@
+"""IKEnvironment: a whole IK setup (the seed's "environment"): scene and named groups.
+
+``env.save(path)`` / ``IKEnvironment.load(path)`` write and read it as TOML
+(:mod:`pinkctl.groups.setup_file`); ``env.duplicate()`` (or ``copy.deepcopy(env)``) gives an
+independent copy to experiment on without touching the original.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.robot import PinkRobot
+from ..errors import InputError
+from .element import IKElement
+from .group import IKGroup
+from .scene import KinematicScene
+from .setup_file import read_environment, write_environment
+from .solve import GroupResult, solve
+
+__all__ = ["IKEnvironment"]
+
+
+class IKEnvironment:
+    """A robot's kinematic scene and its IK groups, by name.
+
+    Args:
+        robot: The robot the scene is built on.
+    """
+
+    def __init__(self, robot: PinkRobot) -> None:
+        self.scene = KinematicScene(robot)
+        self._groups: dict[str, IKGroup] = {}
+
+    @property
+    def groups(self) -> dict[str, IKGroup]:
+        """The groups by name, in creation order (a copy of the mapping)."""
+        return dict(self._groups)
+
+    def add_group(self, name: str, elements: Iterable[IKElement] = (), **settings: Any) -> IKGroup:
+        """Create a group of this scene (``settings`` as for :class:`IKGroup`) under ``name``."""
+        if not isinstance(name, str) or not name:
+            raise InputError(f"name must be a non-empty string, got {name!r}")
+        if name in self._groups:
+            raise InputError(f"a group named {name!r} exists already")
+        group = IKGroup(self.scene, elements, **settings)
+        self._groups[name] = group
+        return group
+
+    def group(self, name: str) -> IKGroup:
+        """The group ``name``."""
+        if name not in self._groups:
+            raise InputError(f"no group named {name!r}; groups: {list(self._groups)}")
+        return self._groups[name]
+
+    def remove_group(self, name: str) -> IKGroup:
+        """Remove and return the group ``name``."""
+        group = self.group(name)
+        del self._groups[name]
+        return group
+
+    def solve(self, names: Sequence[str], q: Any, *, priority: str = "cascade") -> GroupResult:
+        """Solve the named groups from ``q``, the first one highest (see
+        :func:`pinkctl.groups.solve`)."""
+        if isinstance(names, str):
+            raise InputError("names must be a sequence of group names, not one string")
+        return solve([self.group(name) for name in names], q, priority=priority)
+
+    def save(self, path: str | Path) -> None:
+        """Write the setup as TOML (see :mod:`pinkctl.groups.setup_file`)."""
+        write_environment(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> IKEnvironment:
+        """Read a setup written by :meth:`save`."""
+        return read_environment(path)
+
+    def duplicate(self) -> IKEnvironment:
+        """An independent copy (robot, scene and groups)."""
+        return copy.deepcopy(self)

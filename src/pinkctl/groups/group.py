@@ -1,0 +1,205 @@
+"""IKGroup: IK elements solved together, with their calculation settings and joint settings.
+
+A group belongs to a :class:`~pinkctl.groups.scene.KinematicScene`. Its calculation settings
+are the seed's: the resolution ``method`` (``"qp"``, ``"pinv"`` (a tiny fixed damping),
+``"pinv_undamped"``, ``"dls"`` (damping ``damping`` [m]) or ``"transpose"``), the
+``damping`` ``δ`` [m] (of DLS, and of the ``qp`` method whose Tikhonov weight is ``δ²``),
+``max_iterations`` and the
+:class:`~pinkctl.groups.flags.GroupFlags`. Joint settings (:mod:`pinkctl.groups.joint_settings`)
+are per group. A Jacobian callback may inspect and change the weighted Jacobian and error of
+every step (see :func:`pinkctl.groups.solve.solve`).
+
+``group.solve(q)`` returns ``(q_new, result_code)``; ``group.jacobian(q)`` and
+``group.error(q)`` give the unweighted Jacobian and error with their row and column metadata.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from .._validation import callable_or_none, choice, real_number
+from ..errors import InputError
+from .element import IKElement
+from .flags import GroupFlags
+from .jacobian import GroupError, GroupJacobian, evaluate
+from .joint_settings import JointSettings
+from .layout import Column, Layout, build_layout
+from .scene import KinematicScene
+from .solve import GroupReport, GroupResult, solve
+
+__all__ = ["IK_METHODS", "IKGroup", "JacobianCallback"]
+
+#: Resolution methods of a group.
+IK_METHODS = ("qp", "pinv", "pinv_undamped", "dls", "transpose")
+
+#: ``callback(jacobian) -> step or None``: may change ``jacobian.J`` and ``jacobian.e`` in place.
+JacobianCallback = Callable[[GroupJacobian], "np.ndarray | None"]
+
+
+class IKGroup:
+    """IK elements of one scene solved together (see the module docstring).
+
+    Args:
+        scene: The scene whose frames the elements name.
+        elements: The elements, in row order.
+        method: Resolution method (:data:`IK_METHODS`).
+        damping: Damping ``δ`` [m] of ``dls`` and ``qp``, >= 0.
+        max_iterations: Most steps of a solve, >= 1.
+        flags: :class:`GroupFlags` (default: enabled).
+        jacobian_callback: Called at every step with the weighted :class:`GroupJacobian`.
+
+    Raises:
+        ValueError: A malformed argument, or an element naming a frame the scene lacks.
+    """
+
+    def __init__(
+        self,
+        scene: KinematicScene,
+        elements: Iterable[IKElement] = (),
+        *,
+        method: str = "pinv",
+        damping: float = 0.05,
+        max_iterations: int = 20,
+        flags: int = GroupFlags.ENABLED,
+        jacobian_callback: JacobianCallback | None = None,
+    ) -> None:
+        if not isinstance(scene, KinematicScene):
+            raise InputError(f"scene must be a KinematicScene, got {type(scene).__name__}")
+        self.scene = scene
+        self._elements: list[IKElement] = []
+        self._joints: dict[str, JointSettings] = {}
+        self.method = method
+        self.damping = damping
+        self.max_iterations = max_iterations
+        self.flags = flags  # type: ignore[assignment]
+        self.jacobian_callback = jacobian_callback
+        #: What the last solve did (None before the first one).
+        self.last_report: GroupReport | None = None
+        for element in elements:
+            self.add_element(element)
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def method(self) -> str:
+        """The resolution method."""
+        return self._method
+
+    @method.setter
+    def method(self, value: str) -> None:
+        self._method = choice(value, "method", IK_METHODS)
+
+    @property
+    def damping(self) -> float:
+        """Damping ``δ`` [m] of ``dls`` and ``qp``."""
+        return self._damping
+
+    @damping.setter
+    def damping(self, value: float) -> None:
+        self._damping = real_number(value, "damping", low=0.0)
+
+    @property
+    def max_iterations(self) -> int:
+        """Most steps of a solve."""
+        return self._max_iterations
+
+    @max_iterations.setter
+    def max_iterations(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"max_iterations must be an integer >= 1, got {value!r}")
+        self._max_iterations = value
+
+    @property
+    def flags(self) -> GroupFlags:
+        """The group flags."""
+        return self._flags
+
+    @flags.setter
+    def flags(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"flags must be GroupFlags, got {value!r}")
+        if value < 0 or value & ~sum(int(f) for f in GroupFlags):
+            raise InputError(f"flags: unknown bits in {value!r}")
+        self._flags = GroupFlags(value)
+
+    @property
+    def jacobian_callback(self) -> JacobianCallback | None:
+        """The Jacobian callback, or None."""
+        return self._callback
+
+    @jacobian_callback.setter
+    def jacobian_callback(self, value: JacobianCallback | None) -> None:
+        self._callback = callable_or_none(value, "jacobian_callback")
+
+    # ------------------------------------------------------------------ elements
+    @property
+    def elements(self) -> tuple[IKElement, ...]:
+        """The elements, in row order (edit an element through its properties)."""
+        return tuple(self._elements)
+
+    def add_element(self, element: IKElement) -> int:
+        """Append an element (its frames must exist in the scene); returns its index."""
+        if not isinstance(element, IKElement):
+            raise InputError(f"element must be an IKElement, got {element!r}")
+        build_layout(self.scene, [*self._elements, element], self.joint)  # checks the frames
+        self._elements.append(element)
+        return len(self._elements) - 1
+
+    def remove_element(self, index: int) -> IKElement:
+        """Remove and return the element at ``index``."""
+        if not isinstance(index, int) or not -len(self._elements) <= index < len(self._elements):
+            raise InputError(f"index must index the {len(self._elements)} elements, got {index!r}")
+        return self._elements.pop(index)
+
+    # ------------------------------------------------------------------ joints
+    def joint(self, name: str) -> JointSettings:
+        """The settings of joint ``name`` in this group (defaults when never set)."""
+        return self._joints.get(name, JointSettings())
+
+    @property
+    def joint_settings(self) -> dict[str, JointSettings]:
+        """The settings set explicitly, by joint name."""
+        return dict(self._joints)
+
+    def set_joint(self, name: str, **changes: Any) -> JointSettings:
+        """Change fields of a joint's settings (``mode``, ``weight``, ``limit_margin``,
+        ``max_step``); returns the new settings."""
+        self.scene.joint_id(name)
+        try:
+            settings = dataclasses.replace(self.joint(name), **changes)
+        except TypeError as exc:
+            raise InputError(f"set_joint: {exc}") from exc
+        self._joints[name] = settings
+        return settings
+
+    # ------------------------------------------------------------------ queries
+    def layout(self) -> Layout:
+        """Rows and columns resolved against the scene now (:mod:`pinkctl.groups.layout`)."""
+        return build_layout(self.scene, self._elements, self.joint)
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """The joint coordinates the group moves (one per Jacobian column)."""
+        return self.layout().columns
+
+    def jacobian(self, q: Any) -> GroupJacobian:
+        """Unweighted Jacobian and error at ``q`` (dependent joints set from their masters)."""
+        layout = self.layout()
+        q_now = self.scene.apply_dependencies(self.scene.check_configuration(q))
+        evaluation = evaluate(self.scene, layout, q_now, jacobian=True)
+        assert evaluation.J is not None
+        return GroupJacobian(evaluation.J, evaluation.e, layout.rows, layout.columns)
+
+    def error(self, q: Any) -> GroupError:
+        """Unweighted error at ``q``, ``tip - target`` per constrained axis."""
+        layout = self.layout()
+        q_now = self.scene.apply_dependencies(self.scene.check_configuration(q))
+        return GroupError(evaluate(self.scene, layout, q_now, jacobian=False).e, layout.rows)
+
+    def solve(self, q: Any) -> GroupResult:
+        """Solve this group alone from ``q``: ``(q_new, result_code)``; details in
+        :attr:`last_report`."""
+        return solve([self], q)

@@ -1,0 +1,175 @@
+"""The objects a kinematic scene adds to a robot: dummies, joints, intervals, dependencies.
+
+- :class:`Dummy`: a frame (CoppeliaSim's "dummy") rigidly attached to a parent frame: the world,
+  a robot frame, another dummy or a scene joint. Tips, targets and bases of IK elements are
+  frames.
+- :class:`SceneJoint`: a joint created at run time. Its axis is its frame's z axis (the seed's
+  convention): ``"revolute"`` (with a *screw lead* it becomes helical: a revolute-prismatic
+  joint that advances ``lead`` metres per turn along z), ``"prismatic"`` or ``"spherical"``.
+- :class:`JointInterval`: the range of a one-coordinate joint: cyclic (no limits, rotational
+  joints only) or ``[lower, lower + range]``.
+- :class:`JointDependency`: a joint that follows another one,
+  ``q_dep = offset + mult * q_master``, or ``q_dep = callback(q_master)``.
+
+Placements are relative to the parent frame (units: m; rotations are proper rotation
+matrices). The world frame is named :data:`WORLD`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from .._validation import real_number
+from ..errors import InputError
+
+__all__ = [
+    "JOINT_KINDS",
+    "WORLD",
+    "Dummy",
+    "JointDependency",
+    "JointInterval",
+    "SceneJoint",
+    "check_pose",
+]
+
+#: Name of the world frame (Pinocchio's ``universe``).
+WORLD = "world"
+
+#: Kinds of scene joints.
+JOINT_KINDS = ("revolute", "prismatic", "spherical")
+
+#: Largest deviation of ``RᵀR`` from the identity accepted in a pose's rotation.
+ORTHONORMAL_TOLERANCE = 1e-9
+
+#: Step of the central difference that differentiates a dependency callback [rad or m].
+CALLBACK_STEP = 1e-6
+
+
+def check_pose(value: Any, name: str) -> pin.SE3:
+    """``value`` (a ``pin.SE3`` or a 4 x 4 homogeneous matrix) as a new ``pin.SE3``.
+
+    Raises:
+        ValueError: Not a pose, non-finite entries, or a rotation that is not orthonormal with
+            determinant 1 (within :data:`ORTHONORMAL_TOLERANCE`).
+    """
+    if isinstance(value, pin.SE3):
+        matrix = value.homogeneous
+    else:
+        try:
+            matrix = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{name} must be a pin.SE3 or a 4x4 matrix, got {value!r}") from exc
+        if matrix.shape != (4, 4) or not np.array_equal(matrix[3], [0.0, 0.0, 0.0, 1.0]):
+            raise InputError(f"{name} must be a pin.SE3 or a 4x4 homogeneous matrix")
+    if not np.isfinite(matrix).all():
+        raise InputError(f"{name} contains NaN or infinite values")
+    rotation = matrix[:3, :3]
+    error = float(np.max(np.abs(rotation.T @ rotation - np.eye(3))))
+    if error > ORTHONORMAL_TOLERANCE or np.linalg.det(rotation) < 0.0:
+        raise InputError(f"{name}: the rotation is not a proper rotation matrix")
+    return pin.SE3(rotation.copy(), matrix[:3, 3].copy())
+
+
+@dataclass
+class Dummy:
+    """A frame attached to ``parent`` at ``placement`` (relative to the parent frame)."""
+
+    parent: str
+    placement: pin.SE3
+
+
+@dataclass
+class SceneJoint:
+    """A joint created at run time (see the module docstring).
+
+    Attributes:
+        kind: ``"revolute"``, ``"prismatic"`` or ``"spherical"``.
+        parent: Parent frame.
+        placement: Pose of the joint frame at zero, relative to the parent frame.
+        screw_lead: Advance along z per turn [m/turn] of a revolute joint (0: plain revolute).
+    """
+
+    kind: str
+    parent: str
+    placement: pin.SE3
+    screw_lead: float = 0.0
+
+    def joint_model(self) -> Any:
+        """The Pinocchio joint model: RZ, helical HZ (pitch = lead / 2π m/rad), PZ or ball."""
+        if self.kind == "prismatic":
+            return pin.JointModelPZ()
+        if self.kind == "spherical":
+            return pin.JointModelSpherical()
+        if self.screw_lead != 0.0:
+            return pin.JointModelHZ(self.screw_lead / (2.0 * math.pi))
+        return pin.JointModelRZ()
+
+
+@dataclass(frozen=True)
+class JointInterval:
+    """The range of a one-coordinate joint.
+
+    Attributes:
+        cyclic: No limits (rotational joints only); ``lower``/``range`` are then ``-inf``/``inf``.
+        lower: Lower limit [rad or m].
+        range: ``upper - lower`` [rad or m], >= 0.
+    """
+
+    cyclic: bool
+    lower: float = -math.inf
+    range: float = math.inf
+
+    @property
+    def upper(self) -> float:
+        """Upper limit, ``lower + range``."""
+        return self.lower + self.range
+
+    @staticmethod
+    def make(cyclic: bool, lower: Any, range: Any, joint: str) -> JointInterval:
+        """A checked interval (``lower``/``range`` ignored, and may be None, when cyclic)."""
+        if not isinstance(cyclic, bool):
+            raise InputError(f"cyclic of joint {joint!r} must be a bool, got {cyclic!r}")
+        if cyclic:
+            return JointInterval(cyclic=True)
+        return JointInterval(
+            cyclic=False,
+            lower=real_number(lower, f"lower limit of joint {joint!r}"),
+            range=real_number(range, f"range of joint {joint!r}", low=0.0),
+        )
+
+
+@dataclass(frozen=True)
+class JointDependency:
+    """``q = offset + mult * q_master`` or ``q = callback(q_master)``.
+
+    Attributes:
+        master: The joint followed (a one-coordinate joint that depends on no other).
+        offset: Offset [rad or m] of the linear law.
+        mult: Factor of the linear law.
+        callback: ``callback(q_master) -> q`` replacing the linear law, or None. Its derivative
+            (which IK needs) is a central difference of step :data:`CALLBACK_STEP`.
+    """
+
+    master: str
+    offset: float = 0.0
+    mult: float = 1.0
+    callback: Callable[[float], float] | None = None
+
+    def value(self, master_position: float) -> float:
+        """The dependent joint's position for the master's."""
+        if self.callback is None:
+            return self.offset + self.mult * master_position
+        return float(self.callback(master_position))
+
+    def derivative(self, master_position: float) -> float:
+        """``d q / d q_master`` at the master's position."""
+        if self.callback is None:
+            return self.mult
+        h = CALLBACK_STEP
+        return (self.value(master_position + h) - self.value(master_position - h)) / (2.0 * h)
