@@ -4,11 +4,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
+PEERS_STAMP := $(VENV)/.installed-bench-peers
+# placo pins Pinocchio 3.8 (pinkctl needs 4): it gets its own environment for bench/peers_tick.py
+PLACO_VENV := .venv-placo
+PLACO_STAMP := $(PLACO_VENV)/.installed
+# "today's" pinkctl for the warm-started IK row of `make bench-peers` (the commit before issue 19)
+BASELINE ?= ad22584
 # the native kernel (built by the install's hook; rebuilt here when its source changes)
 KERNEL := src/pinkctl/_native/_kernel.so
 export MUJOCO_GL ?= egl
 
-.PHONY: demo test soak lint typecheck bench bench-readme clean
+.PHONY: demo test soak lint typecheck bench bench-readme bench-peers clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,12 +22,22 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	@touch $(STAMP)
 
-$(KERNEL): src/pinkctl/_native/_kernel.c | $(STAMP)
+$(KERNEL): src/pinkctl/_native/_kernel.c src/pinkctl/_native/_ik.c | $(STAMP)
 	$(BIN)/python hatch_build.py
 
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
 	@touch $(BENCH_STAMP)
+
+$(PEERS_STAMP): $(BENCH_STAMP)
+	$(BIN)/python -m pip install -q -e ".[dev,bench,bench-peers]"
+	@touch $(PEERS_STAMP)
+
+# Without a placo wheel for this Python the tick row says so and the other rows still run.
+$(PLACO_STAMP):
+	@test -x $(PLACO_VENV)/bin/python || $(PYTHON) -m venv $(PLACO_VENV)
+	@if $(PLACO_VENV)/bin/python -m pip install -q "placo==0.10.2"; then touch $(PLACO_STAMP); \
+	else echo "placo could not be installed: bench-peers runs without its row"; fi
 
 demo: $(STAMP) $(KERNEL)
 	$(BIN)/pinkctl demo franka --plot docs/demo.png
@@ -47,8 +63,11 @@ bench: $(BENCH_STAMP) $(KERNEL)
 	$(BIN)/python -m bench.collision_cost
 	$(BIN)/python -m bench.envs_step
 
+bench-peers: $(PEERS_STAMP) $(KERNEL) $(PLACO_STAMP)
+	$(BIN)/python -m bench.peers --baseline $(BASELINE) --write-docs
+
 bench-readme: $(BENCH_STAMP)
 	$(BIN)/python -m bench.readme
 
 clean:
-	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PLACO_VENV) dist build .pytest_cache .mypy_cache .ruff_cache

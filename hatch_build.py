@@ -1,9 +1,9 @@
-"""Build hook: compile pinkctl's native motion kernel (``src/pinkctl/_native/_kernel.c``).
+"""Build hook: compile pinkctl's native kernel (``src/pinkctl/_native/_kernel.c`` and ``_ik.c``).
 
 The kernel is a plain C shared library loaded with ``ctypes`` (no Python headers, no
 Pinocchio): any C compiler builds it. Without one the build still succeeds and pinkctl runs
 its Python path (:mod:`pinkctl.motion.native` says which one is in use). ``make`` runs this
-file directly to rebuild the library after ``_kernel.c`` changes.
+file directly to rebuild the library after a source changes.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-SOURCE = Path("src") / "pinkctl" / "_native" / "_kernel.c"
-LIBRARY = SOURCE.with_name("_kernel.so")
+NATIVE = Path("src") / "pinkctl" / "_native"
+SOURCES = (NATIVE / "_kernel.c", NATIVE / "_ik.c")
+LIBRARY = NATIVE / "_kernel.so"
 # No fused multiply-add and no fast-math: the kernel must round exactly like numpy does.
 FLAGS = ["-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-std=c99"]
 
@@ -26,9 +27,9 @@ def build_kernel(root: str | Path) -> Path | None:
     """Compile the kernel next to its source; returns the library, or None (with a note on
     stderr) when no compiler could build it."""
     root = Path(root)
-    source, library = root / SOURCE, root / LIBRARY
+    sources, library = [str(root / source) for source in SOURCES], root / LIBRARY
     compiler = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
-    command = [*compiler.split(), *FLAGS, "-o", str(library), str(source), "-lm"]
+    command = [*compiler.split(), *FLAGS, "-o", str(library), *sources, "-lm"]
     if shutil.which(command[0]) is None:
         print(
             f"pinkctl: no C compiler ({command[0]}): the Python motion path is used",

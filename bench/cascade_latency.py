@@ -60,10 +60,10 @@ def run(steps: int = 2000, *, warmup: int = step_latency.WARMUP, chunk: int = 10
     """One row per variant of :data:`VARIANTS` (module docstring)."""
     robot = step_latency._load("franka", collision=False)
     n_total = steps + warmup
-    target = step_latency.moving_target(step_latency._home_tool_pose(robot), n_total)
+    target = step_latency.moving_target(step_latency.home_tool_pose(robot), n_total)
     variants = []
     for name, options in VARIANTS.items():
-        variant = step_latency._Pinkctl(
+        variant = step_latency.PinkctlVariant(
             robot, target, "daqp", barrier=False, n_total=n_total, controller_options=options
         )
         variant.label = name

@@ -107,7 +107,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 __all__ = [
     "DT",
     "PROBLEMS",
+    "PinkctlVariant",
     "check_targets",
+    "home_tool_pose",
     "markdown",
     "moving_target",
     "profile_forward",
@@ -219,7 +221,7 @@ class _Variant:
         self.failure_kinds[kind] = self.failure_kinds.get(kind, 0) + 1
 
 
-class _Pinkctl(_Variant):
+class PinkctlVariant(_Variant):
     """``PinkIKController.forward``: estimated state and setpoint built outside the timer."""
 
     label = "pinkctl"
@@ -691,7 +693,7 @@ def _load(name: str, collision: bool) -> PinkRobot:
     return load_pink_supported_robot(name, build_collision_model=collision)
 
 
-def _home_tool_pose(robot: PinkRobot) -> pin.SE3:
+def home_tool_pose(robot: PinkRobot) -> pin.SE3:
     data = robot.model.createData()
     pin.framesForwardKinematics(robot.model, data, robot.q0)
     return data.oMf[robot.model.getFrameId(_tool_frame(robot))].copy()
@@ -755,7 +757,7 @@ def run(
             robot = _load(robot_name, barrier)
             use_mink = "mink" in peers and mink is not None and not barrier
             peer = _peer_models(robot, with_mujoco=use_mink)
-            target = moving_target(_home_tool_pose(robot), n_total)
+            target = moving_target(home_tool_pose(robot), n_total)
             exact_log: np.ndarray | None = None  # pinkctl + daqp trajectory of this problem
             for solver in solver_list:
                 if progress is not None:
@@ -764,7 +766,7 @@ def run(
                 # One robot per controller: pink's Configuration copies `data` but shares the
                 # robot's `collision_data`.
                 variants: list[_Variant] = [
-                    _Pinkctl(
+                    PinkctlVariant(
                         _load(robot_name, barrier),
                         target,
                         solver,
@@ -772,7 +774,7 @@ def run(
                         n_total=n_total,
                         check_every=CHECK_EVERY,
                     ),
-                    _Pinkctl(
+                    PinkctlVariant(
                         _load(robot_name, barrier),
                         target,
                         solver,
@@ -780,7 +782,7 @@ def run(
                         n_total=n_total,
                         default_settings=True,
                     ),
-                    _Pinkctl(
+                    PinkctlVariant(
                         _load(robot_name, barrier),
                         target,
                         solver,
@@ -1064,9 +1066,11 @@ def profile_forward(
     """
     robot = _load(robot_name, barrier)
     n_total = warmup + steps
-    target = moving_target(_home_tool_pose(robot), n_total)
-    replay = _Pinkctl(robot, target, solver, barrier=barrier, n_total=n_total)
-    twin = _Pinkctl(_load(robot_name, barrier), target, solver, barrier=barrier, n_total=n_total)
+    target = moving_target(home_tool_pose(robot), n_total)
+    replay = PinkctlVariant(robot, target, solver, barrier=barrier, n_total=n_total)
+    twin = PinkctlVariant(
+        _load(robot_name, barrier), target, solver, barrier=barrier, n_total=n_total
+    )
     c = replay.controller
     phases = (
         "read estimated state",

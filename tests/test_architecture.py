@@ -19,7 +19,7 @@ LAYERS: dict[str, set[str]] = {
     "motion": {"core", "errors", "_validation", "_native"},
     "qp": {"core", "errors", "_validation", "_native"},
     "trajectories": {"core", "motion", "errors", "_validation"},
-    "ik": {"core", "qp", "errors", "_validation"},
+    "ik": {"core", "qp", "errors", "_validation", "_native"},
     "controllers": {"core", "motion", "qp", "trajectories", "errors", "_validation", "_native"},
     "sim": {"core", "controllers", "motion", "trajectories", "errors", "_validation"},
     "groups": {"core", "qp", "ik", "errors", "_validation"},

@@ -126,3 +126,71 @@ def test_readme_missing_block_is_appended_under_benchmarks():
     assert twice.count("## Benchmarks") == 1
     with pytest.raises(ValueError, match="more than once"):
         readme.replace_block(twice + twice, "ik", "x")
+
+
+# ---------------------------------------------------------------------------- peers
+# The peers (pytracik, roboticstoolbox-python, placo in .venv-placo) are bench-only: without
+# them their rows carry a note and pinkctl's rows still run.
+peers = importlib.import_module("bench.peers")
+peers_ik = importlib.import_module("bench.peers_ik")
+peers_tick = importlib.import_module("bench.peers_tick")
+peer_process = importlib.import_module("bench.peer_process")
+
+
+def test_peer_ik_rows_are_checked_by_pinkctl_forward_kinematics():
+    rows = peers_ik.run(["ur5"], 20, 20, chunk=10)
+    mine = {r["table"]: r for r in rows if r["solver"] == "pinkctl"}
+    assert set(mine) == {"global", "warm"}
+    for row in mine.values():
+        assert row["queries"] == 20
+        assert row["success_pct"] == row["own_success_pct"] == 100.0
+        assert 0.0 < row["p50_us"] <= row["p99_us"]
+    for row in rows:  # every other solver either ran on the same queries or says why not
+        assert row.get("queries") == 20 or row["note"].startswith("not run")
+    text = peers_ik.markdown(rows, "test machine")
+    assert "| ur5 | pinkctl |" in text and "test machine" in text
+
+
+def test_peer_tick_row_runs_with_or_without_placo():
+    row = peers_tick.run(40, warmup=10, chunk=15)
+    for label in ("default", "pinkctl"):
+        assert row[f"{label}_median_us"] > 0.0
+    assert row["pinkctl_max_error_mm"] < 0.1  # the tool follows the moving target
+    if row["placo_note"] is None:  # placo's environment is there: same joint path
+        assert row["placo_max_dq"] < 1e-3
+        assert row["placo_max_error_mm"] < 0.1
+    assert "pinkctl `forward`" in peers_tick.markdown(row, "test machine")
+
+
+def test_verdicts_name_met_and_missed_targets():
+    def row(table, solver, **numbers):
+        return {"table": table, "robot": "r", "solver": solver, **numbers}
+
+    rows = [
+        row("global", "pinkctl", success_pct=100.0, mean_us=100.0),
+        row("global", "RTB ik_LM", success_pct=100.0, mean_us=150.0),
+        row("global", "TRAC-IK", success_pct=99.0, mean_us=90.0),
+        row("warm", "pinkctl", p50_us=20.0, mean_us=25.0),
+        row("warm", "pinkctl (baseline)", p50_us=120.0, mean_us=130.0),
+    ]
+    tick = {"default_median_us": 50.0, "placo_median_us": 10.0}
+    lines = peers.verdicts(rows, tick)
+    assert any("vs RTB ik_LM, r" in line and line.endswith("MET") for line in lines)
+    assert any("vs TRAC-IK, r" in line and line.endswith("MISSED") for line in lines)
+    assert any("tracking vs today, r" in line and line.endswith("MET") for line in lines)
+    assert any("control tick" in line and line.endswith("MISSED") for line in lines)
+
+
+def test_chunk_worker_round_trip():
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from bench.peer_process import serve\n"
+        "serve({'ready': 1}, lambda r: {'sum': r['a'] + r['b']})\n"
+    )
+    worker = peer_process.ChunkWorker([sys.executable, "-c", code, str(ROOT)])
+    try:
+        assert worker.ready == {"ready": 1}
+        assert worker.request({"a": 2, "b": 3}) == {"sum": 5}
+    finally:
+        worker.close()
+    assert worker.process.returncode == 0

@@ -1,9 +1,11 @@
-"""pinkctl's native kernel: a small C library (``_kernel.c``) loaded with ``ctypes``.
+"""pinkctl's native kernel: a small C library (``_kernel.c``, ``_ik.c``) loaded with ``ctypes``.
 
-It runs the two parts of the default control tick where Python overhead dwarfs the
-arithmetic: the motion shaper (:mod:`pinkctl.motion.native`) and the box-constrained QP of
-the fused tick (:mod:`pinkctl.qp.box_qp`). Both give the Python path's answers: the shaper bit
-for bit, the QP to rounding (``tests/test_native.py``).
+It runs the parts where Python overhead dwarfs the arithmetic: the motion shaper
+(:mod:`pinkctl.motion.native`) and the box-constrained QP of the fused tick
+(:mod:`pinkctl.qp.box_qp`) in ``_kernel.c``, and the IK iteration of a single frame goal on a
+revolute/prismatic chain (:mod:`pinkctl.ik.native`) in ``_ik.c``. All give the Python path's
+answers: the shaper bit for bit, the QP to rounding (``tests/test_native.py``), whole IK
+solves to 1e-9 (``tests/test_native_ik.py``).
 
 The library is compiled when pinkctl is installed (``hatch_build.py``; ``make`` rebuilds it
 after the source changes). Where it is missing, out of date, or switched off with the
@@ -22,7 +24,7 @@ __all__ = ["NATIVE_ENVIRONMENT_VARIABLE", "kernel_library", "native_available"]
 #: Set to ``0`` to run the Python path everywhere (the reference the kernel is tested against).
 NATIVE_ENVIRONMENT_VARIABLE = "PINKCTL_NATIVE"
 
-_SOURCE = Path(__file__).with_name("_kernel.c")
+_SOURCES = (Path(__file__).with_name("_kernel.c"), Path(__file__).with_name("_ik.c"))
 _LIBRARY = Path(__file__).with_name("_kernel.so")
 
 
@@ -32,8 +34,9 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
         return None, f"switched off ({NATIVE_ENVIRONMENT_VARIABLE}=0)"
     if not _LIBRARY.exists():
         return None, f"{_LIBRARY.name} was not built (no C compiler at install?)"
-    if _SOURCE.exists() and _SOURCE.stat().st_mtime > _LIBRARY.stat().st_mtime:
-        return None, f"{_LIBRARY.name} is older than {_SOURCE.name}: run `make` to rebuild it"
+    for source in _SOURCES:
+        if source.exists() and source.stat().st_mtime > _LIBRARY.stat().st_mtime:
+            return None, f"{_LIBRARY.name} is older than {source.name}: run `make` to rebuild it"
     try:
         library = ctypes.CDLL(str(_LIBRARY))
     except OSError as exc:
@@ -47,6 +50,8 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
         "pk_commit": ([pointer, pointer], None),
         "pk_follow": ([pointer, pointer, ctypes.c_int, ctypes.c_double], None),
         "pk_box_qp": ([ctypes.c_int, *[pointer] * 7], ctypes.c_int),
+        "pk_ik_problem_size": ([], ctypes.c_ulong),
+        "pk_ik_local": ([pointer], ctypes.c_int),
     }
     for name, (arguments, result) in signatures.items():
         function = getattr(library, name)

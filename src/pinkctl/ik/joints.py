@@ -15,6 +15,7 @@ root are unbounded.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,6 +53,10 @@ class JointSubset:
             when ``simple``.
         v_cols: Indices (a slice when contiguous) of the moved coordinates in ``v`` (Jacobian
             columns).
+        q_index: Per moved coordinate, the index of its first entry in ``q`` (-1 for the
+            coordinates of ball and free joints).
+        q_size: Per moved coordinate, its entries in ``q``: 1 (revolute, prismatic), 2 (a
+            continuous joint's ``(cos θ, sin θ)``), 0 (part of a ball or free joint).
     """
 
     def __init__(self, model: pin.Model, joint_names: Sequence[str], *, name: str = "joint_names"):
@@ -95,6 +100,8 @@ class JointSubset:
         self._v_idx = np.array(v_idx, dtype=np.intp)
         self._nq_per = np.array(nq_per, dtype=np.intp)
         self._multi = multi
+        self.q_index = self._q_idx
+        self.q_size = self._nq_per
         self._neutral = pin.neutral(model)
         self.lower = np.array(lower, dtype=np.float64)
         self.upper = np.array(upper, dtype=np.float64)
@@ -105,6 +112,7 @@ class JointSubset:
         # Sampling range: the limits, or one turn for an unbounded joint.
         self.sample_low = np.where(self.bounded, self.lower, -np.pi)
         self.sample_high = np.where(self.bounded, self.upper, np.pi)
+        self._sample_span = self.sample_high - self.sample_low
         # Limit geometry used by the iteration loop: a joint is "on a limit" when its distance
         # to the centre of its range reaches the half width (relative slack 1e-12 absorbs the
         # rounding of centre and half width; an unbounded joint never is).
@@ -114,6 +122,26 @@ class JointSubset:
         self.half_range = np.where(self.bounded, 0.5 * (hi_b - lo_b) * (1.0 - 1e-12), np.inf)
         self._dv = np.zeros(model.nv)
         self._bounded_all = bool(np.all(self.bounded))
+        # Only joints with more coordinates than velocities (continuous, ball, free) need
+        # normalising; without any, pin.normalize is the identity.
+        self._normalizes = model.nq != model.nv
+        # A (nq,) seed is a full configuration unless it also has the size of the moved
+        # joints' values (then it is read as those, in subset order, unless that is q itself).
+        self._full_seed_fast = model.nq != self.n or (
+            self.simple and self.q_cols == slice(0, model.nq)
+        )
+        # Index sets read on every call of values() and clamp(), computed once.
+        continuous = self._nq_per == 2
+        self._continuous = continuous if bool(np.any(continuous)) else None
+        self._continuous_q = self._q_idx[continuous]
+        self._continuous_columns = [int(k) for k in np.flatnonzero(continuous)]
+        self._scalar = self._nq_per == 1
+        self._scalar_q = self._q_idx[self._scalar]
+        limited = (self._nq_per == 1) & self.bounded
+        self._limited = limited if bool(np.any(limited)) else None
+        self._limited_q = self._q_idx[limited]
+        self._limited_lower = self.lower[limited]
+        self._limited_upper = self.upper[limited]
 
     def values(self, q: np.ndarray) -> np.ndarray:
         """Joint values (n,) read from a Pinocchio configuration (a copy; module docstring)."""
@@ -122,10 +150,9 @@ class JointSubset:
         if self._multi:
             return pin.difference(self.model, self._neutral, q)[self._v_idx]
         out = q[self._q_idx].astype(np.float64)
-        cont = self._nq_per == 2
-        if np.any(cont):
-            idx = self._q_idx[cont]
-            out[cont] = np.arctan2(q[idx + 1], q[idx])
+        if self._continuous is not None:
+            idx = self._continuous_q
+            out[self._continuous] = np.arctan2(q[idx + 1], q[idx])
         return out
 
     def write(self, q: np.ndarray, values: np.ndarray) -> None:
@@ -133,13 +160,11 @@ class JointSubset:
         if self.simple:
             q[self.q_cols] = values
             return
-        for k in range(self.n):
+        q[self._scalar_q] = values[self._scalar]
+        for k in self._continuous_columns:
             i = self._q_idx[k]
-            if self._nq_per[k] == 1:
-                q[i] = values[k]
-            elif self._nq_per[k] == 2:
-                q[i] = np.cos(values[k])
-                q[i + 1] = np.sin(values[k])
+            q[i] = np.cos(values[k])
+            q[i + 1] = np.sin(values[k])
         if self._multi:
             dv = np.zeros(self.model.nv)
             dv[self._v_idx] = values
@@ -156,10 +181,9 @@ class JointSubset:
                 q[self.q_cols] = view
             return
         # only revolute and prismatic joints have limits: clip their coordinates in place
-        limited = (self._nq_per == 1) & self.bounded
-        if np.any(limited):
-            idx = self._q_idx[limited]
-            q[idx] = np.clip(q[idx], self.lower[limited], self.upper[limited])
+        if self._limited is not None:
+            idx = self._limited_q
+            q[idx] = np.clip(q[idx], self._limited_lower, self._limited_upper)
 
     def step(self, q: np.ndarray, dq: np.ndarray) -> None:
         """``q ← clamp(q ⊕ dq)`` for a displacement ``dq`` (n,) of the moved joints, in place."""
@@ -199,7 +223,12 @@ class JointSubset:
         uniformly random rotation, a free-flyer root where the template puts it, and the other
         joints from the template."""
         q = q_template.copy()
-        values = rng.uniform(self.sample_low, self.sample_high)
+        # rng.uniform(low, high), drawn as its C code does (low + (high - low) * u, the same
+        # doubles in the same order) without its per-call broadcasting, which costs more than
+        # a local solve
+        values = rng.random(self.n)
+        np.multiply(values, self._sample_span, out=values)
+        np.add(values, self.sample_low, out=values)
         if self._multi:
             current = self.values(q_template)
             multi = self._nq_per == 0
@@ -222,7 +251,9 @@ class JointSubset:
         self.write(q, values)
         return q
 
-    def parse_seed(self, seed: Any, default_q: np.ndarray, *, name: str = "seed") -> np.ndarray:
+    def parse_seed(
+        self, seed: Any, default_q: np.ndarray, *, name: str = "seed", clamp: bool = True
+    ) -> np.ndarray:
         """A full, clamped Pinocchio configuration from a user seed.
 
         Args:
@@ -231,11 +262,25 @@ class JointSubset:
                 ``default_q``'s value).
             default_q: Configuration supplying every value the seed does not give.
             name: Argument name used in error messages.
+            clamp: Clamp into the limits (False: the caller's loop clamps its start, as the
+                native IK loop does).
 
         Raises:
             ValueError: Wrong size, unknown joint name, or non-finite values.
         """
         model = self.model
+        if (
+            self._full_seed_fast
+            and type(seed) is np.ndarray
+            and seed.dtype == np.float64
+            and seed.shape == (model.nq,)
+        ):  # the common form of a warm start (a previous result's q_full): no conversions
+            if not all(map(math.isfinite, seed.tolist())):  # (numpy's reduction is slower)
+                raise InputError(f"{name}: values must be finite")
+            q = pin.normalize(model, seed) if self._normalizes else seed.copy()
+            if clamp:
+                self.clamp(q)
+            return q
         q = np.array(default_q, dtype=np.float64, copy=True)
         if seed is None:
             pass
@@ -265,13 +310,15 @@ class JointSubset:
                 self.write(q, arr)
             elif arr.size == model.nq:
                 q[:] = arr
-                q[:] = pin.normalize(model, q)  # unit quaternions of ball and free joints
+                if self._normalizes:
+                    q[:] = pin.normalize(model, q)  # unit quaternions, (cos, sin) pairs
             else:
                 raise InputError(
                     f"{name}: expected {self.n} values (joints {self.names}) or a full "
                     f"configuration of size model.nq = {model.nq}; got {arr.size}"
                 )
-        self.clamp(q)
+        if clamp:
+            self.clamp(q)
         return q
 
     def distance(self, a: np.ndarray, b: np.ndarray) -> float:

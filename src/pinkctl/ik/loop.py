@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ from .joints import JointSubset
 from .methods import IKMethod
 from .residual import Residual
 
-__all__ = ["LocalOutcome", "run_local"]
+__all__ = ["LocalOutcome", "LocalRunner", "run_local"]
 
 
 @dataclass
@@ -48,6 +49,12 @@ class LocalOutcome:
     success: bool
     iterations: int
     reason: str
+
+
+#: :func:`run_local` bound to a residual, joint subset and method: called with the start
+#: configuration and the keyword arguments after them (the native kernel's loop has this form,
+#: :mod:`pinkctl.ik.native`; it leaves the start as it is, and clamps it itself).
+LocalRunner = Callable[..., LocalOutcome]
 
 
 def run_local(

@@ -29,6 +29,7 @@ from .targets import parse_vector
 
 __all__ = [
     "DEFAULT_METRIC",
+    "CheckedCache",
     "IKOptions",
     "LocalOptions",
     "SearchOptions",
@@ -144,8 +145,14 @@ class SearchOptions:
 AnyOptions: TypeAlias = IKOptions | LocalOptions | SearchOptions
 
 
-def _field_names(cls: type) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls)}
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:  # computed once per class: split_options runs on every query
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 def split_options(
@@ -336,3 +343,57 @@ def checked_search(options: SearchOptions) -> CheckedSearch:
         closest_to_seed=bool(options.closest_to_seed),
         max_step=_positive_float(options.max_step, "max_step"),
     )
+
+
+class CheckedCache:
+    """Checked budgets of the queries of one solver, memoised.
+
+    A tracking loop or a batch asks with the same budget every time, and building and
+    checking the option objects costs more than a converged solve. The key is the option
+    object and the keyword changes; a budget with an unhashable value is checked every time,
+    and so is a search whose ``rng`` is None (fresh entropy per query, drawn when checked).
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._capacity = capacity
+        self._local: dict[tuple, CheckedLocal] = {}
+        self._search: dict[tuple, tuple[SearchOptions, CheckedSearch]] = {}
+
+    @staticmethod
+    def _key(options: Any, changes: Mapping[str, Any]) -> tuple | None:
+        key = (options, tuple(sorted(changes.items())))
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    def local(self, options: LocalOptions | None, changes: Mapping[str, Any]) -> CheckedLocal:
+        """``options`` (default ``LocalOptions()``) with ``changes``, checked."""
+        key = self._key(options, changes)
+        cached = self._local.get(key) if key is not None else None
+        if cached is not None:
+            return cached
+        (local,) = split_options(changes, options if options is not None else LocalOptions())
+        checked = checked_local(local)
+        if key is not None:
+            if len(self._local) >= self._capacity:
+                self._local.clear()
+            self._local[key] = checked
+        return checked
+
+    def search(
+        self, options: SearchOptions | None, changes: Mapping[str, Any]
+    ) -> tuple[SearchOptions, CheckedSearch]:
+        """``options`` (default ``SearchOptions()``) with ``changes``, and their checked form."""
+        key = self._key(options, changes)
+        cached = self._search.get(key) if key is not None else None
+        if cached is not None:
+            return cached
+        (search,) = split_options(changes, options if options is not None else SearchOptions())
+        out = (search, checked_search(search))
+        if key is not None and search.rng is not None:
+            if len(self._search) >= self._capacity:
+                self._search.clear()
+            self._search[key] = out
+        return out

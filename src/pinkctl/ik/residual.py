@@ -144,6 +144,13 @@ class Residual:
                 raise InputError("target: a pose goal needs a rotation")
             fast[4][:] = rotation.T
 
+    def target_arrays(self, index: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Goal ``index``'s target position (3,) and transposed target rotation (3, 3), or None
+        for a goal without one: the residual's own arrays, which :meth:`set_target` updates in
+        place (read them again after :meth:`set_goals`)."""
+        fast = self._fast[index]
+        return fast[3], fast[4]
+
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, q: np.ndarray) -> float:
         """Fill ``e``, ``ew`` and ``J`` at configuration ``q``; return ``‖ew‖²``."""
@@ -205,15 +212,15 @@ class Residual:
         """
         pos = 0.0
         ori = 0.0
-        e = self.e
+        e = self.e.tolist()  # plain floats: a few rows, faster than numpy calls
         for row, goal in self._layout:
-            ep = e[row : row + 3]
-            pos = max(pos, math.sqrt(float(ep @ ep)))
+            x, y, z = e[row : row + 3]
+            pos = max(pos, math.sqrt(x * x + y * y + z * z))
             if goal.mode == "pose":
-                er = e[row + 3 : row + 6]
-                ori = max(ori, math.sqrt(float(er @ er)))
+                x, y, z = e[row + 3 : row + 6]
+                ori = max(ori, math.sqrt(x * x + y * y + z * z))
             elif goal.mode == "approach":
-                ori = max(ori, _tilt(e[row + 3 : row + 6]))
+                ori = max(ori, _tilt(self.e[row + 3 : row + 6]))
         return pos, ori
 
     def pose_distance(self, q: np.ndarray, metric: np.ndarray) -> float:

@@ -9,7 +9,7 @@ import numpy as np
 __all__ = ["IKResult"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class IKResult:
     """Result of :func:`~pinkctl.ik.solve_ik` or :func:`~pinkctl.ik.find_ik`.
 
@@ -50,6 +50,39 @@ class IKResult:
     reason: str
     method: str
     solutions: int = 0
+
+    def __init__(
+        self,
+        q: np.ndarray,
+        joint_names: tuple[str, ...],
+        q_full: np.ndarray,
+        success: bool,
+        position_error: float,
+        orientation_error: float,
+        iterations: int,
+        restarts: int,
+        time_s: float,
+        reason: str,
+        method: str,
+        solutions: int = 0,
+    ) -> None:
+        # The fields are set once, here, in one step: the generated frozen __init__ sets
+        # each through object.__setattr__, which costs more than a warm-started solve's
+        # arithmetic. The instance stays frozen.
+        self.__dict__.update(
+            q=q,
+            joint_names=joint_names,
+            q_full=q_full,
+            success=success,
+            position_error=position_error,
+            orientation_error=orientation_error,
+            iterations=iterations,
+            restarts=restarts,
+            time_s=time_s,
+            reason=reason,
+            method=method,
+            solutions=solutions,
+        )
 
     @property
     def positions(self) -> dict[str, float]:

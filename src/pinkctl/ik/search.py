@@ -23,22 +23,58 @@ deterministic as long as the wall-clock budget is not the one that stops it.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from .joints import JointSubset
-from .loop import run_local
+from .loop import LocalRunner, run_local
 from .methods import IKMethod
 from .residual import Residual
 
-__all__ = ["SearchOutcome", "global_search"]
+__all__ = ["SearchOutcome", "SeededGenerators", "global_search", "is_seed"]
 
 #: ``validate(q) -> bool`` with ``q`` the moved joints' values (n,).
 Validator = Callable[[np.ndarray], bool]
+
+
+def is_seed(rng: object) -> TypeGuard[int]:
+    """Whether ``rng`` is an integer seed (checked non-negative by ``checked_search``)."""
+    return isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)
+
+
+class SeededGenerators:
+    """``np.random.default_rng(seed)`` at its start, for the restarts of a search.
+
+    Making a generator costs more than a converged solve; a solver answering query after
+    query with the same seed (the default, 0) makes it once and rewinds it (its state set
+    back to the start: the same draws). Owned by one solver, used by one thread.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._capacity = capacity
+        self._made: dict[int, tuple[np.random.Generator, Mapping[str, Any]]] = {}
+
+    def factory(self, seed: int) -> Callable[[], np.random.Generator]:
+        """Called at a search's first restart: the generator of ``seed`` at its start."""
+
+        def generator() -> np.random.Generator:
+            made = self._made.get(int(seed))
+            if made is not None:
+                made[0].bit_generator.state = made[1]  # type: ignore[assignment]
+                return made[0]
+            if len(self._made) >= self._capacity:
+                self._made.clear()
+            fresh = np.random.default_rng(seed)
+            self._made[int(seed)] = (fresh, fresh.bit_generator.state)
+            return fresh
+
+        return generator
 
 
 @dataclass
@@ -87,6 +123,7 @@ def global_search(
     closest_to_seed: bool = True,
     solution_distance: float = 1e-3,
     max_step: float | None = None,
+    local: LocalRunner | None = None,
 ) -> SearchOutcome:
     """Run the search described in the module docstring (arguments validated by the caller).
 
@@ -109,7 +146,11 @@ def global_search(
         closest_to_seed: Return the solution closest to the seed (else the first found).
         solution_distance: Solutions closer than this (joint-space norm) are the same one.
         max_step: Largest joint displacement per iteration, or None.
+        local: The local solve, :func:`run_local` bound to ``residual``, ``subset`` and
+            ``method`` (the default) or an equivalent (the native kernel's loop).
     """
+    if local is None:
+        local = functools.partial(run_local, residual, subset, method)
     perf_counter = time.perf_counter
     solutions: list[np.ndarray] = []
     best_q: np.ndarray | None = None
@@ -146,10 +187,7 @@ def global_search(
         cap = iterations_per_start
         if max_iterations is not None:
             cap = min(cap, max_iterations - iterations)
-        out = run_local(
-            residual,
-            subset,
-            method,
+        out = local(
             start,
             max_iterations=cap,
             deadline=deadline,

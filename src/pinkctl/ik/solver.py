@@ -14,8 +14,8 @@ and no simulation state is involved. Every iterate respects the joint limits of 
 from __future__ import annotations
 
 import difflib
+import functools
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,20 +24,21 @@ import pinocchio as pin
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .joints import JointSubset
-from .loop import run_local
+from .loop import LocalRunner, run_local
 from .methods import make_method
+from .native import NativeLocal, native_local
 from .options import (
+    CheckedCache,
     IKOptions,
     LocalOptions,
     SearchOptions,
-    checked_local,
-    checked_search,
     split_options,
     tolerance,
 )
+from .reasons import guarded, local_reason, search_reason
 from .residual import Residual
 from .result import IKResult
-from .search import global_search
+from .search import SeededGenerators, global_search, is_seed
 from .targets import (
     FrameGoal,
     GoalMode,
@@ -86,6 +87,7 @@ class IKSolver:
         else:
             names = list(joint_names)
         self.subset = JointSubset(self.model, names, name="joint_names")
+        self._joint_names = tuple(self.subset.names)
         self.method = make_method(opts.method, **dict(opts.method_options or {}))
         self.method.bind(self.model, self.subset)
         if opts.position_only and opts.approach_axis is not None:
@@ -120,6 +122,9 @@ class IKSolver:
         self.frame = frame
         self._frame_id(frame, "frame")
         self._residuals: dict[tuple, Residual] = {}
+        self._runners: dict[int, LocalRunner] = {}  # by id() of a residual in _residuals
+        self._checked = CheckedCache()
+        self._generators = SeededGenerators()
         self.options = opts
 
     # ------------------------------------------------------------------ helpers
@@ -194,10 +199,25 @@ class IKSolver:
             )
             if len(self._residuals) > 16:
                 self._residuals.clear()
+                self._runners.clear()
             self._residuals[key] = res
         else:
             res.set_goals(goals)
         return res
+
+    def _local(self, residual: Residual) -> LocalRunner:
+        """The local solve for ``residual``: the native kernel's loop where it applies
+        (:mod:`pinkctl.ik.native`), else :func:`run_local`; built once per residual."""
+        runner = self._runners.get(id(residual))
+        if runner is None:
+            native = native_local(residual, self.subset, self.method)
+            runner = (
+                native
+                if native is not None
+                else functools.partial(run_local, residual, self.subset, self.method)
+            )
+            self._runners[id(residual)] = runner
+        return runner
 
     def _result(
         self,
@@ -217,7 +237,7 @@ class IKSolver:
         pos_err, ori_err = residual.errors()
         return IKResult(
             q=self.subset.values(q),
-            joint_names=tuple(self.subset.names),
+            joint_names=self._joint_names,
             q_full=q.copy(),
             success=bool(success),
             position_error=pos_err,
@@ -256,30 +276,24 @@ class IKSolver:
             InputError: Malformed target, seed or budget.
         """
         t0 = time.perf_counter()
-        (local,) = split_options(changes, options if options is not None else LocalOptions())
-        checked = checked_local(local)
+        checked = self._checked.local(options, changes)
         max_it, budget = checked.max_iterations, checked.time_budget_ms
         stall = checked.stall_iterations
         residual = self.residual(target)
-        q = self.subset.parse_seed(seed, self.robot.q0, name="seed")
+        local = self._local(residual)
+        # the native loop clamps its start itself (the same operations)
+        q = self.subset.parse_seed(
+            seed, self.robot.q0, name="seed", clamp=not isinstance(local, NativeLocal)
+        )
         deadline = t0 + budget * 1e-3 if budget is not None else None
-        out = run_local(
-            residual,
-            self.subset,
-            self.method,
+        out = local(
             q,
             max_iterations=max_it,
             deadline=deadline,
             stall_iterations=stall,
             max_step=checked.max_step,
         )
-        reason = {
-            "converged": "converged",
-            "iterations": f"iteration budget ({max_it}) exhausted",
-            "time": f"time budget ({budget} ms) exhausted",
-            "stalled": f"stalled: no progress in {stall} iterations",
-            "numerical": "numerical failure (non-finite error)",
-        }[out.reason]
+        reason = "converged" if out.success else local_reason(out.reason, max_it, budget, stall)
         return self._result(
             residual,
             out.q,
@@ -313,8 +327,7 @@ class IKSolver:
             InputError: Malformed arguments, or no budget at all (the search would not end).
         """
         t0 = time.perf_counter()
-        (search,) = split_options(changes, options if options is not None else SearchOptions())
-        checked = checked_search(search)
+        search, checked = self._checked.search(options, changes)
         budget = checked.time_budget_ms
         restarts_cap, it_cap = checked.max_restarts, checked.max_iterations
         validate = checked.validate
@@ -323,13 +336,13 @@ class IKSolver:
         deadline = t0 + budget * 1e-3 if budget is not None else None
         validate_errors: list[str] = []
         if validate is not None:
-            validate = _guarded(validate, validate_errors)
+            validate = guarded(validate, validate_errors)
         out = global_search(
             residual,
             self.subset,
             self.method,
             q_seed,
-            rng=checked.generator,
+            rng=self._generators.factory(search.rng) if is_seed(search.rng) else checked.generator,
             deadline=deadline,
             max_restarts=restarts_cap,
             max_iterations=it_cap,
@@ -341,25 +354,9 @@ class IKSolver:
             max_solutions=checked.max_solutions,
             closest_to_seed=checked.closest_to_seed,
             max_step=checked.max_step,
+            local=self._local(residual),
         )
-        if out.success:
-            reason = "converged"
-        else:
-            reason = {
-                "time": f"time budget ({budget} ms) exhausted",
-                "restarts": f"restart budget ({restarts_cap}) exhausted",
-                "iterations": f"iteration budget ({it_cap}) exhausted",
-            }.get(out.reason, out.reason)
-            reason += f": no solution from the seed and {out.restarts} random restarts"
-            if out.rejected:
-                reason += f"; {out.rejected} converged configurations rejected by validate"
-            if out.skipped:
-                reason += f"; {out.skipped} starts skipped by metric_threshold"
-            if validate_errors:
-                reason += (
-                    f"; validate raised {validate_errors[0]} "
-                    f"({len(validate_errors)} time(s); counted as a rejection)"
-                )
+        reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors)
         return self._result(
             residual,
             out.q,
@@ -372,18 +369,3 @@ class IKSolver:
             # With one solution wanted, the search stops right after evaluating it.
             evaluated=out.success and checked.max_solutions == 1,
         )
-
-
-def _guarded(
-    validate: Callable[[np.ndarray], bool], errors: list[str]
-) -> Callable[[np.ndarray], bool]:
-    """``validate`` that counts an exception as a rejection (recorded in ``errors``)."""
-
-    def accepts(q: np.ndarray) -> bool:
-        try:
-            return bool(validate(q))
-        except Exception as exc:  # a user callback must not escape the search
-            errors.append(f"{type(exc).__name__}: {exc}")
-            return False
-
-    return accepts

@@ -21,6 +21,7 @@ Accepted spellings of a target (world frame, metres, quaternions ``(w, x, y, z)`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypeGuard
@@ -115,15 +116,21 @@ def _quaternion_matrix(quat: np.ndarray, name: str) -> np.ndarray:
     return quaternion_to_matrix(quat)
 
 
-_EYE3 = np.eye(3)
-
-
 def _check_rotation(rot: np.ndarray, name: str) -> np.ndarray:
     """``rot`` if it is a finite rotation matrix (orthonormal, determinant +1)."""
-    gram = rot.T @ rot  # NaN/inf propagate into the test below
-    if not float(np.abs(gram - _EYE3).max()) <= 1e-6:
-        raise InputError(f"{name}: rotation must be a finite orthonormal matrix")
     (a, b, c), (d, e, f), (g, h, i) = rot.tolist()
+    # Every entry of RᵀR - I within 1e-6 (on nine floats, plain arithmetic beats numpy's
+    # calls); NaN and inf fail every comparison.
+    tol = 1e-6
+    if not (
+        abs(a * a + d * d + g * g - 1.0) <= tol
+        and abs(b * b + e * e + h * h - 1.0) <= tol
+        and abs(c * c + f * f + i * i - 1.0) <= tol
+        and abs(a * b + d * e + g * h) <= tol
+        and abs(a * c + d * f + g * i) <= tol
+        and abs(b * c + e * f + h * i) <= tol
+    ):
+        raise InputError(f"{name}: rotation must be a finite orthonormal matrix")
     if a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) < 0.0:
         raise InputError(f"{name}: rotation matrix has determinant -1 (a reflection)")
     return rot
@@ -145,9 +152,13 @@ def parse_target(
             an orientation is needed.
     """
     if isinstance(target, pin.SE3):
-        position = parse_vector(target.translation, 3, name)
-        rotation = _check_rotation(np.array(target.rotation, dtype=np.float64), name)
-        return position, (rotation if orientation else None)
+        position = target.translation.copy()  # (the attribute is a view into the pose)
+        x, y, z = position.tolist()
+        if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+            raise InputError(f"{name}: values must be finite, got {position}")
+        if not orientation:
+            return position, None
+        return position, _check_rotation(target.rotation.copy(), name)
     if isinstance(target, (tuple, list)) and len(target) == 2:
         position = parse_vector(target[0], 3, f"{name} position")
         quat = parse_vector(target[1], 4, f"{name} quaternion (w, x, y, z)")
