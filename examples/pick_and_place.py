@@ -23,6 +23,7 @@ Run::
 
     python examples/pick_and_place.py
     python examples/pick_and_place.py --quick          # faster motions
+    python examples/pick_and_place.py --video pick.mp4 # and a video (pinkctl[video])
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -47,6 +49,7 @@ from pinkctl import (
     SpatialState,
     load_pink_supported_robot,
 )
+from pinkctl.sim import VideoRecorder
 
 CUBE_SIZE = 0.04  # [m] edge length
 CUBE_MASS = 0.1  # [kg]
@@ -125,12 +128,16 @@ class PickPlaceResult:
     events: list[str] = field(default_factory=list)
 
 
-def run(*, quick: bool = False, control_rate: float = 500.0) -> PickPlaceResult:
-    """Run the pick-and-place task to the end (or to a phase timeout) and measure it."""
+def run(
+    *, quick: bool = False, control_rate: float = 500.0, video: Path | None = None
+) -> PickPlaceResult:
+    """Run the pick-and-place task to the end (or to a phase timeout) and measure it;
+    ``video``: record it to this .mp4 file (``pip install 'pinkctl[video]'``)."""
     robot = load_pink_supported_robot("franka")
     sim = MujocoSimulation.from_robot(robot, timestep=0.002, spec_callback=add_scene())
     tool = robot.tool_frame
     assert tool is not None
+    recorder = None if video is None else VideoRecorder(sim, video, tool_frame=tool)
     dt = 1.0 / control_rate
     steps_per_tick = max(1, round(dt / sim.timestep))
     down = sim.get_site_pose(tool)[1]  # home orientation: tool z down, fingers along world y
@@ -266,13 +273,19 @@ def run(*, quick: bool = False, control_rate: float = 500.0) -> PickPlaceResult:
             sim.apply(desired)
         sim.step(steps_per_tick)
         t += dt
+        if recorder is not None:
+            recorder.capture(t)
         if phase in (Phase.LIFT, Phase.TRANSPORT):
             max_lift = max(max_lift, float(sim.get_body_pose("cube")[0][2]) - cube_z0)
     # let the cube come to rest before measuring where it is
     for _ in range(round(0.3 / dt)):
         sim.step(steps_per_tick)
         t += dt
+        if recorder is not None:
+            recorder.capture(t)
     wall = time.perf_counter() - start
+    if recorder is not None:
+        events.append(f"video written to {recorder.close()}")
     cube_position = sim.get_body_pose("cube")[0]
     place_error = float(np.linalg.norm(cube_position - CUBE_GOAL))
     ok = timed_out is None and max_lift >= 0.05 and place_error <= 0.02
@@ -294,8 +307,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="faster motions (smoke tests)")
     parser.add_argument("--rate", type=float, default=500.0, help="control rate [Hz]")
+    parser.add_argument(
+        "--video", type=Path, default=None, help="record the run to this .mp4 ('pinkctl[video]')"
+    )
     args = parser.parse_args(argv)
-    result = run(quick=args.quick, control_rate=args.rate)
+    result = run(quick=args.quick, control_rate=args.rate, video=args.video)
     for line in result.events:
         print(line)
     status = "OK" if result.ok else "FAILED"

@@ -36,27 +36,14 @@ import gymnasium as gym
 import numpy as np
 
 from pinkctl.envs import Episode, GymRenderingSpec, make_expert, rollout
+from pinkctl.errors import MissingDependencyError
+from pinkctl.sim.video import write_video
 
 RANDOMISED = {
     "pinkctl/SO101PickCube-v0": {"random_block_position": True},
     "pinkctl/SO101PickPlace-v0": {"random_block_position": True},
     "pinkctl/Reach-v0": {},
 }
-
-
-def write_video(frames: np.ndarray, path: Path, fps: int) -> str | None:
-    """Write ``frames`` (T, H, W, 3) uint8 as an MP4; returns why not when the writer is
-    missing (``imageio`` with ``imageio-ffmpeg``), else None."""
-    try:
-        import imageio.v2 as imageio
-        import imageio_ffmpeg  # noqa: F401  (the MP4 backend imageio needs)
-    except ImportError as exc:
-        return f"no MP4 writer: {exc.name} is missing, pip install 'pinkctl[video]'"
-    # macro_block_size=1: any frame size, no resizing warning
-    with imageio.get_writer(path, fps=fps, codec="libx264", macro_block_size=1) as writer:
-        for frame in frames:
-            writer.append_data(frame)
-    return None
 
 
 def reload_matches(episode: Episode, path: Path) -> bool:
@@ -117,9 +104,12 @@ def run(
                 problems.append(f"frames of shape {episode.frames.shape}")
             elif episode.frames.std() < 1.0:
                 problems.append("the rendered frames are blank")
-            target = out / "episode_000.mp4"
-            note = write_video(episode.frames, target, fps=env.metadata["render_fps"])
-            video = None if note else target
+            try:
+                video = write_video(
+                    episode.frames, out / "episode_000.mp4", fps=env.metadata["render_fps"]
+                )
+            except MissingDependencyError as exc:
+                note = f"no MP4 writer: {exc}"
     env.close()
     wall = time.perf_counter() - start
     if not all(successes):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
+import pinkctl
+import pinkctl.app.demo as demo_module
 from pinkctl.app.cli import main
 from pinkctl.app.demo import MAX_BOUND_MM, RMS_BOUND_MM, DemoConfig, run_demo
 
@@ -40,41 +44,119 @@ def test_cli_demo_prints_table_and_writes_plot(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert code == 0
-    for row in ("position error RMS", "ticks returning None", "joint-limit violations"):
+    for row in ("position error RMS", "ticks returning None", "limit violations: position"):
         assert row in out
+    labels = [line.split("  ")[0] for line in out.splitlines() if "  " in line]
+    assert len(labels) == len(set(labels)) >= 12  # no row twice
+    assert "joint-limit violations" not in out  # the four limit rows replace it
+    header = out.splitlines()[0]
+    assert "waypoints (0.10 m)," in header and "period" not in header  # waypoints: no period
+    assert out.splitlines()[-1].startswith("passed:")
     assert plot.stat().st_size > 10_000
     data = np.load(log)
     assert data["q"].shape[0] == data["time"].shape[0] > 100
 
 
-def test_cli_robots_lists_bundled_robots(capsys):
-    assert main(["robots"]) == 0
+@pytest.mark.parametrize("trajectory", ["figure8", "circle", "waypoints"])
+@pytest.mark.parametrize("robot", ["franka", "ur10", "so101"])
+def test_every_bundled_robot_passes_every_demo(robot, trajectory, capsys):
+    """The curve is sized for each robot (reach, joint limits, a kinematic check): 3 s of
+    each demo pass their bounds (the full runs are what the slow sweep below checks)."""
+    assert main(["demo", robot, "--trajectory", trajectory, "--duration", "3"]) == 0, (
+        capsys.readouterr().err
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trajectory", ["figure8", "circle", "waypoints"])
+@pytest.mark.parametrize("robot", ["ur10", "so101"])
+def test_full_demo_runs_pass(robot, trajectory, capsys):
+    assert main(["demo", robot, "--trajectory", trajectory]) == 0, capsys.readouterr().err
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["demo", "--solver", "nosuch"], "solver 'nosuch' is not an installed QP solver"),
+        (["demo", "no_such_robot"], "unknown robot 'no_such_robot'"),
+        (["demo", "--trajectory", "spiral"], "invalid choice: 'spiral'"),
+        (["demo", "--size", "-1"], "expected a positive number, got -1"),
+        (["demo", "--rate", "300"], "not a whole number of 1 ms physics steps"),
+        (["demo", "--save", "/no/such/folder/run.npz"], "the folder /no/such/folder does not"),
+        (["demo", "--video", "run.avi"], "expected a .mp4, .gif, .png or .jpg file"),
+        (["nosuch"], "invalid choice: 'nosuch'"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line_before_loading(argv, expected, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert expected in _one_line(captured.err) and captured.out == ""
+
+
+def test_a_size_the_robot_cannot_follow_is_a_bad_argument(capsys):
+    assert main(["demo", "franka", "--size", "0.6"]) == 2
+    err = capsys.readouterr().err
+    assert "size 0.6 m: franka cannot follow this figure8" in err.splitlines()[-1]
+    assert "simulating" not in err  # refused before any simulation
+
+
+def test_plot_without_matplotlib_is_refused_before_simulating(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # find_spec: not installed
+    assert main(["demo", "--plot", str(tmp_path / "x.png")]) == 2
+    captured = capsys.readouterr()
+    assert "--plot needs matplotlib: pip install 'pinkctl[plot]'" in _one_line(captured.err)
+
+
+def test_a_failed_check_exits_1_naming_the_row(monkeypatch, capsys):
+    monkeypatch.setattr(demo_module, "MAX_BOUND_MM", 1e-6)
+    assert main(["demo", "franka", "--duration", "1.5"]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("pinkctl demo: FAILED: position error max ")
+    assert last.endswith("> 1e-06 mm")
+
+
+def test_unexpected_errors_are_one_line_unless_debug(monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise RuntimeError("something broke\ninside")
+
+    monkeypatch.setattr(demo_module, "run_closed_loop", broken)
+    assert main(["demo", "--duration", "1"]) == 1
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == (
+        "pinkctl demo: RuntimeError: something broke inside (rerun with --debug for the traceback)"
+    )
+    with pytest.raises(RuntimeError, match="something broke"):
+        main(["demo", "--duration", "1", "--debug"])
+
+
+def test_version_and_help(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"pinkctl {pinkctl.__version__}"
+    assert main(["demo", "--help"]) == 0
     out = capsys.readouterr().out
-    for name, tool in (
-        ("franka", "panda_hand_tcp"),
-        ("ur10", "tool0"),
-        ("so101", "gripper_frame_link"),
-    ):
-        assert name in out and tool in out
+    assert "--video" in out and "Exit status 1 names the row" in out
 
 
-def test_five_dof_arm_tracks_the_tool_position():
-    """SO-101 (5 DoF): position-only tracking on a curve scaled to its reach."""
-    result = run_demo(DemoConfig(robot="so101", duration=5.0), progress=False)
-    s = result.summary
-    assert s["ticks_none"] == 0 and s["limit_violations"] == 0
-    assert s["rms_position_error_mm"] <= RMS_BOUND_MM
-    assert np.isnan(s["rms_orientation_error_mrad"])  # no orientation target
-    assert "orientation error RMS" in result.table and "n/a" in result.table
-    assert 0.02 < max(np.ptp(result.log.target_position, axis=0)) / 2 < 0.1
+def test_video_and_picture_of_the_robot(tmp_path, capsys):
+    pytest.importorskip("imageio_ffmpeg")
+    video, picture = tmp_path / "demo.mp4", tmp_path / "demo.png"
+    argv = ["demo", "--duration", "1", "--video", str(video), "--picture", str(picture)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"video written to {video}" in err and f"picture written to {picture}" in err
+    import imageio.v2 as imageio
 
-
-def test_jerk_limited_tracking_stays_bounded():
-    """UR10 on pose waypoints: its (conservative) jerk limits make it lag at every corner of the
-    straight-line profile; the controller's anti-windup keeps the lag bounded instead of
-    letting the dead-beat correction ring (53 mm RMS and growing without it)."""
-    result = run_demo(DemoConfig(robot="ur10", trajectory="waypoints"), progress=False)
-    assert result.limit_report.ok
-    assert result.summary["ticks_none"] == 0
-    assert result.summary["rms_position_error_mm"] < 15.0
-    assert result.summary["max_position_error_mm"] < 30.0
+    frames = imageio.mimread(video, memtest=False)
+    assert len(frames) == pytest.approx(30, abs=2) and frames[0].shape == (480, 640, 3)
+    image = imageio.imread(picture)
+    assert image.shape == (480, 640, 3)
+    # the trails are drawn: orange dashes (target) and a blue line (tool)
+    r, g, b = (image[..., k].astype(int) for k in range(3))
+    assert np.count_nonzero((r > 200) & (b < 120) & (g > 100) & (g < 230)) > 20
+    assert np.count_nonzero((b > 200) & (r < 120)) > 5

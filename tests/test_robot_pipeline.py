@@ -427,7 +427,9 @@ def test_inspect_says_in_one_line_why_a_robot_cannot_run(capsys):
     from pinkctl.app.cli import main
 
     status = main(["inspect", str(ERD / "g1_description/urdf/g1_29dof_rev_1_0.urdf")])
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert status == 1 and len(lines) == 1 and "tips" in lines[0]
-    assert main(["inspect", "no_such_robot.urdf"]) == 1
-    assert "not found" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert status == 1 and len(lines) == 1 and "tips" in lines[0] and not captured.out
+    assert main(["inspect", "no_such_robot.urdf"]) == 2  # a bad argument
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown robot 'no_such_robot.urdf'" in err[0]

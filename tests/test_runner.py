@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from pinkctl import load_pink_supported_robot
 from pinkctl.controllers import BaseController, PinkIKController, TrajectoryFollower
 from pinkctl.core.state import JointState, RobotState, SpatialState
-from pinkctl.sim import MujocoSimulation, run_closed_loop
+from pinkctl.errors import InputError
+from pinkctl.sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from pinkctl.trajectories import CircleTrajectory
 
 
@@ -58,6 +61,27 @@ def test_fixed_setpoint_converges_and_log_is_complete(robot, tmp_path):
     assert np.array_equal(saved["q"], log.q)
     png = log.plot(tmp_path / "run.png", title="test")
     assert png.stat().st_size > 10_000
+
+
+def test_log_load_reads_back_what_save_wrote(robot, tmp_path):
+    sim, ik = make(robot)
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    log = run_closed_loop(
+        sim, ik, duration=0.2, control_rate=250.0, setpoint=pose_setpoint(frame, start, orientation)
+    )
+    log.none_reasons.append("t=0.1000: an example reason")
+    loaded = ClosedLoopLog.load(log.save(tmp_path / "run.npz"))
+    for f in dataclasses.fields(ClosedLoopLog):
+        ours, theirs = getattr(log, f.name), getattr(loaded, f.name)
+        if isinstance(ours, np.ndarray):
+            assert theirs.dtype == ours.dtype and np.array_equal(theirs, ours, equal_nan=True)
+        else:
+            assert theirs == ours, f.name
+    assert loaded.format_summary() == log.format_summary()
+    np.savez(tmp_path / "other.npz", q=log.q)
+    with pytest.raises(InputError, match="not a saved ClosedLoopLog"):
+        ClosedLoopLog.load(tmp_path / "other.npz")
 
 
 def test_callable_setpoint_and_reference(robot):

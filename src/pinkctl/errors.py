@@ -11,7 +11,9 @@ built-in class code written before this hierarchy caught (``ValueError`` for bad
 - :class:`DescriptionNotFoundError` (``FileNotFoundError``): a description, configuration or
   mesh file that no folder holds;
 - :class:`SolverError` (``RuntimeError``): a solver that found no usable solution
-  (:class:`~pinkctl.qp.QPSolveError` is one).
+  (:class:`~pinkctl.qp.QPSolveError` is one);
+- :class:`MissingDependencyError` (``ImportError``): an optional package a feature needs is
+  not installed (the message names the extra that brings it, e.g. ``pinkctl[plot]``).
 
 :class:`PinkctlWarning` flags what pinkctl inferred, repaired or switched off.
 """
@@ -22,6 +24,7 @@ __all__ = [
     "ConfigurationError",
     "DescriptionNotFoundError",
     "InputError",
+    "MissingDependencyError",
     "PinkctlError",
     "PinkctlWarning",
     "SolverError",
@@ -46,6 +49,10 @@ class DescriptionNotFoundError(PinkctlError, FileNotFoundError):
 
 class SolverError(PinkctlError, RuntimeError):
     """A solver found no usable solution."""
+
+
+class MissingDependencyError(PinkctlError, ImportError):
+    """An optional package a feature needs is not installed."""
 
 
 class PinkctlWarning(UserWarning):

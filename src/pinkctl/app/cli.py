@@ -1,22 +1,44 @@
-"""The ``pinkctl`` command: list the bundled robots, run the closed-loop demo, view a robot."""
+"""The ``pinkctl`` command: list the bundled robots, run the closed-loop demo, view a robot.
+
+Exit status: 0 when the command did what it was asked, 1 when a check failed (the demo missed
+a bound, ``inspect`` found a robot it cannot control: the failing row is named), 2 when the
+arguments cannot work (unknown robot or solver, a missing optional package, a bad value).
+Every failure is one line on stderr saying what failed and why; ``--debug`` shows the
+traceback instead.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
-from collections.abc import Sequence
-from typing import Any
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
+from .. import __version__
 from ..core.robot import supported_robots
+from ..errors import InputError, MissingDependencyError
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
+
+#: Exit statuses.
+OK, FAILED, BAD_ARGUMENTS = 0, 1, 2
+#: Longest warning line printed (the rest is cut).
+WARNING_WIDTH = 160
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (usage on ``--help``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(BAD_ARGUMENTS, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _cmd_robots(_: argparse.Namespace) -> int:
-    import importlib.util
-
     from ..core.robot import read_config, robot_configurations_dir
 
     rows = [("robot", "DoF", "tool frame", "description")]
@@ -34,7 +56,7 @@ def _cmd_robots(_: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-    return 0
+    return OK
 
 
 def _has_distribution(name: str) -> bool:
@@ -47,9 +69,19 @@ def _has_distribution(name: str) -> bool:
     return True
 
 
+def _output_file(path: str | None, option: str) -> None:
+    """Reject an output path whose folder does not exist."""
+    if path is not None and not Path(path).resolve().parent.is_dir():
+        raise InputError(f"{option} {path}: the folder {Path(path).parent} does not exist")
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import DemoConfig, run_demo
 
+    for option in ("plot", "save", "video", "picture"):
+        _output_file(getattr(args, option), f"--{option}")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise MissingDependencyError("--plot needs matplotlib: pip install 'pinkctl[plot]'")
     config = DemoConfig(
         robot=args.robot_option or args.robot or "franka",
         trajectory=args.trajectory,
@@ -59,15 +91,22 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         control_rate=args.rate,
         size=args.size,
     )
-    result = run_demo(config)
+
+    def say(line: str) -> None:
+        print(f"pinkctl demo: {line}", file=sys.stderr, flush=True)
+
+    result = run_demo(config, say=say, video=args.video, picture=args.picture)
     print(result.header)
     print(result.table)
     if args.plot:
-        path = result.log.plot(args.plot, title=result.title)
-        print(f"plot written to {path}")
+        say(f"plot written to {result.log.plot(args.plot, title=result.title)}")
     if args.save:
-        print(f"log written to {result.log.save(args.save)}")
-    return 0 if result.ok else 1
+        say(f"log written to {result.log.save(args.save)}")
+    if result.failures:
+        say("FAILED: " + "; ".join(result.failures))
+        return FAILED
+    print("passed: RMS <= 1 mm, max <= 3 mm, every tick with output, no limit violation")
+    return OK
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -89,15 +128,15 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         options["floating_base"] = True
     try:
         report = inspect_robot(args.robot, hold_seconds=args.hold, **options)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"pinkctl inspect: cannot load {args.robot}: {exc}")
-        return 1
+    except ValueError as exc:  # a description pinkctl cannot use: the check failed
+        _fail("inspect", f"cannot load {args.robot}: {exc}")
+        return FAILED
     print("\n".join(report.lines))
     if not report.ok:
-        print("pinkctl inspect: cannot control this robot: " + "; ".join(report.problems))
-        return 1
+        _fail("inspect", "cannot control this robot: " + "; ".join(report.problems))
+        return FAILED
     print("pinkctl inspect: ready for a closed loop")
-    return 0
+    return OK
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
@@ -128,7 +167,10 @@ def _port(value: str) -> int:
 
 
 def _positive(value: str) -> float:
-    x = float(value)
+    try:
+        x = float(value)
+    except ValueError:
+        x = float("nan")
     if not np.isfinite(x) or x <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
     return x
@@ -136,16 +178,27 @@ def _positive(value: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``pinkctl`` command."""
-    parser = argparse.ArgumentParser(
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show tracebacks and full warnings",
+    )
+    parser = _Parser(
         prog="pinkctl",
         description="QP-based differential IK control: robots, demos, interactive viewer.",
+        epilog="Exit status: 0 ok, 1 a check failed, 2 bad arguments.",
+        parents=[common],
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    robots = sub.add_parser("robots", help="list the catalog's robots")
+    parser.add_argument("--version", action="version", version=f"pinkctl {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    robots = sub.add_parser("robots", help="list the catalog's robots", parents=[common])
     robots.set_defaults(func=_cmd_robots)
     inspect = sub.add_parser(
         "inspect",
         help="what pinkctl makes of a robot (a catalog name or a URDF/MJCF/robot.toml path)",
+        parents=[common],
     )
     inspect.add_argument("robot", help="catalog name, or a .urdf / .xml / robot.toml file")
     inspect.add_argument("--config", help="robot configuration (TOML) for a description file")
@@ -156,29 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--floating-base", action="store_true", help="free-flyer root joint")
     inspect.add_argument("--hold", type=_positive, default=2.0, help="hold at home [s]")
     inspect.set_defaults(func=_cmd_inspect)
-    demo = sub.add_parser(
-        "demo",
-        help="trajectory follower chained into the IK controller, in MuJoCo",
-    )
-    demo.add_argument(
-        "robot",
-        nargs="?",
-        default=None,
-        help="catalog name (pinkctl robots) or a URDF / MJCF / robot.toml file; default franka",
-    )
-    demo.add_argument("--robot", dest="robot_option", help="same as the positional argument")
-    demo.add_argument("--trajectory", choices=["figure8", "circle", "waypoints"], default="figure8")
-    demo.add_argument("--period", type=_positive, default=8.0, help="trajectory period [s]")
-    demo.add_argument("--duration", type=_positive, default=None, help="run time [s]")
-    demo.add_argument("--size", type=_positive, default=None, help="half-width or radius [m]")
-    demo.add_argument("--solver", default="daqp", help="QP solver (any installed qpsolvers name)")
-    demo.add_argument("--rate", type=_positive, default=500.0, help="control rate [Hz]")
-    demo.add_argument("--plot", default=None, help="write the error/path plot to this PNG")
-    demo.add_argument("--save", default=None, help="write the log to this .npz")
-    demo.set_defaults(func=_cmd_demo)
+    _add_demo(sub, common)
     view = sub.add_parser(
         "view",
         help="drag an IK target in a web page (or MuJoCo's viewer), simulated in real time",
+        parents=[common],
     )
     view.add_argument("robot", help="bundled robot name or URDF path")
     view.add_argument("--port", type=_port, default=8080, help="web page port (0: any free)")
@@ -194,10 +229,83 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_demo(sub: Any, common: _Parser) -> None:
+    from .demo_trajectory import TRAJECTORIES
+
+    demo = sub.add_parser(
+        "demo",
+        help="trajectory follower chained into the IK controller, in MuJoCo",
+        description="Run a trajectory follower chained into the IK controller in MuJoCo, "
+        "print the tracking table, and check it (RMS <= 1 mm, max <= 3 mm, every tick with "
+        "output, no limit violation). Exit status 1 names the row that missed.",
+        parents=[common],
+    )
+    demo.add_argument(
+        "robot",
+        nargs="?",
+        default=None,
+        help="catalog name (pinkctl robots) or a URDF / MJCF / robot.toml file; default franka",
+    )
+    demo.add_argument("--robot", dest="robot_option", help="same as the positional argument")
+    demo.add_argument("--trajectory", choices=TRAJECTORIES, default="figure8")
+    demo.add_argument("--period", type=_positive, default=8.0, help="trajectory period [s]")
+    demo.add_argument("--duration", type=_positive, default=None, help="run time [s]")
+    demo.add_argument(
+        "--size",
+        type=_positive,
+        default=None,
+        help="half-width or radius [m]; default: fitted to the robot's reach and limits",
+    )
+    demo.add_argument("--solver", default="daqp", help="QP solver (any installed qpsolvers name)")
+    demo.add_argument("--rate", type=_positive, default=500.0, help="control rate [Hz]")
+    demo.add_argument("--plot", default=None, help="write the error/path plot to this PNG")
+    demo.add_argument("--save", default=None, help="write the log to this .npz")
+    demo.add_argument("--video", default=None, help="record the run to this .mp4 (or .gif)")
+    demo.add_argument(
+        "--picture", default=None, help="write the last frame, with the traced path, to a .png"
+    )
+    demo.set_defaults(func=_cmd_demo)
+
+
+def _fail(command: str, message: str) -> None:
+    """Print ``message`` as one line on stderr."""
+    line = " ".join(str(message).split())
+    print(f"pinkctl {command}: {line}", file=sys.stderr, flush=True)
+
+
+def _one_line_warnings(command: str) -> Callable[..., None]:
+    def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+        text = " ".join(str(message).split())
+        if len(text) > WARNING_WIDTH:
+            text = text[: WARNING_WIDTH - 3] + "..."
+        print(f"pinkctl {command}: warning: {text}", file=sys.stderr)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``pinkctl`` command."""
-    args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    """Entry point of the ``pinkctl`` command; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a one-line argument error
+        return exc.code if isinstance(exc.code, int) else BAD_ARGUMENTS
+    command = str(args.command)
+    if getattr(args, "debug", False):
+        return int(args.func(args))
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warnings(command)
+        try:
+            return int(args.func(args))
+        except (ValueError, FileNotFoundError, ImportError) as exc:
+            # InputError, ConfigurationError, DescriptionNotFoundError, MissingDependencyError
+            _fail(command, str(exc) or type(exc).__name__)
+            return BAD_ARGUMENTS
+        except KeyboardInterrupt:
+            _fail(command, "interrupted")
+            return 130
+        except Exception as exc:
+            _fail(command, f"{type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+            return FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

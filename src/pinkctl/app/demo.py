@@ -1,19 +1,23 @@
 """The demo scenario of ``pinkctl demo``: a trajectory follower chained into the IK controller.
 
-A Cartesian trajectory (figure-eight, circle or pose waypoints) starts at the tool's home pose;
-a :class:`~pinkctl.controllers.TrajectoryFollower` emits its site setpoints, a
-:class:`~pinkctl.controllers.ChainedController` feeds them to a
+A Cartesian trajectory (figure-eight, circle or pose waypoints) starts at the tool's home pose,
+sized and paced for the robot and checked kinematically first
+(:mod:`pinkctl.app.demo_trajectory`); a :class:`~pinkctl.controllers.TrajectoryFollower`
+emits its site setpoints, a :class:`~pinkctl.controllers.ChainedController` feeds them to a
 :class:`~pinkctl.controllers.PinkIKController` that integrates its own command
 (``integrate_from="command"``), and the MuJoCo servos (gravity-compensated, velocity
-feed-forward) track the command. This module puts the pieces together for the CLI; the tests
-use it to check the tracking bounds the README quotes.
+feed-forward) track the command. The run passes when it stays within the bounds the tests
+hold it to (:data:`RMS_BOUND_MM`, :data:`MAX_BOUND_MM`, no tick without output, no limit
+violation); :attr:`DemoResult.failures` names every row that missed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import mujoco
 import numpy as np
 
 from ..controllers import ChainedController, PinkIKController, TrajectoryFollower
@@ -22,13 +26,11 @@ from ..core.state import RobotState, SpatialState
 from ..errors import InputError
 from ..motion.check import LimitReport, check_trajectory
 from ..motion.limits import MotionLimits
-from ..sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
-from ..trajectories import (
-    CircleTrajectory,
-    FigureEightTrajectory,
-    PoseWaypointTrajectory,
-    Trajectory,
-)
+from ..qp.backends import available_solvers, missing_solver_message
+from ..sim import ClosedLoopLog, MujocoSimulation, VideoRecorder, run_closed_loop
+from ..sim.video import check_writer, free_camera
+from ..trajectories import Trajectory
+from .demo_trajectory import TRAJECTORIES, Fit, build_trajectory, fit_size
 
 __all__ = [
     "DemoConfig",
@@ -42,6 +44,9 @@ __all__ = [
 #: Bounds the demo checks (and the README quotes): RMS and max position error [mm].
 RMS_BOUND_MM = 1.0
 MAX_BOUND_MM = 3.0
+#: Physics steps [s], the longest first: the demo takes the first one that divides the
+#: control period.
+TIMESTEPS = (0.002, 0.001)
 
 
 @dataclass
@@ -52,12 +57,14 @@ class DemoConfig:
         robot: Catalog robot name, or a URDF / MJCF / ``robot.toml`` path.
         trajectory: ``"figure8"``, ``"circle"`` or ``"waypoints"``.
         period: Period of the figure-eight / circle [s]; lengthened when the robot's reach and
-            joint limits ask for a slower curve (see :func:`demo_scale`).
+            joint limits ask for a slower curve (see
+            :func:`~pinkctl.app.demo_trajectory.demo_scale`).
         duration: Run time [s]; default: two periods plus the ramp-in.
         solver: QP backend.
         control_rate: Control frequency [Hz].
         size: Figure-eight half-width / circle radius / waypoint square [m]; default: a
-            fraction of the robot's reach (see :func:`demo_scale`).
+            fraction of the robot's reach, shrunk until the kinematic check passes. A given
+            size that does not pass is an :class:`~pinkctl.errors.InputError`.
         ramp_time: Smooth start from rest [s].
     """
 
@@ -70,10 +77,62 @@ class DemoConfig:
     size: float | None = None
     ramp_time: float = 1.0
 
+    def check(self) -> None:
+        """Reject what cannot run, before anything is loaded or simulated.
+
+        Raises:
+            InputError: Unknown trajectory or solver, a rate that is not a whole number of
+                physics steps, a non-positive period, duration or size.
+            FileNotFoundError: A robot that is neither a catalog name nor a file.
+        """
+        from .inspect import check_robot_name  # noqa: PLC0415
+
+        check_robot_name(self.robot)
+        if self.trajectory not in TRAJECTORIES:
+            raise InputError(
+                f"trajectory must be one of {', '.join(TRAJECTORIES)}, got {self.trajectory!r}"
+            )
+        if self.solver not in available_solvers():
+            raise InputError(missing_solver_message(self.solver))
+        for name in ("period", "duration", "size", "control_rate", "ramp_time"):
+            value = getattr(self, name)
+            if value is not None and (not np.isfinite(value) or value <= 0):
+                raise InputError(f"{name} must be a positive number, got {value!r}")
+        self.timestep()
+
+    def timestep(self) -> float:
+        """The physics step [s]: the longest of :data:`TIMESTEPS` that divides the control
+        period.
+
+        Raises:
+            InputError: None does.
+        """
+        for step in TIMESTEPS:
+            ratio = 1.0 / (self.control_rate * step)
+            if round(ratio) >= 1 and abs(ratio - round(ratio)) < 1e-9:
+                return step
+        rates = ", ".join(f"{1.0 / (k * TIMESTEPS[-1]):g}" for k in (1, 2, 4, 5, 10))
+        raise InputError(
+            f"control rate {self.control_rate:g} Hz is not a whole number of "
+            f"{TIMESTEPS[-1] * 1e3:g} ms physics steps; try {rates} Hz"
+        )
+
 
 @dataclass
 class DemoResult:
-    """Outcome of :func:`run_demo`: the log, its summary and the printed table."""
+    """Outcome of :func:`run_demo`.
+
+    Attributes:
+        config: What ran.
+        log: The closed-loop record.
+        summary: ``log.summary()``.
+        title: One line: robot, trajectory, size, period, rate, solver.
+        header: The title and what was simulated (and a note when the size was shrunk).
+        table: The summary table (errors, tick times, one row per limit type).
+        limit_report: Command sequence against the robot's motion limits.
+        fit: The kinematic check of the trajectory that ran.
+        failures: One line per bound the run missed (empty: it passed).
+    """
 
     config: DemoConfig
     log: ClosedLoopLog
@@ -82,194 +141,99 @@ class DemoResult:
     header: str
     table: str
     limit_report: LimitReport
-    ok: bool = field(default=False)
+    fit: Fit
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run stayed within every bound."""
+        return not self.failures
 
 
-def build_trajectory(
-    kind: str,
-    frame: str,
-    position: np.ndarray,
-    orientation: np.ndarray,
+def run_demo(
+    config: DemoConfig,
     *,
-    period: float,
-    size: float | None,
-    ramp_time: float,
-    cycles: float = 2.0,
-    speed: float = 0.25,
-    acceleration: float = 1.0,
-    angular_speed: float = 0.8,
-    angular_acceleration: float = 3.0,
-) -> Trajectory:
-    """A demo trajectory starting at the tool pose ``(position, orientation)``.
+    progress: bool | None = None,
+    say: Callable[[str], None] | None = None,
+    video: str | Path | None = None,
+    picture: str | Path | None = None,
+) -> DemoResult:
+    """Build the scenario of ``config``, run it in MuJoCo and check it.
 
-    Figure-eight and circle lie in the vertical world y-z plane; ``speed`` [m/s],
-    ``acceleration`` [m/s^2], ``angular_speed`` [rad/s] and ``angular_acceleration``
-    [rad/s^2] limit the waypoint moves.
+    Args:
+        config: The scenario.
+        progress: Show a progress bar (default: when stderr is a terminal).
+        say: Called with a line before each stage (loading, checking, simulating).
+        video: Record the run to this ``.mp4`` (or ``.gif``) file (``pinkctl[video]``).
+        picture: Write the last frame, with the traced path, to this ``.png`` file.
+
+    Raises:
+        InputError: A bad ``config`` (see :meth:`DemoConfig.check`), a trajectory the robot
+            cannot follow from home (see :func:`~pinkctl.app.demo_trajectory.fit_size`), or
+            an output file that cannot be written.
+        MissingDependencyError: The video writer is not installed.
+        FileNotFoundError: An unknown robot.
     """
-    if kind == "figure8":
-        return FigureEightTrajectory(
-            frame,
-            position,
-            half_width=size or 0.15,
-            period=period,
-            plane="yz",
-            orientation=orientation,
-            cycles=cycles,
-            ramp_time=ramp_time,
-        )
-    if kind == "circle":
-        radius = size or 0.2
-        return CircleTrajectory(
-            frame,
-            position - np.array([0.0, radius, 0.0]),
-            radius=radius,
-            period=period,
-            plane="yz",
-            orientation=orientation,
-            cycles=cycles,
-            ramp_time=ramp_time,
-        )
-    if kind == "waypoints":
-        d = size or 0.1
-        offsets = np.array(
-            [[0, 0, 0], [0, d, 0], [0, d, d], [0, -d, d], [0, -d, 0], [0, 0, 0]], dtype=float
-        )
-        tilt = np.array([np.cos(0.15), np.sin(0.15), 0.0, 0.0])  # 0.3 rad about world x
-        w1, x1, y1, z1 = tilt
-        w2, x2, y2, z2 = orientation
-        tilted = np.array(
-            [
-                w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-                w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-            ]
-        )
-        orientations = np.array(
-            [orientation, orientation, tilted, tilted, orientation, orientation]
-        )
-        return PoseWaypointTrajectory(
-            frame,
-            position + offsets,
-            orientations,
-            max_linear_velocity=speed,
-            max_angular_velocity=angular_speed,
-            max_linear_acceleration=acceleration,
-            max_angular_acceleration=angular_acceleration,
-        )
-    raise InputError(f"trajectory must be 'figure8', 'circle' or 'waypoints', got {kind!r}")
-
-
-@dataclass(frozen=True)
-class DemoScale:
-    """The demo's size and pace for one robot (see :func:`demo_scale`)."""
-
-    reach: float
-    size: float
-    period: float
-    speed: float
-    acceleration: float
-    angular_speed: float
-    angular_acceleration: float
-
-
-#: Demo sizes as fractions of the reach: figure-eight half-width, circle radius, waypoints.
-SIZE_OF_REACH = {"figure8": 0.14, "circle": 0.14, "waypoints": 0.09}
-#: Lag of a jerk-limited corner the waypoint moves are sized for [m].
-CORNER_LAG = 2e-4
-#: Fraction of the slowest joint's velocity / acceleration / jerk limit (times the reach)
-#: the demo's Cartesian motion may ask for.
-SHARE_OF_LIMITS = (0.25, 0.05, 0.002)
-
-
-def demo_scale(robot: PinkRobot, config: DemoConfig, tool_position: np.ndarray) -> DemoScale:
-    """Size and pace of the demo for ``robot``, scaled to its reach and joint limits.
-
-    The reach ``r`` is the arm's length at home (from joint origin to joint origin along the
-    controlled chain, then to the tool); the size is :data:`SIZE_OF_REACH` of it (unless
-    given). The Cartesian motion may ask for
-    :data:`SHARE_OF_LIMITS` of the slowest joint's velocity, acceleration and jerk limits
-    times ``r``: a figure-eight of half-width ``W`` at angular rate ``w`` peaks at about
-    ``1.4 W w``, ``2.1 W w^2`` and ``4.1 W w^3``, so the period is lengthened until all three
-    fit; the waypoint moves get that speed and acceleration.
-    """
-    model = robot.model
-    data = model.createData()
-    import pinocchio as pin  # noqa: PLC0415
-
-    pin.forwardKinematics(model, data, robot.q0)
-    # the arm's length: joint origins along the chain, then the tool, at home
-    points = [data.oMi[model.getJointId(n)].translation for n in robot.controlled_joint_names]
-    points.append(tool_position)
-    reach = max(sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:])), 0.05)
-    size = config.size if config.size is not None else SIZE_OF_REACH[config.trajectory] * reach
-    # revolute joints only: a slow prismatic torso (m/s) says nothing about the arm's reach
-    names = [
-        n
-        for n in robot.controlled_joint_names
-        if not model.joints[model.getJointId(n)].shortname().startswith("JointModelP")
-    ] or robot.controlled_joint_names
-    velocity = min(robot.velocity_limits[n] for n in names)
-    acceleration = min(robot.acceleration_limits.get(n, 10.0 * velocity) for n in names)
-    jerk = min(robot.jerk_limits.get(n, 100.0 * acceleration) for n in names)
-    v_c, a_c, j_c = (
-        share * limit * reach
-        for share, limit in zip(SHARE_OF_LIMITS, (velocity, acceleration, jerk))
-    )
-    amplitude = size if config.trajectory == "figure8" else 1.2 * size
-    rate = min(
-        v_c / (1.4 * amplitude), np.sqrt(a_c / (2.1 * amplitude)), np.cbrt(j_c / (4.1 * amplitude))
-    )
-    period = max(config.period, 2.0 * np.pi / rate)
-    # a waypoint move switches its acceleration at once: a jerk-limited arm lags a corner by
-    # about a^3 / (6 j^2), kept below CORNER_LAG
-    corner = float(np.cbrt(6.0 * j_c * j_c * CORNER_LAG))
-    # rotations turn the wrist joints by about the same angle: limits without the reach
-    w_v, w_a, w_j = (v_c / reach, a_c / reach, j_c / reach)
-    angular_corner = float(np.cbrt(6.0 * w_j * w_j * CORNER_LAG / reach))
-    return DemoScale(
-        reach=reach,
-        size=size,
-        period=period,
-        speed=v_c,
-        acceleration=min(a_c, corner),
-        angular_speed=w_v,
-        angular_acceleration=min(w_a, angular_corner),
-    )
-
-
-def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
-    """Build the scenario of ``config``, run it in MuJoCo and summarise it."""
     from .inspect import load_robot  # noqa: PLC0415
 
+    tell = say or (lambda line: None)
+    config.check()
+    for path in (video, picture):
+        if path is not None:
+            check_writer(path)
+    tell(f"loading {config.robot}")
     robot = load_robot(config.robot)
-    timestep = 0.002 if 500.0 % config.control_rate == 0 or config.control_rate <= 500 else 0.001
-    sim = MujocoSimulation.from_robot(robot, timestep=timestep)
-    assert robot.tool_frame is not None
-    frame = robot.tool_frame
-    start_position, start_orientation = sim.get_site_pose(frame)
+    if robot.tool_frame is None:
+        raise InputError(f"{robot.name}: no tool frame to move; give one in its robot.toml")
+    sim = MujocoSimulation.from_robot(robot, timestep=config.timestep())
+    recorder = None
+    if video is not None or picture is not None:
+        recorder = VideoRecorder(
+            sim, video, tool_frame=robot.tool_frame, camera=_camera(sim, robot.tool_frame)
+        )
     # an arm with fewer than six joints cannot hold an orientation along a curve: it tracks
     # the tool position only
     position_only = len(robot.controlled_joint_names) < 6
-    scale = demo_scale(robot, config, start_position)
-    size, period = scale.size, scale.period
-    cycles = 2.0
-    if config.duration is not None and config.trajectory != "waypoints":
-        cycles = max((config.duration - config.ramp_time) / period, 0.25)
-    trajectory = build_trajectory(
+    tell(f"checking the {config.trajectory} against {robot.name}'s reach and limits")
+    fit, trajectory = fit_size(
+        robot,
+        sim,
         config.trajectory,
-        frame,
-        start_position,
-        start_orientation,
-        period=period,
-        size=size,
+        size=config.size,
+        period=config.period,
         ramp_time=config.ramp_time,
-        cycles=cycles,
-        speed=scale.speed,
-        acceleration=scale.acceleration,
-        angular_speed=scale.angular_speed,
-        angular_acceleration=scale.angular_acceleration,
+        duration=config.duration,
+        solver=config.solver,
+        position_only=position_only,
     )
+    if recorder is not None:
+        recorder.trail_width = fit.scale.size / 20.0
+    duration = trajectory.duration
+    if config.duration is not None:
+        duration = min(config.duration, duration)
+    tell(f"simulating {duration:.1f} s at {config.control_rate:g} Hz in MuJoCo")
+    log = _simulate(robot, sim, trajectory, config, duration, position_only, progress, recorder)
+    if recorder is not None:
+        if picture is not None:
+            tell(f"picture written to {recorder.snapshot(picture)}")
+        written = recorder.close()
+        if written is not None:
+            tell(f"video written to {written}")
+    return _result(config, robot, log, fit, duration)
+
+
+def _simulate(
+    robot: PinkRobot,
+    sim: MujocoSimulation,
+    trajectory: Trajectory,
+    config: DemoConfig,
+    duration: float,
+    position_only: bool,
+    progress: bool | None,
+    recorder: VideoRecorder | None,
+) -> ClosedLoopLog:
+    assert robot.tool_frame is not None
+    frame = robot.tool_frame
     ik = PinkIKController(
         robot,
         sim.joint_names,
@@ -281,12 +245,9 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
     )
     follower = TrajectoryFollower()
     follower.set_trajectory(trajectory)
-    controller = ChainedController([follower, ik])
-    duration = trajectory.duration if config.duration is None else config.duration
-    duration = min(duration, trajectory.duration)
-    log = run_closed_loop(
+    return run_closed_loop(
         sim,
-        controller,
+        ChainedController([follower, ik]),
         duration=duration,
         control_rate=config.control_rate,
         reference=_positions_only(trajectory, frame)
@@ -294,34 +255,63 @@ def run_demo(config: DemoConfig, *, progress: bool | None = None) -> DemoResult:
         else trajectory.get_target_state,
         tool_frame=frame,
         progress=progress,
+        on_tick=None if recorder is None else recorder.capture,
     )
+
+
+def _result(
+    config: DemoConfig, robot: PinkRobot, log: ClosedLoopLog, fit: Fit, duration: float
+) -> DemoResult:
     summary = log.summary()
     report = command_limit_report(log, robot_limits(robot), 1.0 / config.control_rate)
-    ok = (
-        summary["rms_position_error_mm"] <= RMS_BOUND_MM
-        and summary["max_position_error_mm"] <= MAX_BOUND_MM
-        and summary["ticks_none"] == 0
-        and summary["limit_violations"] == 0
-        and report.ok
-    )
-    shape = f"{size:.2f} m" + (
-        "" if config.trajectory == "waypoints" else f", period {period:.3g} s"
+    failures = []
+    for key, row, bound in (
+        ("rms_position_error_mm", "position error RMS", RMS_BOUND_MM),
+        ("max_position_error_mm", "position error max", MAX_BOUND_MM),
+    ):
+        if not summary[key] <= bound:
+            failures.append(f"{row} {summary[key]:.3f} mm > {bound:g} mm")
+    if summary["ticks_none"]:
+        failures.append(f"ticks returning None: {int(summary['ticks_none'])}")
+    if summary["limit_violations"]:
+        failures.append(f"commands outside the joint range: {int(summary['limit_violations'])}")
+    rows = dict(report.summary_rows())
+    for kind, count in report.counts().items():
+        if count:
+            label = f"limit violations: {kind}"
+            failures.append(f"{label} {rows[label]}")
+    scale = fit.scale
+    shape = f"{scale.size:.2f} m" + (
+        "" if config.trajectory == "waypoints" else f", period {scale.period:.3g} s"
     )
     title = (
         f"pinkctl demo: {robot.name}, {config.trajectory} ({shape}), "
         f"{config.control_rate:g} Hz, {config.solver}"
     )
     header = f"{title}\nsimulated {duration:.2f} s in MuJoCo"
+    if scale.size < fit.requested:
+        header += (
+            f" (size shrunk from {fit.requested:.2f} m to fit {robot.name}'s limits from home)"
+        )
     return DemoResult(
         config=config,
         log=log,
         summary=summary,
         title=title,
         header=header,
-        table=log.format_summary(extra_rows=report.summary_rows()),
+        table=log.format_summary(limit_rows=report.summary_rows()),
         limit_report=report,
-        ok=ok,
+        fit=fit,
+        failures=failures,
     )
+
+
+def _camera(sim: MujocoSimulation, frame: str) -> mujoco.MjvCamera:
+    """A camera in front of the robot, to its right, that sees the tool's curve (which lies
+    in the world y-z plane) and the arm."""
+    tool = sim.get_site_pose(frame)[0]
+    look_at = tool * np.array([0.55, 1.0, 0.8])  # between the base and the tool
+    return free_camera(look_at, 2.4 * max(float(np.linalg.norm(tool)), 0.2), 150.0, -20.0)
 
 
 def _positions_only(trajectory: Trajectory, frame: str) -> Callable[[float], RobotState | None]:

@@ -19,9 +19,9 @@ import numpy as np
 import pinocchio as pin
 
 from ..core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
-from ..errors import InputError
+from ..errors import DescriptionNotFoundError, InputError
 
-__all__ = ["InspectReport", "inspect_robot", "load_robot"]
+__all__ = ["InspectReport", "check_robot_name", "inspect_robot", "load_robot"]
 
 #: Largest Pinocchio-vs-MuJoCo tool position difference accepted [m].
 FK_TOLERANCE = 1e-9
@@ -68,13 +68,30 @@ def load_robot(target: str | Path, **kwargs: Any) -> PinkRobot:
 
     Raises:
         ValueError: Options that only apply to description files given with a catalog name.
+        FileNotFoundError: A name that is neither a catalog robot nor a file.
     """
     if isinstance(target, str) and target in supported_robots() and not Path(target).exists():
         extra = sorted(set(kwargs) - _CATALOG_OPTIONS)
         if extra:
             raise InputError(f"options {extra} apply to description files, not to {target!r}")
         return load_pink_supported_robot(target, **kwargs)
+    check_robot_name(target)
     return load_pink_robot(target, **kwargs)
+
+
+def check_robot_name(target: str | Path) -> None:
+    """Raise unless ``target`` is a catalog name or an existing file.
+
+    Raises:
+        DescriptionNotFoundError: Neither (the message lists the catalog).
+    """
+    if isinstance(target, str) and target in supported_robots():
+        return
+    if not Path(target).exists():
+        raise DescriptionNotFoundError(
+            f"unknown robot {str(target)!r}: not a catalog robot "
+            f"({', '.join(supported_robots())}) and not a .urdf, .xml or robot.toml file"
+        )
 
 
 def _limits_rows(robot: PinkRobot) -> list[str]:

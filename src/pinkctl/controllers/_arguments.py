@@ -14,6 +14,7 @@ import qpsolvers
 
 from ..core.state import RobotState
 from ..errors import InputError
+from ..qp.backends import missing_solver_message
 
 __all__ = [
     "DT_RANGE",
@@ -73,10 +74,7 @@ def check_solver(value: Any, name: str, *, optional: bool) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str) or value not in qpsolvers.available_solvers:
-        raise InputError(
-            f"{name} {value!r} is not an installed QP solver; "
-            f"available: {sorted(qpsolvers.available_solvers)}"
-        )
+        raise InputError(missing_solver_message(value, name))
     return value
 
 

@@ -1,6 +1,8 @@
-"""MuJoCo simulation backend: a robot compiled from its own URDF, and closed-loop runs."""
+"""MuJoCo simulation backend: a robot compiled from its own URDF, closed-loop runs, videos."""
 
-from .runner import ClosedLoopLog, run_closed_loop
+from .log import ClosedLoopLog
+from .runner import run_closed_loop
 from .simulation import MujocoSimulation
+from .video import VideoRecorder
 
-__all__ = ["ClosedLoopLog", "MujocoSimulation", "run_closed_loop"]
+__all__ = ["ClosedLoopLog", "MujocoSimulation", "VideoRecorder", "run_closed_loop"]

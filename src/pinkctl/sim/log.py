@@ -1,14 +1,24 @@
-"""ClosedLoopLog: what a closed-loop run (:func:`~pinkctl.sim.runner.run_closed_loop`) records
-tick by tick, its summary metrics, an ``.npz`` archive and a plot."""
+"""The record of a closed-loop run (:class:`ClosedLoopLog`): metrics, a table, a plot, a file.
+
+:func:`~pinkctl.sim.run_closed_loop` fills one row per control tick; :meth:`ClosedLoopLog.save`
+writes every array to an ``.npz`` file and :meth:`ClosedLoopLog.load` reads it back.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ..errors import InputError, MissingDependencyError
+
 __all__ = ["ClosedLoopLog"]
+
+#: Fields stored as text in the ``.npz`` file (the others are arrays).
+_NAME_LISTS = ("joint_names", "command_names", "none_reasons")
 
 
 @dataclass
@@ -95,9 +105,16 @@ class ClosedLoopLog:
         }
 
     def format_summary(
-        self, skip: float = 0.0, extra_rows: list[tuple[str, str]] | None = None
+        self, skip: float = 0.0, limit_rows: Sequence[tuple[str, str]] | None = None
     ) -> str:
-        """The summary as an aligned two-column table (plus ``extra_rows``)."""
+        """The summary as an aligned two-column table.
+
+        Args:
+            skip: Seconds ignored at the start for the error statistics.
+            limit_rows: Rows of a fuller limit check (for example
+                :meth:`~pinkctl.motion.check.LimitReport.summary_rows`), shown instead of the
+                row counting position-limit violations.
+        """
         s = self.summary(skip)
 
         def value(key: str, unit: str, digits: int = 3) -> str:
@@ -113,51 +130,70 @@ class ClosedLoopLog:
             ("orientation error max", value("max_orientation_error_mrad", "mrad")),
             ("controller tick median", value("tick_median_us", "us", 1)),
             ("controller tick p99", value("tick_p99_us", "us", 1)),
-            ("joint-limit violations", f"{int(s['limit_violations'])}"),
-            *(extra_rows or []),
+            *(limit_rows or [("joint-limit violations", f"{int(s['limit_violations'])}")]),
         ]
         width = max(len(r[0]) for r in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
     def save(self, path: str | Path) -> Path:
-        """Write every array to a compressed ``.npz`` file."""
+        """Write every field to a compressed ``.npz`` file (read it back with :meth:`load`)."""
         path = Path(path)
-        np.savez_compressed(
-            path,
-            time=self.time,
-            joint_names=np.array(self.joint_names),
-            q=self.q,
-            qd=self.qd,
-            command_names=np.array(self.command_names),
-            command=self.command,
-            tool_frame=np.array(self.tool_frame),
-            tool_position=self.tool_position,
-            tool_orientation=self.tool_orientation,
-            target_position=self.target_position,
-            target_orientation=self.target_orientation,
-            position_error=self.position_error,
-            orientation_error=self.orientation_error,
-            tick_time=self.tick_time,
-            returned_none=self.returned_none,
-            lower_limits=self.lower_limits,
-            upper_limits=self.upper_limits,
-        )
+        arrays = {
+            f.name: np.array(getattr(self, f.name), dtype=str)
+            if f.name in _NAME_LISTS
+            else np.asarray(getattr(self, f.name))
+            for f in fields(self)
+        }
+        np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
         return path
 
-    def plot(self, path: str | Path, title: str | None = None) -> Path:
-        """Save a PNG: error over time and the traced path against the target (matplotlib)."""
-        try:
-            import matplotlib
+    @classmethod
+    def load(cls, path: str | Path) -> ClosedLoopLog:
+        """Read a log written by :meth:`save`.
 
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError("plot() needs matplotlib: pip install 'pinkctl[plot]'") from exc
+        Raises:
+            FileNotFoundError: No such file.
+            InputError: The file is not a saved log (a field is missing).
+        """
+        with np.load(Path(path), allow_pickle=False) as data:
+            optional = {"none_reasons"}
+            missing = [f.name for f in fields(cls) if f.name not in data.files]
+            if set(missing) - optional:
+                raise InputError(f"{path}: not a saved ClosedLoopLog (no {missing[0]!r} array)")
+            values: dict[str, object] = {}
+            for f in fields(cls):
+                if f.name not in data.files:
+                    continue
+                array = data[f.name]
+                if f.name in _NAME_LISTS:
+                    values[f.name] = [str(x) for x in array]
+                elif f.name == "tool_frame":
+                    values[f.name] = str(array)
+                else:
+                    values[f.name] = array
+        return cls(**values)  # type: ignore[arg-type]
+
+    def plot(self, path: str | Path, title: str | None = None) -> Path:
+        """Save a PNG: the tracking error over time, and the tool's path over the target's.
+
+        The target's path is a wide translucent band and the tool's a thin line on top, so
+        both stay visible when they agree to a fraction of a millimetre.
+
+        Raises:
+            MissingDependencyError: matplotlib is not installed (``pinkctl[plot]``).
+        """
+        plt = _pyplot()
         path = Path(path)
         fig = plt.figure(figsize=(11, 4.6))
         ax_err = fig.add_subplot(1, 2, 1)
         ax_err.plot(self.time, self.position_error * 1e3, label="position [mm]", lw=1.0)
-        ax_err.plot(self.time, self.orientation_error * 1e3, label="orientation [mrad]", lw=1.0)
+        ax_err.plot(
+            self.time,
+            self.orientation_error * 1e3,
+            label="orientation [mrad]",
+            lw=1.0,
+            color="tab:green",
+        )
         ax_err.set_xlabel("time [s]")
         ax_err.set_ylabel("tracking error")
         ax_err.set_title("Tracking error (MuJoCo closed loop)")
@@ -172,17 +208,42 @@ class ClosedLoopLog:
         a, b = np.argsort(spread)[::-1][:2]
         a, b = sorted((int(a), int(b)))
         axis = "xyz"
-        ax_path.plot(target[ok, a], target[ok, b], "k--", lw=1.0, label="target")
-        ax_path.plot(tool[:, a], tool[:, b], lw=1.2, alpha=0.8, label=f"tool ({self.tool_frame})")
+        ax_path.plot(
+            target[ok, a],
+            target[ok, b],
+            color="tab:orange",
+            lw=9,
+            alpha=0.35,
+            solid_capstyle="round",
+            label="target",
+        )
+        ax_path.plot(
+            tool[:, a], tool[:, b], color="tab:blue", lw=1.0, label=f"tool ({self.tool_frame})"
+        )
+        ax_path.plot(tool[0, a], tool[0, b], "o", color="tab:blue", ms=5, label="start")
         ax_path.set_xlabel(f"{axis[a]} [m]")
         ax_path.set_ylabel(f"{axis[b]} [m]")
         ax_path.set_aspect("equal", adjustable="datalim")
-        ax_path.set_title("Traced path")
+        ax_path.set_title("Traced path: tool (line) over target (band)")
         ax_path.grid(alpha=0.3)
-        ax_path.legend()
+        ax_path.legend(loc="best", fontsize="small")
         if title:
             fig.suptitle(title)
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)
         return path
+
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg back-end (files only, no window)."""
+    try:
+        import matplotlib  # noqa: PLC0415  (optional dependency)
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "plotting needs matplotlib: pip install 'pinkctl[plot]'"
+        ) from exc
+    return plt

@@ -57,6 +57,7 @@ from .base import (
     POLISH_OPTION,
     Backend,
     available_solvers,
+    missing_solver_message,
     qpsolvers_options,
     solver_options,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "QpsolversBackend",
     "QuadprogBackend",
     "available_solvers",
+    "missing_solver_message",
     "make_backend",
     "qpsolvers_options",
     "solver_options",
@@ -92,9 +94,8 @@ def make_backend(solver: str, n: int, user_options: dict[str, Any] | None) -> Ba
         ValueError: If ``solver`` is not installed, or rejects ``user_options`` (an unknown
             key or a value of the wrong type) on a trivial problem.
     """
-    installed = available_solvers()
-    if solver not in installed:
-        raise InputError(f"unknown QP solver {solver!r}; installed solvers: {installed}")
+    if solver not in available_solvers():
+        raise InputError(missing_solver_message(solver))
     options = solver_options(solver, user_options)
     backend: Backend
     try:

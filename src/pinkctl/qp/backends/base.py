@@ -15,6 +15,7 @@ __all__ = [
     "POLISH_OPTION",
     "Backend",
     "available_solvers",
+    "missing_solver_message",
     "qpsolvers_options",
     "solver_options",
     "upper_triangle_csc_indices",
@@ -57,6 +58,23 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
 def available_solvers() -> list[str]:
     """QP solvers usable here (those qpsolvers finds installed)."""
     return sorted(qpsolvers.available_solvers)
+
+
+#: Solvers that pinkctl installs only with one of its extras: solver -> extra.
+SOLVER_EXTRAS = {"quadprog": "solvers", "proxqp": "solvers"}
+
+
+def missing_solver_message(solver: object, name: str = "solver") -> str:
+    """Why ``solver`` (the argument ``name``) cannot be used here: not installed (with the
+    extra that brings it) or not a QP solver at all, and which ones are installed."""
+    installed = ", ".join(available_solvers())
+    extra = SOLVER_EXTRAS.get(solver) if isinstance(solver, str) else None
+    if extra is not None:
+        return (
+            f"{name} {solver!r} is not installed: pip install 'pinkctl[{extra}]' "
+            f"(installed: {installed})"
+        )
+    return f"{name} {solver!r} is not an installed QP solver; installed: {installed}"
 
 
 #: Option handled by our backends themselves, never passed to a solver: our active-set polish
