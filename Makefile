@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
+DEMO_STAMP  := $(VENV)/.installed-demo
 BENCH_STAMP := $(VENV)/.installed-bench
 PEERS_STAMP := $(VENV)/.installed-bench-peers
 # placo pins Pinocchio 3.8 (pinkctl needs 4): it gets its own environment for bench/peers_tick.py
@@ -10,19 +11,30 @@ PLACO_VENV := .venv-placo
 PLACO_STAMP := $(PLACO_VENV)/.installed
 # "today's" pinkctl for the warm-started IK row of `make bench-peers` (the commit before issue 19)
 BASELINE ?= ad22584
+# what `make demo` writes (git-ignored); `make docs` regenerates the README's pictures
+OUT := out
 # the native kernel (built by the install's hook; rebuilt here when its source changes)
 KERNEL := src/pinkctl/_native/_kernel.so
 export MUJOCO_GL ?= egl
 
-.PHONY: demo test soak lint typecheck bench bench-readme bench-peers clean
+.PHONY: demo docs pictures test soak lint typecheck bench bench-readme bench-peers clean
 
+# the development toolchain (tests, linters, every extra); it holds the demo's extra too
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
-	@touch $(STAMP)
+	@touch $(STAMP) $(DEMO_STAMP)
 
-$(KERNEL): src/pinkctl/_native/_kernel.c src/pinkctl/_native/_ik.c | $(STAMP)
+# only what the demo needs: pinkctl and its [demo] extra (matplotlib, imageio)
+$(DEMO_STAMP): pyproject.toml
+	@echo "make demo: installing pinkctl with its [demo] extra into $(VENV) (NumPy, Pinocchio, pink, MuJoCo, matplotlib, ...; about a minute on a fresh machine)"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install --progress-bar off -e ".[demo]"
+	@touch $(DEMO_STAMP)
+
+$(KERNEL): src/pinkctl/_native/_kernel.c src/pinkctl/_native/_ik.c | $(DEMO_STAMP)
 	$(BIN)/python hatch_build.py
 
 $(BENCH_STAMP): $(STAMP)
@@ -39,8 +51,17 @@ $(PLACO_STAMP):
 	@if $(PLACO_VENV)/bin/python -m pip install -q "placo==0.10.2"; then touch $(PLACO_STAMP); \
 	else echo "placo could not be installed: bench-peers runs without its row"; fi
 
-demo: $(STAMP) $(KERNEL)
-	$(BIN)/pinkctl demo franka --plot docs/demo.png
+demo: $(DEMO_STAMP) $(KERNEL)
+	@mkdir -p $(OUT)
+	@echo "make demo: a Franka traces a figure-eight in MuJoCo (17 s simulated): table, plot and picture in $(OUT)/"
+	$(BIN)/pinkctl demo franka --plot $(OUT)/demo.png --picture $(OUT)/robot.png
+
+# the README's pictures (tracked), then the API reference site, strict: a broken reference fails
+pictures: $(STAMP) $(KERNEL)
+	$(BIN)/pinkctl demo franka --plot docs/demo.png --picture docs/robot.png
+
+docs: pictures
+	$(BIN)/mkdocs build --strict --site-dir site
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests examples bench
@@ -70,4 +91,4 @@ bench-readme: $(BENCH_STAMP)
 	$(BIN)/python -m bench.readme
 
 clean:
-	rm -rf $(VENV) $(PLACO_VENV) dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PLACO_VENV) dist build site $(OUT) .pytest_cache .mypy_cache .ruff_cache

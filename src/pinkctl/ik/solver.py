@@ -52,8 +52,7 @@ from .targets import (
 
 __all__ = ["IKSolver"]
 
-#: Holds an entry once a solver of this process has run its warm-up query.
-_WARMED_UP: list[bool] = []
+_WARMED_UP: list[bool] = []  # an entry once a solver of this process ran its warm-up query
 
 
 class IKSolver:
@@ -129,21 +128,15 @@ class IKSolver:
         self._checked = CheckedCache()
         self._generators = SeededGenerators()
         self.options = opts
-        self._prepare()
-
-    def _prepare(self) -> None:
-        """Build the residual of the default frame here rather than in the first query, and
-        in the first solver of a process run one short query: cold code paths (numpy,
-        Pinocchio, LAPACK, the method) then cost their one-time price outside any time
-        budget, and the first query of a process is as fast as the later ones."""
-        q = self.subset.parse_seed(None, self.robot.q0, name="seed")
+        # the default frame's residual now, not in the first query; the process's first solver
+        # also runs a short query: one-time costs fall outside any query's time budget
+        q = self.subset.parse_seed(None, robot.q0, name="seed")
         pin.framesForwardKinematics(self.model, self.data, q)
-        home = self.data.oMf[self._frame_ids[self.frame]].copy()
+        home = self.data.oMf[self._frame_ids[frame]].copy()
         self.residual(home).evaluate(q)
         if not _WARMED_UP:
             home.translation += 1e-3  # a step away: the iteration runs a method step
-            self.solve(home, seed=q, max_iterations=3)
-            _WARMED_UP.append(True)
+            _WARMED_UP.append(self.solve(home, seed=q, max_iterations=3).success)
 
     # ------------------------------------------------------------------ helpers
     @property

@@ -80,8 +80,8 @@ class VideoRecorder:
         path: ``.mp4`` (or ``.gif``) file written by :meth:`close`; None: frames are only
             kept for :meth:`snapshot`.
         fps: Frames per second of simulated time.
-        width, height: Frame size [pixels] (at most the model's offscreen buffer, 640 x 480
-            by default).
+        width: Frame width [pixels] (at most the model's offscreen buffer, 640 by default).
+        height: Frame height [pixels] (at most 480 by default).
         camera: Camera name or id (``"overview"``: the one :meth:`MujocoSimulation.from_robot`
             adds), or a free camera (:func:`free_camera`).
         tool_frame: Site whose path is drawn (default: the simulation's first site).

@@ -143,10 +143,9 @@ class SpatialState:
             positions: ``(names, (K, 3) array)`` in m, world frame.
             orientations: ``(names, (K, 4) array)``, quaternions (w, x, y, z), non-zero.
             linear_velocities: ``(names, (K, 3) array)`` in m/s, world frame.
-            angular_velocities: ``(names, (K, 3) array)`` in rad/s, world frame.
-
-            ``names`` is a ``list`` of unique names of the space, K = len(names) >= 1, values
-            floating point and finite.
+            angular_velocities: ``(names, (K, 3) array)`` in rad/s, world frame. In every
+                pair ``names`` is a ``list`` of unique names of the space, K = len(names) >= 1,
+                values floating point and finite.
 
         Raises:
             ValueError: If no field is given or a field breaks the rules above.
