@@ -103,9 +103,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.save:
         say(f"log written to {result.log.save(args.save)}")
     if result.failures:
-        say("FAILED: " + "; ".join(result.failures))
+        say(result.verdict)
         return FAILED
-    print("passed: RMS <= 1 mm, max <= 3 mm, every tick with output, no limit violation")
+    print(result.verdict)
     return OK
 
 

@@ -149,6 +149,16 @@ class DemoResult:
         """Whether the run stayed within every bound."""
         return not self.failures
 
+    @property
+    def verdict(self) -> str:
+        """One line: ``passed:`` and the bounds, or ``FAILED:`` and every row that missed."""
+        if self.failures:
+            return "FAILED: " + "; ".join(self.failures)
+        return (
+            f"passed: RMS <= {RMS_BOUND_MM:g} mm, max <= {MAX_BOUND_MM:g} mm, "
+            "every tick with output, no limit violation"
+        )
+
 
 def run_demo(
     config: DemoConfig,

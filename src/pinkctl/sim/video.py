@@ -77,8 +77,8 @@ class VideoRecorder:
 
     Args:
         sim: The simulation to film.
-        path: ``.mp4`` (or ``.gif``) file written by :meth:`close`; None: frames are only
-            kept for :meth:`snapshot`.
+        path: ``.mp4`` (or ``.gif``) file written by :meth:`close`; None: no video, only the
+            trails for :meth:`snapshot`.
         fps: Frames per second of simulated time.
         width: Frame width [pixels] (at most the model's offscreen buffer, 640 by default).
         height: Frame height [pixels] (at most 480 by default).
@@ -126,7 +126,8 @@ class VideoRecorder:
         self._tool: list[np.ndarray] = []
 
     def capture(self, t: float, *_: Any) -> None:
-        """Record the trails at every call; render a frame when one is due at time ``t`` [s].
+        """Record the trails at every call; render a video frame when one is due at time ``t``
+        [s].
 
         Its signature fits :func:`~pinkctl.sim.run_closed_loop`'s ``on_tick``.
         """
@@ -135,7 +136,7 @@ class VideoRecorder:
             self._target.append(data.mocap_pos[0].copy())
         if self.tool_frame is not None:
             self._tool.append(self.sim.get_site_pose(self.tool_frame)[0])
-        if t + 1e-9 >= self._next:
+        if self.path is not None and t + 1e-9 >= self._next:
             self.frames.append(self.render())
             self._next += 1.0 / self.fps
 
