@@ -87,6 +87,7 @@ bench: $(BENCH_STAMP) $(KERNEL)
 bench-peers: $(PEERS_STAMP) $(KERNEL) $(PLACO_STAMP)
 	$(BIN)/python -m bench.peers --baseline $(BASELINE) --write-docs
 
+# rerun the benchmarks and rewrite the tables of docs/performance.md
 bench-readme: $(BENCH_STAMP)
 	$(BIN)/python -m bench.readme
 

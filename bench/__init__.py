@@ -4,5 +4,5 @@
   and mink ``solve_ik`` on the same problem, in the same run.
 - :mod:`bench.tracking`: figure-eight tracking errors, kinematic loop and MuJoCo closed loop.
 - :mod:`bench.ik_protocol`: one-shot / global IK on TRAC-IK's protocol.
-- :mod:`bench.readme`: runs the three and rewrites the README's benchmark tables.
+- :mod:`bench.readme`: runs them and rewrites the tables of ``docs/performance.md``.
 """

@@ -1,4 +1,5 @@
-"""Every Python snippet in the README runs as written."""
+"""Every Python snippet of the README and of the pages under docs/ runs as written
+(```python blocks; ```py blocks are shown, not run)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,27 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SNIPPETS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+#: (page, index on the page, code)
+BLOCKS = [
+    (page, k, code)
+    for page in PAGES
+    for k, code in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S))
+]
+SNIPPETS = [code for page, _, code in BLOCKS if page.name == "README.md"]
 
 
 def test_readme_has_snippets():
     assert len(SNIPPETS) >= 3
 
 
-@pytest.mark.parametrize("index", range(len(SNIPPETS)))
-def test_snippet_runs(index, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(
+    ("page", "index", "code"), BLOCKS, ids=[f"{p.name}:{k}" for p, k, _ in BLOCKS]
+)
+def test_snippet_runs(page, index, code, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # snippets may write files
-    exec(compile(SNIPPETS[index], f"README.md snippet {index}", "exec"), {"__name__": "__main__"})
+    exec(compile(code, f"{page.name} snippet {index}", "exec"), {"__name__": "__main__"})
     out = capsys.readouterr().out
     assert "Traceback" not in out
 
