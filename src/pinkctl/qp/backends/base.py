@@ -72,9 +72,9 @@ def missing_solver_message(solver: object, name: str = "solver") -> str:
     if extra is not None:
         return (
             f"{name} {solver!r} is not installed: pip install 'pinkctl[{extra}]' "
-            f"(installed: {installed})"
+            f"(installed solvers: {installed})"
         )
-    return f"{name} {solver!r} is not an installed QP solver; installed: {installed}"
+    return f"{name} {solver!r} is not an installed QP solver; installed solvers: {installed}"
 
 
 #: Option handled by our backends themselves, never passed to a solver: our active-set polish
