@@ -128,12 +128,15 @@ class IKSolver:
         self._checked = CheckedCache()
         self._generators = SeededGenerators()
         self.options = opts
-        # the default frame's residual now, not in the first query; the process's first solver
-        # also runs a short query: one-time costs fall outside any query's time budget
+        # the default frame's residual and local loop now, not in the first query; the
+        # process's first solver also runs a short query: one-time costs fall outside any
+        # query's time budget
         q = self.subset.parse_seed(None, robot.q0, name="seed")
         pin.framesForwardKinematics(self.model, self.data, q)
         home = self.data.oMf[self._frame_ids[frame]].copy()
-        self.residual(home).evaluate(q)
+        residual = self.residual(home)
+        residual.evaluate(q)
+        self._local(residual)
         if not _WARMED_UP:
             home.translation += 1e-3  # a step away: the iteration runs a method step
             _WARMED_UP.append(self.solve(home, seed=q, max_iterations=3).success)
