@@ -71,7 +71,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 test: lint typecheck $(KERNEL)
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
 soak: $(STAMP) $(KERNEL)
 	PINKCTL_SOAK_TICKS=20000 $(BIN)/python -m pytest -n 2 -q tests/test_safety.py

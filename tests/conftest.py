@@ -1,8 +1,12 @@
-"""Test-session setup: headless MuJoCo rendering."""
+"""Test-session setup: headless MuJoCo rendering; shared robots; one local Ray cluster for the
+Ray tests."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from importlib import metadata
+from types import ModuleType
 
 import pytest
 
@@ -24,3 +28,26 @@ def franka_scene(franka_robot):
     from pinkctl.groups import KinematicScene
 
     return KinematicScene(franka_robot)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[ModuleType]:
+    """A local Ray cluster of 2 CPUs (``ray.init(num_cpus=2)``), shared by the session.
+
+    Skipped only when Ray is not installed *and* pinkctl declares it as its optional extra
+    ``pinkctl[ray]``; a Ray backend without that extra fails here. Tests using it carry
+    ``pytest.mark.xdist_group("ray")`` so that ``make test`` (``--dist loadgroup``) starts
+    one cluster, not one per test worker.
+    """
+    try:
+        import ray
+    except ImportError:
+        extras = metadata.metadata("pinkctl").get_all("Provides-Extra") or []
+        assert "ray" in extras, "the Ray backend needs the optional extra pinkctl[ray]"
+        pytest.skip("Ray is not installed (pip install 'pinkctl[ray]')")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    yield ray
+    if started:
+        ray.shutdown()

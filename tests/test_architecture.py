@@ -23,6 +23,7 @@ LAYERS: dict[str, set[str]] = {
     "controllers": {"core", "motion", "qp", "trajectories", "errors", "_validation", "_native"},
     "sim": {"core", "controllers", "motion", "trajectories", "errors", "_validation"},
     "groups": {"core", "qp", "ik", "errors", "_validation"},
+    "reach": {"core", "qp", "ik", "errors", "_validation"},
     "view": {
         "core",
         "controllers",
@@ -58,6 +59,7 @@ LAYERS: dict[str, set[str]] = {
         "errors",
         "_validation",
         "envs",
+        "reach",
     },
 }
 #: Deprecated shims of old module paths (they only re-export).

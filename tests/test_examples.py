@@ -26,6 +26,7 @@ EXAMPLES = [
     "learn_to_reach",
     "record_episodes",
     "ik_groups",
+    "reachability_map",
 ]
 
 
@@ -198,6 +199,17 @@ def test_record_episodes_without_a_video_writer(
     assert "pip install 'pinkctl[video]'" in out
     assert not (tmp_path / "episode_000.mp4").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["episode_000.npz", "episode_001.npz"]
+
+
+def test_reachability_map_quick_run_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    status = load_example("reachability_map").main(["--quick", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "reachability_map [OK]" in out
+    assert (tmp_path / "franka_reach.npz").is_file() and (tmp_path / "franka_reach.png").is_file()
 
 
 def test_learn_to_reach_check_can_fail() -> None:

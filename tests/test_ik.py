@@ -267,8 +267,8 @@ def test_batch_matches_serial_and_parallel(robots):
     rng = np.random.default_rng(6)
     targets = [_fk(robot, _random_q(robot, rng, solver), robot.tool_frame) for _ in range(6)]
     opts = {"time_budget_ms": None, "max_restarts": 20, "rng": 3}
-    serial = find_ik_batch(robot, targets, processes=1, **opts)
-    parallel = find_ik_batch(robot, targets, processes=2, **opts)
+    serial = find_ik_batch(robot, targets, workers=1, **opts)
+    parallel = find_ik_batch(robot, targets, workers=2, **opts)
     assert len(serial) == len(parallel) == len(targets)
     for a, b in zip(serial, parallel):
         assert a.success and b.success
@@ -537,5 +537,7 @@ def test_old_names_warn_and_answer_like_the_new(robots) -> None:
     new = local_ik(robot, target, position_only=True)
     np.testing.assert_array_equal(old.q, new.q)
     with pytest.warns(DeprecationWarning, match="find_ik_batch"):
-        batch = pinkctl.solve_ik_batch(robot, [target], position_only=True, max_restarts=2)
+        batch = pinkctl.solve_ik_batch(
+            robot, [target], position_only=True, max_restarts=2, time_budget_ms=None
+        )
     assert batch[0].success

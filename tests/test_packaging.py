@@ -83,3 +83,22 @@ def test_moved_modules_still_import_with_a_deprecation_warning(old, name):
     with pytest.warns(DeprecationWarning, match="moved"):
         module = importlib.import_module(old)
     assert hasattr(module, name)
+
+
+def test_pinkctl_imports_without_ray_or_matplotlib():
+    script = (
+        "import sys; sys.modules['ray'] = None; sys.modules['matplotlib'] = None;"
+        "import pinkctl, pinkctl.reach, pinkctl.ik, pinkctl.app.cli;"
+        "assert 'ray' not in [m for m in sys.modules if sys.modules[m] is not None]"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+
+
+def test_ray_is_an_optional_extra_only():
+    from importlib import metadata
+
+    requirements = [r.replace("'", '"') for r in metadata.requires("pinkctl") or []]
+    ray = [r for r in requirements if r.split(";")[0].strip().startswith("ray")]
+    assert "ray" in (metadata.metadata("pinkctl").get_all("Provides-Extra") or [])
+    assert ray and all("extra ==" in r for r in ray)  # never a core dependency
+    assert any('extra == "ray"' in r for r in ray)

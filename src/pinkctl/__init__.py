@@ -46,6 +46,7 @@ from .ik import (
     find_ik,
     find_ik_batch,
     local_ik,
+    retarget_poses,
     solve_ik,
     solve_ik_batch,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "load_pink_supported_robot",
     "local_ik",
     "pose_to_se3",
+    "retarget_poses",
     "run_closed_loop",
     "se3_to_pose",
     "solve_ik",

@@ -1,4 +1,5 @@
-"""The ``pinkctl`` command: list the bundled robots, run the closed-loop demo, view a robot.
+"""The ``pinkctl`` command: list the bundled robots, run the closed-loop demo, view a robot,
+map its reach.
 
 Exit status: 0 when the command did what it was asked, 1 when a check failed (the demo missed
 a bound, ``inspect`` found a robot it cannot control: the failing row is named), 2 when the
@@ -156,6 +157,38 @@ def _cmd_view(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_reach(args: argparse.Namespace) -> int:
+    """``pinkctl reach``: the map and its picture; the extras it needs are checked first."""
+    from .reach import ReachRun, run_reach
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise MissingDependencyError("the picture needs matplotlib: pip install 'pinkctl[plot]'")
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise MissingDependencyError("--backend ray needs Ray: pip install 'pinkctl[ray]'")
+    run = ReachRun(
+        robot=args.robot,
+        resolution=args.resolution,
+        orientations=args.orientations,
+        backend=args.backend,
+        workers=args.workers,
+        address=args.address,
+        output=Path(args.output),
+    )
+    path, picture = run_reach(run)
+    print(f"map written to {path}\npicture written to {picture}")
+    return OK
+
+
+def _count(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return n
+
+
 def _port(value: str) -> int:
     try:
         port = int(value)
@@ -226,6 +259,25 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--record", default=None, help="save the dragged poses (.json/.npz)")
     view.add_argument("--replay", default=None, help="replay a recorded session file")
     view.set_defaults(func=_cmd_view)
+    reach = sub.add_parser(
+        "reach",
+        help="reachability map of a robot (global IK per voxel and tool orientation)",
+        parents=[common],
+    )
+    reach.add_argument("robot", help="catalog name, or a .urdf / .xml / robot.toml file")
+    reach.add_argument("--resolution", type=_positive, default=0.05, help="voxel edge [m]")
+    reach.add_argument(
+        "--orientations", type=_count, default=6, help="tool orientations per voxel (0: position)"
+    )
+    reach.add_argument("--backend", choices=["local", "ray"], default="local")
+    reach.add_argument(
+        "--workers", type=_count, default=None, help="processes or Ray tasks (default: all CPUs)"
+    )
+    reach.add_argument("--address", default=None, help="Ray cluster address (backend ray)")
+    reach.add_argument(
+        "--output", default="out/reach", help="folder for <robot>_reach.npz and .png"
+    )
+    reach.set_defaults(func=_cmd_reach)
     return parser
 
 

@@ -4,7 +4,10 @@
 - :func:`find_ik`: global search with seeded random restarts, validation callback and
   closest-to-seed selection (TRAC-IK / CoppeliaSim ``findConfig`` style).
 - :class:`IKSolver`: build once, query many times (both of the above).
-- :func:`find_ik_batch`: many targets, optionally over several processes.
+- :func:`find_ik_batch`: many targets, in this process, a local process pool or on Ray
+  (where: :class:`Execution`).
+- :func:`retarget_poses`: a pose sequence as one continuous joint-space chain.
+- :func:`sample_poses`: poses the robot certainly reaches (benchmarks, datasets).
 
 Options are three dataclasses (:class:`IKOptions` for the solver, :class:`LocalOptions` and
 :class:`SearchOptions` for a query); every entry point also takes their fields as keywords.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 from .api import find_ik, local_ik, solve_ik
 from .batch import find_ik_batch, solve_ik_batch
+from .dispatch import Execution
 from .methods import (
     DampedLeastSquares,
     IKMethod,
@@ -32,11 +36,14 @@ from .methods import (
 )
 from .options import IKOptions, LocalOptions, SearchOptions
 from .result import IKResult
+from .retarget import RetargetResult, retarget_poses
+from .sampling import sample_poses
 from .solver import IKSolver
 from .targets import IKTarget, PoseLike, SeedLike
 
 __all__ = [
     "DampedLeastSquares",
+    "Execution",
     "IKMethod",
     "IKOptions",
     "IKResult",
@@ -47,6 +54,7 @@ __all__ = [
     "LocalOptions",
     "PoseLike",
     "PseudoInverse",
+    "RetargetResult",
     "SearchOptions",
     "SeedLike",
     "UndampedPseudoInverse",
@@ -55,6 +63,8 @@ __all__ = [
     "find_ik_batch",
     "local_ik",
     "make_method",
+    "retarget_poses",
+    "sample_poses",
     "solve_ik",
     "solve_ik_batch",
 ]

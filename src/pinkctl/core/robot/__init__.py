@@ -5,6 +5,7 @@
   (:mod:`pinkctl.robot.inference`) and reported in ``robot.inferred``.
 - :func:`load_pink_supported_robot` loads a robot of the catalog, :func:`supported_robots`
   lists them.
+- :class:`RobotSource` (``robot.source``) loads a robot again elsewhere (worker processes).
 - :mod:`pinkctl.robot.description` normalises a description once for both engines;
   :mod:`pinkctl.robot.meshes` resolves and converts its meshes; :mod:`pinkctl.robot.frames`
   resolves frames by name; :mod:`pinkctl.core.robot.joint_settings` (joints, limits, servos),
@@ -22,6 +23,7 @@ from .loader import (
 )
 from .meshes import MeshNotFoundError
 from .model import PinkRobot
+from .source import RobotSource, model_digest
 from .srdf import srdf_state
 
 __all__ = [
@@ -29,8 +31,10 @@ __all__ = [
     "PinkRobot",
     "RobotConfig",
     "RobotDescription",
+    "RobotSource",
     "load_pink_robot",
     "load_pink_supported_robot",
+    "model_digest",
     "read_config",
     "read_description",
     "resolve_frame",

@@ -15,6 +15,7 @@ configuration).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,6 +38,7 @@ from .joint_settings import (
     velocity_limits,
 )
 from .model import PinkRobot
+from .source import RobotSource, model_digest
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -246,7 +248,30 @@ def load_pink_robot(
         inferred=inferred,
         notes=notes,
     )
+    if cfg is not None and cfg.folder is None:  # a table's relative paths: from this folder
+        cfg = dataclasses.replace(cfg, folder=Path.cwd())
+    robot.source = RobotSource(
+        catalog=None,
+        arguments={
+            "urdf_path": description_path.resolve(),
+            "package_dirs": [Path(p).resolve() for p in (package_dirs or [])],
+            "srdf_path": srdf.resolve() if srdf is not None else None,
+            "build_collision_model": build_collision_model,
+            "config": cfg,
+            "controlled_joint_names": _copied(controlled_joint_names),
+            "tool_frame": tool_frame,
+            "home": dict(home) if isinstance(home, Mapping) else home,
+            "gripper_joint_names": _copied(gripper_joint_names),
+            "floating_base": floating_base,
+            "name": robot.name,
+        },
+        digest=model_digest(model),
+    )
     return robot
+
+
+def _copied(names: Sequence[str] | None) -> list[str] | None:
+    return list(names) if names is not None else None
 
 
 def load_pink_supported_robot(
@@ -285,4 +310,9 @@ def load_pink_supported_robot(
         **overrides,
     )
     robot.directory = toml_path.parent
+    robot.source = RobotSource(
+        catalog=robot_name,
+        arguments={"build_collision_model": build_collision_model, **overrides},
+        digest=robot.source.digest if robot.source is not None else "",
+    )
     return robot

@@ -10,6 +10,7 @@ import numpy as np
 import pinocchio as pin
 
 from .description import RobotDescription
+from .source import RobotSource
 
 __all__ = ["PinkRobot"]
 
@@ -46,6 +47,8 @@ class PinkRobot:
         tool_frames: Frames that get a MuJoCo site (the tool frame first).
         inferred: What the loader inferred, by field: where each value came from.
         notes: Warnings and repairs of the loader, one line each.
+        source: How the robot was loaded (:class:`~pinkctl.core.robot.RobotSource`): what
+            worker processes load it again from; None for a robot built by hand.
     """
 
     directory: Path
@@ -74,6 +77,7 @@ class PinkRobot:
     tool_frames: list[str] = field(default_factory=list)
     inferred: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    source: RobotSource | None = None
 
     def __post_init__(self) -> None:
         if self.q0.size == 0:

@@ -1,0 +1,148 @@
+"""Throughput of batch IK: one process, a local pool of workers, Ray on the same machine.
+
+The batch is franka's global IK (``find_ik``, deterministic budget: 10 restarts) on the tool
+poses of random configurations within the limits, so every target is reachable and each run
+does the same work. Each setting solves the whole batch ``--repeats`` times, the settings
+taking turns (so a change in the machine's background load hits all of them alike); the rows
+give the median wall time and the targets per second, and the ratios are of medians:
+
+- **one process**: ``find_ik_batch(workers=1)``;
+- **local pool, warm**: a kept pool (:class:`pinkctl.ik.dispatch.Runner`), its workers
+  already started and holding the robot: the steady state of a long job;
+- **local pool, cold**: ``find_ik_batch(workers=N)`` as called, starting its processes
+  (``spawn``) every call;
+- **Ray**: ``find_ik_batch(backend="ray", workers=N)`` on a local Ray started once with
+  ``num_cpus=N`` (its workers started by a first, untimed batch), timed after the others,
+  taking turns with the warm pool again: "Ray vs warm local pool" compares those two.
+
+The issue's targets: a warm pool of 2 workers at least 1.8x one process on 2 cores; Ray
+within 20 % of the local pool. Rows, not timed tests.
+
+Usage (from the repository root)::
+
+    python -m bench.batch_throughput                    # 4000 targets, 2 workers, 5 repeats
+    python -m bench.batch_throughput --targets 500 --repeats 3 --no-ray
+
+``run(...) -> dict`` returns the medians [s] and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import pinkctl
+from pinkctl.ik import IKOptions, IKSolver, SearchOptions, find_ik_batch, sample_poses
+from pinkctl.ik.dispatch import Execution, Runner
+from pinkctl.ik.job import Chain
+
+from .common import machine_line
+
+__all__ = ["run"]
+
+BUDGET = {"time_budget_ms": None, "max_restarts": 10}
+
+
+def _interleaved(settings: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Median wall time [s] of each setting; the settings take turns, so a change of the
+    machine's background load hits them alike. An untimed first call of each starts its
+    workers."""
+    for solve in settings.values():
+        solve()
+    times: dict[str, list[float]] = {key: [] for key in settings}
+    for _ in range(repeats):
+        for key, solve in settings.items():
+            t0 = time.perf_counter()
+            solve()
+            times[key].append(time.perf_counter() - t0)
+    return {key: float(np.median(values)) for key, values in times.items()}
+
+
+def run(
+    targets: int = 4000, workers: int = 2, repeats: int = 5, ray: bool = True
+) -> dict[str, Any]:
+    """Time the settings of the module docstring; medians [s] and ratios."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = pinkctl.load_pink_supported_robot("franka")
+    poses = sample_poses(robot, targets, rng=0)
+    row: dict[str, Any] = {"robot": "franka", "targets": targets, "workers": workers}
+    solver = IKSolver(robot, IKOptions())
+    chains = [Chain(indices=(i,), targets=(p,)) for i, p in enumerate(poses)]
+    query = SearchOptions(**BUDGET)  # type: ignore[arg-type]
+    quiet = {"progress": False, **BUDGET}
+    with Runner(Execution(workers=workers, progress=False)) as runner:
+        settings: dict[str, Callable[[], Any]] = {
+            "one_s": lambda: find_ik_batch(robot, poses, **quiet),
+            "warm_s": lambda: runner.solve(solver, chains, query, 0),
+            "cold_s": lambda: find_ik_batch(robot, poses, workers=workers, **quiet),
+        }
+        row.update(_interleaved(settings, repeats))
+        if ray:  # after the others: Ray's threads in this process would slow "one process"
+            import ray as ray_module
+
+            ray_module.init(num_cpus=workers, include_dashboard=False, logging_level="WARNING")
+            try:
+                settings = {
+                    "warm_with_ray_s": settings["warm_s"],
+                    "ray_s": lambda: find_ik_batch(
+                        robot, poses, backend="ray", workers=workers, **quiet
+                    ),
+                }
+                row.update(_interleaved(settings, repeats))
+            finally:
+                ray_module.shutdown()
+    row["warm_vs_one"] = row["one_s"] / row["warm_s"]
+    row["cold_vs_one"] = row["one_s"] / row["cold_s"]
+    if ray:
+        row["ray_vs_warm"] = row["ray_s"] / row["warm_with_ray_s"]
+    return row
+
+
+def report(row: dict[str, Any]) -> str:
+    """Markdown table of :func:`run`'s row."""
+    n, w = row["targets"], row["workers"]
+    lines = [
+        f"franka global IK, {n} reachable targets, 10 restarts budget, medians of repeats",
+        "",
+        "| setting | median wall [s] | targets/s | vs one process |",
+        "|---|---|---|---|",
+    ]
+    settings = [("one process", "one_s"), (f"local pool, {w} workers, warm", "warm_s")]
+    settings.append((f"local pool, {w} workers, cold (spawn per call)", "cold_s"))
+    if "ray_s" in row:
+        settings.append((f"Ray, {w} workers (local cluster)", "ray_s"))
+    for label, key in settings:
+        ratio = row["one_s"] / row[key]
+        lines.append(f"| {label} | {row[key]:.3f} | {n / row[key]:.0f} | {ratio:.2f}x |")
+    lines.append("")
+    lines.append(f"warm pool vs one process: {row['warm_vs_one']:.2f}x (target >= 1.8x)")
+    if "ray_vs_warm" in row:
+        lines.append(
+            f"Ray vs warm local pool: {row['ray_vs_warm']:.2f}x the time (target <= 1.20x; "
+            f"taking turns: Ray {row['ray_s']:.3f} s, pool {row['warm_with_ray_s']:.3f} s)"
+        )
+    lines.append(f"Machine: {machine_line()}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--targets", type=int, default=4000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-ray", action="store_true", help="skip the Ray row")
+    args = parser.parse_args(argv)
+    print(report(run(args.targets, args.workers, args.repeats, ray=not args.no_ray)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

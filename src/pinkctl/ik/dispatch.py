@@ -1,0 +1,195 @@
+"""Where batch IK runs: this process, a local process pool, or Ray.
+
+:class:`Runner` is what :func:`~pinkctl.ik.find_ik_batch` and the reachability maps use:
+it splits chains of targets into chunks, hands them to the chosen backend and returns one
+result per target in order. Chains are never split, so every target gets the same seed
+and random generator whatever the backend, the number of workers or the chunking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import InputError
+from .job import BatchJob, Chain, PortableRobot, failed_result, run_chains
+from .options import LocalOptions, SearchOptions
+from .pool import LocalPool
+from .ray_pool import ray_cpus, run_ray
+from .result import IKResult
+from .solver import IKSolver
+
+__all__ = ["Backend", "Execution", "Runner", "split_execution"]
+
+Backend = Literal["local", "ray"]
+#: Chunks per worker: small enough to balance uneven chunks, large enough to amortise a task.
+_CHUNKS_PER_WORKER = 4
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where and how a batch runs (:func:`~pinkctl.ik.find_ik_batch`,
+    :func:`~pinkctl.reach.reachability_map`; both also take these fields as keywords).
+
+    Attributes:
+        backend: ``"local"`` (this process, or a process pool) or ``"ray"`` (the ``ray``
+            extra).
+        workers: Worker processes (local) or tasks in flight (Ray); None: every CPU of this
+            machine (local) or of the Ray cluster. ``"local"`` with 1 runs in this process.
+        address: Ray cluster to connect to when Ray is not initialised yet (``"auto"``,
+            ``"ray://host:10001"``); default: a local Ray with ``workers`` CPUs, kept for
+            later batches. Only with Ray.
+        retries: Times the chunks of a worker that died are run again; targets still
+            without an answer then get a failed result saying so.
+        progress: Progress bar on stderr; None: when stderr is a terminal.
+        mp_context: ``multiprocessing`` start method of the local pool. With a pool, a
+            ``validate`` callback must be picklable (a module-level function).
+    """
+
+    backend: Backend = "local"
+    workers: int | None = 1
+    address: str | None = None
+    retries: int = 2
+    progress: bool | None = None
+    mp_context: str = "spawn"
+
+    def checked(self) -> Execution:
+        """This execution, checked.
+
+        Raises:
+            InputError: An unknown backend, a bad worker or retry count, an address
+                without Ray.
+        """
+        if self.backend not in ("local", "ray"):
+            raise InputError(f"backend: expected 'local' or 'ray', got {self.backend!r}")
+        workers = self.workers
+        if workers is not None and (
+            isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1
+        ):
+            raise InputError(f"workers: expected a positive integer or None, got {workers!r}")
+        retries = self.retries
+        if isinstance(retries, bool) or not isinstance(retries, (int, np.integer)) or retries < 0:
+            raise InputError(f"retries: expected a non-negative integer, got {retries!r}")
+        if self.address is not None and self.backend != "ray":
+            raise InputError("address: only the 'ray' backend connects to a cluster")
+        return self
+
+
+def split_execution(
+    options: dict[str, Any], execution: Execution | None = None
+) -> tuple[Execution, dict[str, Any]]:
+    """Take the fields of :class:`Execution` out of keyword ``options``.
+
+    Returns:
+        ``execution`` (default :class:`Execution`) with those fields changed, and the other
+        options.
+    """
+    names = {f.name for f in dataclasses.fields(Execution)}
+    own = {k: v for k, v in options.items() if k in names}
+    rest = {k: v for k, v in options.items() if k not in names}
+    base = execution if execution is not None else Execution()
+    return (dataclasses.replace(base, **own) if own else base), rest
+
+
+def _chunks(chains: Sequence[Chain], count: int) -> list[list[Chain]]:
+    """``chains`` in ``count`` contiguous groups of about the same number of targets."""
+    sizes = np.cumsum([len(c.indices) for c in chains])
+    edges = np.searchsorted(sizes, np.linspace(0, sizes[-1], count + 1)[1:-1], side="right")
+    bounds = [0, *sorted(set(int(e) for e in edges)), len(chains)]
+    return [list(chains[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+class Runner:
+    """Runs batches where an :class:`Execution` says, keeping its workers between batches.
+
+    Use it as a context manager (the local pool's processes stop at the end); a Ray cluster
+    is left running.
+
+    Raises:
+        InputError: Bad execution settings.
+    """
+
+    def __init__(self, execution: Execution) -> None:
+        self.execution = execution.checked()
+        self._pool: LocalPool | None = None
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def solve(
+        self,
+        solver: IKSolver,
+        chains: Sequence[Chain],
+        query: LocalOptions | SearchOptions,
+        entropy: int,
+    ) -> list[IKResult]:
+        """Solve every chain; results in order, one per target.
+
+        Args:
+            solver: A solver of the robot and options (answers in this process; workers
+                build their own from the robot's source and ``solver.options``).
+            chains: The chains (see :class:`~pinkctl.ik.job.Chain`).
+            query: Budget of each query (search or local solve).
+            entropy: Entropy of the per-target random generators.
+
+        Raises:
+            InputError: A robot workers cannot load (see
+                :meth:`~pinkctl.ik.job.PortableRobot.of`).
+            ImportError: ``backend="ray"`` without Ray installed.
+        """
+        execution = self.execution
+        if not chains:
+            return []
+        workers = execution.workers
+        progress = sys.stderr.isatty() if execution.progress is None else bool(execution.progress)
+        if execution.backend == "local":
+            workers = workers if workers is not None else (os.cpu_count() or 1)
+            if workers == 1 or len(chains) == 1:
+                return run_chains(solver, chains, query, entropy)
+        job = BatchJob(
+            robot=PortableRobot.of(solver.robot),
+            solver_options=solver.options,
+            query=query,
+            entropy=entropy,
+        )
+        if execution.backend == "ray":
+            workers = workers if workers is not None else ray_cpus(execution.address, None)
+            chunks = _chunks(chains, min(len(chains), _CHUNKS_PER_WORKER * workers))
+            answers = run_ray(
+                job,
+                chunks,
+                workers=workers,
+                address=execution.address,
+                retries=execution.retries,
+                progress=progress,
+            )
+        else:
+            assert workers is not None
+            if self._pool is None:
+                self._pool = LocalPool(
+                    workers=workers, mp_context=execution.mp_context, retries=execution.retries
+                )
+            chunks = _chunks(chains, min(len(chains), _CHUNKS_PER_WORKER * workers))
+            answers = self._pool.run(job, chunks, progress=progress)
+        results: list[IKResult] = []
+        for chunk, answer in zip(chunks, answers):
+            if isinstance(answer, str):
+                results += [
+                    failed_result(solver, target, chain.seed, answer)
+                    for chain in chunk
+                    for target in chain.targets
+                ]
+            else:
+                results += answer
+        return results

@@ -1,0 +1,180 @@
+"""Retargeting a sequence of poses to joint space as one continuous chain.
+
+Consecutive solutions of a pose sequence (a motion-capture clip, a demonstration, a sampled
+Cartesian trajectory) should differ little: a jump between two neighbouring poses is a
+reconfiguration the robot cannot do in one step. :func:`retarget_poses` solves the sequence
+as segments:
+
+1. A segment starts with a global search (:meth:`IKSolver.find`) at its first pose, seeded
+   with the previous solution (closest to it), then marches on with local solves, each
+   seeded with the previous solution.
+2. The march stops where a local solve fails or its solution would move a joint by more
+   than ``max_jump``. The segment is then re-solved from other global solutions at its
+   first pose (random starts), and the start that marches furthest is kept. A first pose
+   the global search does not reach at all is reported as failed.
+3. The next segment starts where that march stopped: a jump is left there only when no
+   start could avoid it, and it is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..core.robot import PinkRobot
+from ..errors import InputError
+from .options import IKOptions, LocalOptions, SearchOptions, split_options
+from .result import IKResult
+from .solver import IKSolver
+from .targets import PoseLike, SeedLike
+
+__all__ = ["RETARGET_SEARCH", "RetargetResult", "retarget_poses"]
+
+#: Default budget of a segment's global search (deterministic).
+RETARGET_SEARCH = SearchOptions(time_budget_ms=None, max_restarts=50)
+
+
+@dataclass(frozen=True)
+class RetargetResult:
+    """A pose sequence in joint space.
+
+    Attributes:
+        q: Moved joint values per pose [rad] or [m], ``(n, dof)``.
+        joint_names: The moved joints.
+        success: Whether each pose is within tolerance, ``(n,)``.
+        position_error: Position error per pose [m], ``(n,)``.
+        orientation_error: Orientation error per pose [rad], ``(n,)``.
+        jumps: Largest joint displacement between consecutive solutions, ``(n - 1,)``
+            [rad] or [m].
+        segments: Index of the first pose of each segment (0 first).
+    """
+
+    q: np.ndarray
+    joint_names: tuple[str, ...]
+    success: np.ndarray
+    position_error: np.ndarray
+    orientation_error: np.ndarray
+    jumps: np.ndarray
+    segments: tuple[int, ...]
+
+    @property
+    def max_jump(self) -> float:
+        """Largest displacement between consecutive solutions (0 for one pose)."""
+        return float(self.jumps.max()) if self.jumps.size else 0.0
+
+
+def _jump(solver: IKSolver, a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(pin.difference(solver.model, a, b)[solver.subset.v_cols]).max())
+
+
+def _march(
+    solver: IKSolver,
+    poses: Sequence[PoseLike],
+    start: IKResult,
+    first: int,
+    local: LocalOptions,
+    max_jump: float,
+) -> list[IKResult]:
+    """``start`` then local solves from pose ``first + 1`` on, up to the first failure or jump."""
+    run = [start]
+    for target in poses[first + 1 :]:
+        result = solver.solve(target, seed=run[-1].q_full, options=local)
+        if not result.success or _jump(solver, run[-1].q_full, result.q_full) > max_jump:
+            break
+        run.append(result)
+    return run
+
+
+def retarget_poses(
+    robot: PinkRobot,
+    poses: Sequence[PoseLike],
+    *,
+    max_jump: float = 0.1,
+    seed: SeedLike = None,
+    attempts: int = 8,
+    rng: int = 0,
+    search: SearchOptions | None = None,
+    local: LocalOptions | None = None,
+    **options: Any,
+) -> RetargetResult:
+    """Solve ``poses`` in order as one warm-started chain without jumps (module docstring).
+
+    Args:
+        robot: The robot (only read).
+        poses: Targets of the tool frame, in order (any single-frame target form).
+        max_jump: Largest joint displacement allowed between consecutive solutions [rad]
+            or [m].
+        seed: Reference of the first global search (default ``robot.q0``).
+        attempts: Global starts tried per segment (the first seeded with the previous
+            solution, the others from random configurations).
+        rng: Seed of the random starts (deterministic).
+        search: Budget of each global search (default :data:`RETARGET_SEARCH`).
+        local: Budget of each local solve (default :class:`~pinkctl.ik.LocalOptions`).
+        **options: Fields of :class:`~pinkctl.ik.IKOptions` (``frame``, tolerances, goal
+            mode) and of the two budgets.
+
+    Returns:
+        The joint-space sequence; ``jumps`` and ``segments`` say where continuity broke.
+
+    Raises:
+        InputError: No poses, a malformed pose or option, a bad ``max_jump`` or
+            ``attempts``.
+    """
+    solver_options, search_options, local_options = split_options(
+        options,
+        IKOptions(),
+        search if search is not None else RETARGET_SEARCH,
+        local if local is not None else LocalOptions(),
+    )
+    poses = list(poses)
+    if not poses:
+        raise InputError("poses: expected at least one pose")
+    threshold = float(max_jump)
+    if not np.isfinite(threshold) or threshold <= 0.0:
+        raise InputError(f"max_jump: expected a positive number, got {max_jump!r}")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise InputError(f"attempts: expected a positive integer, got {attempts!r}")
+    solver = IKSolver(robot, solver_options)
+    previous = solver.subset.parse_seed(seed, robot.q0, name="seed")
+    for i, pose in enumerate(poses):
+        try:
+            solver.residual(pose)
+        except ValueError as exc:
+            raise InputError(f"poses[{i}]: {exc}") from exc
+    generator = np.random.default_rng(rng)
+    results: list[IKResult] = []
+    segments: list[int] = []
+    while len(results) < len(poses):
+        first = len(results)
+        best: list[IKResult] = []
+        for attempt in range(attempts):
+            start_seed = previous if attempt == 0 else solver.subset.sample(generator, previous)
+            start = solver.find(
+                poses[first], seed=start_seed, options=search_options, rng=generator
+            )
+            if not start.success:
+                break  # the pose is out of reach: more starts would not change that
+            run = _march(solver, poses, start, first, local_options, threshold)
+            if len(run) > len(best):
+                best = run
+            if first + len(best) == len(poses):
+                break
+        if not best:  # out of reach: report the pose as failed, go on from the next
+            best = [start]
+        segments.append(first)
+        results += best
+        previous = best[-1].q_full
+    q_full = [r.q_full for r in results]
+    return RetargetResult(
+        q=np.array([r.q for r in results]),
+        joint_names=tuple(solver.joint_names),
+        success=np.array([r.success for r in results]),
+        position_error=np.array([r.position_error for r in results]),
+        orientation_error=np.array([r.orientation_error for r in results]),
+        jumps=np.array([_jump(solver, a, b) for a, b in zip(q_full[:-1], q_full[1:])]),
+        segments=tuple(segments),
+    )

@@ -1,0 +1,52 @@
+"""Targets a robot certainly reaches: its frame's poses at random configurations.
+
+:func:`sample_poses` draws configurations uniformly within the moved joints' limits (as the
+global search's random restarts do) and returns where the frame is at each, so every pose is
+reachable by construction: targets for benchmarks and tests, or a pose dataset covering the
+workspace as the joints see it (denser where the arm folds, unlike a voxel grid).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..core.robot import PinkRobot
+from ..errors import InputError
+from .solver import IKSolver
+
+__all__ = ["sample_poses"]
+
+
+def sample_poses(
+    robot: PinkRobot, count: int, *, rng: int | np.random.Generator = 0, **options: Any
+) -> list[pin.SE3]:
+    """World poses of the solver's frame at ``count`` random configurations.
+
+    Args:
+        robot: The robot (only read).
+        count: How many poses.
+        rng: Seed or generator of the configurations.
+        **options: Fields of :class:`~pinkctl.ik.IKOptions` that choose the frame and the
+            moved joints (``frame``, ``joint_names``); the other joints stay at
+            ``robot.q0``.
+
+    Returns:
+        ``count`` poses (``pin.SE3``), in order of drawing.
+
+    Raises:
+        InputError: A negative count, or bad options.
+    """
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+        raise InputError(f"count: expected a non-negative integer, got {count!r}")
+    solver = IKSolver(robot, **options)
+    generator = np.random.default_rng(rng)
+    data = robot.model.createData()
+    fid = robot.model.getFrameId(solver.frame)
+    poses = []
+    for _ in range(int(count)):
+        pin.framesForwardKinematics(robot.model, data, solver.subset.sample(generator, robot.q0))
+        poses.append(data.oMf[fid].copy())
+    return poses
