@@ -15,6 +15,11 @@ give the median wall time and the targets per second, and the ratios are of medi
   ``num_cpus=N`` (its workers started by a first, untimed batch), timed after the others,
   taking turns with the warm pool again: "Ray vs warm local pool" compares those two.
 
+The ratios need free cores: on a machine shared with other jobs, Linux shares the CPU between
+sessions ("autogroups") before it shares it between one session's processes, so while another
+session keeps a core busy, 2 workers get about the one core left, as 1 process does. Compare
+runs by the load in their machine line.
+
 The issue's targets: a warm pool of 2 workers at least 1.8x one process on 2 cores; Ray
 within 20 % of the local pool. Rows, not timed tests.
 
