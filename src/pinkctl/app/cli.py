@@ -179,24 +179,22 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     return OK
 
 
-def _count(value: str) -> int:
+def _integer(value: str, low: int, high: float, expected: str) -> int:
     try:
         n = int(value)
     except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+        n = low - 1
+    if not low <= n <= high:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
     return n
 
 
+def _count(value: str) -> int:
+    return _integer(value, 0, float("inf"), "a non-negative integer")
+
+
 def _port(value: str) -> int:
-    try:
-        port = int(value)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a TCP port (0-65535), got {value}")
-    return port
+    return _integer(value, 0, 65535, "a TCP port (0-65535)")
 
 
 def _positive(value: str) -> float:
