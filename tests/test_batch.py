@@ -21,7 +21,8 @@ import pinkctl
 from pinkctl import InputError, load_pink_robot, load_pink_supported_robot
 from pinkctl.core.robot import RobotSource, supported_robots
 from pinkctl.ik import Execution, IKSolver, find_ik_batch, sample_poses
-from pinkctl.ik.job import PortableRobot
+from pinkctl.ik.job import Chain, PortableRobot, failed_result
+from pinkctl.ik.transport import PackedResults, portable_chain
 
 URDF_DIR = Path(__file__).parent / "urdf"
 BUDGET = {"time_budget_ms": None, "max_restarts": 10}
@@ -101,6 +102,27 @@ def test_a_changed_description_is_refused_when_loaded_again(tmp_path) -> None:
         robot.source.load()
 
 
+def test_results_and_targets_travel_exactly() -> None:
+    robot = _load("ur10")
+    solver = IKSolver(robot)
+    targets = _targets(robot, 3)
+    results = [solver.find(t, time_budget_ms=None, max_restarts=2) for t in targets]
+    results.append(failed_result(solver, targets[0], None, "lost: test"))  # a failed one too
+    again = pickle.loads(pickle.dumps(PackedResults.pack(results))).unpack()
+    for a, b in zip(results, again, strict=True):
+        for name in ("q", "q_full"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        assert {k: v for k, v in vars(a).items() if k not in ("q", "q_full")} == {
+            k: v for k, v in vars(b).items() if k not in ("q", "q_full")
+        }
+    chain = Chain(indices=(0, 1), targets=(targets[0], {robot.tool_frame: targets[1]}))
+    portable = portable_chain(chain)
+    np.testing.assert_array_equal(portable.targets[0], targets[0].homogeneous)
+    np.testing.assert_array_equal(portable.targets[1][robot.tool_frame], targets[1].homogeneous)
+    same = [solver.find(t, time_budget_ms=None, max_restarts=2) for t in portable.targets[:1]]
+    np.testing.assert_array_equal(same[0].q_full, results[0].q_full)
+
+
 # ----------------------------------------------------------------------------- pools
 def test_every_robot_gives_the_same_answers_in_a_two_worker_pool() -> None:
     # fork: no interpreter start per robot; the robot still travels as its source
@@ -129,7 +151,8 @@ def test_a_target_whose_solve_raises_is_reported_in_its_result(monkeypatch, work
     original = IKSolver.find
 
     def find(self, target, **kwargs):
-        if np.array_equal(target.homogeneous, targets[2].homogeneous):
+        matrix = getattr(target, "homogeneous", target)  # workers get SE3 targets as arrays
+        if np.array_equal(matrix, targets[2].homogeneous):
             raise RuntimeError("boom")
         return original(self, target, **kwargs)
 

@@ -3,7 +3,8 @@
 :class:`Runner` is what :func:`~pinkctl.ik.find_ik_batch` and the reachability maps use:
 it splits chains of targets into chunks, hands them to the chosen backend and returns one
 result per target in order. Chains are never split, so every target gets the same seed
-and random generator whatever the backend, the number of workers or the chunking.
+and random generator whatever the backend, the number of workers or the chunking. Targets
+and results travel in a compact form (:mod:`pinkctl.ik.transport`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .pool import LocalPool
 from .ray_pool import ray_cpus, run_ray
 from .result import IKResult
 from .solver import IKSolver
+from .transport import portable_chain
 
 __all__ = ["Backend", "Execution", "Runner", "split_execution"]
 
@@ -165,7 +167,10 @@ class Runner:
         )
         if execution.backend == "ray":
             workers = workers if workers is not None else ray_cpus(execution.address, None)
-            chunks = _chunks(chains, min(len(chains), _CHUNKS_PER_WORKER * workers))
+        assert workers is not None
+        portable = [portable_chain(chain) for chain in chains]
+        chunks = _chunks(portable, min(len(chains), _CHUNKS_PER_WORKER * workers))
+        if execution.backend == "ray":
             answers = run_ray(
                 job,
                 chunks,
@@ -175,12 +180,10 @@ class Runner:
                 progress=progress,
             )
         else:
-            assert workers is not None
             if self._pool is None:
                 self._pool = LocalPool(
                     workers=workers, mp_context=execution.mp_context, retries=execution.retries
                 )
-            chunks = _chunks(chains, min(len(chains), _CHUNKS_PER_WORKER * workers))
             answers = self._pool.run(job, chunks, progress=progress)
         results: list[IKResult] = []
         for chunk, answer in zip(chunks, answers):
@@ -191,5 +194,5 @@ class Runner:
                     for target in chain.targets
                 ]
             else:
-                results += answer
+                results += answer.unpack()
         return results

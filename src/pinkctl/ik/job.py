@@ -30,6 +30,7 @@ from .options import IKOptions, LocalOptions, SearchOptions
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
+from .transport import PackedResults
 
 __all__ = ["BatchJob", "Chain", "PortableRobot", "failed_result", "solve_chunk"]
 
@@ -191,6 +192,7 @@ def run_chains(
     return out
 
 
-def solve_chunk(job: BatchJob, chains: Sequence[Chain]) -> list[IKResult]:
-    """The unit of work of every backend: ``chains`` solved in the worker running this."""
-    return run_chains(solver_for(job), chains, job.query, job.entropy)
+def solve_chunk(job: BatchJob, chains: Sequence[Chain]) -> PackedResults:
+    """The unit of work of every backend: ``chains`` solved in the worker running this, the
+    results packed for the way back (:class:`~pinkctl.ik.transport.PackedResults`)."""
+    return PackedResults.pack(run_chains(solver_for(job), chains, job.query, job.entropy))

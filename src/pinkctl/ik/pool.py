@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from ..errors import InputError
 from .job import BatchJob, Chain, solve_chunk
-from .result import IKResult
+from .transport import PackedResults
 
 __all__ = ["LocalPool"]
 
@@ -61,7 +61,7 @@ class LocalPool:
 
     def run(
         self, job: BatchJob, chunks: Sequence[Sequence[Chain]], *, progress: bool
-    ) -> list[list[IKResult] | str]:
+    ) -> list[PackedResults | str]:
         """Run ``chunks``; per chunk, its results or why it was lost.
 
         Raises:
@@ -75,7 +75,7 @@ class LocalPool:
                 "options: worker processes receive the options pickled; a validate callback "
                 f"must be a module-level function ({exc})"
             ) from exc
-        out: dict[int, list[IKResult] | str] = {}
+        out: dict[int, PackedResults | str] = {}
         pending = set(range(len(chunks)))
         total = sum(len(chain.indices) for chunk in chunks for chain in chunk)
         with tqdm(total=total, disable=not progress, unit="target", file=sys.stderr) as bar:

@@ -24,7 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 from .job import BatchJob, Chain, solve_chunk
-from .result import IKResult
+from .transport import PackedResults
 
 __all__ = ["import_ray", "ray_cpus", "run_ray"]
 
@@ -66,7 +66,7 @@ def run_ray(
     address: str | None,
     retries: int,
     progress: bool,
-) -> list[list[IKResult] | str]:
+) -> list[PackedResults | str]:
     """Run ``chunks`` as Ray tasks, at most ``workers`` at a time.
 
     Returns:
@@ -79,7 +79,7 @@ def run_ray(
     _connect(ray, address, workers)
     task = ray.remote(solve_chunk).options(max_retries=retries, retry_exceptions=False)
     job_ref = ray.put(job)
-    out: dict[int, list[IKResult] | str] = {}
+    out: dict[int, PackedResults | str] = {}
     in_flight: dict[Any, int] = {}
     queue = list(range(len(chunks)))
     total = sum(len(chain.indices) for chunk in chunks for chain in chunk)
