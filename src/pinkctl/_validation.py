@@ -82,12 +82,23 @@ def real_array(value: Any, name: str, shape: tuple[int, ...], *, finite: bool = 
         raise InputError(f"{name} must be {expected}, got {value!r}") from exc
     if array.dtype.kind not in REAL_KINDS:
         raise InputError(f"{name} must be {expected}, got dtype {array.dtype}: {value!r}")
+    if not isinstance(value, np.ndarray) and _holds_bool(value):
+        raise InputError(f"{name} must be {expected}, got booleans: {value!r}")
     if array.shape != shape:
         raise InputError(f"{name} must be {expected}, got shape {array.shape}: {value!r}")
     result = array.astype(np.float64)  # always a copy
     if finite and not np.isfinite(result).all():
-        raise InputError(f"{name} must be finite, got {value!r}")
+        raise InputError(f"{name} must be finite (no NaN or infinite values), got {value!r}")
     return result
+
+
+def _holds_bool(value: Any) -> bool:
+    """Whether a (nested) sequence holds a boolean (numpy reads ``[True, 0.5]`` as floats)."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bool(item) for item in value)
+    return False
 
 
 def name_list(value: Any, name: str, *, allow_empty: bool = True) -> list[str]:
