@@ -394,6 +394,24 @@ def test_actions_must_have_the_action_space_shape_and_a_real_dtype(cls: type) ->
     env.close()
 
 
+def test_the_cartesian_arm_checks_its_delta_and_opening_before_moving() -> None:
+    env = SO101PickCubeEnv()
+    env.reset(seed=0)
+    arm = env.arm
+    before, gripper = arm.target, env.sim.data.ctrl.copy()
+    for delta, opening in (
+        (["0.01", "0", "0"], None),
+        (np.zeros((1, 3)), None),
+        (np.full(3, 0.01 + 1j), None),
+        (np.full(3, 0.01), "1"),
+        (np.full(3, 0.01), np.nan),
+    ):
+        with pytest.raises(InputError, match="delta|opening"):
+            arm.apply(delta, opening)
+    np.testing.assert_array_equal(arm.target, before)
+    np.testing.assert_array_equal(env.sim.data.ctrl, gripper)
+
+
 @pytest.mark.parametrize("cls", ENV_CLASSES)
 def test_step_before_reset_raises_reset_needed_like_gymnasium_make(cls: type) -> None:
     env = cls()

@@ -37,11 +37,11 @@ from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
 
-from .._validation import real_number
+from .._validation import real_array, real_number
 from ..controllers._arguments import DT_RANGE
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
-from ._checks import one_of, positive_float
+from ._checks import finite_float, one_of, positive_float
 from .gripper import ctrl_to_normalized, normalized_to_ctrl
 from .scene import limit_margin
 
@@ -344,8 +344,14 @@ class CartesianArm:
             delta: Raw position action (3,) in action units (scaled by ``action_scale``).
             opening: Gripper opening in [0, 1] (0 closed, 1 open), an absolute servo target;
                 None leaves the gripper command as it is.
+
+        Raises:
+            ValueError: ``delta`` is not a (3,) array of finite real numbers, or ``opening``
+                not a finite number (nothing changes).
         """
-        raw = np.asarray(delta, dtype=float)
+        raw = real_array(delta, "delta", (3,))
+        if opening is not None:
+            opening = finite_float(opening, "opening")
         zero = float(np.linalg.norm(raw)) < ZERO_ACTION_TOLERANCE
         if zero and not self._last_zero:
             self._target = self.point_position()
