@@ -58,7 +58,6 @@ __all__ = [
 CONTROL_DT_RANGE = DT_RANGE
 #: Allowed ``physics_dt`` [s]: MuJoCo's step as :class:`~pinkctl.MujocoSimulation` takes it.
 PHYSICS_DT_RANGE = (1e-6, 0.1)
-
 ORIENTATIONS = ("free", "down", "hold")
 ZERO_ACTION_TOLERANCE = 1e-6  # norm of the raw (unscaled) position delta below which it holds
 DOWN = np.array([0.0, 0.0, -1.0])
@@ -74,11 +73,9 @@ def substeps(control_dt: float, physics_dt: float) -> int:
     A relative tolerance of 1e-9 absorbs binary rounding (0.3 / 0.1 gives 3, not 2).
 
     Raises:
-        ValueError: If a step is outside its range (:data:`CONTROL_DT_RANGE`,
-            :data:`PHYSICS_DT_RANGE`) or ``control_dt < physics_dt``; the message names it.
+        ValueError: A step outside its ``*_DT_RANGE``, or ``control_dt < physics_dt``.
     """
-    low, high = CONTROL_DT_RANGE
-    control_dt = real_number(control_dt, "control_dt [s]", low=low, high=high)
+    control_dt = real_number(control_dt, "control_dt [s]", low=DT_RANGE[0], high=DT_RANGE[1])
     low, high = PHYSICS_DT_RANGE
     physics_dt = real_number(physics_dt, "physics_dt [s]", low=low, high=high)
     count = int(np.floor(control_dt / physics_dt * (1.0 + 1e-9)))
@@ -346,8 +343,7 @@ class CartesianArm:
                 None leaves the gripper command as it is.
 
         Raises:
-            ValueError: ``delta`` is not a (3,) array of finite real numbers, or ``opening``
-                not a finite number (nothing changes).
+            ValueError: ``delta`` is not 3 finite reals or ``opening`` not finite (no change).
         """
         raw = real_array(delta, "delta", (3,))
         if opening is not None:
