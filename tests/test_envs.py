@@ -36,6 +36,7 @@ from pinkctl.envs import (
 from pinkctl.envs.arm import substeps
 from pinkctl.envs.pick_cube import LIFT_SUCCESS_HEIGHT
 from pinkctl.envs.pick_place import MIN_CARRY_RISE
+from pinkctl.errors import InputError
 
 EPISODES = int(os.environ.get("PINKCTL_ENV_EPISODES", "20"))
 RANDOM_STEPS = int(os.environ.get("PINKCTL_ENV_RANDOM_STEPS", "1000"))
@@ -355,6 +356,125 @@ def test_bad_actions_raise_value_error() -> None:
         with pytest.raises(ValueError, match="action"):
             env.step(action)
     np.testing.assert_array_equal(env.ik_target, before)  # nothing moved
+
+
+ENV_CLASSES = [SO101PickCubeEnv, SO101PickPlaceEnv, ReachEnv]
+
+
+def _malformed_actions(size: int) -> list:
+    """Actions of the right size but not of shape (size,), or not of a real numeric dtype."""
+    return [
+        np.zeros((1, size)),
+        np.zeros((size, 1)),
+        ["0.1"] * size,
+        np.full(size, 0.1 + 0.5j),
+        np.zeros(size, dtype=bool),
+        np.zeros(size, dtype=object),
+        np.float32(0.0),
+        [0.0] * (size - 1) + [None],
+    ]
+
+
+@pytest.mark.parametrize("cls", ENV_CLASSES)
+def test_actions_must_have_the_action_space_shape_and_a_real_dtype(cls: type) -> None:
+    env = cls()
+    env.reset(seed=0)
+    shape = env.action_space.shape
+    before, joints = env.ik_target, env.arm.joint_positions()
+    bad = _malformed_actions(shape[0])
+    if shape == (4,):
+        bad.append(np.zeros((2, 2)))
+    for action in bad:
+        with pytest.raises(InputError, match=rf"action must be an array of shape \({shape[0]},\)"):
+            env.step(action)
+    np.testing.assert_array_equal(env.ik_target, before)  # a rejected action moves nothing
+    np.testing.assert_array_equal(env.arm.joint_positions(), joints)
+    for good in (np.zeros(shape, dtype=np.float32), np.zeros(shape), [0] * shape[0]):
+        env.step(good)  # any float or integer dtype of the right shape
+    env.close()
+
+
+def test_the_cartesian_arm_checks_its_delta_and_opening_before_moving() -> None:
+    env = SO101PickCubeEnv()
+    env.reset(seed=0)
+    arm = env.arm
+    before, gripper = arm.target, env.sim.data.ctrl.copy()
+    for delta, opening in (
+        (["0.01", "0", "0"], None),
+        (np.zeros((1, 3)), None),
+        (np.full(3, 0.01 + 1j), None),
+        (np.full(3, 0.01), "1"),
+        (np.full(3, 0.01), np.nan),
+    ):
+        with pytest.raises(InputError, match="delta|opening"):
+            arm.apply(delta, opening)
+    np.testing.assert_array_equal(arm.target, before)
+    np.testing.assert_array_equal(env.sim.data.ctrl, gripper)
+
+
+@pytest.mark.parametrize("cls", ENV_CLASSES)
+def test_step_before_reset_raises_reset_needed_like_gymnasium_make(cls: type) -> None:
+    env = cls()
+    action = np.zeros(env.action_space.shape, dtype=np.float32)
+    with pytest.raises(gym.error.ResetNeeded, match=r"call env.reset\(\) first"):
+        env.step(action)
+    made = gym.make(next(k for k, (entry, _) in ENV_IDS.items() if entry.endswith(cls.__name__)))
+    with pytest.raises(gym.error.ResetNeeded):  # the order-enforcing wrapper's class
+        made.step(action)
+    env.reset(seed=0)
+    env.step(action)
+
+
+def test_the_seven_dof_adapter_checks_shape_dtype_and_order() -> None:
+    with pytest.warns(UserWarning, match="rotation deltas"):
+        adapted = SevenDofToFourDofAdapter(SO101PickCubeEnv())
+    with pytest.raises(gym.error.ResetNeeded):
+        adapted.step(np.zeros(7, dtype=np.float32))
+    adapted.reset(seed=0)
+    for action in _malformed_actions(7):
+        with pytest.raises(InputError, match=r"action \(7-dim\) must be an array of shape \(7,\)"):
+            adapted.step(action)
+    adapted.step(np.zeros(7))
+
+
+@pytest.mark.parametrize("seed", [-1, 1.0, True, "3"])
+def test_a_seed_that_is_not_a_non_negative_integer_is_an_input_error(seed) -> None:
+    with pytest.raises(InputError, match="seed"):
+        SO101PickCubeEnv(seed=seed)
+    env = ReachEnv()
+    with pytest.raises(InputError, match="seed"):
+        env.reset(seed=seed)
+    env.reset(seed=np.int64(3))  # numpy integers are integers
+    first = env.goal_pos
+    env.reset(seed=3)
+    np.testing.assert_array_equal(env.goal_pos, first)
+
+
+def test_reset_options_are_refused_since_none_exist() -> None:
+    env = ReachEnv()
+    for options in ({"goal": [0.1, 0.0, 0.2]}, "fast"):
+        with pytest.raises(InputError, match="options"):
+            env.reset(seed=0, options=options)
+    env.reset(seed=0, options={})
+    env.reset(seed=0, options=None)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"physics_dt": 1e-9}, r"physics_dt \[s\] must be in \[1e-06, 0.1\]"),
+        ({"physics_dt": 0.5, "control_dt": 0.5}, r"physics_dt \[s\] must be in \[1e-06, 0.1\]"),
+        ({"control_dt": 1e6}, r"control_dt \[s\] must be in \[1e-06, 1\]"),
+        ({"control_dt": math.nan}, r"control_dt \[s\] must be finite"),
+        ({"control_dt": 0.001}, r"control_dt \(0.001 s\) must be at least physics_dt"),
+    ],
+)
+@pytest.mark.parametrize("cls", [SO101PickCubeEnv, ReachEnv])
+def test_time_steps_outside_their_range_name_the_argument_and_the_range(
+    cls: type, kwargs: dict, message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
+        cls(**kwargs)
 
 
 def test_substeps_absorb_rounding() -> None:

@@ -10,6 +10,8 @@ import pytest
 from pinkctl.errors import InputError
 from pinkctl.groups import (
     IK_METHODS,
+    MAX_DAMPING,
+    MAX_ITERATIONS,
     Column,
     Constraint,
     GroupFlags,
@@ -17,6 +19,7 @@ from pinkctl.groups import (
     IKGroup,
     JointSettings,
     KinematicScene,
+    NonFiniteDependency,
     ResultCode,
     Row,
     solve,
@@ -497,3 +500,138 @@ def test_solve_rejects_bad_arguments(scene, robot):
         with pytest.raises(InputError, match=message):
             call()
     assert group.remove_element(0).target == "goal" and group.elements == ()
+
+
+# ---------------------------------------------------------------------- bad callbacks and values
+
+
+def _nan_law_scene(scene, callback):
+    _add_goal(scene, _offset([0.3, 0.0, 0.0], [0.03, 0.02, 0.0]))
+    scene.set_joint_dependency("panda_joint7", "panda_joint5", callback=callback)
+    return IKGroup(scene, [IKElement(TOOL, "goal")])
+
+
+def test_a_dependency_callback_returning_nan_fails_the_solve_and_leaves_q_unchanged(scene):
+    group = _nan_law_scene(scene, lambda master: np.nan)
+    q0 = scene.neutral()
+    q, code = group.solve(q0)
+    np.testing.assert_array_equal(q, q0)  # never a configuration with NaN
+    assert code & ResultCode.CANNOT_INVERT and code & ResultCode.FAILED
+    report = group.last_report
+    assert report.iterations == 0 and np.isfinite(report.precision).all()
+    assert "'panda_joint7'" in report.reason and "<lambda>" in report.reason
+    assert "nan" in report.reason
+    with pytest.raises(NonFiniteDependency, match="panda_joint7"):  # an InputError
+        group.jacobian(q0)
+    with pytest.raises(InputError, match="panda_joint7"):
+        group.error(q0)
+
+
+def test_a_dependency_law_leaving_its_domain_mid_solve_stops_at_the_last_finite_q(scene):
+    def law(master: float) -> float:  # defined for master < 0.05 only (the solve needs 0.18)
+        return 0.1 + master if master < 0.05 else np.nan
+
+    group = _nan_law_scene(scene, law)
+    q, code = group.solve(scene.neutral())
+    assert np.isfinite(q).all() and q[4] < 0.05 and q[6] == law(q[4])
+    assert code & ResultCode.CANNOT_INVERT
+    assert "panda_joint5 = " in group.last_report.reason
+
+
+def test_a_linear_law_that_overflows_is_non_finite_too(scene):
+    _add_goal(scene, _offset([0.3, 0.0, 0.0], [0.03, 0.02, 0.0]))
+    scene.set_joint_dependency("panda_joint7", "panda_joint1", offset=1e308, mult=1e308)
+    group = IKGroup(scene, [IKElement(TOOL, "goal")])
+    q0 = scene.neutral()
+    q0[0] = 2.0  # 1e308 + 2e308 overflows
+    q, code = group.solve(q0)
+    np.testing.assert_array_equal(q, q0)
+    assert code & ResultCode.CANNOT_INVERT and "dependency law" in group.last_report.reason
+
+
+@pytest.mark.parametrize(
+    ("callback", "message", "cause"),
+    [
+        (lambda master: 1.0 / 0.0, "raised ZeroDivisionError: float division by zero", True),
+        (lambda master: "0.1", "returned '0.1', not a real number", False),
+        (lambda master: None, "returned None, not a real number", False),
+        (lambda master: 0.5 + 1j, r"returned \(0.5\+1j\), not a real number", False),
+    ],
+)
+def test_a_dependency_callback_that_raises_or_returns_no_number_is_named(
+    scene, callback, message, cause
+):
+    group = _nan_law_scene(scene, callback)
+    q0 = scene.neutral()
+    with pytest.raises(InputError, match=rf"callback <lambda> of joint 'panda_joint7'.*{message}"):
+        group.solve(q0)
+    with pytest.raises(InputError) as error:
+        group.jacobian(q0)
+    assert isinstance(error.value.__cause__, ZeroDivisionError) is cause
+
+
+def test_a_jacobian_callback_that_raises_or_returns_strings_is_named(scene):
+    _add_goal(scene, _offset([0.0, 0.0, 0.0], [0.05, 0.0, 0.0]))
+
+    def broken(jacobian):
+        raise KeyError("row")
+
+    group = IKGroup(scene, [IKElement(TOOL, "goal")], jacobian_callback=broken)
+    with pytest.raises(InputError, match="jacobian_callback .*broken raised KeyError") as error:
+        group.solve(scene.neutral())
+    assert isinstance(error.value.__cause__, KeyError)
+    group.jacobian_callback = lambda jacobian: ["0.01"] * len(jacobian.columns)
+    with pytest.raises(InputError, match="step must be an array of shape"):
+        group.solve(scene.neutral())
+
+
+def test_max_iterations_is_an_integer_up_to_its_documented_bound(scene):
+    group = IKGroup(scene)
+    for bad in (10**15, MAX_ITERATIONS + 1, 1e3, 0, True):
+        with pytest.raises(InputError, match=r"max_iterations must be an integer"):
+            group.max_iterations = bad
+    assert group.max_iterations == 20  # a rejected value changes nothing
+    group.max_iterations = np.int64(MAX_ITERATIONS)
+    assert group.max_iterations == MAX_ITERATIONS and type(group.max_iterations) is int
+    with pytest.raises(InputError, match=r"\[1, 10000\]"):
+        IKGroup(scene, max_iterations=10**15)
+
+
+def test_configurations_and_poses_are_real_numbers_of_the_exact_shape(scene):
+    _add_goal(scene, pin.SE3.Identity())
+    group = IKGroup(scene, [IKElement(TOOL, "goal")])
+    nq = scene.model.nq
+    for q in (["0.1"] * nq, np.full(nq, 0.1 + 1j), np.zeros((1, nq)), np.zeros(nq, dtype=bool)):
+        with pytest.raises(InputError, match=rf"q must be an array of shape \({nq},\)"):
+            group.solve(q)
+    pose = [["1", "0", "0", "0.4"], ["0", "1", "0", "0"], ["0", "0", "1", "0.5"], [0, 0, 0, 1]]
+    with pytest.raises(InputError, match="pose"):
+        scene.add_dummy("stringly", pose=pose)
+    assert "stringly" not in scene.dummies
+
+
+def test_a_max_step_far_below_the_step_still_bounds_it(scene):
+    _add_goal(scene, _offset([0.0, 0.0, 0.0], [0.05, 0.05, 0.0]))
+    group = IKGroup(scene, [IKElement(TOOL, "goal", constraints=C.POSITION)], max_iterations=1)
+    group.set_joint("panda_joint1", max_step=1e-30)  # 2^-60 of a 0.1 rad step is 9e-20
+    q0 = scene.neutral()
+    q, code = group.solve(q0)
+    assert abs(q[0] - q0[0]) <= 1e-30
+    assert code & ResultCode.STEPS_TOO_BIG
+
+
+@pytest.mark.parametrize("method", ["qp", "dls"])
+def test_damping_has_a_documented_upper_bound(scene, method):
+    _add_goal(scene, _offset([0.3, 0.0, 0.0], [0.03, 0.02, 0.0]))
+    group = IKGroup(scene, [IKElement(TOOL, "goal")], method=method, damping=MAX_DAMPING)
+    q, code = group.solve(scene.neutral())  # legal, however useless: a result code, no crash
+    assert np.isfinite(q).all() and code & ResultCode.FAILED
+    with pytest.raises(InputError, match=r"damping must be in \[0, 1000\]"):
+        group.damping = 1e200  # its square overflowed into an OverflowError in the qp step
+    assert group.damping == MAX_DAMPING
+
+
+def test_an_interval_whose_upper_limit_overflows_is_refused(scene):
+    with pytest.raises(InputError, match="overflows"):
+        scene.set_joint_interval("panda_joint1", lower=1e308, range=1e308)
+    assert scene.limits("panda_joint1") == pytest.approx((-2.8973, 2.8973), abs=1e-3)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -165,14 +166,15 @@ def _line_of(text: str, needle: str) -> int:
         ('method = "dls"', 'method = "newton"', 'method = "newton"', "method"),
         ('constraints = ["z"]', 'constraints = ["w"]', 'constraints = ["w"]', "unknown name"),
         ("damping = 0.02", 'damping = "x"', 'damping = "x"', "wrong type"),
-        ('target = "goal"', 'aim = "goal"', "[[groups.elements]]", "missing key 'target'"),
+        ('target = "goal"\n', "", "[[groups.elements]]", "missing key 'target'"),
+        ('target = "goal"', 'aim = "goal"', 'aim = "goal"', r"unknown key 'aim'.*known: \['tip'"),
         ('parent = "panda_hand"', 'parent = "panda_wing"', 'parent = "panda_wing"', "not a frame"),
         ('type = "prismatic"', 'type = "cylindrical"', 'type = "cylindrical"', "unknown type"),
         ("range = 3.5", "range = -3.5", "range = -3.5", "range"),
         ("format = 1", "format = 7", "format = 7", "unsupported format"),
-        ('name = "panda_joint1"', 'name = "panda_joint9"', "[[groups.joints]]", "not a joint"),
+        ('name = "panda_joint1"', 'name = "panda_joint9"', 'name = "panda_joint9"', "not a joint"),
         ('mode = "passive"', 'mode = "frozen"', 'mode = "frozen"', "mode"),
-        ('name = "franka"', 'name = "frankenstein"', "[robot]", "no robot named"),
+        ('name = "franka"', 'name = "frankenstein"', 'name = "frankenstein"', "no robot named"),
         ("enabled = false", "enabled = 0", "enabled = 0", "wrong type"),
         ("[[groups]]", "[[groups]]\nstray", "stray", "line"),
     ],
@@ -188,6 +190,166 @@ def test_a_malformed_file_names_its_line(saved, tmp_path, old, new, line_of, mes
         IKEnvironment.load(broken)
     assert isinstance(error.value, ValueError)
     assert f"line {_line_of(bad, line_of)}" in str(error.value)
+
+
+def _load_broken(tmp_path: Path, text: str) -> str:
+    """The message of the ConfigurationError that loading ``text`` raises."""
+    broken = tmp_path / "broken.toml"
+    broken.write_text(text)
+    with pytest.raises(ConfigurationError) as error:
+        IKEnvironment.load(broken)
+    assert str(error.value).startswith(f"{broken}, line ")
+    return str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line_of", "message"),
+    [
+        (
+            "[[groups",
+            "[[group",
+            "[[group]]",
+            r"unknown table \[\[group\]\] in the top level \(close: \['groups'\]\)",
+        ),
+        (
+            'target = "goal"',
+            'target = "goal"\nbse = "world"',
+            "bse",
+            r"unknown key 'bse' .*\(close: \['base'\]\)",
+        ),
+        (
+            'target = "goal"',
+            'target = "goal"\nconstraint_bas = "goal"',
+            "constraint_bas",
+            "close: \\['constraint_base'",
+        ),
+        ("format = 1", "format = 1\nformt = 1", "formt", r"unknown key 'formt' in the top level"),
+        ('name = "franka"', 'name = "franka"\nsrdf = "x.srdf"', "srdf", "srdf goes with urdf"),
+        ('name = "franka"', 'name = "franka"\nurdf = "x.urdf"', "[robot]", "both given"),
+        (
+            'name = "franka"',
+            'controlled_joint = ["panda_joint1"]',
+            "controlled_joint",
+            "unknown key",
+        ),
+        ("screw_lead = 0.004", "screw_lead = 0.004\nspeed = 1.0", "speed", "unknown key 'speed'"),
+        (
+            'name = "goal"',
+            'name = "goal"\nscrew_lead = 0.1',
+            "screw_lead = 0.1",
+            "unknown key 'screw_lead'",
+        ),
+        (
+            'joint = "screw"\ncyclic = true',
+            'joint = "screw"\ncyclic = true\nlower = 0.0',
+            "lower = 0.0",
+            "unknown key 'lower'",
+        ),
+        (
+            'tip = "panda_hand_tcp"',
+            'tip = "panda_hand_tpc"',
+            "panda_hand_tpc",
+            r"tip 'panda_hand_tpc' is not a frame of the scene \(close: \['panda_hand_tcp'",
+        ),
+        ('target = "goal"', 'target = "gaol"', "gaol", r"target 'gaol' is not a frame"),
+        (
+            'tip = "panda_hand_tcp"',
+            'tip = "panda_hand_tcp"\nbase = "nowhere"',
+            "nowhere",
+            "base 'nowhere' is not a frame",
+        ),
+        (
+            'joint = "slide"',
+            'joint = "slider"',
+            "slider",
+            r"joint 'slider' is not a joint of the scene \(close: \['slide'",
+        ),
+        (
+            'master = "panda_joint4"',
+            'master = "panda_joint44"',
+            "panda_joint44",
+            "master 'panda_joint44' is not a joint",
+        ),
+        (
+            'parent = "panda_link1"',
+            'parent = "panda_link11"',
+            "panda_link11",
+            "parent 'panda_link11' is not a frame",
+        ),
+        (
+            "controlled_joints = [",
+            'controlled_joints = ["nojoint", ',
+            "controlled_joints",
+            "controlled_joint_names",
+        ),
+        (
+            'tool_frame = "panda_hand_tcp"',
+            'tool_frame = "nowhere"',
+            "tool_frame",
+            "tool_frame 'nowhere'",
+        ),
+        (
+            "position = [0.1, 0.2, 0.4]",
+            'position = ["0.4", "0", "0.5"]',
+            '"0.4"',
+            r"position must be an array of shape \(3,\) of real numbers",
+        ),
+        ("position = [0.1, 0.2, 0.4]", "position = [0.1, 0.2]", "[0.1, 0.2]", r"got shape \(2,\)"),
+        (
+            "weights = [1.0, 0.5, 2.0]",
+            "weights = [true, 0.5, 2.0]",
+            "[true",
+            "weights must be .* got booleans",
+        ),
+        (
+            "precision = [1e-05, 0.0001]",
+            "precision = [nan, 0.0001]",
+            "[nan",
+            "precision must be finite",
+        ),
+        (
+            "max_iterations = 40",
+            "max_iterations = 1000000000000000",
+            "1000000000000000",
+            r"max_iterations must be an integer in \[1, 10000\]",
+        ),
+        ("max_iterations = 40", "max_iterations = 4e1", "4e1", "max_iterations has the wrong type"),
+        ("damping = 0.02", "damping = 1e200", "1e200", r"damping must be in \[0, 1000\]"),
+        (
+            'name = "elbow"',
+            'name = "arm"  # twice',
+            "# twice",
+            "a group of that name exists already",
+        ),
+    ],
+)
+def test_unknown_keys_names_and_values_name_the_file_and_the_line(
+    saved, tmp_path, old, new, line_of, message
+):
+    _, path = saved
+    text = path.read_text()
+    assert old in text
+    bad = text.replace(old, new)
+    found = _load_broken(tmp_path, bad)
+    assert re.search(message, found), found
+    assert f"line {_line_of(bad, line_of)} " in found, found
+
+
+def test_bytes_that_are_not_utf8_name_the_line(saved, tmp_path):
+    _, path = saved
+    data = path.read_bytes().replace(b'name = "elbow_goal"', b'name = "elbow_\xe9goal"')
+    broken = tmp_path / "latin1.toml"
+    broken.write_bytes(data)
+    line = data[: data.index(b"\xe9")].count(b"\n") + 1
+    with pytest.raises(ConfigurationError, match=rf"latin1.toml, line {line}: not UTF-8 text"):
+        IKEnvironment.load(broken)
+
+
+def test_a_directory_or_a_missing_file_is_named(tmp_path):
+    with pytest.raises(ConfigurationError, match=f"{tmp_path} is a directory"):
+        IKEnvironment.load(tmp_path)
+    with pytest.raises(FileNotFoundError, match="nothing.toml"):
+        IKEnvironment.load(tmp_path / "nothing.toml")
 
 
 def test_a_bad_rotation_names_the_object_line(saved, tmp_path):

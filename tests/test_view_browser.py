@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import time
 from pathlib import Path
 
@@ -22,8 +23,9 @@ from PIL import Image
 from playwright.sync_api import sync_playwright
 from viser import transforms as tf
 
+from pinkctl.errors import InputError
 from pinkctl.view.app import build_scene, load_robot
-from pinkctl.view.browser import launch_chromium, settle_camera, wait_for
+from pinkctl.view.browser import MAX_WAIT, launch_chromium, settle_camera, wait_for
 from pinkctl.view.web import WebViewer
 
 WIDTH, HEIGHT = 1024, 640
@@ -145,3 +147,75 @@ def test_drag_gizmo_moves_the_arm_ik_toggle_and_screenshot(viewer):
             browser.close()
     measured["test_wall_s"] = time.monotonic() - t_start
     (OUT / "view-browser.json").write_text(json.dumps(measured, indent=2))
+
+
+# ---------------------------------------------------------------------- settle_camera, no browser
+class _Camera:
+    """viser's CameraHandle as settle_camera uses it: setters that send nothing when the
+    value does not change (``np.allclose``), and a browser that reports each change back
+    (``echo``) or never answers."""
+
+    def __init__(self, position, look_at, *, echo: bool) -> None:
+        self.position_state = np.array(position, dtype=float)
+        self.look_at_state = np.array(look_at, dtype=float)
+        self.up_state = np.array([0.0, 0.0, 1.0])
+        self.wxyz = np.array([1.0, 0.0, 0.0, 0.0])
+        self.fov = 1.0
+        self.callbacks: list = []
+        self.echo = echo
+        self.sent = 0
+
+    def on_update(self, callback):
+        self.callbacks.append(callback)
+
+    def _set(self, name: str, value) -> None:
+        value = np.asarray(value, dtype=float)
+        if np.allclose(value, getattr(self, name)):
+            return  # viser: nothing sent, so the browser reports nothing
+        setattr(self, name, value)
+        self.sent += 1
+        if self.echo:
+            for callback in self.callbacks:
+                callback(self)
+
+    position = property(lambda self: self.position_state, lambda s, v: s._set("position_state", v))
+    look_at = property(lambda self: self.look_at_state, lambda s, v: s._set("look_at_state", v))
+    up_direction = property(lambda self: self.up_state, lambda s, v: s._set("up_state", v))
+
+
+class _Client:
+    def __init__(self, camera: _Camera) -> None:
+        self.camera = camera
+
+
+EYE, CENTRE = [1.0, -0.2, 0.6], [0.3, 0.0, 0.4]
+
+
+def test_settle_camera_returns_for_the_pose_the_camera_already_has():
+    camera = _Camera(EYE, CENTRE, echo=False)  # the browser has nothing to report
+    view = settle_camera(_Client(camera), EYE, CENTRE, width=WIDTH, height=HEIGHT, timeout=5.0)
+    assert camera.sent == 0
+    np.testing.assert_array_equal(view.position, EYE)
+
+
+def test_settle_camera_waits_for_the_reported_pose():
+    camera = _Camera([2.0, 0.0, 1.0], CENTRE, echo=True)
+    view = settle_camera(_Client(camera), EYE, CENTRE, width=WIDTH, height=HEIGHT)
+    assert camera.sent > 0
+    np.testing.assert_array_equal(view.position, EYE)
+
+
+def test_settle_camera_ends_with_a_timeout_error_when_the_browser_never_reports():
+    camera = _Camera([2.0, 0.0, 1.0], CENTRE, echo=False)
+    with pytest.raises(TimeoutError, match=r"timed out after 0.5 s waiting for the browser's"):
+        settle_camera(_Client(camera), EYE, CENTRE, width=WIDTH, height=HEIGHT, timeout=0.5)
+
+
+@pytest.mark.parametrize("timeout", [math.inf, math.nan, 0.0, -1.0, MAX_WAIT + 1, "10"])
+def test_every_wait_has_a_finite_cap(timeout):
+    with pytest.raises(InputError, match=r"timeout \[s\] must"):
+        wait_for(lambda: True, timeout, "nothing")
+    camera = _Camera(EYE, CENTRE, echo=True)
+    with pytest.raises(InputError, match=r"timeout \[s\] must"):
+        settle_camera(_Client(camera), EYE, CENTRE, width=WIDTH, height=HEIGHT, timeout=timeout)
+    assert camera.sent == 0  # refused before anything was sent

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
+
+import numpy as np
 
 from .errors import InputError
 
-__all__ = ["callable_or_none", "name_list", "real_number", "choice"]
+__all__ = ["callable_or_none", "choice", "integer", "name_list", "real_array", "real_number"]
+
+#: dtype kinds of real numbers: signed and unsigned integers, floats (not bool, complex, str).
+REAL_KINDS = "iuf"
 
 
 def real_number(
@@ -43,6 +48,57 @@ def real_number(
     if too_low or too_high:
         raise InputError(f"{name} must be in {interval}, got {value!r}")
     return number
+
+
+def integer(value: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as a Python int in ``[low, high]`` (None: unbounded on that side).
+
+    Booleans and floats are rejected (``max_iterations=1e3`` or ``True`` are mistakes, not
+    counts); numpy integers are accepted.
+    """
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    number = int(value)
+    if (low is not None and number < low) or (high is not None and number > high):
+        left = "-inf" if low is None else str(low)
+        right = "inf" if high is None else str(high)
+        raise InputError(f"{name} must be an integer in [{left}, {right}], got {value!r}")
+    return number
+
+
+def real_array(value: Any, name: str, shape: tuple[int, ...], *, finite: bool = True) -> np.ndarray:
+    """``value`` as a new float64 array of exactly ``shape``, made of real numbers.
+
+    The shape is taken as it is (gymnasium's ``Box.contains`` rule: a (1, 4) or a (4, 1)
+    array is not a (4,) one, nothing is reshaped), and the values must have a real numeric
+    dtype (integers or floats): booleans, strings, complex numbers and objects are rejected
+    instead of converted (``"0.1"`` is not a number, ``1j`` would lose its imaginary part).
+    With ``finite``, NaN and infinite values are rejected too.
+    """
+    expected = f"an array of shape {shape} of real numbers (a float or integer dtype)"
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise InputError(f"{name} must be {expected}, got {value!r}") from exc
+    if array.dtype.kind not in REAL_KINDS:
+        raise InputError(f"{name} must be {expected}, got dtype {array.dtype}: {value!r}")
+    if not isinstance(value, np.ndarray) and _holds_bool(value):
+        raise InputError(f"{name} must be {expected}, got booleans: {value!r}")
+    if array.shape != shape:
+        raise InputError(f"{name} must be {expected}, got shape {array.shape}: {value!r}")
+    result = array.astype(np.float64)  # always a copy
+    if finite and not np.isfinite(result).all():
+        raise InputError(f"{name} must be finite (no NaN or infinite values), got {value!r}")
+    return result
+
+
+def _holds_bool(value: Any) -> bool:
+    """Whether a (nested) sequence holds a boolean (numpy reads ``[True, 0.5]`` as floats)."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bool(item) for item in value)
+    return False
 
 
 def name_list(value: Any, name: str, *, allow_empty: bool = True) -> list[str]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["finite_float", "finite_vector", "one_of", "positive_float"]
+__all__ = ["finite_float", "one_of", "positive_float"]
 
 
 def finite_float(value: Any, name: str) -> float:
@@ -37,14 +37,3 @@ def one_of(value: Any, name: str, options: Sequence[Any]) -> Any:
     if not any(type(value) is type(option) and value == option for option in options):
         raise InputError(f"{name} must be one of {list(options)}, got {value!r}")
     return value
-
-
-def finite_vector(value: Any, name: str, size: int) -> np.ndarray:
-    """``value`` as a float array of ``size`` finite numbers."""
-    try:
-        array = np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be {size} finite numbers, got {value!r}") from exc
-    if array.shape != (size,) or not np.all(np.isfinite(array)):
-        raise InputError(f"{name} must be {size} finite numbers, got {value!r}")
-    return array

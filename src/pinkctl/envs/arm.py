@@ -37,14 +37,27 @@ from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
 
+from .._validation import real_array, real_number
+from ..controllers._arguments import DT_RANGE
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
-from ._checks import one_of, positive_float
+from ._checks import finite_float, one_of, positive_float
 from .gripper import ctrl_to_normalized, normalized_to_ctrl
 from .scene import limit_margin
 
-__all__ = ["CartesianArm", "add_point_frame", "add_point_site", "substeps"]
+__all__ = [
+    "CONTROL_DT_RANGE",
+    "PHYSICS_DT_RANGE",
+    "CartesianArm",
+    "add_point_frame",
+    "add_point_site",
+    "substeps",
+]
 
+#: Allowed ``control_dt`` [s]: the IK controller's ``dt`` (one solve per control step).
+CONTROL_DT_RANGE = DT_RANGE
+#: Allowed ``physics_dt`` [s]: MuJoCo's step as :class:`~pinkctl.MujocoSimulation` takes it.
+PHYSICS_DT_RANGE = (1e-6, 0.1)
 ORIENTATIONS = ("free", "down", "hold")
 ZERO_ACTION_TOLERANCE = 1e-6  # norm of the raw (unscaled) position delta below which it holds
 DOWN = np.array([0.0, 0.0, -1.0])
@@ -60,10 +73,11 @@ def substeps(control_dt: float, physics_dt: float) -> int:
     A relative tolerance of 1e-9 absorbs binary rounding (0.3 / 0.1 gives 3, not 2).
 
     Raises:
-        ValueError: If either step is not positive or ``control_dt < physics_dt``.
+        ValueError: A step outside its ``*_DT_RANGE``, or ``control_dt < physics_dt``.
     """
-    control_dt = positive_float(control_dt, "control_dt")
-    physics_dt = positive_float(physics_dt, "physics_dt")
+    control_dt = real_number(control_dt, "control_dt [s]", low=DT_RANGE[0], high=DT_RANGE[1])
+    low, high = PHYSICS_DT_RANGE
+    physics_dt = real_number(physics_dt, "physics_dt [s]", low=low, high=high)
     count = int(np.floor(control_dt / physics_dt * (1.0 + 1e-9)))
     if count < 1:
         raise InputError(
@@ -226,7 +240,9 @@ class CartesianArm:
         self.gripper_range = (0.0, 1.0)
         self._gripper_actuator = -1
         self._gripper_goal = self._gripper_ctrl = 0.0
-        speed = math.inf if gripper_speed is None else positive_float(gripper_speed, "speed")
+        speed = math.inf
+        if gripper_speed is not None:
+            speed = positive_float(gripper_speed, "gripper_speed")
         self._gripper_step = speed * float(physics_dt)
         if gripper_joint is not None:
             actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, gripper_joint)
@@ -325,8 +341,13 @@ class CartesianArm:
             delta: Raw position action (3,) in action units (scaled by ``action_scale``).
             opening: Gripper opening in [0, 1] (0 closed, 1 open), an absolute servo target;
                 None leaves the gripper command as it is.
+
+        Raises:
+            ValueError: ``delta`` is not 3 finite reals or ``opening`` not finite (no change).
         """
-        raw = np.asarray(delta, dtype=float)
+        raw = real_array(delta, "delta", (3,))
+        if opening is not None:
+            opening = finite_float(opening, "opening")
         zero = float(np.linalg.norm(raw)) < ZERO_ACTION_TOLERANCE
         if zero and not self._last_zero:
             self._target = self.point_position()

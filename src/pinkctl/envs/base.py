@@ -25,13 +25,15 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkRobot
 
+from .._validation import integer, real_array
 from ..errors import InputError
-from ._checks import finite_vector, one_of
+from ._checks import one_of
 from .arm import CartesianArm, substeps
 from .rendering import RENDER_MODES, GymRenderingSpec, SceneCamera
 from .scene import narrow_ik_limits, stiffen_joint_limits
@@ -41,13 +43,24 @@ __all__ = ["CartesianIKEnv"]
 IMAGE_CAMERA = "front"
 
 
+def _check_seed(seed: Any) -> int | None:
+    """``seed`` as a non-negative int (what ``numpy.random.SeedSequence`` takes), or None."""
+    return None if seed is None else integer(seed, "seed", low=0)
+
+
 class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
     """Base class: a robot in MuJoCo whose action point moves by Cartesian position actions.
 
     Action: ``[dx, dy, dz]`` in [-1, 1] (times ``action_scale`` metres), followed with a
-    gripper by ``grasp`` in [0, 1], an absolute opening (0 closed, 1 open). Actions outside
-    the space are clipped into it; a non-finite action or one of the wrong size raises
-    ``ValueError``.
+    gripper by ``grasp`` in [0, 1], an absolute opening (0 closed, 1 open). An action is an
+    array of exactly the action space's shape (``(4,)``, or ``(3,)`` without a gripper) of a
+    real numeric dtype (any float or integer type), as gymnasium's ``Box.contains`` reads
+    shapes and dtypes: other shapes (``(1, 4)``, ``(4, 1)``, ``(2, 2)``), booleans, strings,
+    complex numbers and NaN or infinite values raise :class:`~pinkctl.errors.InputError` (a
+    ``ValueError``) naming ``action``. Finite values outside the space are clipped into it.
+
+    ``step()`` before the first ``reset()`` raises ``gymnasium.error.ResetNeeded``, as
+    ``gymnasium.make``'s order-enforcing wrapper does.
     """
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 10}
@@ -64,8 +77,7 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         reward_type: str,
     ) -> None:
         super().__init__()
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise InputError(f"seed must be an int or None, got {seed!r}")
+        seed = _check_seed(seed)
         if not isinstance(render_spec, GymRenderingSpec):
             raise InputError(f"render_spec must be a GymRenderingSpec, got {render_spec!r}")
         if not isinstance(image_obs, bool):
@@ -80,6 +92,7 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.reward_type = one_of(reward_type, "reward_type", ("sparse", "dense"))
         self.metadata = {**self.metadata, "render_fps": int(round(1.0 / self.control_dt))}
         self._np_random, _ = seeding.np_random(seed)
+        self._needs_reset = True
 
     # ------------------------------------------------------------------ construction
     def _setup(
@@ -194,20 +207,47 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Arm at home, task objects placed; returns ``(observation, info)``."""
+        """Arm at home, task objects placed; returns ``(observation, info)``.
+
+        Args:
+            seed: Re-seeds the environment's generator: a non-negative integer, or None to
+                continue its sequence.
+            options: None or an empty dict (these environments take no reset options).
+
+        Raises:
+            ValueError: (:class:`~pinkctl.errors.InputError`) a negative or non-integer
+                ``seed``, or ``options`` that are not empty.
+        """
+        seed = _check_seed(seed)
+        if options is not None and (not isinstance(options, dict) or options):
+            raise InputError(
+                f"options: {type(self).__name__} takes no reset options, got {options!r}"
+            )
         super().reset(seed=seed)
         self._reset_task()
         self.arm.reset()
+        self._needs_reset = False
         return self._observation(), {}
 
     def _check_action(self, action: ArrayLike) -> np.ndarray:
         box = self.action_space
         assert isinstance(box, spaces.Box)
-        values = finite_vector(action, "action", int(box.shape[0]))
+        values = real_array(action, "action", box.shape)
         return np.clip(values, box.low, box.high)
 
     def step(self, action: ArrayLike) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """One control step: ``control_dt`` of simulated time, one IK solve."""
+        """One control step: ``control_dt`` of simulated time, one IK solve.
+
+        Raises:
+            gymnasium.error.ResetNeeded: Before the first :meth:`reset`.
+            ValueError: (:class:`~pinkctl.errors.InputError`) an action that is not an array
+                of the action space's shape and a real numeric dtype, or not finite (the
+                environment is left as it was).
+        """
+        if self._needs_reset:
+            raise ResetNeeded(
+                f"{type(self).__name__}.step() was called before reset(): call env.reset() first"
+            )
         values = self._check_action(action)
         opening = float(values[3]) if self._gripper else None
         self.arm.apply(values[:3], opening)

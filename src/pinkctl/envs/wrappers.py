@@ -17,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from .._validation import real_array
 from ..errors import InputError
 
 __all__ = ["SevenDofToFourDofAdapter"]
@@ -64,9 +65,9 @@ class SevenDofToFourDofAdapter(gym.ActionWrapper[Any, np.ndarray, np.ndarray]):
         """``[dx, dy, dz, drx, dry, drz, grasp]`` -> ``[dx, dy, dz, grasp]``.
 
         Raises:
-            ValueError: If ``action`` does not hold 7 numbers.
+            ValueError: (:class:`~pinkctl.errors.InputError`) ``action`` is not a (7,) array of
+                finite real numbers (the wrapped env's rule, see
+                :class:`~pinkctl.envs.CartesianIKEnv`).
         """
-        values = np.asarray(action, dtype=np.float32).reshape(-1)
-        if values.shape != (7,):
-            raise InputError(f"expected a 7-dim action, got shape {np.shape(action)}")
-        return values[KEPT_SLOTS]
+        values = real_array(action, "action (7-dim)", (7,))
+        return values[KEPT_SLOTS].astype(np.float32)

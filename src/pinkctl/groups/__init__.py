@@ -15,16 +15,18 @@ priorities between groups, an editable kinematic scene, and a setup saved as TOM
 from .element import IKElement
 from .environment import IKEnvironment
 from .flags import Constraint, GroupFlags, ResultCode
-from .group import IK_METHODS, IKGroup
+from .group import IK_METHODS, MAX_DAMPING, MAX_ITERATIONS, IKGroup
 from .jacobian import GroupError, GroupJacobian
 from .joint_settings import JointSettings
 from .layout import Column, Row
-from .objects import WORLD, JointDependency, JointInterval
+from .objects import WORLD, JointDependency, JointInterval, NonFiniteDependency
 from .scene import KinematicScene
 from .solve import GroupReport, GroupResult, solve
 
 __all__ = [
     "IK_METHODS",
+    "MAX_DAMPING",
+    "MAX_ITERATIONS",
     "WORLD",
     "Column",
     "Constraint",
@@ -40,6 +42,7 @@ __all__ = [
     "JointInterval",
     "JointSettings",
     "KinematicScene",
+    "NonFiniteDependency",
     "ResultCode",
     "Row",
     "solve",

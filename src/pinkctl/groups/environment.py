@@ -44,7 +44,7 @@ class IKEnvironment:
         if not isinstance(name, str) or not name:
             raise InputError(f"name must be a non-empty string, got {name!r}")
         if name in self._groups:
-            raise InputError(f"a group named {name!r} exists already")
+            raise InputError(f"name {name!r}: a group of that name exists already")
         group = IKGroup(self.scene, elements, **settings)
         self._groups[name] = group
         return group

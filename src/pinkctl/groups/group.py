@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import callable_or_none, choice, real_number
+from .._validation import callable_or_none, choice, integer, real_number
 from ..errors import InputError
 from .element import IKElement
 from .flags import GroupFlags
@@ -31,10 +31,18 @@ from .layout import Column, Layout, build_layout
 from .scene import KinematicScene
 from .solve import GroupReport, GroupResult, solve
 
-__all__ = ["IK_METHODS", "IKGroup", "JacobianCallback"]
+__all__ = ["IK_METHODS", "MAX_DAMPING", "MAX_ITERATIONS", "IKGroup", "JacobianCallback"]
 
 #: Resolution methods of a group.
 IK_METHODS = ("qp", "pinv", "pinv_undamped", "dls", "transpose")
+
+#: Largest ``max_iterations``: a step of a Franka group takes 0.1-0.2 ms, so the longest solve
+#: takes seconds, not years (an iteration that has not converged in 10,000 steps will not).
+MAX_ITERATIONS = 10_000
+
+#: Largest ``damping`` [m]: at 1 km the damping term outweighs any arm's Jacobian by orders of
+#: magnitude (the steps are zero), and its square stays far from overflowing.
+MAX_DAMPING = 1e3
 
 #: ``callback(jacobian) -> step or None``: may change ``jacobian.J`` and ``jacobian.e`` in place.
 JacobianCallback = Callable[[GroupJacobian], "np.ndarray | None"]
@@ -47,8 +55,8 @@ class IKGroup:
         scene: The scene whose frames the elements name.
         elements: The elements, in row order.
         method: Resolution method (:data:`IK_METHODS`).
-        damping: Damping ``δ`` [m] of ``dls`` and ``qp``, >= 0.
-        max_iterations: Most steps of a solve, >= 1.
+        damping: Damping ``δ`` [m] of ``dls`` and ``qp``, in [0, :data:`MAX_DAMPING`].
+        max_iterations: Most steps of a solve, in [1, :data:`MAX_ITERATIONS`].
         flags: :class:`GroupFlags` (default: enabled).
         jacobian_callback: Called at every step with the weighted :class:`GroupJacobian`.
 
@@ -99,7 +107,7 @@ class IKGroup:
 
     @damping.setter
     def damping(self, value: float) -> None:
-        self._damping = real_number(value, "damping", low=0.0)
+        self._damping = real_number(value, "damping", low=0.0, high=MAX_DAMPING)
 
     @property
     def max_iterations(self) -> int:
@@ -108,9 +116,7 @@ class IKGroup:
 
     @max_iterations.setter
     def max_iterations(self, value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"max_iterations must be an integer >= 1, got {value!r}")
-        self._max_iterations = value
+        self._max_iterations = integer(value, "max_iterations", low=1, high=MAX_ITERATIONS)
 
     @property
     def flags(self) -> GroupFlags:

@@ -132,7 +132,7 @@ def evaluate(scene: KinematicScene, layout: Layout, q: np.ndarray, *, jacobian: 
     if jacobian:
         full = np.vstack(blocks) if blocks else np.zeros((0, model.nv))
         for fold in layout.folds:
-            slope = fold.law.derivative(float(q[fold.master_q]))
+            slope = fold.law.derivative(float(q[fold.master_q]), fold.joint)
             full[:, fold.master_v] += slope * full[:, fold.dependent_v]
         J = full[:, layout.v_indices]
     return Evaluation(

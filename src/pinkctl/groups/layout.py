@@ -64,6 +64,7 @@ class ElementLayout:
 class Fold:
     """A dependent joint's column folded into its master's."""
 
+    joint: str  # the dependent joint
     dependent_v: int
     master_v: int
     master_q: int
@@ -176,6 +177,7 @@ def build_layout(
             per_column.append((lower, upper, settings(name), rotational))
     folds = tuple(
         Fold(
+            joint=model.names[dep],
             dependent_v=model.joints[dep].idx_v,
             master_v=model.joints[master].idx_v,
             master_q=model.joints[master].idx_q,

@@ -9,7 +9,11 @@
 - :class:`JointInterval`: the range of a one-coordinate joint: cyclic (no limits, rotational
   joints only) or ``[lower, lower + range]``.
 - :class:`JointDependency`: a joint that follows another one,
-  ``q_dep = offset + mult * q_master``, or ``q_dep = callback(q_master)``.
+  ``q_dep = offset + mult * q_master``, or ``q_dep = callback(q_master)``. A callback that
+  raises, or returns something that is not a real number, is an
+  :class:`~pinkctl.errors.InputError` naming the callback and the joint (the original
+  exception chained); a law that gives NaN or an infinite value raises
+  :class:`NonFiniteDependency`, which a solve turns into ``CANNOT_INVERT``.
 
 Placements are relative to the parent frame (units: m; rotations are proper rotation
 matrices). The world frame is named :data:`WORLD`.
@@ -20,12 +24,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from .._validation import real_number
+from .._validation import real_array, real_number
 from ..errors import InputError
 
 __all__ = [
@@ -34,6 +39,7 @@ __all__ = [
     "Dummy",
     "JointDependency",
     "JointInterval",
+    "NonFiniteDependency",
     "SceneJoint",
     "check_pose",
 ]
@@ -62,10 +68,10 @@ def check_pose(value: Any, name: str) -> pin.SE3:
         matrix = value.homogeneous
     else:
         try:
-            matrix = np.array(value, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"{name} must be a pin.SE3 or a 4x4 matrix, got {value!r}") from exc
-        if matrix.shape != (4, 4) or not np.array_equal(matrix[3], [0.0, 0.0, 0.0, 1.0]):
+            matrix = real_array(value, name, (4, 4), finite=False)
+        except InputError as exc:
+            raise InputError(f"{name} must be a pin.SE3 or a 4x4 matrix: {exc}") from exc
+        if not np.array_equal(matrix[3], [0.0, 0.0, 0.0, 1.0]):
             raise InputError(f"{name} must be a pin.SE3 or a 4x4 homogeneous matrix")
     if not np.isfinite(matrix).all():
         raise InputError(f"{name} contains NaN or infinite values")
@@ -137,11 +143,30 @@ class JointInterval:
             raise InputError(f"cyclic of joint {joint!r} must be a bool, got {cyclic!r}")
         if cyclic:
             return JointInterval(cyclic=True)
-        return JointInterval(
-            cyclic=False,
-            lower=real_number(lower, f"lower limit of joint {joint!r}"),
-            range=real_number(range, f"range of joint {joint!r}", low=0.0),
-        )
+        low = real_number(lower, f"lower limit of joint {joint!r}")
+        span = real_number(range, f"range of joint {joint!r}", low=0.0)
+        if not math.isfinite(low + span):
+            raise InputError(
+                f"range of joint {joint!r}: the upper limit lower + range overflows "
+                f"({low!r} + {span!r})"
+            )
+        return JointInterval(cyclic=False, lower=low, range=span)
+
+
+class NonFiniteDependency(InputError):
+    """A dependency law gave NaN or an infinite value (a solve reports it as
+    ``CANNOT_INVERT`` with the reason, and never returns such a configuration)."""
+
+
+def _callable_name(callback: Callable[..., Any]) -> str:
+    return str(getattr(callback, "__qualname__", type(callback).__name__))
+
+
+def _is_real(value: Any) -> bool:
+    """A real number: a Python or numpy int or float, or a 0-d array of one (not a bool)."""
+    if isinstance(value, np.ndarray):
+        return value.shape == () and value.dtype.kind in "iuf"
+    return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
 
 
 @dataclass(frozen=True)
@@ -161,15 +186,38 @@ class JointDependency:
     mult: float = 1.0
     callback: Callable[[float], float] | None = None
 
-    def value(self, master_position: float) -> float:
-        """The dependent joint's position for the master's."""
-        if self.callback is None:
-            return self.offset + self.mult * master_position
-        return float(self.callback(master_position))
+    def value(self, master_position: float, joint: str = "?") -> float:
+        """The position of the dependent joint (named ``joint`` in messages) for the
+        master's.
 
-    def derivative(self, master_position: float) -> float:
-        """``d q / d q_master`` at the master's position."""
+        Raises:
+            ValueError: (:class:`~pinkctl.errors.InputError`) the callback raised (its
+                exception chained) or returned something that is not a real number;
+                (:class:`NonFiniteDependency`) the law gave NaN or an infinite value.
+        """
+        at = f"at {self.master} = {master_position!r}"
+        if self.callback is None:
+            result: Any = self.offset + self.mult * master_position
+            law = f"the dependency law of joint {joint!r} {at}"
+        else:
+            name = _callable_name(self.callback)
+            law = f"the dependency callback {name} of joint {joint!r} {at}"
+            try:
+                result = self.callback(master_position)
+            except Exception as exc:
+                raise InputError(f"{law} raised {type(exc).__name__}: {exc}") from exc
+            if not _is_real(result):
+                raise InputError(f"{law} returned {result!r}, not a real number")
+        number = float(result)
+        if not math.isfinite(number):
+            raise NonFiniteDependency(f"{law} gave {number}")
+        return number
+
+    def derivative(self, master_position: float, joint: str = "?") -> float:
+        """``d q / d q_master`` at the master's position (errors as :meth:`value`)."""
         if self.callback is None:
             return self.mult
         h = CALLBACK_STEP
-        return (self.value(master_position + h) - self.value(master_position - h)) / (2.0 * h)
+        ahead = self.value(master_position + h, joint)
+        behind = self.value(master_position - h, joint)
+        return (ahead - behind) / (2.0 * h)

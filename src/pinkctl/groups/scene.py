@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .._validation import callable_or_none, choice, real_number
+from .._validation import callable_or_none, choice, real_array, real_number
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .objects import (
@@ -113,13 +113,9 @@ class KinematicScene:
         return int(self._model.getJointId(name))
 
     def check_configuration(self, q: Any, name: str = "q") -> np.ndarray:
-        """``q`` as a float64 array of size ``model.nq`` (a new array)."""
-        array = np.array(q, dtype=np.float64)
-        if array.shape != (self._model.nq,):
-            raise InputError(f"{name} must have shape ({self._model.nq},), got {array.shape}")
-        if not np.isfinite(array).all():
-            raise InputError(f"{name} contains NaN or infinite values")
-        return array
+        """``q`` as a new float64 array of shape ``(model.nq,)``: finite real numbers (no
+        strings, booleans or complex numbers, nothing reshaped)."""
+        return real_array(q, name, (self._model.nq,))
 
     def world_pose(self, name: str, q: Any = None) -> pin.SE3:
         """Pose of frame ``name`` in the world at ``q`` (``q`` may be None for a frame that no
@@ -293,11 +289,21 @@ class KinematicScene:
         )
 
     def apply_dependencies(self, q: np.ndarray) -> np.ndarray:
-        """Set the dependent joints of ``q`` (in place) from their masters; returns ``q``."""
+        """Set the dependent joints of ``q`` (in place) from their masters; returns ``q``.
+
+        Raises:
+            ValueError: A dependency callback raised or returned no real number
+                (:class:`~pinkctl.errors.InputError`), or a law gave NaN or an infinite value
+                (:class:`~pinkctl.groups.objects.NonFiniteDependency`); ``q`` is then left
+                as it was.
+        """
         joints = self._model.joints
+        values = {}
         for name, law in self._dependencies.items():
             master = joints[self.joint_id(law.master)].idx_q
-            q[joints[self.joint_id(name)].idx_q] = law.value(float(q[master]))
+            values[joints[self.joint_id(name)].idx_q] = law.value(float(q[master]), name)
+        for index, value in values.items():
+            q[index] = value
         return q
 
     def screw_lead(self, name: str) -> float:

@@ -17,15 +17,14 @@ Floats are written with ``repr`` and rotations as matrices, so a saved setup loa
 same model, the same numbers and the same order: ``save -> load -> solve`` gives bit-identical
 results, and ``save -> load -> save`` the same text. A dependency given by a callback cannot
 be saved (:class:`~pinkctl.errors.InputError`). Any malformed entry raises
-:class:`~pinkctl.errors.ConfigurationError` (a ``ValueError``) naming the file and the line.
+:class:`~pinkctl.errors.ConfigurationError` (a ``ValueError``) naming the file and the line
+of the offending key (:mod:`pinkctl.groups.setup_reader`): a key or table a table does not
+know (``[[group]]``, ``bse``), a frame or joint the scene lacks, a number written as a string,
+a value out of its range.
 """
 
 from __future__ import annotations
 
-import re
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,16 +32,13 @@ import numpy as np
 import pinocchio as pin
 
 from ..core.robot import load_pink_robot, load_pink_supported_robot, supported_robots
-from ..errors import ConfigurationError, InputError, PinkctlError
+from ..errors import InputError
 from .element import IKElement
 from .flags import AXES, Constraint, GroupFlags, flag_names
-from .objects import JOINT_KINDS, SceneJoint
-from .toml_text import LineIndex, dumps
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from .objects import JOINT_KINDS, WORLD, SceneJoint
+from .scene import KinematicScene
+from .setup_reader import DocumentReader, Location, close_names, read_document
+from .toml_text import dumps
 
 if TYPE_CHECKING:
     from .environment import IKEnvironment
@@ -55,6 +51,25 @@ FORMAT = 1
 _HEADER = "pinkctl IK setup (pinkctl.groups): robot, scene objects, joints, groups."
 _CONSTRAINTS = tuple(bit for bit, _ in AXES)
 _FLAGS = tuple(GroupFlags)
+
+# the keys each table may hold, in the order the writer writes them
+_TOP_KEYS = ("format", "robot", "objects", "intervals", "dependencies", "groups")
+_ROBOT_KEYS = ("name", "urdf", "srdf", "controlled_joints", "tool_frame")
+_OBJECT_KEYS = ("type", "name", "parent", "position", "rotation")
+_INTERVAL_KEYS = ("joint", "cyclic", "lower", "range")
+_DEPENDENCY_KEYS = ("joint", "master", "offset", "mult")
+_GROUP_KEYS = ("name", "method", "damping", "max_iterations", "flags", "elements", "joints")
+_ELEMENT_KEYS = (
+    "tip",
+    "target",
+    "base",
+    "constraint_base",
+    "constraints",
+    "precision",
+    "weights",
+    "enabled",
+)
+_JOINT_KEYS = ("name", "mode", "weight", "limit_margin", "max_step")
 
 
 # ---------------------------------------------------------------------- writing
@@ -164,105 +179,69 @@ def write_environment(env: IKEnvironment, path: str | Path) -> None:
 
 
 # ---------------------------------------------------------------------- reading
-class _Reader:
-    """Typed access to the parsed document; errors name the file and the line."""
-
-    def __init__(self, source: str, text: str) -> None:
-        self.source = source
-        self.index = LineIndex(text)
-
-    def fail(self, path: tuple[str | int, ...], message: str) -> ConfigurationError:
-        line = self.index.line(path) or 1
-        where = ".".join(str(p) for p in path)
-        return ConfigurationError(f"{self.source}, line {line} ({where}): {message}")
-
-    @contextmanager
-    def at(self, path: tuple[str | int, ...], table: dict[str, Any]) -> Iterator[None]:
-        """Report a pinkctl error raised inside as a configuration error at the key of
-        ``table`` its message starts with (pinkctl's messages name the argument first), else
-        at ``path``."""
-        try:
-            yield
-        except ConfigurationError:
-            raise
-        except PinkctlError as exc:
-            word = re.match(r"[A-Za-z_]+", str(exc))
-            key = word.group(0) if word is not None and word.group(0) in table else None
-            raise self.fail(path if key is None else path + (key,), str(exc)) from exc
-
-    def get(
-        self,
-        table: dict[str, Any],
-        path: tuple[str | int, ...],
-        key: str,
-        kind: Any,
-        default: Any = ...,
-    ) -> Any:
-        if key not in table:
-            if default is ...:
-                raise self.fail(path, f"missing key {key!r}")
-            return default
-        value = table[key]
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise self.fail(path + (key,), f"{key} has the wrong type: {value!r}")
-        return value
-
-    def tables(self, table: dict[str, Any], path: tuple[str | int, ...], key: str) -> list[Any]:
-        items = self.get(table, path, key, list, [])
-        if not all(isinstance(item, dict) for item in items):
-            raise self.fail(path + (key,), f"{key} must be an array of tables")
-        return items
-
-    def floats(self, table: dict[str, Any], path: tuple[str | int, ...], key: str) -> Any:
-        values = self.get(table, path, key, list)
-        try:
-            return np.array(values, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise self.fail(path + (key,), f"{key} must hold numbers: {values!r}") from exc
-
-    def names(
-        self, table: dict[str, Any], path: tuple[str | int, ...], key: str, members: tuple[Any, ...]
-    ) -> int:
-        known = {str(m.name).lower(): int(m) for m in members}
-        value = 0
-        for name in self.get(table, path, key, list):
-            if name not in known:
-                raise self.fail(path + (key,), f"unknown name {name!r}; known: {list(known)}")
-            value |= known[name]
-        return value
+def _scene_name(
+    reader: DocumentReader,
+    scene: KinematicScene,
+    table: dict[str, Any],
+    path: Location,
+    key: str,
+    kind: str,
+    default: Any = ...,
+) -> Any:
+    """``table[key]``, the name of a frame (``kind="frame"``) or joint of ``scene``."""
+    name = reader.get(table, path, key, str, default)
+    if name is None:
+        return None
+    model = scene.model
+    if kind == "frame":
+        known = [WORLD] + [frame.name for frame in model.frames]
+        exists = name == WORLD or model.existFrame(name)
+    else:
+        known = list(model.names)[1:]
+        exists = name in known
+    if not exists:
+        raise reader.fail(
+            path + (key,), f"{key} {name!r} is not a {kind} of the scene{close_names(name, known)}"
+        )
+    return name
 
 
-def _load_robot(reader: _Reader, document: dict[str, Any]) -> Any:
-    path: tuple[str | int, ...] = ("robot",)
+def _load_robot(reader: DocumentReader, document: dict[str, Any]) -> Any:
+    path: Location = ("robot",)
     table = reader.get(document, (), "robot", dict)
+    reader.keys(table, path, _ROBOT_KEYS)
+    if ("name" in table) == ("urdf" in table):
+        given = "both" if "name" in table else "neither"
+        raise reader.fail(path, f"give name (a catalog robot) or urdf (a file); {given} given")
+    if "name" in table and "srdf" in table:
+        raise reader.fail(path + ("srdf",), "srdf goes with urdf; a catalog robot has its own")
     overrides: dict[str, Any] = {}
     if "controlled_joints" in table:
         overrides["controlled_joint_names"] = reader.get(table, path, "controlled_joints", list)
     if "tool_frame" in table:
         overrides["tool_frame"] = reader.get(table, path, "tool_frame", str)
-    with reader.at(path, table):
-        if "name" in table:
+    source = "name" if "name" in table else "urdf"
+    aliases = {"controlled_joint_names": "controlled_joints"}
+    with reader.at(path, table, aliases=aliases, fallback=source):
+        if source == "name":
             return load_pink_supported_robot(reader.get(table, path, "name", str), **overrides)
         srdf = reader.get(table, path, "srdf", str, None)
         return load_pink_robot(reader.get(table, path, "urdf", str), srdf_path=srdf, **overrides)
 
 
-def _pose_of(reader: _Reader, table: dict[str, Any], path: tuple[str | int, ...]) -> np.ndarray:
+def _pose_of(reader: DocumentReader, table: dict[str, Any], path: Location) -> np.ndarray:
     matrix = np.eye(4)
-    position = reader.floats(table, path, "position")
-    rotation = reader.floats(table, path, "rotation")
-    if position.shape != (3,) or rotation.shape != (3, 3):
-        raise reader.fail(path + ("rotation",), "position needs 3 numbers and rotation 3 rows of 3")
-    matrix[:3, 3], matrix[:3, :3] = position, rotation
+    matrix[:3, 3] = reader.floats(table, path, "position", (3,))
+    matrix[:3, :3] = reader.floats(table, path, "rotation", (3, 3))
     return matrix
 
 
-def _load_groups(reader: _Reader, env: IKEnvironment, document: dict[str, Any]) -> None:
+def _load_groups(reader: DocumentReader, env: IKEnvironment, document: dict[str, Any]) -> None:
+    scene = env.scene
     for g, table in enumerate(reader.tables(document, (), "groups")):
-        path: tuple[str | int, ...] = ("groups", g)
-        with reader.at(path, table):
+        path: Location = ("groups", g)
+        reader.keys(table, path, _GROUP_KEYS)
+        with reader.at(path, table, fallback="name"):
             group = env.add_group(
                 reader.get(table, path, "name", str),
                 method=reader.get(table, path, "method", str),
@@ -272,26 +251,38 @@ def _load_groups(reader: _Reader, env: IKEnvironment, document: dict[str, Any]) 
             )
         for k, item in enumerate(reader.tables(table, path, "elements")):
             where = path + ("elements", k)
+            reader.keys(item, where, _ELEMENT_KEYS)
+            frames = [
+                _scene_name(reader, scene, item, where, key, "frame", None if optional else ...)
+                for key, optional in (
+                    ("tip", False),
+                    ("target", False),
+                    ("base", True),
+                    ("constraint_base", True),
+                )
+            ]
             with reader.at(where, item):
                 group.add_element(
                     IKElement(
-                        reader.get(item, where, "tip", str),
-                        reader.get(item, where, "target", str),
-                        base=reader.get(item, where, "base", str, None),
-                        constraint_base=reader.get(item, where, "constraint_base", str, None),
+                        frames[0],
+                        frames[1],
+                        base=frames[2],
+                        constraint_base=frames[3],
                         constraints=Constraint(
                             reader.names(item, where, "constraints", _CONSTRAINTS)
                         ),
-                        precision=tuple(reader.floats(item, where, "precision")),  # type: ignore[arg-type]
-                        weights=tuple(reader.floats(item, where, "weights")),  # type: ignore[arg-type]
+                        precision=tuple(reader.floats(item, where, "precision", (2,))),  # type: ignore[arg-type]
+                        weights=tuple(reader.floats(item, where, "weights", (3,))),  # type: ignore[arg-type]
                         enabled=reader.get(item, where, "enabled", bool),
                     )
                 )
         for k, item in enumerate(reader.tables(table, path, "joints")):
             where = path + ("joints", k)
+            reader.keys(item, where, _JOINT_KEYS)
+            name = _scene_name(reader, scene, item, where, "name", "joint")
             with reader.at(where, item):
                 group.set_joint(
-                    reader.get(item, where, "name", str),
+                    name,
                     mode=reader.get(item, where, "mode", str),
                     weight=reader.get(item, where, "weight", float),
                     limit_margin=reader.get(item, where, "limit_margin", float),
@@ -299,15 +290,16 @@ def _load_groups(reader: _Reader, env: IKEnvironment, document: dict[str, Any]) 
                 )
 
 
-def _load_scene(reader: _Reader, env: IKEnvironment, document: dict[str, Any]) -> None:
-    scene = env.scene
+def _load_objects(reader: DocumentReader, scene: KinematicScene, document: dict[str, Any]) -> None:
     for k, item in enumerate(reader.tables(document, (), "objects")):
-        where: tuple[str | int, ...] = ("objects", k)
+        where: Location = ("objects", k)
         kind = reader.get(item, where, "type", str)
         if kind not in ("dummy", *JOINT_KINDS):
-            raise reader.fail(where + ("type",), f"unknown type {kind!r}")
+            known = ["dummy", *JOINT_KINDS]
+            raise reader.fail(where + ("type",), f"unknown type {kind!r}; known: {known}")
+        reader.keys(item, where, _OBJECT_KEYS + (("screw_lead",) if kind == "revolute" else ()))
         name = reader.get(item, where, "name", str)
-        parent = reader.get(item, where, "parent", str)
+        parent = _scene_name(reader, scene, item, where, "parent", "frame")
         pose = _pose_of(reader, item, where)
         with reader.at(where, item):
             if kind == "dummy":
@@ -315,21 +307,31 @@ def _load_scene(reader: _Reader, env: IKEnvironment, document: dict[str, Any]) -
             else:
                 lead = reader.get(item, where, "screw_lead", float, 0.0)
                 scene.add_joint(name, kind, parent=parent, pose=pose, screw_lead=lead)
+
+
+def _load_scene(reader: DocumentReader, scene: KinematicScene, document: dict[str, Any]) -> None:
+    _load_objects(reader, scene, document)
     for k, item in enumerate(reader.tables(document, (), "intervals")):
-        where = ("intervals", k)
-        with reader.at(where, item):
+        where: Location = ("intervals", k)
+        cyclic = reader.get(item, where, "cyclic", bool)
+        reader.keys(item, where, _INTERVAL_KEYS[:2] if cyclic else _INTERVAL_KEYS)
+        joint = _scene_name(reader, scene, item, where, "joint", "joint")
+        with reader.at(where, item, fallback="joint"):
             scene.set_joint_interval(
-                reader.get(item, where, "joint", str),
-                cyclic=reader.get(item, where, "cyclic", bool),
+                joint,
+                cyclic=cyclic,
                 lower=reader.get(item, where, "lower", float, None),
                 range=reader.get(item, where, "range", float, None),
             )
     for k, item in enumerate(reader.tables(document, (), "dependencies")):
         where = ("dependencies", k)
-        with reader.at(where, item):
+        reader.keys(item, where, _DEPENDENCY_KEYS)
+        joint = _scene_name(reader, scene, item, where, "joint", "joint")
+        master = _scene_name(reader, scene, item, where, "master", "joint")
+        with reader.at(where, item, fallback="master"):
             scene.set_joint_dependency(
-                reader.get(item, where, "joint", str),
-                reader.get(item, where, "master", str),
+                joint,
+                master,
                 offset=reader.get(item, where, "offset", float),
                 mult=reader.get(item, where, "mult", float),
             )
@@ -340,22 +342,18 @@ def read_environment(path: str | Path) -> IKEnvironment:
 
     Raises:
         FileNotFoundError: No such file.
-        ValueError: (:class:`~pinkctl.errors.ConfigurationError`) a malformed file; the message
-            names the line.
+        ValueError: (:class:`~pinkctl.errors.ConfigurationError`) a directory, text that is not
+            UTF-8, invalid TOML, an unknown table or key, or a malformed entry; the message
+            names the file and the line.
     """
     from .environment import IKEnvironment
 
-    source = Path(path)
-    text = source.read_text(encoding="utf-8")
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigurationError(f"{source}: {exc}") from exc
-    reader = _Reader(str(source), text)
+    reader, document = read_document(path)
     version = reader.get(document, (), "format", int)
     if version != FORMAT:
         raise reader.fail(("format",), f"unsupported format {version} (expected {FORMAT})")
+    reader.keys(document, (), _TOP_KEYS)
     env = IKEnvironment(_load_robot(reader, document))
-    _load_scene(reader, env, document)
+    _load_scene(reader, env.scene, document)
     _load_groups(reader, env, document)
     return env

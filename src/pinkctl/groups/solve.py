@@ -17,6 +17,12 @@ configuration ``q``. Each iteration:
    solve ends;
 5. sets the dependent joints from their masters.
 
+A dependency law that gives NaN or an infinite value (a callback's domain left, an
+overflow) ends the solve with ``CANNOT_INVERT`` at the last configuration where every law was
+finite (the input itself when the first one fails), its reason in ``last_report.reason``. A
+callback that raises is an :class:`~pinkctl.errors.InputError` naming it (Jacobian callbacks
+too), the original exception chained.
+
 At the end, ``NOT_WITHIN_TOLERANCE`` is reported when an element misses its precision, and a
 group with ``RESTORE_ON_BAD_LIN_TOL`` (``..._ANG_TOL``) that missed its linear (angular)
 precision makes the solve return the input configuration unchanged.
@@ -36,11 +42,12 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from .._validation import choice
+from .._validation import choice, real_array
 from ..errors import InputError
 from .flags import GroupFlags, ResultCode
 from .jacobian import Evaluation, GroupJacobian, evaluate
 from .layout import Layout
+from .objects import NonFiniteDependency
 from .steps import Box, CannotInvert, Level, prioritized_step, single_step
 
 if TYPE_CHECKING:
@@ -73,12 +80,14 @@ class GroupReport:
             elements at the returned configuration (0 without one).
         limit_hits: Joints that reached a limit, with the signed amount the step would have
             crossed it by (0 when a bounded step stopped exactly on it).
+        reason: Why the solve stopped early (a dependency law that gave NaN), else "".
     """
 
     code: ResultCode
     iterations: int
     precision: tuple[float, float]
     limit_hits: dict[str, float] = field(default_factory=dict)
+    reason: str = ""
 
 
 @dataclass
@@ -160,16 +169,22 @@ def _levels(
             rows=layout.rows,
             columns=layout.columns,
         )
-        if group.jacobian_callback is not None:
-            step = group.jacobian_callback(jacobian)
+        callback = group.jacobian_callback
+        if callback is not None:
+            name = getattr(callback, "__qualname__", type(callback).__name__)
+            try:
+                step = callback(jacobian)
+            except Exception as exc:
+                raise InputError(
+                    f"jacobian_callback {name} raised {type(exc).__name__}: {exc}"
+                ) from exc
             if step is not None:
                 if len(groups) > 1:
                     raise InputError(
                         "jacobian_callback: a step can be returned only by a group solved alone"
                     )
-                given = np.array(step, dtype=np.float64).reshape(-1)
-                if given.shape != (n,):
-                    raise InputError(f"jacobian_callback: the step must have shape ({n},)")
+                # NaN is let through: a non-finite step is CANNOT_INVERT, like a bad Jacobian
+                given = real_array(step, f"jacobian_callback {name}'s step", (n,), finite=False)
         J = np.zeros((jacobian.J.shape[0], n))
         J[:, where] = jacobian.J * columns.layout.weights[where]
         if not (np.isfinite(J).all() and np.isfinite(jacobian.e).all()):
@@ -209,6 +224,10 @@ def _fit(cumulative: Sequence[np.ndarray], max_steps: np.ndarray) -> tuple[np.nd
     while np.any(np.abs(total) > max_steps) and halvings < MAX_HALVINGS:
         total = 0.5 * total
         halvings += 1
+    over = np.abs(total) > max_steps
+    if np.any(over):  # max steps below 2^-60 of the step: scale it to fit exactly
+        total = total * float(np.min(max_steps[over] / np.abs(total[over])))
+        total = np.clip(total, -max_steps, max_steps)  # the last ulp of the rounding
     return total, scaled or halvings > 0
 
 
@@ -292,12 +311,22 @@ def solve(groups: Sequence[IKGroup], q: np.ndarray, *, priority: str = "cascade"
     max_iterations = max(g.max_iterations for g in solved)
     code = ResultCode.OK
     hits: dict[str, float] = {}
-    q_now = scene.apply_dependencies(q_in.copy())
+    reason = ""
     steps = 0
     stopped = False
+    try:
+        q_now = scene.apply_dependencies(q_in.copy())
+    except NonFiniteDependency as exc:  # nothing to start from: the input is returned
+        q_now, code, reason, stopped = q_in.copy(), ResultCode.CANNOT_INVERT, str(exc), True
     while True:
         jacobian = steps < max_iterations and not stopped
-        evaluations = [evaluate(scene, lay, q_now, jacobian=jacobian) for lay in used]
+        try:
+            evaluations = [evaluate(scene, lay, q_now, jacobian=jacobian) for lay in used]
+        except NonFiniteDependency as exc:  # a callback's derivative beside q_now
+            code |= ResultCode.CANNOT_INVERT
+            reason = str(exc)
+            evaluations = [evaluate(scene, lay, q_now, jacobian=False) for lay in used]
+            break
         if not jacobian or all(all(ev.within(lay)) for ev, lay in zip(evaluations, used)):
             break
         try:
@@ -316,18 +345,25 @@ def solve(groups: Sequence[IKGroup], q: np.ndarray, *, priority: str = "cascade"
         except CannotInvert:
             code |= ResultCode.CANNOT_INVERT
             break
-        steps += 1
         dq = cumulative[-1]
+        halved = False
         if not flags & GroupFlags.IGNORE_MAX_STEPS:
             dq, halved = _fit(cumulative, columns.layout.max_steps)
-            if halved:
-                code |= ResultCode.STEPS_TOO_BIG
         stop = bool(flags & GroupFlags.STOP_ON_LIMIT_HIT)
-        q_now, new_hits, stopped = _advance(scene.model, q_now, dq, columns.layout, limits, stop)
+        q_next, new_hits, stopped = _advance(scene.model, q_now, dq, columns.layout, limits, stop)
+        try:
+            scene.apply_dependencies(q_next)
+        except NonFiniteDependency as exc:  # the step is not taken
+            code |= ResultCode.CANNOT_INVERT
+            reason = str(exc)
+            break
+        q_now = q_next
+        steps += 1
+        if halved:
+            code |= ResultCode.STEPS_TOO_BIG
         if new_hits:
             code |= ResultCode.LIMIT_HIT
             hits.update(new_hits)
-        scene.apply_dependencies(q_now)
     within = [ev.within(lay) for ev, lay in zip(evaluations, used)]
     if not all(all(w) for w in within):
         code |= ResultCode.NOT_WITHIN_TOLERANCE
@@ -345,11 +381,12 @@ def solve(groups: Sequence[IKGroup], q: np.ndarray, *, priority: str = "cascade"
             steps,
             (float(np.max(ev.linear, initial=0.0)), float(np.max(ev.angular, initial=0.0))),
             dict(hits),
+            reason,
         )
         for g, ev in zip(solved, evaluations)
     }
     for group in groups:
         group.last_report = reports.get(
-            id(group), GroupReport(code | ResultCode.NOT_PERFORMED, 0, (0.0, 0.0))
+            id(group), GroupReport(code | ResultCode.NOT_PERFORMED, 0, (0.0, 0.0), {}, reason)
         )
     return GroupResult(q_now, code)

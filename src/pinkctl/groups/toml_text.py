@@ -6,8 +6,9 @@ reads back to the same float (``inf`` and ``nan`` included), so ``tomllib.loads(
 == doc``. Keys that are not bare TOML keys are quoted.
 
 :class:`LineIndex` maps a path in the parsed document (``("groups", 0, "elements", 1,
-"tip")``) to the 1-based line that defines it in the text, or to the line of the closest
-table above it when the key is absent, so that a checker can say where a value went wrong.
+"tip")``) to the 1-based line that defines it in the text (an array of tables: its first
+header), or to the line of the closest table above it when the key is absent, so that a
+checker can say where a value went wrong.
 It follows ``[table]`` and ``[[array]]`` headers, ``key = value`` lines (dotted keys
 included) and skips the continuation lines of multi-line arrays.
 """
@@ -131,12 +132,18 @@ class LineIndex:
             header = _HEADER.match(line) if stripped.startswith("[") else None
             if header is not None:
                 table = self._resolve(_split_key(header.group(2)), counts, header.group(1) == "[[")
-                self._lines.setdefault(table, number)
+                self._define(table, number)
                 continue
             key, sep, value = stripped.partition("=")
             if sep:
-                self._lines.setdefault(table + tuple(_split_key(key)), number)
+                self._define(table + tuple(_split_key(key)), number)
                 depth = _depth_change(value)
+
+    def _define(self, path: Path, number: int) -> None:
+        """``path`` and every path above it start at line ``number`` unless defined before
+        (so ``("group",)`` of a stray ``[[group]]`` has the line of its first header)."""
+        for end in range(1, len(path) + 1):
+            self._lines.setdefault(path[:end], number)
 
     def _resolve(self, parts: list[str], counts: dict[Path, int], array: bool) -> Path:
         path: Path = ()

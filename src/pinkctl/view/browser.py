@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import real_array, real_number
 from ..core.poses import quaternion_to_matrix
 from ..errors import InputError
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_FLAGS",
+    "MAX_WAIT",
     "CameraView",
     "launch_chromium",
     "settle_camera",
@@ -52,6 +54,12 @@ CHROMIUM_FLAGS = (
 
 T = TypeVar("T")
 
+#: Longest wait [s] the helpers here accept: every wait ends, with a TimeoutError at worst.
+MAX_WAIT = 600.0
+#: How long [s] the browser's camera must stay unreported (still) to count as settled.
+QUIET = 0.3
+UP = np.array([0.0, 0.0, 1.0])
+
 
 def launch_chromium(playwright: Playwright, executable: Path = CHROMIUM) -> Browser:
     """A headless Chromium browser from Playwright's sync API.
@@ -66,12 +74,19 @@ def launch_chromium(playwright: Playwright, executable: Path = CHROMIUM) -> Brow
     )
 
 
+def _timeout(value: float) -> float:
+    return real_number(value, "timeout [s]", low=0.0, high=MAX_WAIT, low_open=True)
+
+
 def wait_for(condition: Callable[[], T], timeout: float, what: str) -> T:
     """Poll ``condition`` every 20 ms until it returns something truthy, and return that.
 
     Raises:
+        ValueError: (:class:`~pinkctl.errors.InputError`) ``timeout`` is not in
+            (0, :data:`MAX_WAIT`] seconds (an infinite one could wait forever).
         TimeoutError: After ``timeout`` seconds, naming ``what``.
     """
+    timeout = _timeout(timeout)
     end = time.monotonic() + timeout
     while True:
         value = condition()
@@ -111,6 +126,16 @@ class CameraView:
         )
 
 
+def _has_pose(camera: viser.CameraHandle, position: np.ndarray, look_at: np.ndarray) -> bool:
+    """Whether setting this pose would change nothing (viser's setters compare with
+    ``np.allclose`` and send nothing then, so the browser would report nothing)."""
+    try:
+        state = (camera.position, camera.look_at, camera.up_direction)
+    except AssertionError:  # viser: the browser has not reported a camera yet
+        return False
+    return all(np.allclose(new, old) for new, old in zip((position, look_at, UP), state))
+
+
 def settle_camera(
     client: viser.ClientHandle,
     position: ArrayLike,
@@ -120,31 +145,50 @@ def settle_camera(
     height: int,
     timeout: float = 10.0,
 ) -> CameraView:
-    """Set a viser client's camera (z up), then wait until the browser has reported that
-    pose back and stopped moving for 0.3 s, and return it.
+    """Set a viser client's camera (z up), wait until the browser has reported that pose back
+    and stopped moving for :data:`QUIET` seconds, and return it.
 
     Projecting a gizmo with a camera the browser has not applied yet makes a mouse drag
-    orbit the view instead of grabbing the gizmo, silently.
+    orbit the view instead of grabbing the gizmo, silently. When the camera already has the
+    pose, viser sends nothing and the browser reports nothing: its last report is the pose,
+    and the wait ends after :data:`QUIET` seconds without a report.
+
+    Raises:
+        ValueError: (:class:`~pinkctl.errors.InputError`) ``timeout`` not in
+            (0, :data:`MAX_WAIT`] s, or a position that is not 3 finite numbers.
+        TimeoutError: The browser did not settle at the pose within ``timeout`` seconds.
     """
+    timeout = _timeout(timeout)
+    wanted = real_array(position, "position", (3,))
+    target = real_array(look_at, "look_at", (3,))
     reports: list[tuple[float, np.ndarray]] = []
     lock = threading.Lock()
-    wanted = np.asarray(position, dtype=float)
+    done = threading.Event()
 
-    def record(camera: viser.CameraHandle) -> None:
+    def record(handle: viser.CameraHandle) -> None:
+        if done.is_set():  # viser cannot remove a camera callback: it retires instead
+            return
         with lock:
-            reports.append((time.monotonic(), np.array(camera.position, dtype=float)))
+            reports.append((time.monotonic(), np.array(handle.position, dtype=float)))
 
-    client.camera.on_update(record)
-    client.camera.up_direction = (0.0, 0.0, 1.0)
-    client.camera.position = wanted
-    client.camera.look_at = np.asarray(look_at, dtype=float)
+    camera = client.camera
+    camera.on_update(record)
+    unchanged = _has_pose(camera, wanted, target)
+    camera.up_direction = UP
+    camera.position = wanted
+    camera.look_at = target
+    start = time.monotonic()
 
     def settled() -> bool:
+        now = time.monotonic()
         with lock:
-            if not reports or time.monotonic() - reports[-1][0] < 0.3:
-                return False
-            return bool(np.allclose(reports[-1][1], wanted, atol=1e-4))
+            if reports:
+                at, reported = reports[-1]
+                return now - at >= QUIET and bool(np.allclose(reported, wanted, atol=1e-4))
+        return unchanged and now - start >= QUIET
 
-    wait_for(settled, timeout, "the browser's camera to settle")
-    camera = client.camera
+    try:
+        wait_for(settled, timeout, f"the browser's camera to settle at {wanted.tolist()}")
+    finally:
+        done.set()
     return CameraView(camera.position, camera.wxyz, camera.fov, width, height)
