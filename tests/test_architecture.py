@@ -14,14 +14,25 @@ PACKAGE = Path(__file__).parents[1] / "src" / "pinkctl"
 LAYERS: dict[str, set[str]] = {
     "errors": set(),
     "_validation": {"errors"},
+    "_gl": {"errors"},
+    "_progress": set(),
     "_native": {"errors"},
     "core": {"errors", "_validation"},
     "motion": {"core", "errors", "_validation", "_native"},
     "qp": {"core", "errors", "_validation", "_native"},
     "trajectories": {"core", "motion", "errors", "_validation"},
-    "ik": {"core", "qp", "errors", "_validation", "_native"},
+    "ik": {"core", "qp", "errors", "_validation", "_native", "_progress"},
     "controllers": {"core", "motion", "qp", "trajectories", "errors", "_validation", "_native"},
-    "sim": {"core", "controllers", "motion", "trajectories", "errors", "_validation"},
+    "sim": {
+        "core",
+        "controllers",
+        "motion",
+        "trajectories",
+        "errors",
+        "_validation",
+        "_gl",
+        "_progress",
+    },
     "groups": {"core", "qp", "ik", "errors", "_validation"},
     "reach": {"core", "qp", "ik", "errors", "_validation"},
     "view": {
@@ -60,6 +71,7 @@ LAYERS: dict[str, set[str]] = {
         "_validation",
         "envs",
         "reach",
+        "_progress",
     },
 }
 #: Deprecated shims of old module paths (they only re-export).

@@ -144,10 +144,20 @@ def test_version_and_help(capsys):
 
 
 def test_video_of_the_robot(tmp_path, capsys):
+    """The video, and its progress on stderr (not a terminal here): a line per 10 % of the
+    simulation and rendering, then of the frames written."""
     pytest.importorskip("imageio_ffmpeg")
     video = tmp_path / "demo.mp4"
     assert main(["demo", "--duration", "1", "--video", str(video)]) == 0
-    assert f"video written to {video}" in capsys.readouterr().err
+    err = capsys.readouterr().err.splitlines()
+    assert f"pinkctl demo: video written to {video}" in err
+    rendering = [line for line in err if line.startswith("pinkctl demo: simulating and rendering")]
+    assert [line.split(": ")[2].split(" (")[0] for line in rendering] == [
+        f"{10 * k} %" for k in range(1, 11)
+    ]
+    assert rendering[-1].endswith("(1 / 1 s)")
+    writing = [line for line in err if line.startswith("pinkctl demo: writing demo.mp4: ")]
+    assert len(writing) == 10 and writing[-1].startswith("pinkctl demo: writing demo.mp4: 100 %")
     import imageio.v2 as imageio
 
     frames = imageio.mimread(video, memtest=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import sysconfig
@@ -58,8 +59,14 @@ def test_wheel_installs_and_loads_bundled_robots(tmp_path):
         "names = pinkctl.supported_robots(); print(names);"
         "[pinkctl.load_pink_supported_robot(n) for n in names]"
     )
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # no checkout's src/
     out = subprocess.run(
-        [str(python), "-c", script], cwd=tmp_path, check=True, capture_output=True, text=True
+        [str(python), "-c", script],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=clean,
     ).stdout.splitlines()
     assert Path(out[0]).is_relative_to(Path(site))
     assert "franka" in out[1] and "ur10" in out[1] and "so101" in out[1]

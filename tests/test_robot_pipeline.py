@@ -81,7 +81,10 @@ def test_raw_urdf_with_srdf_and_a_config_written_here(tmp_path):
     robot = load_pink_robot(config)
     assert robot.name == "my_ur5" and robot.tool_frame == "tool0"
     assert robot.acceleration_limits and robot.jerk_limits
-    assert robot.inferred["controlled joints"].startswith("the serial chain")
+    assert (
+        robot.inferred["controlled joints"] == "the chain from the root to the tool frame 'tool0'"
+    )
+    assert len(robot.controlled_joint_names) == 6
     sim = MujocoSimulation.from_robot(robot)
     controller = PinkIKController(robot, sim.joint_names, sim.site_names, dt=sim.timestep)
     start = sim.get_site_pose("tool0")
@@ -408,6 +411,58 @@ def test_zero_range_joint_is_locked_for_every_layer(tmp_path):
     assert _tool_pose(robot).translation == pytest.approx(sim.get_site_pose("tool0")[0], abs=1e-12)
 
 
+def _with_bad_inertias(tmp_path, links):
+    """The UR5 with ``links`` given a zero inertia tensor (MuJoCo rejects it)."""
+    text = (ERD / "ur_description/urdf/ur5_robot.urdf").read_text()
+    for link in links:
+        start = text.index(f'<link name="{link}"')
+        inertia = text.index("<inertia ", start)
+        end = text.index("/>", inertia) + 2
+        text = (
+            text[:inertia]
+            + '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>'
+            + text[end:]
+        )
+    urdf = tmp_path / "ur5_bad_inertia.urdf"
+    urdf.write_text(text.replace("package://example-robot-data/robots/", str(ERD) + "/"))
+    return urdf
+
+
+def test_inertia_repairs_of_a_users_file_are_one_warning_per_load(tmp_path):
+    """Three unphysical links: one warning naming all three (each repaired, each noted)."""
+    links = ["upper_arm_link", "forearm_link", "wrist_1_link"]
+    urdf = _with_bad_inertias(tmp_path, links)
+    limits = {"limits": {"acceleration": 4.0, "jerk": 200.0}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        robot = load_pink_robot(urdf, config=limits)
+    repairs = [w for w in caught if "inertia" in str(w.message)]
+    assert len(caught) == len(repairs) == 1
+    message = str(repairs[0].message)
+    assert "inertia of 3 link(s) repaired" in message and "inertia_repairs" in message
+    assert all(repr(link) in message for link in links)
+    assert sum("inertia of link" in note for note in robot.notes) == 3
+    # declared in the configuration, the same repairs are silent (and still noted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = load_pink_robot(urdf, config={**limits, "inertia_repairs": links})
+    assert sum("inertia of link" in note for note in quiet.notes) == 3
+    # only the undeclared ones are warned about
+    with pytest.warns(PinkctlWarning, match="inertia of 1 link") as partly:
+        load_pink_robot(urdf, config={**limits, "inertia_repairs": links[:2]})
+    assert "'wrist_1_link'" in str(partly[0].message)
+    assert "'forearm_link'" not in str(partly[0].message)
+
+
+def test_inertia_repairs_naming_no_link_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"config: inertia_repairs: \['no_such_link'\] are not"):
+        _quiet(
+            load_pink_robot,
+            ERD / "ur_description/urdf/ur5_robot.urdf",
+            config={"inertia_repairs": ["no_such_link"]},
+        )
+
+
 # ---------------------------------------------------------------------- pinkctl inspect
 
 
@@ -432,4 +487,8 @@ def test_inspect_says_in_one_line_why_a_robot_cannot_run(capsys):
     assert status == 1 and len(lines) == 1 and "tips" in lines[0] and not captured.out
     assert main(["inspect", "no_such_robot.urdf"]) == 2  # a bad argument
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "unknown robot 'no_such_robot.urdf'" in err[0]
+    assert err == ["pinkctl inspect: no_such_robot.urdf: no such file"]
+    assert main(["inspect", "no_such_robot"]) == 2  # a name: the catalog is listed
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown robot 'no_such_robot': not a catalog robot" in err[0]
+    assert "franka" in err[0]

@@ -5,6 +5,9 @@ into MuJoCo for simulation. Controllers share Isaac Sim's ``BaseController`` int
 (``reset`` / ``forward`` on :class:`RobotState`) and compose into larger ones.
 """
 
+# first: MuJoCo's OpenGL back-end is chosen before anything imports mujoco (headless machines)
+from . import _gl  # noqa: F401, I001
+
 from .controllers import (
     BaseController,
     ChainedController,

@@ -38,6 +38,17 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(BAD_ARGUMENTS, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """Parse ``args``; arguments a command does not know are that command's error (its
+        ``--help`` is the one that lists the options)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            owner: argparse.ArgumentParser = getattr(parsed, "command_parser", self)
+            owner.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
 
 def _cmd_robots(_: argparse.Namespace) -> int:
     from ..core.robot import read_config, robot_configurations_dir
@@ -78,6 +89,7 @@ def _output_file(path: str | None, option: str) -> None:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import DemoConfig, run_demo
+    from .inspect import parse_joint_list
 
     for option in ("plot", "save", "video", "picture"):
         _output_file(getattr(args, option), f"--{option}")
@@ -85,6 +97,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         raise MissingDependencyError("--plot needs matplotlib: pip install 'pinkctl[plot]'")
     config = DemoConfig(
         robot=args.robot_option or args.robot or "franka",
+        tool_frame=args.tool_frame,
+        controlled_joints=parse_joint_list(args.controlled_joints),
         trajectory=args.trajectory,
         period=args.period,
         duration=args.duration,
@@ -96,7 +110,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(f"pinkctl demo: {line}", file=sys.stderr, flush=True)
 
-    result = run_demo(config, say=say, video=args.video, picture=args.picture)
+    result = run_demo(config, say=say, video=args.video, picture=args.picture, progress=True)
     print(result.header)
     print(result.table)
     if args.plot:
@@ -190,7 +204,11 @@ def _integer(value: str, low: int, high: float, expected: str) -> int:
 
 
 def _count(value: str) -> int:
-    return _integer(value, 0, float("inf"), "a non-negative integer")
+    return _integer(value, 0, float("inf"), "an integer >= 0")
+
+
+def _workers(value: str) -> int:
+    return _integer(value, 1, float("inf"), "an integer >= 1 (worker processes or Ray tasks)")
 
 
 def _port(value: str) -> int:
@@ -225,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pinkctl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     robots = sub.add_parser("robots", help="list the catalog's robots", parents=[common])
-    robots.set_defaults(func=_cmd_robots)
+    robots.set_defaults(func=_cmd_robots, command_parser=robots)
     inspect = sub.add_parser(
         "inspect",
         help="what pinkctl makes of a robot (a catalog name or a URDF/MJCF/robot.toml path)",
@@ -239,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--controlled-joints", help="comma-separated joint names")
     inspect.add_argument("--floating-base", action="store_true", help="free-flyer root joint")
     inspect.add_argument("--hold", type=_positive, default=2.0, help="hold at home [s]")
-    inspect.set_defaults(func=_cmd_inspect)
+    inspect.set_defaults(func=_cmd_inspect, command_parser=inspect)
     _add_demo(sub, common)
     view = sub.add_parser(
         "view",
@@ -256,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--duration", type=_positive, default=None, help="stop after [s]")
     view.add_argument("--record", default=None, help="save the dragged poses (.json/.npz)")
     view.add_argument("--replay", default=None, help="replay a recorded session file")
-    view.set_defaults(func=_cmd_view)
+    view.set_defaults(func=_cmd_view, command_parser=view)
     reach = sub.add_parser(
         "reach",
         help="reachability map of a robot (global IK per voxel and tool orientation)",
@@ -269,13 +287,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reach.add_argument("--backend", choices=["local", "ray"], default="local")
     reach.add_argument(
-        "--workers", type=_count, default=None, help="processes or Ray tasks (default: all CPUs)"
+        "--workers",
+        type=_workers,
+        default=None,
+        help="processes or Ray tasks, >= 1 (default: all CPUs)",
     )
     reach.add_argument("--address", default=None, help="Ray cluster address (backend ray)")
     reach.add_argument(
         "--output", default="out/reach", help="folder for <robot>_reach.npz and .png"
     )
-    reach.set_defaults(func=_cmd_reach)
+    reach.set_defaults(func=_cmd_reach, command_parser=reach)
     return parser
 
 
@@ -297,6 +318,10 @@ def _add_demo(sub: Any, common: _Parser) -> None:
         help="catalog name (pinkctl robots) or a URDF / MJCF / robot.toml file; default franka",
     )
     demo.add_argument("--robot", dest="robot_option", help="same as the positional argument")
+    demo.add_argument(
+        "--tool-frame", help="end-effector frame (alone: the joints from the root to it move)"
+    )
+    demo.add_argument("--controlled-joints", help="comma-separated joint names")
     demo.add_argument("--trajectory", choices=TRAJECTORIES, default="figure8")
     demo.add_argument("--period", type=_positive, default=8.0, help="trajectory period [s]")
     demo.add_argument("--duration", type=_positive, default=None, help="run time [s]")
@@ -314,7 +339,7 @@ def _add_demo(sub: Any, common: _Parser) -> None:
     demo.add_argument(
         "--picture", default=None, help="write the last frame, with the traced path, to a .png"
     )
-    demo.set_defaults(func=_cmd_demo)
+    demo.set_defaults(func=_cmd_demo, command_parser=demo)
 
 
 def _fail(command: str, message: str) -> None:

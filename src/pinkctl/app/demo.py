@@ -13,13 +13,16 @@ violation); :attr:`DemoResult.failures` names every row that missed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import numpy as np
 
+from .._progress import progress_bar
+from .._validation import name_list
 from ..controllers import ChainedController, PinkIKController, TrajectoryFollower
 from ..core.robot import PinkRobot
 from ..core.state import RobotState, SpatialState
@@ -66,6 +69,10 @@ class DemoConfig:
             fraction of the robot's reach, shrunk until the kinematic check passes. A given
             size that does not pass is an :class:`~pinkctl.errors.InputError`.
         ramp_time: Smooth start from rest [s].
+        tool_frame: The frame that traces the curve (default: the robot's); alone, it also
+            names the joints that move (the chain from the root to it): one arm of a robot
+            with branches.
+        controlled_joints: The joints that move (default: the robot's, or inferred).
     """
 
     robot: str = "franka"
@@ -76,13 +83,25 @@ class DemoConfig:
     control_rate: float = 500.0
     size: float | None = None
     ramp_time: float = 1.0
+    tool_frame: str | None = None
+    controlled_joints: Sequence[str] | None = None
+
+    def load_options(self) -> dict[str, Any]:
+        """The loader's keywords this configuration sets (tool frame, controlled joints)."""
+        options: dict[str, Any] = {}
+        if self.tool_frame is not None:
+            options["tool_frame"] = self.tool_frame
+        if self.controlled_joints is not None:
+            options["controlled_joint_names"] = list(self.controlled_joints)
+        return options
 
     def check(self) -> None:
         """Reject what cannot run, before anything is loaded or simulated.
 
         Raises:
             InputError: Unknown trajectory or solver, a rate that is not a whole number of
-                physics steps, a non-positive period, duration or size.
+                physics steps, a non-positive period, duration or size, a tool frame or
+                joint list that is not names.
             FileNotFoundError: A robot that is neither a catalog name nor a file.
         """
         from .inspect import check_robot_name  # noqa: PLC0415
@@ -98,6 +117,12 @@ class DemoConfig:
             value = getattr(self, name)
             if value is not None and (not np.isfinite(value) or value <= 0):
                 raise InputError(f"{name} must be a positive number, got {value!r}")
+        if self.tool_frame is not None and (
+            not isinstance(self.tool_frame, str) or not self.tool_frame
+        ):
+            raise InputError(f"tool_frame must be a frame name, got {self.tool_frame!r}")
+        if self.controlled_joints is not None:
+            name_list(self.controlled_joints, "controlled_joints", allow_empty=False)
         self.timestep()
 
     def timestep(self) -> float:
@@ -172,7 +197,8 @@ def run_demo(
 
     Args:
         config: The scenario.
-        progress: Show a progress bar (default: when stderr is a terminal).
+        progress: Show the simulation's (and the video's) progress on stderr: a bar on a
+            terminal, a line per 10 % otherwise (default: only on a terminal).
         say: Called with a line before each stage (loading, checking, simulating).
         video: Record the run to this ``.mp4`` (or ``.gif``) file (``pinkctl[video]``).
         picture: Write the last frame, with the traced path, to this ``.png`` file.
@@ -192,7 +218,7 @@ def run_demo(
         if path is not None:
             check_writer(path)
     tell(f"loading {config.robot}")
-    robot = load_robot(config.robot)
+    robot = load_robot(config.robot, **config.load_options())
     if robot.tool_frame is None:
         raise InputError(f"{robot.name}: no tool frame to move; give one in its robot.toml")
     sim = MujocoSimulation.from_robot(robot, timestep=config.timestep())
@@ -226,7 +252,8 @@ def run_demo(
     if recorder is not None:
         if picture is not None:
             tell(f"picture written to {recorder.snapshot(picture)}")
-        written = recorder.close()
+        label = f"pinkctl demo: writing {Path(video).name}" if video is not None else None
+        written = recorder.close(progress=progress, label=label)
         if written is not None:
             tell(f"video written to {written}")
     return _result(config, robot, log, fit, duration)
@@ -255,18 +282,27 @@ def _simulate(
     )
     follower = TrajectoryFollower()
     follower.set_trajectory(trajectory)
-    return run_closed_loop(
-        sim,
-        ChainedController([follower, ik]),
-        duration=duration,
-        control_rate=config.control_rate,
-        reference=_positions_only(trajectory, frame)
-        if position_only
-        else trajectory.get_target_state,
-        tool_frame=frame,
-        progress=progress,
-        on_tick=None if recorder is None else recorder.capture,
-    )
+    period = 1.0 / config.control_rate
+    label = "pinkctl demo: simulating" + ("" if recorder is None else " and rendering")
+    with progress_bar(duration, label, enabled=progress, unit="s") as bar:
+
+        def on_tick(t: float, desired: RobotState | None) -> None:
+            if recorder is not None:
+                recorder.capture(t, desired)
+            bar.update(period)
+
+        return run_closed_loop(
+            sim,
+            ChainedController([follower, ik]),
+            duration=duration,
+            control_rate=config.control_rate,
+            reference=_positions_only(trajectory, frame)
+            if position_only
+            else trajectory.get_target_state,
+            tool_frame=frame,
+            progress=False,  # shown here, with the rendering
+            on_tick=on_tick,
+        )
 
 
 def _result(

@@ -23,6 +23,8 @@ from ..errors import DescriptionNotFoundError, InputError
 
 __all__ = ["InspectReport", "check_robot_name", "inspect_robot", "load_robot"]
 
+#: Suffixes of the files a robot can be loaded from.
+_DESCRIPTION_SUFFIXES = (".urdf", ".xml", ".toml", ".mjcf")
 #: Largest Pinocchio-vs-MuJoCo tool position difference accepted [m].
 FK_TOLERANCE = 1e-9
 #: Largest tool drift accepted while holding home [m].
@@ -83,15 +85,20 @@ def check_robot_name(target: str | Path) -> None:
     """Raise unless ``target`` is a catalog name or an existing file.
 
     Raises:
-        DescriptionNotFoundError: Neither (the message lists the catalog).
+        DescriptionNotFoundError: Neither: a path (a folder in it, or a description's suffix)
+            that does not exist is said to be missing; a bare name gets the catalog listed.
     """
     if isinstance(target, str) and target in supported_robots():
         return
-    if not Path(target).exists():
-        raise DescriptionNotFoundError(
-            f"unknown robot {str(target)!r}: not a catalog robot "
-            f"({', '.join(supported_robots())}) and not a .urdf, .xml or robot.toml file"
-        )
+    path = Path(target)
+    if path.exists():
+        return
+    if path.suffix.lower() in _DESCRIPTION_SUFFIXES or len(path.parts) > 1:
+        raise DescriptionNotFoundError(f"{target}: no such file")
+    raise DescriptionNotFoundError(
+        f"unknown robot {str(target)!r}: not a catalog robot ({', '.join(supported_robots())}) "
+        "and no file of that name"
+    )
 
 
 def _limits_rows(robot: PinkRobot) -> list[str]:
@@ -228,8 +235,15 @@ def inspect_robot(
     return report
 
 
-def parse_joint_list(text: str | None) -> Sequence[str] | None:
-    """``"a,b,c"`` -> ``["a", "b", "c"]`` (None stays None)."""
+def parse_joint_list(text: str | None, option: str = "--controlled-joints") -> Sequence[str] | None:
+    """``"a,b,c"`` -> ``["a", "b", "c"]`` (None stays None).
+
+    Raises:
+        InputError: A text without any name (``option`` names the argument).
+    """
     if text is None:
         return None
-    return [name.strip() for name in text.split(",") if name.strip()]
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise InputError(f"{option}: expected comma-separated joint names, got {text!r}")
+    return names

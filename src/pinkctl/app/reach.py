@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import PinkctlWarning
 from ..ik.dispatch import Backend
+from ..ik.ray_pool import check_ray_address
 from ..reach import plot_reachability_map, reachability_map
 from .inspect import load_robot
 
@@ -43,10 +44,15 @@ def run_reach(run: ReachRun) -> tuple[Path, Path]:
     Returns:
         Paths of the map (``<robot>_reach.npz``) and of its picture (``.png``).
 
+    Progress goes to stderr: a bar on a terminal, a line per 10 % of the targets otherwise.
+
     Raises:
-        FileNotFoundError, ValueError: The robot does not load, or bad settings.
+        FileNotFoundError, ValueError: The robot does not load, or bad settings (a Ray
+            address that does not answer: before anything is computed).
         ImportError: matplotlib (or Ray, with that backend) is not installed.
     """
+    if run.backend == "ray":
+        check_ray_address(run.address)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PinkctlWarning)
         robot = load_robot(run.robot)
@@ -63,6 +69,7 @@ def run_reach(run: ReachRun) -> tuple[Path, Path]:
         backend=run.backend,
         workers=run.workers,
         address=run.address,
+        progress=True,
     )
     stem = Path(run.output) / f"{robot.name}_reach"
     path = reach.save(stem.with_suffix(".npz"))

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
-import sys
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from tqdm import tqdm
-
+from .._progress import progress_bar
 from ..errors import InputError
 from .job import BatchJob, Chain, solve_chunk
 from .transport import PackedResults
@@ -78,7 +76,7 @@ class LocalPool:
         out: dict[int, PackedResults | str] = {}
         pending = set(range(len(chunks)))
         total = sum(len(chain.indices) for chunk in chunks for chain in chunk)
-        with tqdm(total=total, disable=not progress, unit="target", file=sys.stderr) as bar:
+        with progress_bar(total, "IK targets", enabled=progress, unit="target") as bar:
             for attempt in range(self.retries + 1):
                 if not pending:
                     break

@@ -10,23 +10,106 @@ robot does not load on that node) is raised here.
 
 Ray is used as it is found: an already initialised Ray, else ``ray.init(address=...)`` on a
 running cluster, else a local Ray started with ``workers`` CPUs, which stays up for later
-batches (``ray.shutdown()`` stops it).
+batches (``ray.shutdown()`` stops it). An address (or ``RAY_ADDRESS``) is checked first
+(:func:`check_ray_address`): Ray itself retries an address that does not answer for minutes.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
+import os
+import socket
+import threading
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from tqdm import tqdm
-
+from .._progress import progress_bar
+from ..errors import InputError
 from .job import BatchJob, Chain, solve_chunk
 from .transport import PackedResults
 
-__all__ = ["import_ray", "ray_cpus", "run_ray"]
+__all__ = ["CONNECT_TIMEOUT", "check_ray_address", "import_ray", "ray_cpus", "run_ray"]
+
+#: Longest wait [s] to resolve a Ray address's host, then again to connect to it.
+CONNECT_TIMEOUT = 5.0
+#: Addresses Ray resolves itself (a running local cluster, or a new one).
+_RAY_KEYWORDS = ("auto", "local")
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of ``host:port``, ``ray://host:port`` or ``[v6]:port``; None if the
+    text has no such form."""
+    text = address.strip()
+    if text.startswith("ray://"):
+        text = text[len("ray://") :]
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _resolve(host: str, port: int, timeout: float) -> list[Any] | str:
+    """The socket addresses of ``host``, or why there are none (a DNS lookup has no
+    timeout of its own: it runs in a thread that is left behind when it hangs)."""
+    answer: list[Any] = []
+
+    def lookup() -> None:
+        try:
+            answer.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as exc:
+            answer.append(str(exc))
+
+    thread = threading.Thread(target=lookup, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not answer:
+        return f"the host {host!r} did not resolve within {timeout:g} s"
+    if isinstance(answer[0], str):
+        return f"the host {host!r} does not resolve ({answer[0]})"
+    return answer[0]
+
+
+def check_ray_address(address: str | None, *, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise unless the Ray cluster at ``address`` answers: its host resolves and its port
+    accepts a TCP connection, each within ``timeout`` seconds.
+
+    ``address`` None means ``RAY_ADDRESS`` when that is set (what ``ray.init`` reads);
+    ``"auto"``, ``"local"`` and no address at all are left to Ray.
+
+    Raises:
+        InputError: The address is not ``host:port`` / ``ray://host:port``, or does not
+            answer (one line: the address, what failed and what was expected).
+    """
+    name = "address"
+    if address is None:
+        address = os.environ.get("RAY_ADDRESS") or None
+        name = "RAY_ADDRESS"
+    if address is None or address.strip().lower() in _RAY_KEYWORDS:
+        return
+    expected = (
+        "expected a running Ray cluster: host:port of its head node, ray://host:port, or 'auto'"
+    )
+    parsed = _host_port(address)
+    if parsed is None:
+        raise InputError(f"{name} {address!r} is not host:port; {expected}")
+    host, port = parsed
+    found = _resolve(host, port, timeout)
+    if isinstance(found, str):
+        raise InputError(f"{name} {address!r}: {found}; {expected}")
+    reasons = []
+    for family, kind, proto, _, sockaddr in found:
+        with socket.socket(family, kind, proto) as sock:
+            sock.settimeout(timeout)
+            try:
+                sock.connect(sockaddr)
+            except OSError as exc:
+                reasons.append(str(exc) or type(exc).__name__)
+                continue
+        return
+    raise InputError(
+        f"{name} {address!r}: nothing answers at {host}:{port} ({'; '.join(reasons)}); {expected}"
+    )
 
 
 def import_ray() -> ModuleType:
@@ -45,6 +128,7 @@ def import_ray() -> ModuleType:
 def _connect(ray: ModuleType, address: str | None, workers: int | None) -> None:
     if ray.is_initialized():
         return
+    check_ray_address(address)
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
     if address is None and workers is not None:
         options["num_cpus"] = workers
@@ -83,7 +167,7 @@ def run_ray(
     in_flight: dict[Any, int] = {}
     queue = list(range(len(chunks)))
     total = sum(len(chain.indices) for chunk in chunks for chain in chunk)
-    with tqdm(total=total, disable=not progress, unit="target", file=sys.stderr) as bar:
+    with progress_bar(total, "IK targets", enabled=progress, unit="target") as bar:
         try:
             while queue or in_flight:
                 while queue and len(in_flight) < workers:

@@ -8,7 +8,8 @@
 - contact exclusions: the SRDF's ``disable_collisions`` pairs; every link and its parent
   (MuJoCo filters those itself, except below a body welded to the world); and the link pairs
   still in contact at home ("touching by construction", as MoveIt's setup assistant finds
-  them; a warning lists them);
+  them; a warning lists them, except for a catalog robot at its configured home, whose
+  exclusions are part of its configuration);
 - gravity and joint-friction compensation (real arms compensate both in firmware; the
   description's joint damping stays, and the servo's velocity feed-forward offsets it),
   position servos on the
@@ -208,6 +209,15 @@ def _contacts_at_home(model: mujoco.MjModel, robot: PinkRobot) -> list[tuple[str
     return sorted(pairs)  # type: ignore[arg-type]
 
 
+def _catalog_home(robot: PinkRobot) -> bool:
+    """Whether ``robot`` is a catalog robot at the home its configuration gives (the catalog's
+    tests hold what touches there: nothing a user can act on)."""
+    source = robot.source
+    return (
+        source is not None and source.catalog is not None and source.arguments.get("home") is None
+    )
+
+
 def _lowest_point(model: mujoco.MjModel, robot: PinkRobot) -> float:
     """Lowest z of the robot's collision geometry at home [m] (geom bounding boxes)."""
     data = mujoco.MjData(model)
@@ -343,7 +353,7 @@ def build_spec(
     touching = _contacts_at_home(probe, robot)
     for body1, body2 in touching:
         spec.add_exclude(bodyname1=body1, bodyname2=body2)
-    if touching:
+    if touching and not _catalog_home(robot):
         warnings.warn(
             f"{robot.name}: links in contact at home, contacts between them excluded: {touching}",
             PinkctlWarning,

@@ -25,6 +25,7 @@ import mujoco
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._gl import open_renderer
 from .._validation import callable_or_none, real_number
 from ..core.poses import checked_pose
 from ..core.state import JointState, RobotState
@@ -374,11 +375,17 @@ class MujocoSimulation:
     def render(
         self, width: int = 640, height: int = 480, camera: str | int = "overview"
     ) -> np.ndarray:
-        """Offscreen RGB image (height, width, 3) uint8. Headless: set ``MUJOCO_GL=egl``."""
+        """Offscreen RGB image (height, width, 3) uint8.
+
+        Headless machines need no setting: pinkctl selects EGL or OSMesa (:mod:`pinkctl._gl`).
+
+        Raises:
+            InputError: MuJoCo cannot render here (one line: why, and what to install or set).
+        """
         key = (int(width), int(height))
         renderer = self._renderers.get(key)
         if renderer is None:
-            renderer = mujoco.Renderer(self.model, height=key[1], width=key[0])
+            renderer = open_renderer(self.model, key[0], key[1])
             self._renderers[key] = renderer
         renderer.update_scene(self.data, camera=camera)
         return renderer.render().copy()

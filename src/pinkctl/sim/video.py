@@ -5,8 +5,8 @@
 where the target marker went (wide orange dashes) and where the tool went (a thin blue line
 through them), so the frames show the traced path as well as the robot. MP4 files need the
 ``video`` extra (``pip install 'pinkctl[video]'``: imageio with its ffmpeg plugin); PNG
-pictures need imageio alone. Headless machines render with ``MUJOCO_GL=egl`` (a GPU or Mesa's
-EGL) or ``MUJOCO_GL=osmesa`` (software).
+pictures need imageio alone. Headless machines need no setting: pinkctl selects EGL (a GPU or
+Mesa's EGL), else OSMesa (software) when ``MUJOCO_GL`` is unset (:mod:`pinkctl._gl`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from .._gl import open_renderer as _gl_renderer
+from .._progress import progress_bar
 from ..errors import InputError, MissingDependencyError
 from .simulation import MujocoSimulation
 
@@ -51,8 +53,23 @@ def check_writer(path: str | Path) -> None:
         )
 
 
-def write_video(frames: Sequence[np.ndarray] | np.ndarray, path: str | Path, fps: float) -> Path:
+def write_video(
+    frames: Sequence[np.ndarray] | np.ndarray,
+    path: str | Path,
+    fps: float,
+    *,
+    progress: bool | None = False,
+    label: str | None = None,
+) -> Path:
     """Write RGB frames (each (H, W, 3) uint8) as a video (``.mp4``: H.264) or a GIF.
+
+    Args:
+        frames: The frames, in order.
+        path: The file.
+        fps: Frames per second.
+        progress: Show the frames written on stderr: a bar on a terminal, a line per 10 %
+            otherwise (None: only on a terminal).
+        label: What the progress says is done (default: ``writing <file name>``).
 
     Raises:
         InputError, MissingDependencyError: See :func:`check_writer`.
@@ -66,9 +83,11 @@ def write_video(frames: Sequence[np.ndarray] | np.ndarray, path: str | Path, fps
         # macro_block_size=1: any frame size, no resizing warning
         options.update(codec="libx264", macro_block_size=1)
     writer: Any = imageio.get_writer(path, **options)
-    with writer:
+    label = label or f"writing {path.name}"
+    with writer, progress_bar(len(frames), label, enabled=progress, unit="frame") as bar:
         for frame in frames:
             writer.append_data(frame)
+            bar.update(1)
     return path
 
 
@@ -90,8 +109,8 @@ class VideoRecorder:
         trail_width: Width of the target's trail [m] (the tool's is half of it).
 
     Raises:
-        InputError: A renderer that cannot start (no OpenGL; headless: ``MUJOCO_GL=egl``),
-            or a file type other than ``.mp4`` / ``.gif``.
+        InputError: A renderer that cannot start (no OpenGL library: the message says which
+            to install), or a file type other than ``.mp4`` / ``.gif``.
         MissingDependencyError: The writer is not installed (``pinkctl[video]``).
     """
 
@@ -166,12 +185,17 @@ class VideoRecorder:
         imageio.imwrite(path, self.render(shadows=True))
         return path
 
-    def close(self) -> Path | None:
-        """Write the video (when a path was given) and release the renderer."""
+    def close(self, *, progress: bool | None = False, label: str | None = None) -> Path | None:
+        """Write the video (when a path was given) and release the renderer.
+
+        Args:
+            progress: Show the frames written (see :func:`write_video`).
+            label: What the progress says is done (see :func:`write_video`).
+        """
         self.renderer.close()
         if self.path is None or not self.frames:
             return None
-        return write_video(self.frames, self.path, self.fps)
+        return write_video(self.frames, self.path, self.fps, progress=progress, label=label)
 
     def __enter__(self) -> VideoRecorder:
         return self
@@ -201,14 +225,9 @@ def free_camera(
 
 
 def open_renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer:
-    """An offscreen renderer, or an :class:`InputError` saying why there is none."""
-    try:
-        return mujoco.Renderer(model, height=int(height), width=int(width))
-    except Exception as exc:  # GL back-ends fail with many exception types
-        raise InputError(
-            f"MuJoCo cannot render offscreen here ({exc}); on a machine without a display "
-            "set MUJOCO_GL=egl (or osmesa)"
-        ) from exc
+    """An offscreen renderer, or an :class:`InputError` saying in one line why there is none
+    (:func:`pinkctl._gl.open_renderer`)."""
+    return _gl_renderer(model, width, height)
 
 
 def _draw_trail(

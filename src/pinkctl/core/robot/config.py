@@ -22,6 +22,8 @@ key                        meaning
 ``home``                   table of joint values, or the name of an SRDF ``group_state``
 ``floating_base``          true: a free-flyer root joint (humanoids, mobile bases)
 ``floor``                  true / false, or the floor height [m] (default: below the robot)
+``inertia_repairs``        links whose inertia the description gets wrong (not physical):
+                           their repair is expected and silent (others warn, once per load)
 ``[base]``                 ``position`` [m] and ``rpy`` [rad] of the root link in the world
 ``[limits]``               ``velocity`` [rad/s, m/s], ``acceleration`` [/s^2], ``jerk`` [/s^3]
 ``[mujoco]``               ``kp`` [N m/rad], ``kv`` [N m s/rad], ``armature`` [kg m^2]
@@ -68,6 +70,7 @@ _KEYS = {
     "home",
     "floating_base",
     "floor",
+    "inertia_repairs",
     "base",
     "limits",
     "mujoco",
@@ -145,6 +148,7 @@ class RobotConfig:
     home: dict[str, float] | str | None = None
     floating_base: bool = False
     floor: bool | float | None = None
+    inertia_repairs: tuple[str, ...] = ()
     base_position: tuple[float, ...] | None = None
     base_rpy: tuple[float, ...] | None = None
     limits: dict[str, float | dict[str, float]] = field(default_factory=dict)
@@ -219,6 +223,9 @@ class RobotConfig:
             home=home,
             floating_base=floating,
             floor=floor,
+            inertia_repairs=tuple(
+                name_list(data.get("inertia_repairs", []), f"{source}: inertia_repairs")
+            ),
             base_position=None
             if position is None
             else _vector(position, 3, "base.position", source),

@@ -7,7 +7,9 @@ from which both engines are built, so that they always see the same robot:
   written back as an absolute path; MuJoCo's copy points at MuJoCo-readable files
   (:func:`~pinkctl.robot.meshes.mujoco_readable`). Inertia tensors that are not physical
   (a non-positive principal moment, or one larger than the sum of the two others, which MuJoCo
-  rejects) are repaired in the shared text, with a warning naming the link. A revolute or
+  rejects) are repaired in the shared text, with one warning per description naming every
+  repaired link, except those the caller expects (``expected_repairs``: a configuration's
+  ``inertia_repairs``, which the catalog's own configurations list). A revolute or
   prismatic joint whose range is a single value (lower = upper) is **locked**: it becomes a
   fixed joint at that value, for the IK, the controller, the motion limits and MuJoCo alike
   (the one rule for zero-range limits). ``base_placement`` adds a fixed joint from a ``world``
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import warnings
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,11 +129,15 @@ def _floats(text: str | None, count: int, default: float) -> list[float]:
     return [float(v) for v in values]
 
 
-def _repair_inertia(link: ET.Element, repairs: list[str]) -> None:
-    """Make the link's inertia tensor physical (positive moments, triangle inequality)."""
+def _repair_inertia(link: ET.Element) -> str | None:
+    """Make the link's inertia tensor physical (positive moments, triangle inequality).
+
+    Returns:
+        The principal moments before and after the repair [kg m^2], or None (no repair).
+    """
     inertia = link.find("inertial/inertia")
     if inertia is None:
-        return
+        return None
     keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
     try:
         xx, xy, xz, yy, yz, zz = (float(inertia.get(k, "0")) for k in keys)
@@ -145,7 +151,7 @@ def _repair_inertia(link: ET.Element, repairs: list[str]) -> None:
     mass_element = link.find("inertial/mass")
     mass = float(mass_element.get("value", "0")) if mass_element is not None else 0.0
     if mass <= 0.0 and not tensor.any():
-        return  # a massless frame link: nothing to simulate
+        return None  # a massless frame link: nothing to simulate
     moments, axes = np.linalg.eigh(tensor)
     fixed = np.maximum(moments, MIN_INERTIA)
     # triangle inequality A + B >= C on the principal moments, with a relative margin
@@ -155,7 +161,7 @@ def _repair_inertia(link: ET.Element, repairs: list[str]) -> None:
         if small + middle < large * (1.0 + 1e-9):
             fixed[order[0]] = max(small, large * (1.0 + 1e-6) - middle)
     if np.allclose(fixed, moments, rtol=1e-12, atol=0.0):
-        return
+        return None
     repaired = axes @ np.diag(fixed) @ axes.T
     values = {
         "ixx": repaired[0, 0],
@@ -167,12 +173,7 @@ def _repair_inertia(link: ET.Element, repairs: list[str]) -> None:
     }
     for key, value in values.items():
         inertia.set(key, repr(float(value)))
-    note = (
-        f"inertia of link {link.get('name')!r} repaired: principal moments "
-        f"{np.round(moments, 9).tolist()} -> {np.round(fixed, 9).tolist()} kg m^2"
-    )
-    repairs.append(note)
-    warnings.warn(note, PinkctlWarning, stacklevel=4)
+    return f"{np.round(moments, 9).tolist()} -> {np.round(fixed, 9).tolist()}"
 
 
 def _lock_zero_range(joint: ET.Element, locked: dict[str, float]) -> None:
@@ -243,13 +244,24 @@ def read_description(
     *,
     package_dirs: Sequence[str | Path] = (),
     base_placement: pin.SE3 | None = None,
+    expected_repairs: Collection[str] = (),
+    repairs_setting: str = "expected_repairs",
 ) -> RobotDescription:
     """Read and normalise a URDF (``.urdf``) or MJCF (``.xml``) file (module docstring).
+
+    Args:
+        path: The description file.
+        package_dirs: Folders for ``package://`` mesh URIs.
+        base_placement: Where the root link stands in the world (URDF only).
+        expected_repairs: Links whose inertia the caller knows to be unphysical: their
+            repair is recorded in ``repairs`` without a warning.
+        repairs_setting: The name of ``expected_repairs`` in error messages.
 
     Raises:
         FileNotFoundError: If the file does not exist; a
             :class:`~pinkctl.robot.meshes.MeshNotFoundError` for a mesh no folder holds.
-        ValueError: If the file cannot be parsed (the message names it).
+        ValueError: If the file cannot be parsed (the message names it), or
+            ``expected_repairs`` names a link the description does not have.
     """
     source = Path(path)
     if not source.is_file():
@@ -272,8 +284,28 @@ def read_description(
         )
     repairs: list[str] = []
     locked: dict[str, float] = {}
-    for link in root.findall("link"):
-        _repair_inertia(link, repairs)
+    links = root.findall("link")
+    unknown = sorted(set(expected_repairs) - {link.get("name", "") for link in links})
+    if unknown:
+        raise ConfigurationError(f"{repairs_setting}: {unknown} are not links of {source}")
+    surprises = []
+    for link in links:
+        repair = _repair_inertia(link)
+        if repair is None:
+            continue
+        name = link.get("name", "")
+        repairs.append(f"inertia of link {name!r} repaired: principal moments {repair} kg m^2")
+        if name not in expected_repairs:
+            surprises.append(f"{name!r} {repair}")
+    if surprises:
+        # one warning per description, whatever the number of links
+        warnings.warn(
+            f"{source.name}: inertia of {len(surprises)} link(s) repaired (not physical, "
+            f"MuJoCo rejects it), principal moments [kg m^2]: {'; '.join(surprises)}. Fix the "
+            "description, or list the links in the configuration's inertia_repairs",
+            PinkctlWarning,
+            stacklevel=3,
+        )
     for joint in root.findall("joint"):
         _lock_zero_range(joint, locked)
     if locked:

@@ -3,8 +3,10 @@
 - **Controlled joints**: the serial chain of independent joints (mimic followers and the
   floating base excluded) from the root to the only tip of the kinematic tree. Trailing
   joints whose name says gripper (``finger``, ``gripper``, ``jaw``, ``thumb``) are the
-  gripper, not the chain. A tree with several tips (a humanoid, a mobile manipulator, a multi-finger
-  hand) is a ``ValueError`` listing them: name the controlled joints or an SRDF group.
+  gripper, not the chain. A tree with several tips (a humanoid, a mobile manipulator, a
+  multi-finger hand) is a ``ValueError`` listing them: name the tool frame (the chain is then
+  the joints from the root to that frame, :func:`chain_to_frame`), the controlled joints or an
+  SRDF group.
 - **Tool frame**: the tip of that chain: among the frames rigidly attached to its last joint
   (gripper fingers excluded), the leaf; when there are several, the one named like a tool
   (in this order: ``tcp``, ``tool``, ``end_effector``/``eef``, ``grasp``, ``ee``,
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import math
 import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -37,12 +38,12 @@ from .srdf import srdf_group_states
 __all__ = [
     "DEFAULT_VELOCITY",
     "SERVO_FREQUENCY",
+    "chain_to_frame",
     "infer_chain",
     "infer_home",
     "infer_tool_frame",
     "independent_joints",
     "servo_gains",
-    "srdf_group_joints",
     "srdf_group_states",
 ]
 
@@ -94,12 +95,8 @@ def _is_gripper(model: pin.Model, joint: int) -> bool:
     return bool(_GRIPPER_NAME.search(model.names[joint]))
 
 
-def infer_chain(model: pin.Model) -> tuple[list[str], list[str]]:
-    """The serial chain's joints (root to tip) and the gripper joints after it.
-
-    Raises:
-        ValueError: If the tree has several tips (listed with their links).
-    """
+def _movable_tree(model: pin.Model) -> tuple[set[int], dict[int, list[int]]]:
+    """The independent joints and, for each of them (and the root, 0), its movable children."""
     movable = set(independent_joints(model))
     if not movable:
         raise ConfigurationError("the model has no movable joint to control")
@@ -107,29 +104,56 @@ def infer_chain(model: pin.Model) -> tuple[list[str], list[str]]:
     children[0] = []
     for j in sorted(movable):
         children[_movable_parent(model, j, movable)].append(j)
-    # gripper joints: subtrees hanging at the end whose every joint is named like a gripper
-    gripper: list[int] = []
+    return movable, children
 
-    def subtree(j: int) -> list[int]:
-        out = [j]
-        for c in children[j]:
-            out += subtree(c)
-        return out
 
+def _subtree(children: dict[int, list[int]], j: int) -> list[int]:
+    out = [j]
+    for c in children[j]:
+        out += _subtree(children, c)
+    return out
+
+
+def _gripper_joints(
+    model: pin.Model, movable: set[int], children: dict[int, list[int]], below: int | None = None
+) -> list[int]:
+    """Joints of the subtrees whose every joint is named like a gripper, hanging from a joint
+    that is not (only those below the joint ``below`` when given)."""
+    out: list[int] = []
     for j in sorted(movable):
-        nodes = subtree(j)
+        if below is not None and _movable_parent(model, j, movable) != below:
+            continue
+        nodes = _subtree(children, j)
         if all(_is_gripper(model, n) for n in nodes) and not _is_gripper(
             model, _movable_parent(model, j, movable)
         ):
-            gripper += nodes
+            out += nodes
+    return out
+
+
+def _scalar_names(model: pin.Model, joints: list[int]) -> list[str]:
+    """Names of the single-coordinate joints among ``joints``, in model order."""
+    return sorted((model.names[j] for j in joints if model.joints[j].nv == 1), key=model.getJointId)
+
+
+def infer_chain(model: pin.Model) -> tuple[list[str], list[str]]:
+    """The serial chain's joints (root to tip) and the gripper joints after it.
+
+    Raises:
+        ValueError: If the tree has several tips (listed with their links).
+    """
+    movable, children = _movable_tree(model)
+    # gripper joints: subtrees hanging at the end whose every joint is named like a gripper
+    gripper = _gripper_joints(model, movable, children)
     arm = movable - set(gripper)
     tips = [j for j in sorted(arm) if not any(c in arm for c in children[j])]
     if len(tips) != 1:
         listed = ", ".join(f"{model.names[j]} ({_link_of(model, j)})" for j in tips)
         raise ConfigurationError(
             f"cannot infer the controlled joints: the kinematic tree has {len(tips)} tips "
-            f"({listed}); name them with controlled_joint_names= or a configuration "
-            "(controlled_joints / planning_group)"
+            f"({listed}); name the tool frame (tool_frame=: the chain from the root to it), "
+            "the joints (controlled_joint_names=) or a configuration "
+            "(tool_frame / controlled_joints / planning_group)"
         )
     chain = []
     j = tips[0]
@@ -144,10 +168,40 @@ def infer_chain(model: pin.Model) -> tuple[list[str], list[str]]:
             f"cannot infer the controlled joints: joints {names} branch off the chain to "
             f"{_link_of(model, tips[0])}; name them with controlled_joint_names="
         )
-    gripper_names = sorted(
-        (model.names[j] for j in gripper if model.joints[j].nv == 1), key=model.getJointId
-    )
-    return [model.names[j] for j in chain], gripper_names
+    return [model.names[j] for j in chain], _scalar_names(model, gripper)
+
+
+def chain_to_frame(model: pin.Model, frame_id: int, setting: str) -> tuple[list[str], list[str]]:
+    """The joints that move the frame ``frame_id``, root first, and the gripper joints after
+    them.
+
+    The chain holds every independent joint between the root and the frame (mimic followers
+    and a floating root excluded), whatever branches the tree has elsewhere: the tool frame of
+    one arm of a two-armed robot names that arm. The gripper joints are the subtrees hanging
+    from the chain's last joint whose every joint is named like a gripper.
+
+    Raises:
+        ValueError: If no joint moves the frame (it sits on the root): ``setting`` names
+            where the frame came from.
+    """
+    movable, children = _movable_tree(model)
+    frame = model.frames[frame_id].name
+    joint = model.frames[frame_id].parentJoint
+    if joint not in movable:
+        joint = _movable_parent(model, joint, movable)
+    chain = []
+    j = joint
+    while j != 0:
+        chain.append(j)
+        j = _movable_parent(model, j, movable)
+    if not chain:
+        raise ConfigurationError(
+            f"{setting} {frame!r} sits on the robot's root: no joint moves it, so it defines "
+            "no chain to control; name a frame on the arm, or the controlled joints"
+        )
+    chain.reverse()
+    gripper = _gripper_joints(model, movable, children, below=chain[-1])
+    return [model.names[j] for j in chain], _scalar_names(model, gripper)
 
 
 def infer_tool_frame(model: pin.Model, last_joint: str) -> str:
@@ -195,35 +249,6 @@ def infer_tool_frame(model: pin.Model, last_joint: str) -> str:
             "name one with tool_frame="
         )
     return str(model.frames[best[0]].name)
-
-
-def srdf_group_joints(model: pin.Model, srdf: Path, group: str) -> list[str]:
-    """The independent joints of an SRDF group (``<joint>`` entries or a ``<chain>``).
-
-    Raises:
-        ValueError: If the group does not exist (the groups are listed).
-    """
-    root = ET.parse(srdf).getroot()
-    groups = {g.get("name", ""): g for g in root.iter("group")}
-    if group not in groups:
-        raise ConfigurationError(f"{srdf}: no planning group {group!r}; groups: {sorted(groups)}")
-    element = groups[group]
-    names = [j.get("name", "") for j in element.findall("joint")]
-    for chain in element.findall("chain"):
-        base, tip = chain.get("base_link", ""), chain.get("tip_link", "")
-        if not (model.existFrame(base) and model.existFrame(tip)):
-            raise ConfigurationError(f"{srdf}: chain {base!r} -> {tip!r} names unknown links")
-        j = model.frames[model.getFrameId(tip)].parentJoint
-        stop = model.frames[model.getFrameId(base)].parentJoint
-        path = []
-        while j not in (0, stop):
-            path.append(model.names[j])
-            j = model.parents[j]
-        names += list(reversed(path))
-    for sub in element.findall("group"):
-        names += srdf_group_joints(model, srdf, sub.get("name", ""))
-    movable = {model.names[j] for j in independent_joints(model)}
-    return [n for n in dict.fromkeys(names) if n in movable]
 
 
 def _inside(model: pin.Model, values: dict[str, float]) -> bool:

@@ -1,7 +1,8 @@
 """Per-joint settings of a robot: which joints move, their limits, and their MuJoCo servos.
 
 Each setting comes from the caller's keywords, else the configuration, else the model: the
-controlled joints from an SRDF planning group or the kinematic tree
+controlled joints from an SRDF planning group, the chain to the tool frame
+(:func:`~pinkctl.core.robot.inference.chain_to_frame`) or the kinematic tree
 (:func:`~pinkctl.core.robot.inference.infer_chain`), velocity limits from the description,
 servo gains from each joint's inertia (:func:`~pinkctl.core.robot.inference.servo_gains`).
 What is inferred is recorded in the ``inferred`` dict the loader passes along, and a missing
@@ -21,14 +22,16 @@ import pinocchio as pin
 
 from ...errors import ConfigurationError, PinkctlWarning
 from .config import RobotConfig
+from .frames import resolve_frame
 from .inference import (
     DEFAULT_VELOCITY,
     SERVO_FREQUENCY,
+    chain_to_frame,
     independent_joints,
     infer_chain,
     servo_gains,
-    srdf_group_joints,
 )
+from .srdf import srdf_group_joints
 
 __all__ = [
     "checked_joints",
@@ -48,6 +51,8 @@ def checked_joints(model: pin.Model, names: Sequence[str], what: str) -> list[st
     Raises:
         ValueError: An unknown or dependent joint, or a duplicate.
     """
+    if isinstance(names, str):
+        raise ConfigurationError(f"{what} must be a list of joint names, got {names!r}")
     available = [model.names[j] for j in independent_joints(model)]
     out = list(names)
     unknown = [n for n in out if n not in available]
@@ -91,29 +96,52 @@ def controlled_joints(
     srdf: Path | None,
     names: Sequence[str] | None,
     inferred: dict[str, str],
+    tool_frame: tuple[str, str] | None = None,
 ) -> tuple[list[str], list[str] | None]:
-    """Controlled joints and, when inferred from the tree, the gripper joints found there.
+    """Controlled joints and, when inferred from the model, the gripper joints found there.
 
     ``names`` (the caller's) win over the configuration's ``controlled_joints``, then its
-    ``planning_group`` (an SRDF group), then the serial chain of the tree.
+    ``planning_group`` (an SRDF group), then the chain from the root to ``tool_frame`` (the
+    frame's name and the setting that gave it), then the serial chain of the tree.
+
+    Raises:
+        ValueError: An unknown joint, or a setting that gives no joint to control (the
+            message names the setting).
     """
     if names is not None:
-        return checked_joints(model, names, "controlled_joint_names"), None
+        joints = checked_joints(model, names, "controlled_joint_names")
+        return _not_empty(joints, "controlled_joint_names"), None
     if cfg is not None and cfg.controlled_joints is not None:
-        return checked_joints(
-            model, cfg.controlled_joints, f"{cfg.source}: controlled_joints"
-        ), None
+        setting = f"{cfg.source}: controlled_joints"
+        return _not_empty(checked_joints(model, cfg.controlled_joints, setting), setting), None
     if cfg is not None and cfg.planning_group is not None:
+        setting = f"{cfg.source}: planning_group {cfg.planning_group!r}"
         if srdf is None:
-            raise ConfigurationError(f"{cfg.source}: planning_group needs an srdf")
-        joints = srdf_group_joints(model, srdf, cfg.planning_group)
+            raise ConfigurationError(f"{setting} needs an srdf")
+        movable = {model.names[j] for j in independent_joints(model)}
+        group = srdf_group_joints(model, srdf, cfg.planning_group)
+        joints = [j for j in group if j in movable]
         inferred["controlled joints"] = f"SRDF planning group {cfg.planning_group!r}"
-        return joints, None
-    chain, gripper = infer_chain(model)
-    inferred["controlled joints"] = "the serial chain from the root to the only tip"
+        return _not_empty(joints, f"{setting} (in {srdf})"), None
+    if tool_frame is not None:
+        frame, setting = tool_frame
+        chain, gripper = chain_to_frame(model, resolve_frame(model, frame, what=setting), setting)
+        inferred["controlled joints"] = f"the chain from the root to the tool frame {frame!r}"
+    else:
+        chain, gripper = infer_chain(model)
+        inferred["controlled joints"] = "the serial chain from the root to the only tip"
     if gripper:
         inferred["gripper joints"] = "trailing joints named like a gripper"
     return chain, gripper
+
+
+def _not_empty(joints: list[str], setting: str) -> list[str]:
+    if not joints:
+        raise ConfigurationError(
+            f"{setting} gives no movable joint to control; name the joints (controlled_joints) "
+            "or a tool frame on the arm (tool_frame)"
+        )
+    return joints
 
 
 def velocity_limits(

@@ -111,6 +111,8 @@ def load_pink_robot(
         config: A configuration file, dict or :class:`~pinkctl.robot.config.RobotConfig`.
         controlled_joint_names: Joints the IK controls (overrides the configuration).
         tool_frame: The IK controller's end-effector frame (overrides the configuration).
+            When neither the keywords nor the configuration name the controlled joints, they
+            are the chain from the root to this frame (a robot with branches: one arm).
         home: Home joint values, or the name of an SRDF ``group_state``.
         gripper_joint_names: Actuated gripper joints.
         floating_base: A free-flyer root joint (default: the configuration's, else False).
@@ -121,7 +123,8 @@ def load_pink_robot(
     Raises:
         FileNotFoundError: A missing description, SRDF, configuration or mesh file.
         ValueError: A malformed file or value, an unknown joint or frame (close names listed),
-            or a tree whose tool frame or chain cannot be inferred (the tips listed).
+            a tree whose tool frame or chain cannot be inferred (the tips listed), or a
+            setting that gives no joint to control (the setting named).
     """
     cfg: RobotConfig | None = None
     if urdf_path is not None and Path(urdf_path).suffix == ".toml":
@@ -157,7 +160,13 @@ def load_pink_robot(
             pin.rpy.rpyToMatrix(*(cfg.base_rpy or (0.0, 0.0, 0.0))),
             np.array(cfg.base_position or (0.0, 0.0, 0.0)),
         )
-    description = read_description(description_path, package_dirs=dirs, base_placement=placement)
+    description = read_description(
+        description_path,
+        package_dirs=dirs,
+        base_placement=placement,
+        expected_repairs=cfg.inertia_repairs if cfg is not None else (),
+        repairs_setting=f"{source}: inertia_repairs",
+    )
     floating = bool(
         cfg.floating_base if floating_base is None and cfg is not None else floating_base
     )
@@ -168,8 +177,15 @@ def load_pink_robot(
     notes = list(description.repairs) + disambiguate_frames(model)
     inferred: dict[str, str] = {}
 
+    frame = tool_frame if tool_frame is not None else (cfg.tool_frame if cfg else None)
+    frame_setting = "tool_frame" if tool_frame is not None else f"{source}: tool_frame"
     controlled, gripper_found = controlled_joints(
-        model, cfg, srdf, controlled_joint_names, inferred
+        model,
+        cfg,
+        srdf,
+        controlled_joint_names,
+        inferred,
+        tool_frame=None if frame is None else (frame, frame_setting),
     )
     if gripper_joint_names is not None:
         gripper = checked_joints(model, gripper_joint_names, "gripper_joint_names")
@@ -177,7 +193,6 @@ def load_pink_robot(
         gripper = checked_joints(model, cfg.gripper_joints, f"{source}: gripper_joints")
     else:
         gripper = gripper_found or []
-    frame = tool_frame if tool_frame is not None else (cfg.tool_frame if cfg else None)
     if frame is None:
         frame = infer_tool_frame(model, controlled[-1])
         inferred["tool frame"] = f"the tip of the chain after {controlled[-1]!r}"

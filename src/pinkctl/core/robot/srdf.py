@@ -1,4 +1,5 @@
-"""Reading an SRDF's named states (``group_state``): joint values by name, and a root pose.
+"""Reading an SRDF: its named states (``group_state``: joint values by name, a root pose) and
+its planning groups (the joints of a ``group``).
 
 An SRDF names configurations of the robot, e.g. ``home``::
 
@@ -9,6 +10,14 @@ An SRDF names configurations of the robot, e.g. ``home``::
 
 A state may be split over several ``group_state`` entries of the same name (one per group);
 they are read together.
+
+A planning group is defined by a ``<group name=...>`` element directly under ``<robot>``,
+whose entries are, as the SRDF specification defines them: ``<joint name>`` (that joint),
+``<link name>`` (the joint whose child it is), ``<chain base_link tip_link>`` (the joints
+from the base link down to the tip link) and ``<group name>`` with no entries of its own (a
+reference: every joint of the group of that name, resolved recursively). A reference
+nested in another group is never a definition, so ``<group name="arms"><group
+name="right_arm"/></group>`` leaves the real ``right_arm`` as it is.
 """
 
 from __future__ import annotations
@@ -18,10 +27,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 
 from ...errors import ConfigurationError
 
-__all__ = ["srdf_group_states", "srdf_root_pose", "srdf_state"]
+__all__ = ["srdf_group_joints", "srdf_group_states", "srdf_root_pose", "srdf_state"]
 
 
 def _parse(srdf_path: Path) -> ET.Element:
@@ -83,3 +93,75 @@ def srdf_root_pose(srdf_path: Path, state_name: str, root_joint: str) -> np.ndar
                 pose = np.array([float(v) for v in numbers])
                 pose[3:] /= np.linalg.norm(pose[3:])
     return pose
+
+
+def _body(model: pin.Model, link: str) -> int | None:
+    """The id of the link (body frame) ``link``, or None."""
+    if not model.existFrame(link, pin.FrameType.BODY):
+        return None
+    return int(model.getFrameId(link, pin.FrameType.BODY))
+
+
+def _chain(model: pin.Model, srdf_path: Path, group: str, entry: ET.Element) -> list[str]:
+    base, tip = entry.get("base_link", ""), entry.get("tip_link", "")
+    base_id, tip_id = _body(model, base), _body(model, tip)
+    if base_id is None or tip_id is None:
+        unknown = [name for name, i in ((base, base_id), (tip, tip_id)) if i is None]
+        raise ConfigurationError(
+            f"{srdf_path}: group {group!r}: chain {base!r} -> {tip!r} names links {unknown} "
+            "that the model does not have"
+        )
+    stop = model.frames[base_id].parentJoint
+    j = model.frames[tip_id].parentJoint
+    path = []
+    while j != stop:
+        if j == 0:
+            raise ConfigurationError(
+                f"{srdf_path}: group {group!r}: chain {base!r} -> {tip!r}: {base!r} is not "
+                f"between the root and {tip!r}"
+            )
+        path.append(str(model.names[j]))
+        j = model.parents[j]
+    return list(reversed(path))
+
+
+def srdf_group_joints(model: pin.Model, srdf_path: Path, group: str) -> list[str]:
+    """The model joints of the SRDF planning group ``group``, in the order its entries give
+    them, each once (see the module docstring for the entries). Joints the model does not
+    have (fixed or virtual joints) are left out; the caller keeps the movable ones.
+
+    Raises:
+        ValueError: The group, or a group it references, is not defined (the groups are
+            listed), references form a cycle, or a chain names unknown links.
+    """
+    defined: dict[str, ET.Element] = {}
+    for element in _parse(srdf_path).findall("group"):
+        defined.setdefault(element.get("name", ""), element)  # the first definition counts
+
+    def joints_of(name: str, trail: tuple[str, ...]) -> list[str]:
+        if name in trail:
+            cycle = " -> ".join((*trail[trail.index(name) :], name))
+            raise ConfigurationError(f"{srdf_path}: planning groups reference each other: {cycle}")
+        if name not in defined:
+            where = f" (referenced by group {trail[-1]!r})" if trail else ""
+            raise ConfigurationError(
+                f"{srdf_path}: no planning group {name!r}{where}; groups: {sorted(defined)}"
+            )
+        out: list[str] = []
+        for entry in defined[name]:
+            if entry.tag == "joint":
+                out.append(entry.get("name", ""))
+            elif entry.tag == "link":  # its parent joint, unless that one is fixed
+                link = _body(model, entry.get("name", ""))
+                if link is not None:
+                    parent = model.frames[model.frames[link].parentFrame]
+                    if parent.type == pin.FrameType.JOINT:
+                        out.append(str(model.names[parent.parentJoint]))
+            elif entry.tag == "chain":
+                out += _chain(model, srdf_path, name, entry)
+            elif entry.tag == "group":
+                out += joints_of(entry.get("name", ""), (*trail, name))
+        return out
+
+    joints = joints_of(group, ())
+    return [j for j in dict.fromkeys(joints) if model.existJointName(j)]
