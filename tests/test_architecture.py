@@ -24,6 +24,7 @@ LAYERS: dict[str, set[str]] = {
     "sim": {"core", "controllers", "motion", "trajectories", "errors", "_validation"},
     "groups": {"core", "qp", "ik", "errors", "_validation"},
     "reach": {"core", "qp", "ik", "errors", "_validation"},
+    "mujoco_ik": {"core", "errors", "_validation"},
     "view": {
         "core",
         "controllers",
