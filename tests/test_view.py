@@ -784,3 +784,12 @@ def test_web_page_reads_and_shows_poses_in_threejs_conventions(franka):
         viewer.stop()
     with pytest.raises(ValueError, match="conventions"):
         WebViewer(viewer.scene, conventions="unity")
+
+
+def test_use_ik_controller_null_is_a_scene_without_a_target(franka):
+    """``useIkController(null)``: no IkTarget, so nothing writes the servo commands."""
+    sim = MujocoSimulation.from_robot(franka)
+    scene = InteractiveScene(sim)
+    sim.data.ctrl[:] = 0.1
+    scene.run(0.05)
+    assert scene.targets == [] and np.all(sim.data.ctrl == 0.1)

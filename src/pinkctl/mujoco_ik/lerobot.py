@@ -180,7 +180,8 @@ def compute_ik_levenberg_marquardt(
     joints' ranges, at most ``max_iterations`` times, until ``|e| < tolerance``.
 
     Args:
-        model, data: The MuJoCo model and its data (``data`` is restored).
+        model: The MuJoCo model (only read).
+        data: Its data (restored before returning).
         site_id: Site of the end effector.
         dof_ids: DOF ids of the controlled (hinge or slide) joints.
         target_pos: Target of the controlled point [m], world frame.
@@ -266,7 +267,8 @@ def solve_ik(
     orientation_weight: float = DEFAULT_ORIENTATION_WEIGHT,
 ) -> NDArray[np.float64]:
     """Joint angles that put the end effector at a target: the command of the arm's
-    ``<position>`` actuators (the seed's ``solve_ik``).
+    ``<position>`` actuators (the seed's ``solve_ik``). ``model`` to ``target_pos`` as
+    :func:`compute_ik_levenberg_marquardt`.
 
     Args:
         ik_method: ``"levenberg_marquardt"`` or ``"pseudoinverse"``.
@@ -274,8 +276,10 @@ def solve_ik(
         ik_iterations: Most iterations.
         seed_q: Start (selects the branch of a redundant arm); default: the DOFs' current
             ``data.qpos``.
-        point_offset, approach_axis, approach_dir, orientation_weight: As
-            :func:`compute_ik_levenberg_marquardt` (Levenberg–Marquardt only).
+        point_offset: As :func:`compute_ik_levenberg_marquardt` (Levenberg–Marquardt only).
+        approach_axis: Idem.
+        approach_dir: Idem.
+        orientation_weight: Idem.
 
     Returns:
         Joint angles, one per DOF; ``data`` is left as it was.
