@@ -35,6 +35,7 @@ LAYERS: dict[str, set[str]] = {
     },
     "groups": {"core", "qp", "ik", "errors", "_validation"},
     "reach": {"core", "qp", "ik", "errors", "_validation"},
+    "mujoco_ik": {"core", "errors", "_validation"},
     "view": {
         "core",
         "controllers",

@@ -642,3 +642,154 @@ def test_web_page_builds_for_every_bundled_robot(name):
         viewer.stop()
     with pytest.raises(ValueError, match="port"):
         WebViewer(viewer.scene, port=70000)
+
+
+# ------------------------------------------------------------------- three.js conventions
+def _threejs_scene(franka):
+    return make_scene(MujocoSimulation.from_robot(franka), conventions="threejs")
+
+
+def test_threejs_quaternion_order_xyzw_in_and_out(franka, scene):
+    """``moveTarget``'s THREE.Quaternion is (x, y, z, w); pinkctl's (w, x, y, z)."""
+    js = _threejs_scene(franka).target()
+    ours = scene.target()
+    start = ours.target_pose()
+    goal = start.position + [0.02, -0.03, 0.01]
+    wxyz = pin.Quaternion(pin.utils.rpyToMatrix(2.9, 0.2, -0.4)).coeffs()[[3, 0, 1, 2]]
+    ours.move_target(goal, wxyz)
+    js.move_target(goal, wxyz[[1, 2, 3, 0]])  # the same orientation, three.js's order
+    assert np.allclose(js.target_pose().quaternion, ours.target_pose().quaternion, atol=1e-15)
+    stats = js.gizmo_stats()
+    x, y, z, w = stats.quaternion
+    assert w >= 0.0 and np.allclose([w, x, y, z], ours.target_pose().quaternion, atol=1e-15)
+    assert np.allclose(stats.pos, goal)
+    # pinkctl's gizmo_stats: (w, x, y, z) and roll/pitch/yaw, as target_pose
+    assert np.allclose(ours.gizmo_stats().quaternion, ours.target_pose().quaternion)
+    assert np.allclose(ours.gizmo_stats().rot, ours.target_pose().rpy)
+    with pytest.raises(ValueError, match=r"4 values \(x, y, z, w\)"):
+        js.move_target(goal, [0.0, 0.0, 1.0])
+
+
+def test_threejs_euler_angles_xyz_in_and_out(franka, scene):
+    """THREE.Euler's default order XYZ: R = Rx(x) Ry(y) Rz(z) (checked against scipy's
+    intrinsic "XYZ"), read back as three.js's setFromRotationMatrix does."""
+    from scipy.spatial.transform import Rotation
+
+    js = _threejs_scene(franka).target()
+    position = js.target_pose().position
+    for angles in ([0.3, -0.5, 1.2], [-2.0, 1.1, -3.0], [0.0, 0.0, 0.0]):
+        js.move_target(position, euler=angles)
+        x, y, z, w = Rotation.from_euler("XYZ", angles).as_quat()
+        assert abs(abs(np.dot(js.target_pose().quaternion, [w, x, y, z])) - 1.0) < 1e-12
+        assert np.allclose(js.gizmo_stats().rot, angles, atol=1e-12)  # y in [-pi/2, pi/2]
+    js.move_target(position, euler=[0.4, np.pi / 2, 0.3])  # gimbal lock: three.js sets z = 0
+    rot = js.gizmo_stats().rot
+    assert rot[1] == pytest.approx(np.pi / 2) and rot[2] == 0.0
+    assert rot[0] == pytest.approx(0.4 + 0.3)  # at y = pi/2 the rotation fixes only x + z
+    # pinkctl's Euler angles are roll, pitch, yaw: R = Rz(yaw) Ry(pitch) Rx(roll)
+    ours = scene.target()
+    ours.move_target(position, euler=[0.3, -0.5, 1.2])
+    expected = pin.Quaternion(pin.utils.rpyToMatrix(0.3, -0.5, 1.2)).coeffs()[[3, 0, 1, 2]]
+    assert abs(abs(float(expected @ ours.target_pose().quaternion)) - 1.0) < 1e-12
+    assert np.allclose(ours.gizmo_stats().rot, [0.3, -0.5, 1.2])
+    with pytest.raises(ValueError, match="not both"):
+        ours.move_target(position, [1, 0, 0, 0], euler=[0, 0, 0])
+
+
+def test_threejs_move_target_duration_in_milliseconds(franka, scene):
+    """``moveTarget(pos, 500)``: 500 ms of simulation time, the same animation as pinkctl's
+    ``duration=0.5`` seconds."""
+    js = _threejs_scene(franka).target()
+    ours = scene.target()
+    goal = ours.target_pose().position + [0.05, 0.05, -0.05]
+    js.move_target(goal, duration=500)
+    ours.move_target(goal, duration=0.5)
+    for t in (0.1, 0.25, 0.499):
+        js.advance(t)
+        ours.advance(t)
+        assert js.animating
+        assert np.allclose(js.target_pose().position, ours.target_pose().position, atol=1e-15)
+    js.advance(0.5)
+    assert not js.animating and np.allclose(js.target_pose().position, goal)
+    with pytest.raises(ValueError, match="duration"):
+        js.move_target(goal, duration=-1)
+
+
+def test_threejs_solve_ik_and_ik_solve_fn_take_xyzw(franka, scene):
+    js_scene = _threejs_scene(franka)
+    js, ours = js_scene.target(), scene.target()
+    pose = ours.target_pose()
+    goal = pose.position + [0.03, 0.0, -0.02]
+    q_ours = ours.solve_ik(goal, pose.quaternion)
+    q_js = js.solve_ik(goal, pose.quaternion[[1, 2, 3, 0]])
+    assert q_ours is not None and np.allclose(q_js, q_ours, atol=1e-12)
+    assert np.allclose(js.solve_ik(goal, euler=js.gizmo_stats().rot), q_ours, atol=1e-9)
+    seen = []
+
+    def hook(position, quaternion, current_q):
+        seen.append(quaternion)
+        return current_q
+
+    js.ik_solve_fn = hook
+    js_scene.step()
+    assert np.allclose(seen[-1], js.gizmo_stats().quaternion)  # (x, y, z, w)
+    assert np.allclose(seen[-1][[3, 0, 1, 2]], js.target_pose().quaternion)
+
+
+def test_threejs_targets_still_go_home_in_seconds(franka):
+    """The scene's and the page's own moves (go home, gizmo, marker) are in pinkctl's units
+    whatever the target's conventions."""
+    scene = _threejs_scene(franka)
+    target = scene.target()
+    home = target.target_pose().position
+    target.move_target(home + [0.0, 0.1, 0.0])
+    scene.go_home(duration=0.2)
+    target.advance(scene.time + 0.1)
+    assert target.animating  # 0.2 s, not 0.2 ms
+    target.advance(scene.time + 0.2)
+    assert not target.animating and np.allclose(target.target_pose().position, home)
+    with pytest.raises(ValueError, match="conventions must be one of"):
+        IkTarget(scene.sim, conventions="unity")
+
+
+def test_web_page_reads_and_shows_poses_in_threejs_conventions(franka):
+    from pinkctl.view.web import WebViewer
+
+    viewer = WebViewer(_threejs_scene(franka), port=0, conventions="threejs")
+    assert viewer.conventions.name == "threejs"
+    viewer.start()
+    try:
+        (panel,) = viewer.panels.values()
+        target = panel.target
+        with viewer.scene.lock:
+            start = target.target_pose()
+        goal = start.position + [0.0, 0.05, 0.0]
+        x, y, z, w = start.quaternion[[1, 2, 3, 0]]
+        panel.move_to.value = f"{goal[0]} {goal[1]} {goal[2]} {x} {y} {z} {w}"
+        panel.move_duration.value = 500.0  # ms
+        with viewer.scene.lock:
+            assert panel.move_from_text()
+            assert target.animating
+            target.advance(viewer.scene.time + 0.5)
+            assert np.allclose(target.target_pose().position, goal)
+            assert np.allclose(target.target_pose().quaternion, start.quaternion)
+        assert "over 500 ms" in panel.move_result.value
+        panel.move_to.value = "0.1 0.2"
+        assert not panel.move_from_text() and "3, 6 or 7 numbers" in panel.move_result.value
+        deadline = time.monotonic() + 5.0
+        while "q (x y z w)" not in panel.pose.value and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "q (x y z w)" in panel.pose.value and "XYZ" in panel.pose.value
+    finally:
+        viewer.stop()
+    with pytest.raises(ValueError, match="conventions"):
+        WebViewer(viewer.scene, conventions="unity")
+
+
+def test_use_ik_controller_null_is_a_scene_without_a_target(franka):
+    """``useIkController(null)``: no IkTarget, so nothing writes the servo commands."""
+    sim = MujocoSimulation.from_robot(franka)
+    scene = InteractiveScene(sim)
+    sim.data.ctrl[:] = 0.1
+    scene.run(0.05)
+    assert scene.targets == [] and np.all(sim.data.ctrl == 0.1)

@@ -28,6 +28,7 @@ from .core.joints import (
     joint_positions_to_configuration,
     velocity_to_joint_state,
 )
+from .core.mujoco_qpos import from_mujoco_qpos, to_mujoco_qpos
 from .core.poses import SitePoseReader, pose_to_se3, se3_to_pose
 from .core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
 from .core.state import JointState, RobotState, RootState, SpatialState, combine_robot_states
@@ -107,6 +108,7 @@ __all__ = [
     "configuration_to_joint_positions",
     "find_ik",
     "find_ik_batch",
+    "from_mujoco_qpos",
     "joint_positions_to_configuration",
     "load_pink_robot",
     "load_pink_supported_robot",
@@ -118,6 +120,7 @@ __all__ = [
     "solve_ik",
     "solve_ik_batch",
     "supported_robots",
+    "to_mujoco_qpos",
     "velocity_to_joint_state",
 ]
 

@@ -6,12 +6,15 @@ duration), plays a minimum-jerk animation (:class:`~pinkctl.view.motion.MinimumJ
 follows a Cartesian :class:`~pinkctl.trajectories.Trajectory` of its site, all on simulation
 time; :meth:`MovingTarget.advance` moves it to a given time. An optional mocap body shows it
 in MuJoCo. :class:`~pinkctl.view.target.IkTarget` adds the controller that drives the arm to
-it. Positions are in metres and quaternions (w, x, y, z) with ``w >= 0``, in the world frame.
+it. Positions are in metres and quaternions (w, x, y, z) with ``w >= 0``, in the world frame;
+with ``conventions="threejs"`` (:mod:`pinkctl.view.conventions`), :meth:`MovingTarget.move_target`
+and :meth:`MovingTarget.gizmo_stats` speak three.js instead: (x, y, z, w) quaternions, XYZ
+Euler angles, durations in milliseconds.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
@@ -22,6 +25,7 @@ from ..core.poses import checked_pose
 from ..core.state import RobotState
 from ..errors import InputError
 from ..trajectories import Trajectory
+from .conventions import Conventions, GizmoStats, as_conventions
 from .motion import MinimumJerkMove
 from .pose import TargetPose
 
@@ -60,12 +64,23 @@ class MovingTarget:
         sim: The simulation (its clock and, for the marker, its mocap data).
         site: The site the target is for; the target starts at its current pose.
         marker: Name of a mocap body that shows the target, or None.
+        conventions: ``"pinkctl"`` or ``"threejs"``: how :meth:`move_target` reads and
+            :meth:`gizmo_stats` writes quaternions, Euler angles and durations.
 
     Raises:
-        ValueError: An unknown marker.
+        ValueError: An unknown marker or conventions.
     """
 
-    def __init__(self, sim: MujocoSimulation, site: str, marker: str | None) -> None:
+    def __init__(
+        self,
+        sim: MujocoSimulation,
+        site: str,
+        marker: str | None,
+        conventions: str | Conventions = "pinkctl",
+    ) -> None:
+        #: The conventions of :meth:`move_target` and :meth:`gizmo_stats`
+        #: (:mod:`pinkctl.view.conventions`).
+        self.conventions = as_conventions(conventions)
         self.sim = sim
         self.site = site
         self._mocap = -1
@@ -104,30 +119,62 @@ class MovingTarget:
             self.sim.data.mocap_quat[self._mocap] = quaternion
 
     def target_pose(self) -> TargetPose:
-        """The target's pose and velocity (the seed's ``getGizmoStats``)."""
+        """The target's pose and velocity, in pinkctl's conventions whatever the target's:
+        (w, x, y, z), roll/pitch/yaw (see :meth:`gizmo_stats` for the target's own)."""
         return TargetPose.from_pose(self._position, self._quaternion, self._linear, self._angular)
+
+    def gizmo_stats(self) -> GizmoStats:
+        """The target's position, Euler angles and quaternion in the target's conventions
+        (the seed's ``getGizmoStats()``: ``pos`` and ``rot``, a ``THREE.Euler`` with
+        ``conventions="threejs"``)."""
+        return self.conventions.gizmo_stats(self._position, self._quaternion)
 
     def move_target(
         self,
         position: ArrayLike,
         quaternion: ArrayLike | None = None,
         duration: float | None = None,
+        *,
+        euler: ArrayLike | None = None,
     ) -> None:
         """Move the target (the seed's ``moveTarget``); stops any animation or trajectory.
 
         Args:
             position: Goal position [m], world frame.
-            quaternion: Goal orientation (w, x, y, z); None keeps the current orientation.
-            duration: None or 0: jump there now. Otherwise a minimum-jerk animation of this
-                many **seconds** of simulation time (the seed takes milliseconds), starting
-                now, with zero velocity and acceleration at both ends.
+            quaternion: Goal orientation, (w, x, y, z), or (x, y, z, w) with
+                ``conventions="threejs"``; None (and no ``euler``) keeps the orientation.
+            duration: None or 0: jump there now. Otherwise a minimum-jerk animation over
+                this long, in seconds, or in milliseconds (the seed's unit) with
+                ``conventions="threejs"``, of simulation time, starting now, with zero
+                velocity and acceleration at both ends.
+            euler: Goal orientation as Euler angles [rad] instead of ``quaternion``:
+                roll/pitch/yaw, or three.js XYZ with ``conventions="threejs"``.
 
         Raises:
-            ValueError: Malformed pose or negative duration (nothing changes).
+            ValueError: Malformed pose, both ``quaternion`` and ``euler``, or a negative
+                duration (nothing changes).
         """
-        goal_position, goal_quaternion = checked_pose(
-            position, self._quaternion if quaternion is None else quaternion
-        )
+        goal = self._orientation(quaternion, euler)
+        seconds = None
+        if duration is not None:
+            seconds = self.conventions.seconds(real_number(duration, "duration", low=0.0))
+        self._move(position, self._quaternion if goal is None else goal, seconds)
+
+    def _orientation(self, quaternion: ArrayLike | None, euler: ArrayLike | None) -> Any:
+        """A (w, x, y, z) orientation from a quaternion or Euler angles in the target's
+        conventions (not normalised), or None when neither is given."""
+        if quaternion is not None and euler is not None:
+            raise InputError("give the orientation as quaternion or as euler, not both")
+        if quaternion is not None:
+            return self.conventions.quaternion_in(quaternion)
+        return None if euler is None else self.conventions.euler_in(euler)
+
+    def _move(
+        self, position: ArrayLike, quaternion_wxyz: ArrayLike, duration: float | None
+    ) -> None:
+        """:meth:`move_target` in pinkctl's conventions whatever the target's: (w, x, y, z),
+        seconds. The scene, the web page and MuJoCo's viewer move targets through it."""
+        goal_position, goal_quaternion = checked_pose(position, quaternion_wxyz)
         if duration is not None:
             duration = real_number(duration, "duration", low=0.0)
         self._trajectory = None

@@ -89,7 +89,7 @@ def follow_markers(scene: InteractiveScene, markers: list[int]) -> int:
         position, quaternion = data.mocap_pos[mocap], data.mocap_quat[mocap]
         turned = quaternion_angle(quaternion, pose.quaternion) > MARKER_TURN_TOLERANCE
         if np.abs(position - pose.position).max() > 1e-9 or turned:
-            target.move_target(position.copy(), quaternion.copy())
+            target._move(position.copy(), quaternion.copy(), None)  # MuJoCo: (w, x, y, z)
             moved += 1
     return moved
 

@@ -162,7 +162,7 @@ class InteractiveScene:
             for target in self.targets:
                 home = target.home_pose
                 if home is not None:
-                    target.move_target(home[0], home[1], duration=duration)
+                    target._move(home[0], home[1], duration)  # pinkctl conventions
 
     # ------------------------------------------------------------------ real time
     @property

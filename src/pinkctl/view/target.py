@@ -10,10 +10,10 @@ seed (``IkContextValue``)     pinkctl
 ``useIkController(config)``   ``IkTarget(sim, site=..., joints=..., actuators=...)``
 ``siteName``                  ``site``
 ``setIkEnabled(enabled)``     :meth:`IkTarget.set_ik_enabled` / :attr:`IkTarget.enabled`
-``moveTarget(pos, ms)``       :meth:`IkTarget.move_target` (duration in **seconds**)
+``moveTarget(pos, ms)``       :meth:`IkTarget.move_target` (seconds; ms with three.js's)
 ``syncTargetToSite()``        :meth:`IkTarget.sync_target_to_site`
 ``solveIK({position, ...})``  :meth:`IkTarget.solve_ik`
-``getGizmoStats()``           :meth:`IkTarget.target_pose` (position, quaternion, roll/pitch/yaw)
+``getGizmoStats()``           :meth:`IkTarget.gizmo_stats`, :meth:`IkTarget.target_pose`
 ``ikSolveFn``                 ``ik_solve_fn`` (argument and attribute)
 ``joints`` / ``actuators``    ``joints=`` / ``actuators=`` (names or regular expressions)
 ``useBeforePhysicsStep``      :meth:`IkTarget.step`, called by
@@ -29,7 +29,8 @@ joint positions that function returns (:mod:`pinkctl.view.solve_fn`). Disabled, 
 nothing, so whatever the user writes into ``data.ctrl`` reaches the servos untouched. Where
 the target is and how it moves by itself (animations, trajectories) is
 :class:`~pinkctl.view.moving_target.MovingTarget`, which :class:`IkTarget` extends. Positions
-are in metres and quaternions (w, x, y, z), in the world frame.
+are in metres and quaternions (w, x, y, z), in the world frame, or, for a target built with
+``conventions="threejs"``, as three.js writes them (:mod:`pinkctl.view.conventions`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ..core.state import JointState, RobotState, SpatialState
 from ..errors import InputError
 from ..ik import IKSolver, IKTarget
 from .chain import JointSelection, Selector, chain_robot, position_servo_gains, select_joints
+from .conventions import Conventions
 from .moving_target import MovingTarget
 from .solve_fn import IkSolveFn, call_solve_fn
 
@@ -81,10 +83,14 @@ class IkTarget(MovingTarget):
             ``"measured"``; see :class:`~pinkctl.controllers.PinkIKController`.
         marker: Name of a mocap body that shows the target in MuJoCo (e.g.
             ``"pinkctl_target"``), or None.
+        conventions: ``"pinkctl"`` (default) or ``"threejs"``: the quaternion order, Euler
+            angles and duration unit of :meth:`move_target`, :meth:`solve_ik`,
+            :meth:`gizmo_stats` and ``ik_solve_fn`` (:mod:`pinkctl.view.conventions`).
 
     Raises:
         ValueError: Unknown site, joints or actuators, no robot and no ``ik_solve_fn``, a
-            site or joint the robot model lacks, a bad cost or period, an unknown marker.
+            site or joint the robot model lacks, a bad cost or period, an unknown marker or
+            conventions.
 
     Not thread-safe: :class:`~pinkctl.view.scene.InteractiveScene` guards it with its lock.
     """
@@ -106,6 +112,7 @@ class IkTarget(MovingTarget):
         posture_cost: float = 1e-3,
         integrate_from: Literal["measured", "command"] = "command",
         marker: str | None = None,
+        conventions: str | Conventions = "pinkctl",
     ) -> None:
         robot = sim.robot if robot is None else robot
         if robot is not None and not isinstance(robot, PinkRobot):
@@ -155,7 +162,7 @@ class IkTarget(MovingTarget):
         self.commands_written = 0
         #: The last joint positions it commanded (None before the first).
         self.last_command: np.ndarray | None = None
-        super().__init__(sim, site, marker)
+        super().__init__(sim, site, marker, conventions)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -256,6 +263,8 @@ class IkTarget(MovingTarget):
     ) -> tuple[np.ndarray | None, str | None]:
         hook = self._ik_solve_fn
         assert hook is not None
+        if quaternion is not None and self.conventions.quaternion_order == "xyzw":
+            quaternion = quaternion[[1, 2, 3, 0]]  # checked poses are unit with w >= 0
         return call_solve_fn(hook, position, quaternion, current_q)
 
     def solve_ik(
@@ -263,6 +272,8 @@ class IkTarget(MovingTarget):
         position: ArrayLike,
         quaternion: ArrayLike | None = None,
         current_q: ArrayLike | None = None,
+        *,
+        euler: ArrayLike | None = None,
     ) -> np.ndarray | None:
         """Joint positions that put the site at a pose, without touching the simulation
         (the seed's ``solveIK``).
@@ -273,9 +284,12 @@ class IkTarget(MovingTarget):
 
         Args:
             position: Goal position [m], world frame.
-            quaternion: Goal orientation (w, x, y, z); None: position only (orientation free).
+            quaternion: Goal orientation, (w, x, y, z), or (x, y, z, w) with
+                ``conventions="threejs"``; None (and no ``euler``): position only.
             current_q: Start, one value per joint of :attr:`joint_names`; default: the
                 simulation's current joint positions (only read).
+            euler: Goal orientation as Euler angles [rad] instead of ``quaternion``
+                (roll/pitch/yaw, or three.js XYZ with ``conventions="threejs"``).
 
         Returns:
             Positions of :attr:`joint_names`, or None when no solution was found.
@@ -283,6 +297,7 @@ class IkTarget(MovingTarget):
         Raises:
             ValueError: Malformed position, quaternion or ``current_q``.
         """
+        quaternion = self._orientation(quaternion, euler)
         goal_position, goal_quaternion = checked_pose(
             position, (1.0, 0.0, 0.0, 0.0) if quaternion is None else quaternion
         )

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._validation import real_number
 from ..errors import InputError
+from .conventions import Conventions, as_conventions
 from .meshes import body_meshes
 from .recording import RecordedSession
 from .scene import InteractiveScene
@@ -66,9 +67,12 @@ class WebViewer:
         environment_map: Image-based lighting (viser's "warehouse" preset); nicer, but
             without a GPU (software WebGL) it delays the first frame by seconds.
         shadows: Shadow-casting lights; without a GPU they halve the frame rate.
+        conventions: ``"pinkctl"`` or ``"threejs"``: how each panel shows its target's pose
+            and reads a typed "Move to" pose and duration ((x, y, z, w) quaternions, XYZ Euler
+            angles and milliseconds with ``"threejs"``; :mod:`pinkctl.view.conventions`).
 
     Raises:
-        ValueError: On a bad host, port, rate, size or period.
+        ValueError: On a bad host, port, rate, size, period or conventions.
         ImportError: If viser is not installed (``pip install pinkctl[view]``).
     """
 
@@ -85,6 +89,7 @@ class WebViewer:
         session_path: str | Path = "session.json",
         environment_map: bool = False,
         shadows: bool = False,
+        conventions: str | Conventions = "pinkctl",
     ) -> None:
         import viser  # noqa: F401  (fail early with ImportError when the extra is missing)
 
@@ -111,6 +116,8 @@ class WebViewer:
         self.session_path = Path(session_path)
         self.environment_map = bool(environment_map)
         self.shadows = bool(shadows)
+        #: How the panels show and read poses and durations.
+        self.conventions = as_conventions(conventions)
         self.server: viser.ViserServer | None = None
         self.panels: dict[str, TargetPanel] = {}
         self._frames: dict[int, viser.FrameHandle] = {}

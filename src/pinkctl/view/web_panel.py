@@ -2,8 +2,9 @@
 
 A panel holds the target's transform gizmo, a frame at its site, and the GUI controls: IK on
 or off, solver and task costs of the built-in controller, "Sync to site", "Go home", the
-trajectory mode (with its path drawn), and the tracking error and status. GUI callbacks
-change the target under the scene's lock; :meth:`TargetPanel.refresh` shows a
+trajectory mode (with its path drawn), the target's pose and a typed "Move to" pose (in the
+page's conventions: :mod:`pinkctl.view.conventions`), and the tracking error and status. GUI
+callbacks change the target under the scene's lock; :meth:`TargetPanel.refresh` shows a
 :class:`TargetSnapshot` taken under that lock by the display thread.
 """
 
@@ -16,8 +17,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from .._validation import real_number
 from ..app.demo import build_trajectory
 from ..trajectories import Trajectory
+from .conventions import Conventions, GizmoStats
 from .target import IkTarget
 
 if TYPE_CHECKING:
@@ -35,6 +38,19 @@ WrittenWidget: TypeAlias = Any
 TRAJECTORIES = {"off": None, "figure-eight": "figure8", "circle": "circle"}
 _SOLVERS = ("daqp", "quadprog", "proxqp", "osqp", "clarabel")
 _GO_HOME_DURATION = 1.5  # s
+
+
+def _describe(stats: GizmoStats, conventions: Conventions) -> str:
+    """One line for a pose: position [m], quaternion and Euler angles [rad]."""
+    euler = "rpy" if conventions.euler_order == "rpy" else "XYZ"
+
+    def numbers(values: np.ndarray) -> str:
+        return " ".join(f"{v:.3f}" for v in values)
+
+    return (
+        f"p {numbers(stats.pos)} | q ({' '.join(conventions.quaternion_order)}) "
+        f"{numbers(stats.quaternion)} | {euler} {numbers(stats.rot)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -119,7 +135,7 @@ class TargetPanel:
             if event.phase == "start":
                 self.dragging = True
             with scene.lock:
-                target.move_target(self.gizmo.position, self.gizmo.wxyz)
+                target._move(self.gizmo.position, self.gizmo.wxyz, None)  # viser: wxyz
             if event.phase == "end":
                 self.dragging = False
 
@@ -178,6 +194,51 @@ class TargetPanel:
                 "Tracking error", initial_value="-", disabled=True
             )
             self.status: WrittenWidget = gui.add_text("Status", initial_value="-", disabled=True)
+            self._add_move_to(gui)
+
+    def _add_move_to(self, gui: viser.GuiApi) -> None:
+        """The target's pose and a typed move, in the page's conventions."""
+        conventions = self.viewer.conventions
+        euler = "roll pitch yaw" if conventions.euler_order == "rpy" else "Euler XYZ"
+        order = " ".join(f"q{axis}" for axis in conventions.quaternion_order)
+        self.pose: WrittenWidget = gui.add_text("Target pose", initial_value="-", disabled=True)
+        self.move_to: WrittenWidget = gui.add_text(
+            "Move to", initial_value="", hint=f"x y z [m], then {order} or {euler} [rad]"
+        )
+        unit = conventions.duration_unit
+        self.move_duration: WrittenWidget = gui.add_number(
+            f"Duration [{unit}]", initial_value=0.0, min=0.0
+        )
+        gui.add_button("Move").on_click(self._on_move)
+        self.move_result: WrittenWidget = gui.add_text("Moved", initial_value="-", disabled=True)
+
+    def _on_move(self, _: object) -> None:
+        self.move_from_text()
+
+    def move_from_text(self) -> bool:
+        """Move the target to the pose typed in "Move to" over "Duration": 3 numbers (a
+        position, orientation kept), 6 (and Euler angles) or 7 (and a quaternion), in the
+        page's conventions. Returns whether it moved; "Moved" says what happened."""
+        conventions, target = self.viewer.conventions, self.target
+        try:
+            values = [float(v) for v in str(self.move_to.value).replace(",", " ").split()]
+            if len(values) not in (3, 6, 7):
+                raise ValueError(f"type 3, 6 or 7 numbers, not {len(values)}")
+            quaternion = None
+            if len(values) == 7:
+                quaternion = conventions.quaternion_in(values[3:])
+            elif len(values) == 6:
+                quaternion = conventions.euler_in(values[3:])
+            duration = real_number(self.move_duration.value, "duration", low=0.0)
+            with self.viewer.scene.lock:
+                if quaternion is None:
+                    quaternion = target.target_pose().quaternion
+                target._move(values[:3], quaternion, conventions.seconds(duration))
+        except ValueError as exc:
+            self.move_result.value = str(exc)[:160]
+            return False
+        self.move_result.value = f"to {values[:3]} over {duration:g} {conventions.duration_unit}"
+        return True
 
     def _locked(self, function: Callable[..., object], *args: object) -> None:
         with self.viewer.scene.lock:
@@ -193,7 +254,7 @@ class TargetPanel:
         home = self.target.home_pose
         if home is not None:
             with self.viewer.scene.lock:
-                self.target.move_target(home[0], home[1], duration=_GO_HOME_DURATION)
+                self.target._move(home[0], home[1], _GO_HOME_DURATION)
 
     def _set_trajectory(self, label: str) -> None:
         kind = TRAJECTORIES.get(label)
@@ -273,6 +334,8 @@ class TargetPanel:
             self._shown_enabled = state.enabled
             if self.enabled.value != state.enabled:
                 self.enabled.value = state.enabled
+        stats = self.viewer.conventions.gizmo_stats(position, quaternion)
+        self.pose.value = _describe(stats, self.viewer.conventions)
         error_m, error_rad = state.error
         self.error.value = f"{error_m * 1e3:.2f} mm, {np.degrees(error_rad):.2f} deg"
         status = state.status
