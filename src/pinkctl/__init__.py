@@ -59,12 +59,14 @@ from .trajectories import (
     PoseWaypointTrajectory,
     Trajectory,
 )
+from .world import CollisionScene, RobotGeometry, World
 
 __all__ = [
     "BaseController",
     "ChainedController",
     "CircleTrajectory",
     "ClosedLoopLog",
+    "CollisionScene",
     "CombinedController",
     "ConfigurationError",
     "ControllerContainer",
@@ -90,6 +92,7 @@ __all__ = [
     "PinkctlError",
     "PinkctlWarning",
     "PoseWaypointTrajectory",
+    "RobotGeometry",
     "RobotState",
     "RootState",
     "SearchOptions",
@@ -100,6 +103,7 @@ __all__ = [
     "SpatialState",
     "Trajectory",
     "TrajectoryFollower",
+    "World",
     "combine_robot_states",
     "configuration_to_joint_positions",
     "find_ik",
