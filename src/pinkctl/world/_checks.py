@@ -3,8 +3,9 @@
 Each check raises :class:`~pinkctl.errors.InputError` naming the argument and returns the
 value in the form a record stores (tuples of Python floats), so a rejected call changes
 nothing. Quaternions are normalised (any non-zero scale is accepted, as everywhere in
-pinkctl) and given the sign ``w >= 0``; a quaternion already of unit norm to rounding is
-kept as it is, so that normalising is idempotent and a saved world reads back bit for bit.
+pinkctl) and signed so that their first non-zero coefficient is positive (``w >= 0``); a
+quaternion already of unit norm to rounding is kept as it is, so that normalising is
+idempotent and a saved world reads back bit for bit.
 """
 
 from __future__ import annotations
@@ -68,10 +69,12 @@ def unit(values: tuple[float, ...], argument: str) -> tuple[float, ...]:
 
 
 def quaternion(value: Any, argument: str = "orientation") -> tuple[float, float, float, float]:
-    """A (w, x, y, z) quaternion normalised with ``w >= 0``; None is the identity."""
+    """A (w, x, y, z) quaternion normalised with ``w >= 0`` (its first non-zero coefficient
+    positive); None is the identity."""
     if value is None:
         return (1.0, 0.0, 0.0, 0.0)
     w, x, y, z = unit(vector(value, argument, 4), argument)
-    if w < 0.0:
+    leading = next(v for v in (w, x, y, z) if v != 0.0)
+    if leading < 0.0:  # q and -q are one rotation: the first non-zero coefficient positive
         w, x, y, z = -w, -x, -y, -z
     return (w + 0.0, x + 0.0, y + 0.0, z + 0.0)  # + 0.0: no negative zeros in a record

@@ -38,12 +38,20 @@ from .obstacle import convex_shape
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
 
-__all__ = ["CONTACT_TOLERANCE", "Exclusion", "RobotGeometry", "srdf_exclusions"]
+__all__ = ["CONTACT_TOLERANCE", "GJK_TOLERANCE", "Exclusion", "RobotGeometry", "srdf_exclusions"]
 
 #: Pairs closer than this at home [m] are "in contact at home".
 CONTACT_TOLERANCE = 1e-6
-#: Accuracy asked of coal's GJK and EPA in the reference queries [m].
-DISTANCE_TOLERANCE = 1e-9
+#: Accuracy asked of coal's GJK (pairs apart) in the reference queries [m]; EPA (pairs in
+#: penetration) keeps coal's default 1e-6 m: tighter, it fails to converge on curved shapes.
+GJK_TOLERANCE = 1e-9
+
+
+def accurate(data: pin.GeometryData) -> pin.GeometryData:
+    """``data`` with every distance request at :data:`GJK_TOLERANCE`."""
+    for request in data.distanceRequests:
+        request.gjk_tolerance = GJK_TOLERANCE
+    return data
 
 
 @dataclass(frozen=True)
@@ -263,9 +271,7 @@ def _touching_at_home(
         probe.addGeometryObject(obj)
     for i, j in candidates:
         probe.addCollisionPair(pin.CollisionPair(i, j))
-    data = pin.GeometryData(probe)
-    for request in data.distanceRequests:
-        request.gjk_tolerance = request.epa_tolerance = DISTANCE_TOLERANCE
+    data = accurate(pin.GeometryData(probe))
     pin.computeDistances(model, model.createData(), probe, data, q0)
     return [
         ((min(links[i], links[j]), max(links[i], links[j])), result.min_distance)
