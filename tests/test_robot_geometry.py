@@ -267,3 +267,15 @@ def test_queries_check_their_arguments(ball):
         CollisionScene(ball, world="floor")
     with pytest.raises(InputError, match="distances"):
         scene.distance_jacobians(np.zeros(2), ["pair"])
+
+
+def test_results_are_not_changed_by_later_queries(franka_robot):
+    scene = CollisionScene(franka_robot, World.for_robot(franka_robot))
+    first = scene.distances(franka_robot.q0)
+    kept = [(d.distance, d.point_a.copy(), d.point_b.copy(), d.normal.copy()) for d in first]
+    scene.distances(franka_robot.q0 + 0.3)
+    scene.pairs_within(franka_robot.q0 - 0.3, 0.1)
+    for d, (distance, point_a, point_b, normal) in zip(first, kept):
+        assert d.distance == distance
+        assert np.array_equal(d.point_a, point_a) and np.array_equal(d.point_b, point_b)
+        assert np.array_equal(d.normal, normal)

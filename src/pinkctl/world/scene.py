@@ -179,6 +179,8 @@ class CollisionScene:
             model.addCollisionPair(pin.CollisionPair(pair.geometry_a, pair.geometry_b))
         self.geometry_model = model
         self.geometry_data = accurate(pin.GeometryData(model))
+        # references into the data's results (iterating is 5x cheaper than indexing)
+        self._results = list(self.geometry_data.distanceResults)
         self._pairs: tuple[ScenePair, ...] = tuple(pairs)
         index = np.array([[p.geometry_a, p.geometry_b] for p in pairs], dtype=np.intp)
         self._spheres = BoundingSpheres(model, index.reshape(-1, 2))
@@ -241,15 +243,15 @@ class CollisionScene:
         return array
 
     def _result(self, k: int) -> PairDistance:
-        result = self.geometry_data.distanceResults[k]
+        result = self._results[k]
         if not -FAILED < result.min_distance < FAILED:
             result = self._measured_again(k)
         return PairDistance(
             self._pairs[k],
-            float(result.min_distance),
-            np.asarray(result.getNearestPoint1()).copy(),
-            np.asarray(result.getNearestPoint2()).copy(),
-            np.asarray(result.normal).copy(),
+            result.min_distance,
+            result.getNearestPoint1(),  # a copy
+            result.getNearestPoint2(),
+            result.normal.copy(),  # a view of coal's result: copied
         )
 
     def _measured_again(self, k: int) -> Any:
