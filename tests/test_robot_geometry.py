@@ -265,6 +265,8 @@ def test_queries_check_their_arguments(ball):
         scene.pairs_within(np.zeros(2), math.nan)
     with pytest.raises(InputError, match="world"):
         CollisionScene(ball, world="floor")
+    with pytest.raises(InputError, match="robot must be a PinkRobot"):
+        CollisionScene("franka")
     with pytest.raises(InputError, match="distances"):
         scene.distance_jacobians(np.zeros(2), ["pair"])
 

@@ -346,3 +346,17 @@ def test_records_can_be_shared_between_worlds():
     with pytest.raises(InputError, match="Obstacle"):
         second.add("ball")
     assert isinstance(ball, Obstacle) and hash(ball) == hash(second["ball"])
+
+
+def test_a_world_pickles_by_value(tmp_path):
+    """Worker processes receive worlds pickled; the coal shapes are built again."""
+    import pickle
+
+    world = _every_kind(tmp_path)
+    again = pickle.loads(pickle.dumps(world))
+    assert again == world and list(again) == list(world)
+    for name in world:
+        assert len(again[name].shapes) == len(world[name].shapes)
+        assert [p.tolist() for p in again[name].pieces] == [p.tolist() for p in world[name].pieces]
+    again.move("ball", position=(0.0, 0.0, 0.0))
+    assert world["ball"].position == (0.3, 0.3, 0.5)

@@ -97,6 +97,13 @@ class Obstacle:
         if not self._shapes:
             object.__setattr__(self, "_shapes", _shapes(self.kind, self.dimensions, self.pieces))
 
+    def __reduce__(self) -> tuple:
+        # pickled by value (worker processes get the world this way); the coal shapes are
+        # built again from the dimensions and pieces
+        pieces = tuple(np.array(p) for p in self.pieces)
+        values = (self.position, self.orientation, self.movable, pieces)
+        return (Obstacle, (self.name, self.kind, dict(self.dimensions), *values))
+
     def __hash__(self) -> int:
         return hash((self.name, self.kind, self.position, self.orientation, self.movable))
 

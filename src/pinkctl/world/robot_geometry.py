@@ -26,17 +26,15 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import coal
 import numpy as np
 import pinocchio as pin
 
+from ..core.robot import PinkRobot
 from ..errors import ConfigurationError, InputError
+from .mesh import hull_vertices
 from .obstacle import convex_shape
-
-if TYPE_CHECKING:
-    from ..core.robot import PinkRobot
 
 __all__ = ["CONTACT_TOLERANCE", "GJK_TOLERANCE", "Exclusion", "RobotGeometry", "srdf_exclusions"]
 
@@ -109,7 +107,8 @@ def _convex(obj: pin.GeometryObject) -> pin.GeometryObject:
     shape = obj.geometry
     if isinstance(shape, coal.BVHModelBase):
         vertices = np.asarray(shape.vertices(), dtype=np.float64).reshape(-1, 3)
-        shape = convex_shape(vertices)
+        # the hull's vertices first (scipy, vectorised): a mesh can have 1e5 vertices
+        shape = convex_shape(hull_vertices(vertices, f"geometry {obj.name!r}"))
     elif not isinstance(shape, (coal.ShapeBase, coal.ConvexBase)) or isinstance(
         shape, (coal.Plane, coal.Halfspace)
     ):
@@ -163,6 +162,8 @@ class RobotGeometry:
             InputError: A geometry coal cannot measure a distance to (height field,
                 octree).
         """
+        if not isinstance(robot, PinkRobot):
+            raise InputError(f"robot must be a PinkRobot, got {type(robot).__name__}")
         model = robot.model
         try:
             original, source = _source_geometry(robot)

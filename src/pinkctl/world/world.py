@@ -22,8 +22,11 @@ import numpy as np
 from .._validation import real_number
 from ..errors import InputError
 from ._checks import checked_name, positive, quaternion, unit, vector
+from .floor import floor_height
 from .mesh import hull_vertices, mesh_pieces
+from .mujoco_scene import read_mujoco
 from .obstacle import Obstacle, halfspace
+from .toml_file import read_world, write_world
 
 if TYPE_CHECKING:
     import mujoco
@@ -63,8 +66,6 @@ class World(Mapping[str, Obstacle]):
         ``z <= h`` named ``"floor"``, ``h`` = :func:`~pinkctl.world.floor_height` (the
         robot's ``floor``, or just below its lowest point at home, never above 0); no floor
         when the robot's ``floor`` is False. Remove or move it like any obstacle."""
-        from .floor import floor_height  # noqa: PLC0415 (MuJoCo only when a floor is asked)
-
         world = cls()
         height = floor_height(robot)
         if height is not None:
@@ -79,22 +80,16 @@ class World(Mapping[str, Obstacle]):
             DescriptionNotFoundError: No such file (or a mesh it names).
             ConfigurationError: A malformed file, naming the file, the obstacle and the key.
         """
-        from .toml_file import read_world  # noqa: PLC0415
-
         return read_world(cls(), Path(path))
 
     def save(self, path: str | Path) -> None:
         """Write the world to a TOML file that :meth:`load` reads back equal (mesh paths
         relative to the file's folder when they lie under it)."""
-        from .toml_file import write_world  # noqa: PLC0415
-
         write_world(self, Path(path))
 
     @classmethod
     def from_mujoco(cls, source: str | Path | mujoco.MjModel) -> World:
         """The obstacles of a MuJoCo scene (see :mod:`pinkctl.world.mujoco_scene`)."""
-        from .mujoco_scene import read_mujoco  # noqa: PLC0415
-
         return read_mujoco(cls(), source)
 
     def copy(self) -> World:
@@ -163,18 +158,18 @@ class World(Mapping[str, Obstacle]):
         self._version += 1
         return obstacle
 
-    def _add(self, name: str, kind: str, dims: dict, position: Any, orientation: Any,
-             movable: Any, pieces: tuple[np.ndarray, ...] = ()) -> Obstacle:  # fmt: skip
-        record = Obstacle(
-            name,
-            kind,
-            dims,
-            _position(position),
-            quaternion(orientation),
-            self._movable(movable),
-            pieces,
-        )
-        return self.add(record)
+    def _add(
+        self,
+        name: str,
+        kind: str,
+        dims: dict[str, Any],
+        pose: tuple[Any, Any, Any],
+        pieces: tuple[np.ndarray, ...] = (),
+    ) -> Obstacle:
+        """Check ``pose`` = (position, orientation, movable), then add the record."""
+        position, orientation, movable = pose
+        where = (_position(position), quaternion(orientation), self._movable(movable))
+        return self.add(Obstacle(name, kind, dims, *where, pieces))
 
     def add_box(
         self,
@@ -188,9 +183,9 @@ class World(Mapping[str, Obstacle]):
         """A box of full edge lengths ``size`` = (x, y, z) [m] centred at ``position``."""
         name = self._new_name(name)
         x, y, z = vector(size, "size")
-        for axis, value in zip("xyz", (x, y, z)):
-            positive(value, f"size[{'xyz'.index(axis)}] ({axis})")
-        return self._add(name, "box", {"size": (x, y, z)}, position, orientation, movable)
+        for k, value in enumerate((x, y, z)):
+            positive(value, f"size[{k}]")
+        return self._add(name, "box", {"size": (x, y, z)}, (position, orientation, movable))
 
     def add_sphere(
         self, name: str, radius: Any, position: Any = (0.0, 0.0, 0.0), *, movable: bool = False
@@ -198,7 +193,7 @@ class World(Mapping[str, Obstacle]):
         """A sphere of ``radius`` [m] centred at ``position``."""
         name = self._new_name(name)
         dims = {"radius": positive(radius, "radius")}
-        return self._add(name, "sphere", dims, position, None, movable)
+        return self._add(name, "sphere", dims, (position, None, movable))
 
     def add_capsule(
         self,
@@ -218,7 +213,7 @@ class World(Mapping[str, Obstacle]):
             "radius": positive(radius, "radius"),
             "length": positive(length, "length", allow_zero=True),
         }
-        return self._add(name, "capsule", dims, position, orientation, movable)
+        return self._add(name, "capsule", dims, (position, orientation, movable))
 
     def add_cylinder(
         self,
@@ -234,7 +229,7 @@ class World(Mapping[str, Obstacle]):
         full ``length`` [m]."""
         name = self._new_name(name)
         dims = {"radius": positive(radius, "radius"), "length": positive(length, "length")}
-        return self._add(name, "cylinder", dims, position, orientation, movable)
+        return self._add(name, "cylinder", dims, (position, orientation, movable))
 
     def add_halfspace(
         self, name: str, normal: Any, offset: Any = 0.0, *, movable: bool = False
@@ -295,7 +290,7 @@ class World(Mapping[str, Obstacle]):
             raise InputError(f"vertices must have shape (N, 3), got {points.shape}")
         hull = hull_vertices(points, "vertices")
         dims = {"vertices": tuple(tuple(float(v) for v in p) for p in hull)}
-        return self._add(name, "convex", dims, position, orientation, movable, (hull.copy(),))
+        return self._add(name, "convex", dims, (position, orientation, movable), (hull,))
 
     def move(self, name: str, position: Any = None, orientation: Any = None) -> Obstacle:
         """Put obstacle ``name`` at a new pose (None keeps that part of the pose).
