@@ -360,3 +360,22 @@ def test_a_world_pickles_by_value(tmp_path):
         assert [p.tolist() for p in again[name].pieces] == [p.tolist() for p in world[name].pieces]
     again.move("ball", position=(0.0, 0.0, 0.0))
     assert world["ball"].position == (0.3, 0.3, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("kind", "dimensions", "message"),
+    [
+        ("cone", {"radius": 1.0}, "kind"),
+        ("sphere", {"radius": -1.0}, "radius"),
+        ("sphere", {"size": (1, 1, 1)}, r"dimensions of a sphere must be \['radius'\]"),
+        ("box", {"size": (1.0, 0.0, 1.0)}, r"size\[1\]"),
+        ("capsule", {"radius": 0.1, "length": math.inf}, "length"),
+        ("halfspace", {"normal": (1.0, 0.0, 0.0), "offset": 0.0}, "pose must match"),
+        ("convex", {"vertices": ((0, 0, 0),)}, "needs pieces"),
+    ],
+)
+def test_records_built_by_hand_are_held_to_the_same_rules(kind, dimensions, message):
+    with pytest.raises(InputError, match=message):
+        Obstacle("o", kind, dimensions, (0.0, 0.0, 0.0))
+    with pytest.raises(InputError, match="position"):
+        Obstacle("o", "sphere", {"radius": 1.0}, (0.0, math.nan, 0.0))

@@ -31,13 +31,24 @@ import coal
 import numpy as np
 import pinocchio as pin
 
+from .._validation import real_number
 from ..errors import InputError
-from ._checks import quaternion, unit
+from ._checks import checked_name, positive, quaternion, unit, vector
 
 __all__ = ["KINDS", "Obstacle", "convex_shape"]
 
 #: The obstacle kinds, in the order the documentation lists them.
 KINDS = ("box", "sphere", "capsule", "cylinder", "halfspace", "mesh", "convex")
+#: The dimensions of each kind.
+DIMENSIONS = {
+    "box": ("size",),
+    "sphere": ("radius",),
+    "capsule": ("radius", "length"),
+    "cylinder": ("radius", "length"),
+    "halfspace": ("normal", "offset"),
+    "mesh": ("path", "scale"),
+    "convex": ("vertices",),
+}
 
 
 def convex_shape(vertices: np.ndarray) -> coal.Convex:
@@ -60,6 +71,22 @@ def _shapes(kind: str, dims: Mapping[str, Any], pieces: tuple[np.ndarray, ...]) 
     if kind == "halfspace":
         return (coal.Halfspace(np.array([0.0, 0.0, 1.0]), 0.0),)
     return tuple(convex_shape(p) for p in pieces)
+
+
+def _check_dimensions(kind: str, dims: Mapping[str, Any], placement: pin.SE3) -> None:
+    if kind == "box":
+        for k, value in enumerate(vector(dims["size"], "size")):
+            positive(value, f"size[{k}]")
+    if kind in ("sphere", "capsule", "cylinder"):
+        positive(dims["radius"], "radius")
+    if kind in ("capsule", "cylinder"):
+        positive(dims["length"], "length", allow_zero=kind == "capsule")
+    if kind == "halfspace":
+        normal = np.array(unit(vector(dims["normal"], "normal"), "normal"))
+        offset = real_number(dims["offset"], "offset")
+        along = float(normal @ placement.translation)
+        if not (np.allclose(placement.rotation[:, 2], normal) and abs(along - offset) < 1e-9):
+            raise InputError("a half-space's pose must match its normal and offset")
 
 
 @dataclass(frozen=True)
@@ -91,6 +118,22 @@ class Obstacle:
     _shapes: tuple = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        # a record built by hand is held to the rules of the World's add_ methods
+        checked_name(self.name)
+        if self.kind not in DIMENSIONS:
+            raise InputError(f"kind must be one of {list(KINDS)}, got {self.kind!r}")
+        if not isinstance(self.dimensions, Mapping) or set(self.dimensions) != set(
+            DIMENSIONS[self.kind]
+        ):
+            raise InputError(f"dimensions of a {self.kind} must be {list(DIMENSIONS[self.kind])}")
+        x, y, z = vector(self.position, "position")
+        object.__setattr__(self, "position", (x, y, z))
+        object.__setattr__(self, "orientation", quaternion(self.orientation))
+        if not isinstance(self.movable, bool):
+            raise InputError(f"movable must be True or False, got {self.movable!r}")
+        if (self.kind in ("mesh", "convex")) != bool(self.pieces):
+            raise InputError(f"a {self.kind} {'needs' if not self.pieces else 'has no'} pieces")
+        _check_dimensions(self.kind, self.dimensions, self.placement)
         object.__setattr__(self, "dimensions", MappingProxyType(dict(self.dimensions)))
         for piece in self.pieces:
             piece.setflags(write=False)
