@@ -14,8 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import trimesh
-from scipy.spatial import ConvexHull, QhullError
 
 from ..errors import DescriptionNotFoundError, InputError
 
@@ -32,6 +30,8 @@ def hull_vertices(points: np.ndarray, what: str) -> np.ndarray:
         InputError: Fewer than 4 points, or points with no volume (flat or on a line);
             ``what`` names them in the message.
     """
+    from scipy.spatial import ConvexHull, QhullError  # noqa: PLC0415 (import time: only here)
+
     points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     if len(points) < 4:
         raise InputError(f"{what}: a convex piece needs at least 4 points, got {len(points)}")
@@ -54,6 +54,8 @@ def mesh_pieces(path: Path, scale: tuple[float, float, float]) -> tuple[np.ndarr
         InputError: A file trimesh cannot read, with no triangles, with a flat piece, or with
             more than :data:`MAX_PIECES` pieces.
     """
+    import trimesh  # noqa: PLC0415 (0.7 s of import time: only when a mesh is read)
+
     if not path.is_file():
         raise DescriptionNotFoundError(f"mesh file not found: {path}")
     try:
