@@ -63,12 +63,14 @@ from .trajectories import (
     PoseWaypointTrajectory,
     Trajectory,
 )
+from .world import CollisionScene, RobotGeometry, World
 
 __all__ = [
     "BaseController",
     "ChainedController",
     "CircleTrajectory",
     "ClosedLoopLog",
+    "CollisionScene",
     "CombinedController",
     "ConfigurationError",
     "ControllerContainer",
@@ -94,6 +96,7 @@ __all__ = [
     "PinkctlError",
     "PinkctlWarning",
     "PoseWaypointTrajectory",
+    "RobotGeometry",
     "RobotState",
     "RootState",
     "SearchOptions",
@@ -104,6 +107,7 @@ __all__ = [
     "SpatialState",
     "Trajectory",
     "TrajectoryFollower",
+    "World",
     "combine_robot_states",
     "configuration_to_joint_positions",
     "find_ik",

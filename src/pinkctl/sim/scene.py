@@ -19,7 +19,8 @@
   reference rotation, and armature;
 - a free joint on the root link for a floating-base robot;
 - a floor (at ``robot.floor``, or just below the robot's lowest point at home, never above
-  z = 0), lights, an overview camera and a mocap target marker.
+  z = 0: :func:`pinkctl.world.floor_height`, which the world's floor shares), lights, an
+  overview camera and a mocap target marker.
 
 MuJoCo's compiler bounds (``boundmass``, ``boundinertia``) keep a massless link from being
 rejected; the description already repaired non-physical inertia tensors.
@@ -39,6 +40,7 @@ import pinocchio as pin
 
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError, PinkctlWarning
+from ..world.floor import add_free_joint, floor_height, home_qpos, robot_spec
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
@@ -49,8 +51,6 @@ TARGET_BODY = "pinkctl_target"
 #: Lower bounds MuJoCo applies to every body [kg], [kg m^2].
 BOUND_MASS = 1e-6
 BOUND_INERTIA = 1e-10
-#: Gap between the robot's lowest point at home and the floor [m].
-FLOOR_CLEARANCE = 1e-3
 
 
 def srdf_disabled_pairs(srdf_path: Path) -> list[tuple[str, str]]:
@@ -74,20 +74,6 @@ def _overview_camera(robot: PinkRobot) -> tuple[np.ndarray, np.ndarray]:
     right /= np.linalg.norm(right)
     up = np.cross(right, forward)
     return eye, np.concatenate([right, up])
-
-
-def _robot_spec(robot: PinkRobot) -> mujoco.MjSpec:
-    description = robot.description
-    if description is None:
-        if robot.urdf_path is None:
-            raise InputError("robot has no description; load it with load_pink_robot")
-        spec = mujoco.MjSpec.from_file(str(robot.urdf_path))
-        spec.compiler.fusestatic = False
-        spec.compiler.discardvisual = False
-        return spec
-    if description.kind == "mjcf":
-        return mujoco.MjSpec.from_file(str(description.path))
-    return mujoco.MjSpec.from_string(description.mujoco_xml)
 
 
 def _add_sites(spec: mujoco.MjSpec, robot: PinkRobot, frames: Sequence[str]) -> None:
@@ -177,27 +163,9 @@ def _exclude_parents(spec: mujoco.MjSpec) -> None:
             spec.add_exclude(bodyname1=parent.name, bodyname2=body.name)
 
 
-def _home_qpos(model: mujoco.MjModel, robot: PinkRobot) -> np.ndarray:
-    qpos = model.qpos0.copy()
-    home = robot.home_positions()
-    scalar = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
-    for j in range(model.njnt):
-        name = model.joint(j).name
-        if name in home and int(model.jnt_type[j]) in scalar:
-            qpos[model.jnt_qposadr[j]] = home[name]
-    if robot.floating_base:
-        free_type = int(mujoco.mjtJoint.mjJNT_FREE)
-        free = [j for j in range(model.njnt) if int(model.jnt_type[j]) == free_type]
-        if free:
-            adr = model.jnt_qposadr[free[0]]
-            x, y, z, qx, qy, qz, qw = robot.q0[:7]
-            qpos[adr : adr + 7] = [x, y, z, qw, qx, qy, qz]
-    return qpos
-
-
 def _contacts_at_home(model: mujoco.MjModel, robot: PinkRobot) -> list[tuple[str, str]]:
     data = mujoco.MjData(model)
-    data.qpos[:] = _home_qpos(model, robot)
+    data.qpos[:] = home_qpos(model, robot)
     mujoco.mj_forward(model, data)
     pairs = set()
     for k in range(data.ncon):
@@ -216,22 +184,6 @@ def _catalog_home(robot: PinkRobot) -> bool:
     return (
         source is not None and source.catalog is not None and source.arguments.get("home") is None
     )
-
-
-def _lowest_point(model: mujoco.MjModel, robot: PinkRobot) -> float:
-    """Lowest z of the robot's collision geometry at home [m] (geom bounding boxes)."""
-    data = mujoco.MjData(model)
-    data.qpos[:] = _home_qpos(model, robot)
-    mujoco.mj_forward(model, data)
-    lowest = np.inf
-    for g in range(model.ngeom):
-        if model.geom_bodyid[g] == 0:
-            continue
-        center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
-        rotation = data.geom_xmat[g].reshape(3, 3)
-        extent_z = float(np.abs(rotation[2]) @ half)
-        lowest = min(lowest, float(data.geom_xpos[g, 2] + rotation[2] @ center) - extent_z)
-    return lowest
 
 
 def _add_world(spec: mujoco.MjSpec, robot: PinkRobot, floor_z: float | None) -> None:
@@ -303,7 +255,7 @@ def build_spec(
     Raises:
         ValueError: Unknown site frames or actuated joints.
     """
-    spec = _robot_spec(robot)
+    spec = robot_spec(robot)
     spec.option.timestep = timestep
     # implicit in the joint damping and servo kv: stable for stiff servos at 2 ms
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
@@ -311,10 +263,7 @@ def build_spec(
     spec.compiler.boundinertia = BOUND_INERTIA
     spec.modelname = robot.name or "robot"
     robot_bodies = [b for b in spec.bodies if b.name and b.name != "world"]
-    if robot.floating_base:
-        roots = [b for b in robot_bodies if b.parent is not None and b.parent.name == "world"]
-        if roots and not any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in roots[0].joints):
-            roots[0].add_freejoint(name="root_joint")
+    add_free_joint(spec, robot)
     _add_sites(spec, robot, sites)
     _exclude_parents(spec)
     if robot.srdf_path is not None:
@@ -359,12 +308,8 @@ def build_spec(
             PinkctlWarning,
             stacklevel=3,
         )
-    floor_z = None
-    if floor and robot.floor is not False:
-        if isinstance(robot.floor, float) and not isinstance(robot.floor, bool):
-            floor_z = robot.floor
-        else:
-            floor_z = min(0.0, _lowest_point(probe, robot) - FLOOR_CLEARANCE)
+    # the floor's height: one function for the simulation and the world (pinkctl.world.floor)
+    floor_z = floor_height(robot, probe) if floor else None
     _add_world(spec, robot, floor_z)
     if target_marker:
         _add_target_marker(spec)

@@ -1,0 +1,82 @@
+"""Bounding spheres of a scene's geometries: a cheap lower bound on every pair's distance.
+
+Each geometry gets a sphere in its own frame that holds it (centre, radius); a half-space is
+kept as its plane. For two spheres the distance of their shapes is at least
+``|c_a - c_b| - r_a - r_b``; for a sphere and a half-space at least ``n . c - offset - r``.
+A pair whose bound exceeds a query's distance cannot be within it, and coal is not asked.
+"""
+
+from __future__ import annotations
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+__all__ = ["BoundingSpheres", "bounding_sphere"]
+
+
+def bounding_sphere(shape: coal.CollisionGeometry) -> tuple[np.ndarray, float]:
+    """Centre (3,) in the shape's frame and radius [m] of a sphere holding ``shape``
+    (radius ``inf`` for a half-space)."""
+    if isinstance(shape, coal.Sphere):
+        return np.zeros(3), float(shape.radius)
+    if isinstance(shape, coal.Box):
+        return np.zeros(3), float(np.linalg.norm(shape.halfSide))
+    if isinstance(shape, coal.Capsule):
+        return np.zeros(3), float(shape.radius + shape.halfLength)
+    if isinstance(shape, coal.Cylinder):
+        return np.zeros(3), float(np.hypot(shape.radius, shape.halfLength))
+    if isinstance(shape, coal.Halfspace):
+        return np.zeros(3), np.inf
+    if isinstance(shape, coal.ConvexBase):
+        points = np.asarray(shape.points(), dtype=np.float64).reshape(-1, 3)
+        centre = 0.5 * (points.min(axis=0) + points.max(axis=0))
+        return centre, float(np.max(np.linalg.norm(points - centre, axis=1)))
+    shape.computeLocalAABB()
+    centre = np.asarray(shape.aabb_center, dtype=np.float64).copy()
+    return centre, float(shape.aabb_radius)
+
+
+class BoundingSpheres:
+    """The bounding spheres of a geometry model and the lower bound of each pair's distance.
+
+    Args:
+        geometry_model: The geometries (half-spaces allowed as the second of a pair).
+        pairs: (P, 2) geometry indices.
+    """
+
+    def __init__(self, geometry_model: pin.GeometryModel, pairs: np.ndarray) -> None:
+        spheres = [bounding_sphere(o.geometry) for o in geometry_model.geometryObjects]
+        self.centres = np.array([c for c, _ in spheres]).reshape(-1, 3)
+        self.radii = np.array([r for _, r in spheres])
+        self.plane: np.ndarray = np.isinf(self.radii)
+        self.pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        # per geometry, as Python values (the loop below reads them one by one)
+        self._plane = [bool(v) for v in self.plane]
+        self._offset = [bool(np.any(c)) for c in self.centres]
+        self._planar: np.ndarray = self.plane[self.pairs[:, 1]]
+        self._finite_radii = np.where(self.plane, 0.0, self.radii)
+
+    def lower_bounds(self, placements: pin.StdVec_SE3) -> np.ndarray:
+        """(P,) lower bounds [m] of the pairs' distances at the geometries' world
+        ``placements`` (``GeometryData.oMg``)."""
+        count = len(self.radii)
+        centres = np.empty((count, 3))
+        normals = np.zeros((count, 3))
+        for g in range(count):
+            m = placements[g]
+            if self._plane[g]:
+                normals[g] = m.rotation[:, 2]
+                centres[g] = m.translation
+            elif self._offset[g]:
+                centres[g] = m.act(self.centres[g])
+            else:
+                centres[g] = m.translation
+        a, b = self.pairs[:, 0], self.pairs[:, 1]
+        gap = np.linalg.norm(centres[a] - centres[b], axis=1)
+        bounds = gap - self._finite_radii[a] - self._finite_radii[b]
+        if self._planar.any():
+            p = self._planar
+            heights = np.einsum("ij,ij->i", normals[b[p]], centres[a[p]] - centres[b[p]])
+            bounds[p] = heights - self._finite_radii[a[p]]
+        return bounds

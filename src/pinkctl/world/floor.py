@@ -1,0 +1,111 @@
+"""Where the floor under a robot lies: the one computation the simulation and the world share.
+
+:func:`floor_height` is the height of the floor that
+:meth:`MujocoSimulation.from_robot <pinkctl.MujocoSimulation.from_robot>` puts under a robot
+and that :meth:`World.for_robot <pinkctl.world.World.for_robot>` adds as the ``"floor"``
+half-space: the robot's configured ``floor`` when it is a number, else just below the lowest
+point of the robot's MuJoCo geoms at home (their bounding boxes, every geom MuJoCo compiles
+from the description), never above z = 0. Both call this function, so they always agree.
+
+The helpers that compile the robot's description for MuJoCo and put it at home live here too
+(the simulation's scene builder imports them).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+
+from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..core.robot import PinkRobot
+
+__all__ = ["FLOOR_CLEARANCE", "floor_height", "home_qpos", "lowest_point", "robot_spec"]
+
+#: Gap between the robot's lowest point at home and the floor [m].
+FLOOR_CLEARANCE = 1e-3
+
+
+def robot_spec(robot: PinkRobot) -> mujoco.MjSpec:
+    """The MjSpec of ``robot``'s description as both engines read it (no scene added)."""
+    description = robot.description
+    if description is None:
+        if robot.urdf_path is None:
+            raise InputError("robot has no description; load it with load_pink_robot")
+        spec = mujoco.MjSpec.from_file(str(robot.urdf_path))
+        spec.compiler.fusestatic = False
+        spec.compiler.discardvisual = False
+        return spec
+    if description.kind == "mjcf":
+        return mujoco.MjSpec.from_file(str(description.path))
+    return mujoco.MjSpec.from_string(description.mujoco_xml)
+
+
+def add_free_joint(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
+    """A free joint on the root body of a floating-base robot (when it has none)."""
+    if not robot.floating_base:
+        return
+    bodies = [b for b in spec.bodies if b.name and b.name != "world"]
+    roots = [b for b in bodies if b.parent is not None and b.parent.name == "world"]
+    if roots and not any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in roots[0].joints):
+        roots[0].add_freejoint(name="root_joint")
+
+
+def home_qpos(model: mujoco.MjModel, robot: PinkRobot) -> np.ndarray:
+    """MuJoCo's ``qpos`` of the robot's home configuration ``robot.q0``."""
+    qpos = model.qpos0.copy()
+    home = robot.home_positions()
+    scalar = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+    for j in range(model.njnt):
+        name = model.joint(j).name
+        if name in home and int(model.jnt_type[j]) in scalar:
+            qpos[model.jnt_qposadr[j]] = home[name]
+    if robot.floating_base:
+        free_type = int(mujoco.mjtJoint.mjJNT_FREE)
+        free = [j for j in range(model.njnt) if int(model.jnt_type[j]) == free_type]
+        if free:
+            adr = model.jnt_qposadr[free[0]]
+            x, y, z, qx, qy, qz, qw = robot.q0[:7]
+            qpos[adr : adr + 7] = [x, y, z, qw, qx, qy, qz]
+    return qpos
+
+
+def lowest_point(model: mujoco.MjModel, robot: PinkRobot) -> float:
+    """Lowest z of the robot's geoms at home [m] (geom bounding boxes)."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = home_qpos(model, robot)
+    mujoco.mj_forward(model, data)
+    lowest = np.inf
+    for g in range(model.ngeom):
+        if model.geom_bodyid[g] == 0:
+            continue
+        center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
+        rotation = data.geom_xmat[g].reshape(3, 3)
+        extent_z = float(np.abs(rotation[2]) @ half)
+        lowest = min(lowest, float(data.geom_xpos[g, 2] + rotation[2] @ center) - extent_z)
+    return lowest
+
+
+def floor_height(robot: PinkRobot, model: mujoco.MjModel | None = None) -> float | None:
+    """Height of the floor under ``robot`` [m] (module docstring); None when the robot's
+    ``floor`` is False.
+
+    Args:
+        robot: The robot.
+        model: The robot's compiled MuJoCo model, when the caller has one (the simulation
+            passes the model it is building); else it is compiled here from the robot's
+            description (a floating-base robot gets its free joint).
+    """
+    floor = robot.floor
+    if floor is False:
+        return None
+    if isinstance(floor, (int, float)) and not isinstance(floor, bool):
+        return float(floor)
+    if model is None:
+        spec = robot_spec(robot)
+        add_free_joint(spec, robot)
+        model = spec.compile()
+    return min(0.0, lowest_point(model, robot) - FLOOR_CLEARANCE)
