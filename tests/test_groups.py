@@ -25,7 +25,7 @@ from pinkctl.groups import (
     solve,
 )
 from pinkctl.groups.joint_settings import DEFAULT_MAX_STEP_ANGULAR
-from pinkctl.groups.solve import _fit
+from pinkctl.groups.step_size import combine, fit_max_steps, parts_of, shrink_to_fit
 
 TOOL = "panda_hand_tcp"
 C = Constraint
@@ -458,6 +458,13 @@ def test_first_group_keeps_its_precision_against_a_conflicting_second(scene, pri
     both = IKGroup(scene, [IKElement(TOOL, "goal"), reach], max_iterations=50)
     q, _ = both.solve(scene.neutral())
     assert np.linalg.norm(pose.error(q).e[:3]) > 0.01  # weighted: the pose is given away
+
+
+def _fit(cumulative: list[np.ndarray], limit: np.ndarray) -> tuple[np.ndarray, bool]:
+    parts = parts_of(cumulative)
+    scales, scaled = fit_max_steps(parts, limit)
+    total, shrunk = shrink_to_fit(combine(parts, scales), limit)
+    return total, scaled or shrunk
 
 
 def test_max_steps_halve_the_lower_groups_contribution_first():
