@@ -181,7 +181,7 @@ def find_config(
     joints: Sequence[str] | None = None,
     threshold: float = 0.1,
     metric: Sequence[float] = DEFAULT_METRIC,
-    max_trials: int = 100,
+    max_trials: int = 1000,
     max_time: float | None = None,
     validate: Callable[[np.ndarray], bool] | None = None,
     ranges: Mapping[str, Any] | None = None,

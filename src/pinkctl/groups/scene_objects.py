@@ -231,6 +231,7 @@ class SceneObjects(SceneBase):
         obj = self.object(name)
         local = check_pose(pose, "pose")
         if relative_to != PARENT:
+            self._check_not_carried(relative_to, name)
             reference = self._reference(relative_to, q)
             local = self.world_pose(obj.parent, q).actInv(reference * local)
         obj.placement = local
@@ -271,6 +272,17 @@ class SceneObjects(SceneBase):
         self._targets.pop(name, None)
         del self._objects[name]
         self._rebuild()
+
+    def _check_not_carried(self, reference: Any, name: str) -> None:
+        """Refuse a reference frame that moves with ``name`` (itself or a descendant)."""
+        ancestor = reference
+        while isinstance(ancestor, str) and self.exists(ancestor):
+            if ancestor == name:
+                raise InputError(
+                    f"relative_to: {reference!r} moves with {name!r}; place it relative to a "
+                    "frame it does not carry"
+                )
+            ancestor = self.parent(ancestor)
 
     def _check_new_name(self, name: Any) -> None:
         if not isinstance(name, str) or not name or name in (WORLD, "universe", PARENT):
