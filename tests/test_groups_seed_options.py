@@ -3,7 +3,10 @@ after them), and bad input at every boundary the seed's functions added to pinkc
 
 from __future__ import annotations
 
+import ast
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -30,6 +33,95 @@ from pinkctl.groups import (
 
 TOOL = "panda_hand_tcp"
 C = Constraint
+TESTS = Path(__file__).resolve().parent
+DOCS = TESTS.parent / "docs" / "groups.md"
+
+#: Every function of the seed's index, and the deprecated ones its text describes.
+SEED_FUNCTIONS = (
+    "ikAddElement",
+    "ikComputeGroupJacobian",
+    "ikComputeJacobian",
+    "ikCreateDummy",
+    "ikCreateEnvironment",
+    "ikCreateGroup",
+    "ikCreateJoint",
+    "ikDoesGroupExist",
+    "ikDoesObjectExist",
+    "ikDuplicateEnvironment",
+    "ikEraseEnvironment",
+    "ikEraseObject",
+    "ikFindConfig",
+    "ikGetConfigForTipPose",
+    "ikGetElementBase",
+    "ikGetElementConstraints",
+    "ikGetElementFlags",
+    "ikGetElementPrecision",
+    "ikGetElementWeights",
+    "ikGetGroupCalculation",
+    "ikGetGroupFlags",
+    "ikGetGroupHandle",
+    "ikGetGroupJointLimitHits",
+    "ikGetGroupJoints",
+    "ikGetJointDependency",
+    "ikGetJointInterval",
+    "ikGetJointLimitMargin",
+    "ikGetJointMatrix",
+    "ikGetJointMaxStepSize",
+    "ikGetJointMode",
+    "ikGetJointPosition",
+    "ikGetJointScrewLead",
+    "ikGetJointTransformation",
+    "ikGetJointType",
+    "ikGetJointWeight",
+    "ikGetLastError",
+    "ikGetLinkedDummy",
+    "ikGetObjectHandle",
+    "ikGetObjectMatrix",
+    "ikGetObjectParent",
+    "ikGetObjectTransformation",
+    "ikGetObjectType",
+    "ikGetObjects",
+    "ikGetTargetDummy",
+    "ikHandleGroups",
+    "ikLoad",
+    "ikReleaseBuffer",
+    "ikSave",
+    "ikSetElementBase",
+    "ikSetElementConstraints",
+    "ikSetElementFlags",
+    "ikSetElementPrecision",
+    "ikSetElementWeights",
+    "ikSetGroupCalculation",
+    "ikSetGroupFlags",
+    "ikSetJointDependency",
+    "ikSetJointInterval",
+    "ikSetJointLimitMargin",
+    "ikSetJointMaxStepSize",
+    "ikSetJointMode",
+    "ikSetJointPosition",
+    "ikSetJointScrewLead",
+    "ikSetJointWeight",
+    "ikSetLinkedDummy",
+    "ikSetObjectMatrix",
+    "ikSetObjectParent",
+    "ikSetObjectTransformation",
+    "ikSetSphericalJointMatrix",
+    "ikSetSphericalJointQuaternion",
+    "ikSetTargetDummy",
+    "ikSwitchEnvironment",
+)
+#: The seed's constants, by prefix.
+SEED_OPTIONS = (
+    "ik_handle_world",
+    "ik_handle_parent",
+    "ik_handleflag_tipdummy",
+    "ik_constraint_",
+    "ik_method_",
+    "ik_group_",
+    "ik_calc_",
+    "ik_jointmode_",
+    "ik_jointtype_",
+)
 ENABLED = GroupFlags.ENABLED
 
 
@@ -397,3 +489,27 @@ def test_a_cascade_refuses_callback_steps_and_solve_checks_priority(scene):
     solve([upper, lower], scene.neutral(), priority="nullspace")  # the seed's form takes it
     with pytest.raises(InputError, match="priority must be one of"):
         solve([upper, lower], scene.neutral(), priority="projected")
+
+
+def _table_rows() -> list[str]:
+    text = DOCS.read_text(encoding="utf-8")
+    table = text.split("## The seed, function by function", 1)[1].split("\n\n| seed |", 1)[1]
+    return [line for line in table.split("\n\n", 1)[0].splitlines() if line.startswith("| `")]
+
+
+def test_the_mapping_table_has_every_seed_function_and_a_test_for_each_row():
+    if not DOCS.is_file():  # e.g. tests run from an sdist
+        pytest.skip("docs/ is not available")
+    rows = _table_rows()
+    seed_cells = " ".join(row.split(" | ")[0] for row in rows)
+    missing = [name for name in SEED_FUNCTIONS + SEED_OPTIONS if f"`{name}" not in seed_cells]
+    assert missing == [], missing
+    defined = set()
+    for path in TESTS.glob("test_groups_seed*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined |= {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    for row in rows:
+        cells = row.strip("|").split(" | ")
+        assert len(cells) == 4 and cells[2].startswith(("works", "differs", "as ")), row
+        named = re.findall(r"`(test_\w+)`", cells[3])
+        assert named and set(named) <= defined, row
