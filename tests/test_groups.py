@@ -498,7 +498,7 @@ def test_solve_rejects_bad_arguments(scene, robot):
         (lambda: IKGroup(scene, damping=-1.0), "damping"),
         (lambda: IKGroup(scene, jacobian_callback=3), "callable"),  # type: ignore[arg-type]
         (lambda: IKGroup(robot), "KinematicScene"),  # type: ignore[arg-type]
-        (lambda: group.remove_element(5), "index"),
+        (lambda: group.remove_element(5), "key must be an integer"),
         (lambda: IKElement(TOOL, "goal", precision=(1.0,)), "precision"),
         (lambda: IKElement(TOOL, "goal", weights=(1.0, -1.0, 1.0)), "weights"),
         (lambda: IKElement(TOOL, "goal", enabled=1), "enabled"),  # type: ignore[arg-type]

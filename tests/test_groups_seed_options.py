@@ -380,8 +380,9 @@ def _bad_calls(scene, env):
             lambda: scene.set_pose("goal", pin.SE3.Identity(), "nowhere"),
             "relative_to: 'nowhere' is not a frame",
         ),
-        "element key": (lambda: group.element(3), "key must index the 1 elements"),
-        "element key bool": (lambda: group.element(True), "key must index"),
+        "element key": (lambda: group.element(3), r"key must be an integer in \[-1, 0\]"),
+        "element key bool": (lambda: group.element(True), "key must be an integer"),
+        "element key empty": (lambda: IKGroup(scene).element(0), "key: the group has no element"),
         "set_joint field": (lambda: group.set_joint("panda_joint1", speed=1), "set_joint: .*speed"),
         "reset_joint": (lambda: group.reset_joint("panda_link1"), "'panda_link1' is not a joint"),
         "element target": (

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import integer, name_list, real_array, real_number
+from .._validation import callable_or_none, integer, name_list, real_array, real_number
 from ..errors import InputError
 from .flags import GroupFlags, ResultCode
 from .jacobian import evaluate
@@ -218,8 +218,7 @@ def find_config(
         raise InputError(f"metric must be >= 0, got {list(metric)!r}")
     budget = integer(max_trials, "max_trials", low=1, high=MAX_TRIALS)
     seconds = None if max_time is None else real_number(max_time, "max_time", low=0.0)
-    if validate is not None and not callable(validate):
-        raise InputError(f"validate must be callable or None, got {validate!r}")
+    callable_or_none(validate, "validate")
     if not (rng is None or isinstance(rng, np.random.Generator)):
         rng = integer(rng, "rng", low=0)
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

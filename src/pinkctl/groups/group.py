@@ -176,9 +176,9 @@ class IKGroup:
             tips = [element.tip for element in self._elements]
             raise InputError(f"key: no element of the group has the tip {key!r}; tips: {tips}")
         count = len(self._elements)
-        if isinstance(key, bool) or not isinstance(key, int) or not -count <= key < count:
-            raise InputError(f"key must index the {count} elements or name a tip, got {key!r}")
-        return key % count
+        if count == 0:
+            raise InputError(f"key: the group has no element, got {key!r}")
+        return integer(key, "key", low=-count, high=count - 1) % count
 
     def element(self, key: int | str) -> IKElement:
         """The element ``key`` (an index, or a tip frame name: see :meth:`element_index`)."""

@@ -119,20 +119,15 @@ class SceneObjects(SceneBase):
 
     def objects(self) -> list[SceneObject]:
         """Every object, in the model's frame order (robot frames first)."""
+        frames = list(self._model.frames)
         out = []
-        for frame in list(self._model.frames)[1:]:
+        for frame in frames[1:]:
             name = str(frame.name)
             joint = frame.type == pin.FrameType.JOINT
             kind = joint_kind(self._model.joints[frame.parentJoint]) if joint else None
-            out.append(
-                SceneObject(
-                    name,
-                    "joint" if joint else "dummy",
-                    kind,
-                    self.parent(name),
-                    name in self._objects,
-                )
-            )
+            parent = WORLD if frame.parentFrame == 0 else str(frames[frame.parentFrame].name)
+            added = name in self._objects
+            out.append(SceneObject(name, "joint" if joint else "dummy", kind, parent, added))
         return out
 
     def placement(self, name: str) -> pin.SE3:
