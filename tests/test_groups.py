@@ -25,7 +25,7 @@ from pinkctl.groups import (
     solve,
 )
 from pinkctl.groups.joint_settings import DEFAULT_MAX_STEP_ANGULAR
-from pinkctl.groups.solve import _fit
+from pinkctl.groups.step_size import combine, fit_max_steps, parts_of, shrink_to_fit
 
 TOOL = "panda_hand_tcp"
 C = Constraint
@@ -460,6 +460,13 @@ def test_first_group_keeps_its_precision_against_a_conflicting_second(scene, pri
     assert np.linalg.norm(pose.error(q).e[:3]) > 0.01  # weighted: the pose is given away
 
 
+def _fit(cumulative: list[np.ndarray], limit: np.ndarray) -> tuple[np.ndarray, bool]:
+    parts = parts_of(cumulative)
+    scales, scaled = fit_max_steps(parts, limit)
+    total, shrunk = shrink_to_fit(combine(parts, scales), limit)
+    return total, scaled or shrunk
+
+
 def test_max_steps_halve_the_lower_groups_contribution_first():
     limit = np.array([1.0, 1.0])
     upper, both = np.array([0.5, 0.0]), np.array([0.5, 3.0])
@@ -491,7 +498,7 @@ def test_solve_rejects_bad_arguments(scene, robot):
         (lambda: IKGroup(scene, damping=-1.0), "damping"),
         (lambda: IKGroup(scene, jacobian_callback=3), "callable"),  # type: ignore[arg-type]
         (lambda: IKGroup(robot), "KinematicScene"),  # type: ignore[arg-type]
-        (lambda: group.remove_element(5), "index"),
+        (lambda: group.remove_element(5), "key must be an integer"),
         (lambda: IKElement(TOOL, "goal", precision=(1.0,)), "precision"),
         (lambda: IKElement(TOOL, "goal", weights=(1.0, -1.0, 1.0)), "weights"),
         (lambda: IKElement(TOOL, "goal", enabled=1), "enabled"),  # type: ignore[arg-type]

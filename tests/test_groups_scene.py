@@ -146,9 +146,10 @@ def test_screw_lead_makes_a_revolute_joint_helical(scene):
         scene.world_pose("nut", q).translation, [-0.1, 0.0, 0.01], atol=1e-12
     )
     scene.add_joint("slide", "prismatic")
-    for name in ("slide", "panda_joint1"):
-        with pytest.raises(InputError, match="revolute joint created"):
-            scene.set_screw_lead(name, 0.01)
+    with pytest.raises(InputError, match="lead: joint 'slide' is prismatic, not revolute"):
+        scene.set_screw_lead("slide", 0.01)
+    with pytest.raises(InputError, match="lead: joint 'panda_finger_joint1'.*not a one-coord"):
+        scene.set_screw_lead("panda_finger_joint1", 0.01)  # a robot's prismatic joint
     # IK moves the screw: reaching a height 5 mm up needs a quarter turn
     scene.add_dummy("height", pose=_pose([0, 0, 0], [0.0, 0.0, 0.005]))
     screw = IKGroup(scene, [IKElement("nut", "height", constraints=Constraint.Z)])

@@ -13,6 +13,11 @@ in the target's (equivalently the tip's) axes, so ``e_r[:2] = 0`` exactly when t
 coincide (``ALPHA_BETA``) and ``e_r = 0`` when the orientations do (``+ GAMMA``). The element
 keeps the rows its :class:`~pinkctl.groups.flags.Constraint` mask names.
 
+The target belongs to the tip (the seed's target dummy): an element added to a group takes
+the target its tip has in the scene (:meth:`~pinkctl.groups.scene.KinematicScene.set_target`),
+or gives the tip its own when the tip has none; from then on ``element.target`` reads and
+writes the scene's association, so every element on that tip agrees.
+
 The base also bounds the chain: the joints an element moves are those between its base and
 its tip. Weights scale the rows in the step (position rows by ``linear * element``, rotation
 rows by ``angular * element``); precisions apply to the unweighted errors: the norm of the
@@ -54,7 +59,8 @@ class IKElement:
 
     Args:
         tip: Frame that moves (a robot frame, a dummy or a scene joint).
-        target: Frame the tip should reach.
+        target: Frame the tip should reach; None: the tip's target in the scene (set when
+            the element is added to a group).
         base: Frame where the chain starts (None: the world).
         constraint_base: Frame whose axes the position rows use (None: the base).
         constraints: A :class:`Constraint` combination (default ``POSE``).
@@ -69,7 +75,7 @@ class IKElement:
     def __init__(
         self,
         tip: str,
-        target: str,
+        target: str | None = None,
         *,
         base: str | None = None,
         constraint_base: str | None = None,
@@ -79,6 +85,8 @@ class IKElement:
         enabled: bool = True,
     ) -> None:
         self._tip = _frame_name(tip, "tip")
+        self._scene: Any = None  # the scene whose target association this element shows
+        self._target: str | None = None
         self.target = target
         self.base = base
         self.constraint_base = constraint_base
@@ -93,13 +101,61 @@ class IKElement:
         return self._tip
 
     @property
-    def target(self) -> str:
-        """The target frame."""
+    def target(self) -> str | None:
+        """The target frame: the tip's target in the scene once the element is in a group
+        (setting it sets the tip's target, for every element on that tip)."""
+        if self._scene is not None:
+            return self._scene.targets.get(self._tip)
         return self._target
 
     @target.setter
-    def target(self, value: str) -> None:
-        self._target = _frame_name(value, "target")
+    def target(self, value: str | None) -> None:
+        name = _frame_name(value, "target", optional=True)
+        if self._scene is not None:
+            self._scene.set_target(self._tip, name)
+        else:
+            self._target = name
+
+    @property
+    def scene(self) -> Any:
+        """The scene the element was added to (None before its first group)."""
+        return self._scene
+
+    def bind(self, scene: Any) -> None:
+        """Attach the element to ``scene``'s target associations (done by
+        :meth:`~pinkctl.groups.IKGroup.add_element`): the tip takes the element's target
+        when it has none; a tip whose target differs is refused.
+
+        Raises:
+            ValueError: The element belongs to another scene, neither the element nor its tip
+                has a target, the tip already has another target, or a frame is unknown.
+        """
+        if self._scene is scene:
+            return
+        if self._scene is not None:
+            raise InputError(f"element on tip {self._tip!r} belongs to another scene")
+        current = scene.targets.get(self._tip)
+        if self._target is None and current is None:
+            raise InputError(
+                f"target: element on tip {self._tip!r} has none and the tip has no target in "
+                "the scene (give one, or scene.set_target)"
+            )
+        if self._target is not None and current is not None and self._target != current:
+            raise InputError(
+                f"target {self._target!r}: tip {self._tip!r} already has the target "
+                f"{current!r} (scene.set_target({self._tip!r}, None) first, or set "
+                "element.target to change it for every element on that tip)"
+            )
+        if current is None:
+            scene.set_target(self._tip, self._target)
+        self._scene = scene
+
+    def unbind(self, scene: Any, previous: str | None) -> None:
+        """Undo :meth:`bind` (a rejected :meth:`~pinkctl.groups.IKGroup.add_element`):
+        restore the tip's ``previous`` target."""
+        if self._scene is scene:
+            scene.set_target(self._tip, previous)
+            self._scene = None
 
     @property
     def base(self) -> str | None:
@@ -159,14 +215,15 @@ class IKElement:
             raise InputError(f"enabled must be a bool, got {value!r}")
         self._enabled = value
 
-    def frames(self) -> tuple[str, str, str, str]:
-        """``(tip, target, base, constraint base)`` with ``"world"`` for None."""
+    def frames(self) -> tuple[str, str | None, str, str]:
+        """``(tip, target, base, constraint base)`` with ``"world"`` for a None base (the
+        target is None when the tip has none)."""
         base = self._base or WORLD
-        return self._tip, self._target, base, self._constraint_base or base
+        return self._tip, self.target, base, self._constraint_base or base
 
     def __repr__(self) -> str:
         return (
-            f"IKElement(tip={self._tip!r}, target={self._target!r}, base={self._base!r}, "
+            f"IKElement(tip={self._tip!r}, target={self.target!r}, base={self._base!r}, "
             f"constraint_base={self._constraint_base!r}, constraints={self._constraints!r}, "
             f"precision={self._precision}, weights={self._weights}, enabled={self._enabled})"
         )

@@ -1,8 +1,12 @@
 """IKEnvironment: a whole IK setup (the seed's "environment"): scene and named groups.
 
-``env.save(path)`` / ``IKEnvironment.load(path)`` write and read it as TOML
-(:mod:`pinkctl.groups.setup_file`); ``env.duplicate()`` (or ``copy.deepcopy(env)``) gives an
-independent copy to experiment on without touching the original.
+An environment is made on a robot or empty (``IKEnvironment()``: only the world, to which
+dummies and joints are added). ``env.save(path)`` / ``IKEnvironment.load(path)`` write and
+read it as TOML (:mod:`pinkctl.groups.setup_file`), ``env.dumps()`` /
+``IKEnvironment.loads(text)`` as a string (the seed's ``ikSave`` / ``ikLoad`` buffers);
+``env.duplicate()`` (or ``copy.deepcopy(env)``) gives an independent copy to experiment on
+without touching the original. Several environments by handle:
+:class:`~pinkctl.groups.workspace.IKEnvironments`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ from ..errors import InputError
 from .element import IKElement
 from .group import IKGroup
 from .scene import KinematicScene
-from .setup_file import read_environment, write_environment
+from .setup_file import (
+    environment_text,
+    read_environment,
+    read_environment_text,
+    write_environment,
+)
 from .solve import GroupResult, solve
 
 __all__ = ["IKEnvironment"]
@@ -27,10 +36,10 @@ class IKEnvironment:
     """A robot's kinematic scene and its IK groups, by name.
 
     Args:
-        robot: The robot the scene is built on.
+        robot: The robot the scene is built on, or None for an empty scene.
     """
 
-    def __init__(self, robot: PinkRobot) -> None:
+    def __init__(self, robot: PinkRobot | None = None) -> None:
         self.scene = KinematicScene(robot)
         self._groups: dict[str, IKGroup] = {}
 
@@ -72,10 +81,19 @@ class IKEnvironment:
         """Write the setup as TOML (see :mod:`pinkctl.groups.setup_file`)."""
         write_environment(self, path)
 
+    def dumps(self) -> str:
+        """The TOML text :meth:`save` writes."""
+        return environment_text(self)
+
     @classmethod
     def load(cls, path: str | Path) -> IKEnvironment:
         """Read a setup written by :meth:`save`."""
         return read_environment(path)
+
+    @classmethod
+    def loads(cls, text: str) -> IKEnvironment:
+        """Read a setup from TOML text (errors name ``<string>`` and the line)."""
+        return read_environment_text(text)
 
     def duplicate(self) -> IKEnvironment:
         """An independent copy (robot, scene and groups)."""

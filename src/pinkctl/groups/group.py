@@ -2,15 +2,20 @@
 
 A group belongs to a :class:`~pinkctl.groups.scene.KinematicScene`. Its calculation settings
 are the seed's: the resolution ``method`` (``"qp"``, ``"pinv"`` (a tiny fixed damping),
-``"pinv_undamped"``, ``"dls"`` (damping ``damping`` [m]) or ``"transpose"``), the
-``damping`` ``δ`` [m] (of DLS, and of the ``qp`` method whose Tikhonov weight is ``δ²``),
-``max_iterations`` and the
-:class:`~pinkctl.groups.flags.GroupFlags`. Joint settings (:mod:`pinkctl.groups.joint_settings`)
-are per group. A Jacobian callback may inspect and change the weighted Jacobian and error of
-every step (see :func:`pinkctl.groups.solve.solve`).
+``"pinv_undamped"``, ``"dls"`` (damping ``damping`` [m]) or ``"transpose"``), the ``damping``
+``δ`` [m] (of DLS, and of the ``qp`` method whose Tikhonov weight is ``δ²``),
+``max_iterations`` and the :class:`~pinkctl.groups.flags.GroupFlags`. Joint settings
+(:mod:`pinkctl.groups.joint_settings`) are the joints' own
+(:meth:`~pinkctl.groups.scene.KinematicScene.set_joint_settings`, as in the seed), and a group
+may override fields of them for itself (:meth:`IKGroup.set_joint`). A Jacobian callback may
+inspect and change the weighted Jacobian and error of every step, and give the step or the
+pseudo-inverse to use (:mod:`pinkctl.groups.iteration`).
 
-``group.solve(q)`` returns ``(q_new, result_code)``; ``group.jacobian(q)`` and
-``group.error(q)`` give the unweighted Jacobian and error with their row and column metadata.
+Elements are addressed by index or by tip frame name (:meth:`IKGroup.element`, the seed's
+``ik_handleflag_tipdummy``). ``group.solve(q)`` returns ``(q_new, result_code)``;
+``group.jacobian(q)`` and ``group.error(q)`` give the unweighted Jacobian and error with their
+row and column metadata; ``group.find_config(q)`` searches randomly for a configuration that
+solves the group (:mod:`pinkctl.groups.find_config`).
 """
 
 from __future__ import annotations
@@ -19,11 +24,10 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
 from .._validation import callable_or_none, choice, integer, real_number
 from ..errors import InputError
 from .element import IKElement
+from .find_config import FoundConfig, find_config
 from .flags import GroupFlags
 from .jacobian import GroupError, GroupJacobian, evaluate
 from .joint_settings import JointSettings
@@ -44,8 +48,9 @@ MAX_ITERATIONS = 10_000
 #: magnitude (the steps are zero), and its square stays far from overflowing.
 MAX_DAMPING = 1e3
 
-#: ``callback(jacobian) -> step or None``: may change ``jacobian.J`` and ``jacobian.e`` in place.
-JacobianCallback = Callable[[GroupJacobian], "np.ndarray | None"]
+#: ``callback(jacobian) -> None, dq, J⁺ or (dq, J⁺)``: may change ``jacobian.J`` and
+#: ``jacobian.e`` in place (:mod:`pinkctl.groups.iteration`).
+JacobianCallback = Callable[[GroupJacobian], Any]
 
 
 class IKGroup:
@@ -79,7 +84,7 @@ class IKGroup:
             raise InputError(f"scene must be a KinematicScene, got {type(scene).__name__}")
         self.scene = scene
         self._elements: list[IKElement] = []
-        self._joints: dict[str, JointSettings] = {}
+        self._joints: dict[str, dict[str, Any]] = {}  # per joint, the fields overridden
         self.method = method
         self.damping = damping
         self.max_iterations = max_iterations
@@ -147,39 +152,77 @@ class IKGroup:
         return tuple(self._elements)
 
     def add_element(self, element: IKElement) -> int:
-        """Append an element (its frames must exist in the scene); returns its index."""
+        """Append an element (its frames must exist in the scene; its target becomes its
+        tip's, see :class:`IKElement`); returns its index."""
         if not isinstance(element, IKElement):
             raise InputError(f"element must be an IKElement, got {element!r}")
-        build_layout(self.scene, [*self._elements, element], self.joint)  # checks the frames
+        previous = self.scene.targets.get(element.tip)
+        element.bind(self.scene)
+        try:
+            build_layout(self.scene, [*self._elements, element], self.joint)  # checks frames
+        except InputError:
+            element.unbind(self.scene, previous)
+            raise
         self._elements.append(element)
         return len(self._elements) - 1
 
-    def remove_element(self, index: int) -> IKElement:
-        """Remove and return the element at ``index``."""
-        if not isinstance(index, int) or not -len(self._elements) <= index < len(self._elements):
-            raise InputError(f"index must index the {len(self._elements)} elements, got {index!r}")
-        return self._elements.pop(index)
+    def element_index(self, key: int | str) -> int:
+        """Index of the element ``key``: an index, or a tip frame name (the first element on
+        that tip, the seed's ``ik_handleflag_tipdummy``)."""
+        if isinstance(key, str):
+            for index, element in enumerate(self._elements):
+                if element.tip == key:
+                    return index
+            tips = [element.tip for element in self._elements]
+            raise InputError(f"key: no element of the group has the tip {key!r}; tips: {tips}")
+        count = len(self._elements)
+        if count == 0:
+            raise InputError(f"key: the group has no element, got {key!r}")
+        return integer(key, "key", low=-count, high=count - 1) % count
+
+    def element(self, key: int | str) -> IKElement:
+        """The element ``key`` (an index, or a tip frame name: see :meth:`element_index`)."""
+        return self._elements[self.element_index(key)]
+
+    def remove_element(self, key: int | str) -> IKElement:
+        """Remove and return the element ``key`` (an index or a tip name)."""
+        return self._elements.pop(self.element_index(key))
 
     # ------------------------------------------------------------------ joints
     def joint(self, name: str) -> JointSettings:
-        """The settings of joint ``name`` in this group (defaults when never set)."""
-        return self._joints.get(name, JointSettings())
+        """The settings of joint ``name`` in this group: the joint's own
+        (:meth:`KinematicScene.joint_settings`) with this group's overrides."""
+        settings = self.scene.joint_settings(name)
+        overrides = self._joints.get(name)
+        return dataclasses.replace(settings, **overrides) if overrides else settings
 
     @property
     def joint_settings(self) -> dict[str, JointSettings]:
-        """The settings set explicitly, by joint name."""
-        return dict(self._joints)
+        """The settings of the joints this group overrides, by joint name."""
+        return {name: self.joint(name) for name in self._joints if self.scene.is_joint(name)}
+
+    @property
+    def joint_overrides(self) -> dict[str, dict[str, Any]]:
+        """The fields this group overrides, by joint name (joints still in the scene)."""
+        return {
+            name: dict(fields) for name, fields in self._joints.items() if self.scene.is_joint(name)
+        }
 
     def set_joint(self, name: str, **changes: Any) -> JointSettings:
-        """Change fields of a joint's settings (``mode``, ``weight``, ``limit_margin``,
-        ``max_step``); returns the new settings."""
-        self.scene.joint_id(name)
+        """Override fields of a joint's settings for this group only (``mode``, ``weight``,
+        ``limit_margin``, ``max_step``); returns the group's settings of the joint."""
         try:
             settings = dataclasses.replace(self.joint(name), **changes)
         except TypeError as exc:
             raise InputError(f"set_joint: {exc}") from exc
-        self._joints[name] = settings
+        fields = {**self._joints.get(name, {}), **changes}
+        self._joints[name] = {key: getattr(settings, key) for key in fields}
         return settings
+
+    def reset_joint(self, name: str) -> None:
+        """Drop this group's overrides of joint ``name`` (it follows the joint's settings)."""
+        self.scene.joint_id(name)
+        self._joints.pop(name, None)
 
     # ------------------------------------------------------------------ queries
     def layout(self) -> Layout:
@@ -204,6 +247,11 @@ class IKGroup:
         layout = self.layout()
         q_now = self.scene.apply_dependencies(self.scene.check_configuration(q))
         return GroupError(evaluate(self.scene, layout, q_now, jacobian=False).e, layout.rows)
+
+    def find_config(self, q: Any, **options: Any) -> FoundConfig:
+        """A random search for a configuration that solves this group
+        (:func:`pinkctl.groups.find_config`, the seed's ``ikFindConfig``)."""
+        return find_config(self, q, **options)
 
     def solve(self, q: Any) -> GroupResult:
         """Solve this group alone from ``q``: ``(q_new, result_code)``; details in

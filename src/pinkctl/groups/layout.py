@@ -25,7 +25,17 @@ from .joint_settings import JointSettings
 from .objects import JointDependency
 from .scene import KinematicScene
 
-__all__ = ["Column", "ElementLayout", "Fold", "Layout", "Row", "build_layout"]
+__all__ = [
+    "Column",
+    "Columns",
+    "ElementLayout",
+    "Fold",
+    "Layout",
+    "Row",
+    "build_layout",
+    "chain_columns",
+    "chain_joints",
+]
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,11 @@ class Layout:
 def _element_layout(scene: KinematicScene, index: int, element: IKElement) -> ElementLayout:
     ids = []
     for role, name in zip(("tip", "target", "base", "constraint_base"), element.frames()):
+        if name is None:
+            raise InputError(
+                f"element {index}: tip {element.tip!r} has no target (set element.target, or "
+                "scene.set_target)"
+            )
         try:
             ids.append(scene.frame_id(name))
         except InputError as exc:
@@ -130,23 +145,26 @@ def chain_joints(scene: KinematicScene, tip: str, base: str) -> list[int]:
     return sorted(j for j in chain if model.joints[j].nv > 0)
 
 
-def build_layout(
-    scene: KinematicScene,
-    elements: Sequence[IKElement],
-    settings: Callable[[str], JointSettings],
-) -> Layout:
-    """Resolve a group's enabled elements and joints against the scene (module docstring).
+@dataclass(frozen=True)
+class Columns:
+    """The columns of a set of joints: metadata, indices, and per-column settings."""
 
-    Raises:
-        ValueError: An element names a frame the scene does not have.
-    """
+    columns: tuple[Column, ...]
+    v_indices: np.ndarray
+    q_index: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    weights: np.ndarray
+    margins: np.ndarray
+    max_steps: np.ndarray
+    folds: tuple[Fold, ...]
+
+
+def _moving_joints(
+    scene: KinematicScene, on_chain: set[int], settings: Callable[[str], JointSettings]
+) -> tuple[set[int], list[tuple[int, int, JointDependency]]]:
+    """The joints that move (masters of dependent joints included), and the folds."""
     model = scene.model
-    resolved = [_element_layout(scene, k, el) for k, el in enumerate(elements) if el.enabled]
-    rows = tuple(Row(layout.index, label) for layout in resolved for label in layout.labels)
-    on_chain: set[int] = set()
-    for layout in resolved:
-        tip, _, base, _ = elements[layout.index].frames()
-        on_chain.update(chain_joints(scene, tip, base))
     dependencies = scene.dependencies
     moving: set[int] = set()
     fold_pairs: list[tuple[int, int, JointDependency]] = []
@@ -160,6 +178,16 @@ def build_layout(
             master = scene.joint_id(law.master)
             moving.add(master)
             fold_pairs.append((joint, master, law))
+    return moving, fold_pairs
+
+
+def chain_columns(
+    scene: KinematicScene, on_chain: set[int], settings: Callable[[str], JointSettings]
+) -> Columns:
+    """The columns of the joints ``on_chain`` (joint indices) whose settings let them move,
+    dependent joints folded into their masters (module docstring)."""
+    model = scene.model
+    moving, fold_pairs = _moving_joints(scene, on_chain, settings)
     columns: list[Column] = []
     v_indices: list[int] = []
     q_index: list[int] = []
@@ -185,9 +213,7 @@ def build_layout(
         )
         for dep, master, law in fold_pairs
     )
-    return Layout(
-        elements=tuple(resolved),
-        rows=rows,
+    return Columns(
         columns=tuple(columns),
         v_indices=np.array(v_indices, dtype=np.intp),
         q_index=np.array(q_index, dtype=np.intp),
@@ -197,4 +223,36 @@ def build_layout(
         margins=np.array([c[2].limit_margin for c in per_column], dtype=np.float64),
         max_steps=np.array([c[2].step_limit(c[3]) for c in per_column], dtype=np.float64),
         folds=folds,
+    )
+
+
+def build_layout(
+    scene: KinematicScene,
+    elements: Sequence[IKElement],
+    settings: Callable[[str], JointSettings],
+) -> Layout:
+    """Resolve a group's enabled elements and joints against the scene (module docstring).
+
+    Raises:
+        ValueError: An element names a frame the scene does not have, or has no target.
+    """
+    resolved = [_element_layout(scene, k, el) for k, el in enumerate(elements) if el.enabled]
+    rows = tuple(Row(layout.index, label) for layout in resolved for label in layout.labels)
+    on_chain: set[int] = set()
+    for layout in resolved:
+        tip, _, base, _ = elements[layout.index].frames()
+        on_chain.update(chain_joints(scene, tip, base))
+    columns = chain_columns(scene, on_chain, settings)
+    return Layout(
+        elements=tuple(resolved),
+        rows=rows,
+        columns=columns.columns,
+        v_indices=columns.v_indices,
+        q_index=columns.q_index,
+        lower=columns.lower,
+        upper=columns.upper,
+        weights=columns.weights,
+        margins=columns.margins,
+        max_steps=columns.max_steps,
+        folds=columns.folds,
     )

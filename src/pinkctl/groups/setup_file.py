@@ -2,25 +2,31 @@
 
 The file holds (``format = 1``)::
 
-    [robot]                 # name = catalog robot, or urdf (+ srdf); controlled_joints, tool_frame
+    [robot]                 # name = catalog robot, or urdf (+ srdf); controlled_joints,
+                            # tool_frame. No [robot]: an empty environment
     [[objects]]             # dummies and scene joints, parents first: type ("dummy",
                             # "revolute", "prismatic", "spherical"), name, parent, position [m],
                             # rotation (3 rows), screw_lead [m/turn] (revolute)
     [[intervals]]           # joint, cyclic, lower, range (sorted by joint)
     [[dependencies]]        # joint, master, offset, mult (sorted by joint)
+    [[joints]]              # the joints' own IK settings and the robot joints' screw leads:
+                            # name, mode, weight, limit_margin, max_step, screw_lead
+    [[targets]]             # tip, target (sorted by tip)
     [[groups]]              # name, method, damping, max_iterations, flags (names)
     [[groups.elements]]     # tip, target, base, constraint_base, constraints (names),
                             # precision [m, rad], weights, enabled
-    [[groups.joints]]       # name, mode, weight, limit_margin, max_step
+    [[groups.joints]]       # name and the fields the group overrides: mode, weight,
+                            # limit_margin, max_step
 
-Floats are written with ``repr`` and rotations as matrices, so a saved setup loads into the
-same model, the same numbers and the same order: ``save -> load -> solve`` gives bit-identical
-results, and ``save -> load -> save`` the same text. A dependency given by a callback cannot
-be saved (:class:`~pinkctl.errors.InputError`). Any malformed entry raises
+The text is written by ``tomli_w`` (arrays one item per line; arrays of short tables as
+inline tables). Floats are written with ``repr`` and rotations as matrices, so a saved setup
+loads into the same model, the same numbers and the same order: ``save -> load -> solve``
+gives bit-identical results, and ``save -> load -> save`` the same text. A dependency given by
+a callback cannot be saved (:class:`~pinkctl.errors.InputError`). Any malformed entry raises
 :class:`~pinkctl.errors.ConfigurationError` (a ``ValueError``) naming the file and the line
-of the offending key (:mod:`pinkctl.groups.setup_reader`): a key or table a table does not
-know (``[[group]]``, ``bse``), a frame or joint the scene lacks, a number written as a string,
-a value out of its range.
+of the offending key (:mod:`pinkctl.groups.setup_reader`, :mod:`pinkctl.groups.setup_loader`):
+a key or table a table does not know (``[[group]]``, ``bse``), a frame or joint the scene
+lacks, a number written as a string, a value out of its range.
 """
 
 from __future__ import annotations
@@ -28,48 +34,43 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pinocchio as pin
+import tomli_w
 
-from ..core.robot import load_pink_robot, load_pink_supported_robot, supported_robots
+from ..core.robot import supported_robots
 from ..errors import InputError
-from .element import IKElement
-from .flags import AXES, Constraint, GroupFlags, flag_names
-from .objects import JOINT_KINDS, WORLD, SceneJoint
-from .scene import KinematicScene
-from .setup_reader import DocumentReader, Location, close_names, read_document
-from .toml_text import dumps
+from .flags import flag_names
+from .objects import SceneJoint
+from .setup_loader import CONSTRAINT_BITS, FLAG_BITS, load_groups, load_robot, load_scene
+from .setup_reader import DocumentReader, parse_document, read_document
 
 if TYPE_CHECKING:
     from .environment import IKEnvironment
+    from .group import IKGroup
 
-__all__ = ["FORMAT", "environment_document", "read_environment", "write_environment"]
+__all__ = [
+    "FORMAT",
+    "environment_document",
+    "environment_text",
+    "read_environment",
+    "read_environment_text",
+    "write_environment",
+]
 
 #: Version of the file layout.
 FORMAT = 1
 
-_HEADER = "pinkctl IK setup (pinkctl.groups): robot, scene objects, joints, groups."
-_CONSTRAINTS = tuple(bit for bit, _ in AXES)
-_FLAGS = tuple(GroupFlags)
-
-# the keys each table may hold, in the order the writer writes them
-_TOP_KEYS = ("format", "robot", "objects", "intervals", "dependencies", "groups")
-_ROBOT_KEYS = ("name", "urdf", "srdf", "controlled_joints", "tool_frame")
-_OBJECT_KEYS = ("type", "name", "parent", "position", "rotation")
-_INTERVAL_KEYS = ("joint", "cyclic", "lower", "range")
-_DEPENDENCY_KEYS = ("joint", "master", "offset", "mult")
-_GROUP_KEYS = ("name", "method", "damping", "max_iterations", "flags", "elements", "joints")
-_ELEMENT_KEYS = (
-    "tip",
-    "target",
-    "base",
-    "constraint_base",
-    "constraints",
-    "precision",
-    "weights",
-    "enabled",
+_HEADER = "# pinkctl IK setup (pinkctl.groups): robot, scene objects, joints, groups.\n"
+_TOP_KEYS = (
+    "format",
+    "robot",
+    "objects",
+    "intervals",
+    "dependencies",
+    "joints",
+    "targets",
+    "groups",
 )
-_JOINT_KEYS = ("name", "mode", "weight", "limit_margin", "max_step")
 
 
 # ---------------------------------------------------------------------- writing
@@ -82,6 +83,7 @@ def _pose(placement: pin.SE3) -> dict[str, Any]:
 
 def _robot(env: IKEnvironment) -> dict[str, Any]:
     robot = env.scene.robot
+    assert robot is not None
     entry: dict[str, Any]
     if robot.name in supported_robots():
         entry = {"name": robot.name}
@@ -109,12 +111,8 @@ def _objects(env: IKEnvironment) -> list[dict[str, Any]]:
     return entries
 
 
-def environment_document(env: IKEnvironment) -> dict[str, Any]:
-    """The setup as a TOML document (module docstring).
-
-    Raises:
-        ValueError: A dependency given by a callback (it cannot be written to a file).
-    """
+def _laws(env: IKEnvironment) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Intervals and dependencies."""
     scene = env.scene
     intervals = []
     for joint, interval in sorted(scene.intervals.items()):
@@ -129,212 +127,103 @@ def environment_document(env: IKEnvironment) -> dict[str, Any]:
         dependencies.append(
             {"joint": joint, "master": law.master, "offset": law.offset, "mult": law.mult}
         )
-    groups = []
-    for name, group in env.groups.items():
-        elements = []
-        for element in group.elements:
-            entry = {"tip": element.tip, "target": element.target}
-            if element.base is not None:
-                entry["base"] = element.base
-            if element.constraint_base is not None:
-                entry["constraint_base"] = element.constraint_base
-            entry.update(
-                constraints=flag_names(element.constraints, _CONSTRAINTS),
-                precision=list(element.precision),
-                weights=list(element.weights),
-                enabled=element.enabled,
-            )
-            elements.append(entry)
-        joints = []
-        for joint, settings in group.joint_settings.items():
-            entry = {"name": joint, "mode": settings.mode, "weight": settings.weight}
-            entry["limit_margin"] = settings.limit_margin
-            if settings.max_step is not None:
-                entry["max_step"] = settings.max_step
-            joints.append(entry)
-        groups.append(
-            {
-                "name": name,
-                "method": group.method,
-                "damping": group.damping,
-                "max_iterations": group.max_iterations,
-                "flags": flag_names(group.flags, _FLAGS),
-                "elements": elements,
-                "joints": joints,
-            }
+    return intervals, dependencies
+
+
+def _joints(env: IKEnvironment) -> list[dict[str, Any]]:
+    """The joints' IK settings and the robot joints' screw leads, in model order."""
+    scene = env.scene
+    settings, leads = scene.settings, scene.screw_leads
+    entries = []
+    for name in list(scene.model.names)[1:]:
+        if name not in settings and name not in leads:
+            continue
+        entry: dict[str, Any] = {"name": name}
+        if name in settings:
+            values = settings[name]
+            entry.update(mode=values.mode, weight=values.weight)
+            entry["limit_margin"] = values.limit_margin
+            if values.max_step is not None:
+                entry["max_step"] = values.max_step
+        if name in leads:
+            entry["screw_lead"] = leads[name]
+        entries.append(entry)
+    return entries
+
+
+def _group(name: str, group: IKGroup) -> dict[str, Any]:
+    elements = []
+    for element in group.elements:
+        entry: dict[str, Any] = {"tip": element.tip, "target": element.target}
+        if element.base is not None:
+            entry["base"] = element.base
+        if element.constraint_base is not None:
+            entry["constraint_base"] = element.constraint_base
+        entry.update(
+            constraints=flag_names(element.constraints, CONSTRAINT_BITS),
+            precision=list(element.precision),
+            weights=list(element.weights),
+            enabled=element.enabled,
         )
+        elements.append(entry)
+    joints = [
+        {"name": joint, **{k: v for k, v in fields.items() if v is not None}}
+        for joint, fields in group.joint_overrides.items()
+    ]
     return {
-        "format": FORMAT,
-        "robot": _robot(env),
-        "objects": _objects(env),
-        "intervals": intervals,
-        "dependencies": dependencies,
-        "groups": groups,
+        "name": name,
+        "method": group.method,
+        "damping": group.damping,
+        "max_iterations": group.max_iterations,
+        "flags": flag_names(group.flags, FLAG_BITS),
+        "elements": elements,
+        "joints": joints,
     }
+
+
+def environment_document(env: IKEnvironment) -> dict[str, Any]:
+    """The setup as a TOML document (module docstring).
+
+    Raises:
+        ValueError: A dependency given by a callback (it cannot be written to a file).
+    """
+    intervals, dependencies = _laws(env)
+    document: dict[str, Any] = {"format": FORMAT}
+    if env.scene.robot is not None:
+        document["robot"] = _robot(env)
+    document.update(
+        objects=_objects(env),
+        intervals=intervals,
+        dependencies=dependencies,
+        joints=_joints(env),
+        targets=[{"tip": t, "target": g} for t, g in sorted(env.scene.targets.items())],
+        groups=[_group(name, group) for name, group in env.groups.items()],
+    )
+    return document
+
+
+def environment_text(env: IKEnvironment) -> str:
+    """The TOML text of the setup (module docstring)."""
+    return _HEADER + tomli_w.dumps(environment_document(env))
 
 
 def write_environment(env: IKEnvironment, path: str | Path) -> None:
     """Write the setup to ``path`` (module docstring)."""
-    Path(path).write_text(dumps(environment_document(env), _HEADER), encoding="utf-8")
+    Path(path).write_text(environment_text(env), encoding="utf-8")
 
 
 # ---------------------------------------------------------------------- reading
-def _scene_name(
-    reader: DocumentReader,
-    scene: KinematicScene,
-    table: dict[str, Any],
-    path: Location,
-    key: str,
-    kind: str,
-    default: Any = ...,
-) -> Any:
-    """``table[key]``, the name of a frame (``kind="frame"``) or joint of ``scene``."""
-    name = reader.get(table, path, key, str, default)
-    if name is None:
-        return None
-    model = scene.model
-    if kind == "frame":
-        known = [WORLD] + [frame.name for frame in model.frames]
-        exists = name == WORLD or model.existFrame(name)
-    else:
-        known = list(model.names)[1:]
-        exists = name in known
-    if not exists:
-        raise reader.fail(
-            path + (key,), f"{key} {name!r} is not a {kind} of the scene{close_names(name, known)}"
-        )
-    return name
+def _environment(reader: DocumentReader, document: dict[str, Any]) -> IKEnvironment:
+    from .environment import IKEnvironment
 
-
-def _load_robot(reader: DocumentReader, document: dict[str, Any]) -> Any:
-    path: Location = ("robot",)
-    table = reader.get(document, (), "robot", dict)
-    reader.keys(table, path, _ROBOT_KEYS)
-    if ("name" in table) == ("urdf" in table):
-        given = "both" if "name" in table else "neither"
-        raise reader.fail(path, f"give name (a catalog robot) or urdf (a file); {given} given")
-    if "name" in table and "srdf" in table:
-        raise reader.fail(path + ("srdf",), "srdf goes with urdf; a catalog robot has its own")
-    overrides: dict[str, Any] = {}
-    if "controlled_joints" in table:
-        overrides["controlled_joint_names"] = reader.get(table, path, "controlled_joints", list)
-    if "tool_frame" in table:
-        overrides["tool_frame"] = reader.get(table, path, "tool_frame", str)
-    source = "name" if "name" in table else "urdf"
-    aliases = {"controlled_joint_names": "controlled_joints"}
-    with reader.at(path, table, aliases=aliases, fallback=source):
-        if source == "name":
-            return load_pink_supported_robot(reader.get(table, path, "name", str), **overrides)
-        srdf = reader.get(table, path, "srdf", str, None)
-        return load_pink_robot(reader.get(table, path, "urdf", str), srdf_path=srdf, **overrides)
-
-
-def _pose_of(reader: DocumentReader, table: dict[str, Any], path: Location) -> np.ndarray:
-    matrix = np.eye(4)
-    matrix[:3, 3] = reader.floats(table, path, "position", (3,))
-    matrix[:3, :3] = reader.floats(table, path, "rotation", (3, 3))
-    return matrix
-
-
-def _load_groups(reader: DocumentReader, env: IKEnvironment, document: dict[str, Any]) -> None:
-    scene = env.scene
-    for g, table in enumerate(reader.tables(document, (), "groups")):
-        path: Location = ("groups", g)
-        reader.keys(table, path, _GROUP_KEYS)
-        with reader.at(path, table, fallback="name"):
-            group = env.add_group(
-                reader.get(table, path, "name", str),
-                method=reader.get(table, path, "method", str),
-                damping=reader.get(table, path, "damping", float),
-                max_iterations=reader.get(table, path, "max_iterations", int),
-                flags=reader.names(table, path, "flags", _FLAGS),
-            )
-        for k, item in enumerate(reader.tables(table, path, "elements")):
-            where = path + ("elements", k)
-            reader.keys(item, where, _ELEMENT_KEYS)
-            frames = [
-                _scene_name(reader, scene, item, where, key, "frame", None if optional else ...)
-                for key, optional in (
-                    ("tip", False),
-                    ("target", False),
-                    ("base", True),
-                    ("constraint_base", True),
-                )
-            ]
-            with reader.at(where, item):
-                group.add_element(
-                    IKElement(
-                        frames[0],
-                        frames[1],
-                        base=frames[2],
-                        constraint_base=frames[3],
-                        constraints=Constraint(
-                            reader.names(item, where, "constraints", _CONSTRAINTS)
-                        ),
-                        precision=tuple(reader.floats(item, where, "precision", (2,))),  # type: ignore[arg-type]
-                        weights=tuple(reader.floats(item, where, "weights", (3,))),  # type: ignore[arg-type]
-                        enabled=reader.get(item, where, "enabled", bool),
-                    )
-                )
-        for k, item in enumerate(reader.tables(table, path, "joints")):
-            where = path + ("joints", k)
-            reader.keys(item, where, _JOINT_KEYS)
-            name = _scene_name(reader, scene, item, where, "name", "joint")
-            with reader.at(where, item):
-                group.set_joint(
-                    name,
-                    mode=reader.get(item, where, "mode", str),
-                    weight=reader.get(item, where, "weight", float),
-                    limit_margin=reader.get(item, where, "limit_margin", float),
-                    max_step=reader.get(item, where, "max_step", float, None),
-                )
-
-
-def _load_objects(reader: DocumentReader, scene: KinematicScene, document: dict[str, Any]) -> None:
-    for k, item in enumerate(reader.tables(document, (), "objects")):
-        where: Location = ("objects", k)
-        kind = reader.get(item, where, "type", str)
-        if kind not in ("dummy", *JOINT_KINDS):
-            known = ["dummy", *JOINT_KINDS]
-            raise reader.fail(where + ("type",), f"unknown type {kind!r}; known: {known}")
-        reader.keys(item, where, _OBJECT_KEYS + (("screw_lead",) if kind == "revolute" else ()))
-        name = reader.get(item, where, "name", str)
-        parent = _scene_name(reader, scene, item, where, "parent", "frame")
-        pose = _pose_of(reader, item, where)
-        with reader.at(where, item):
-            if kind == "dummy":
-                scene.add_dummy(name, parent=parent, pose=pose)
-            else:
-                lead = reader.get(item, where, "screw_lead", float, 0.0)
-                scene.add_joint(name, kind, parent=parent, pose=pose, screw_lead=lead)
-
-
-def _load_scene(reader: DocumentReader, scene: KinematicScene, document: dict[str, Any]) -> None:
-    _load_objects(reader, scene, document)
-    for k, item in enumerate(reader.tables(document, (), "intervals")):
-        where: Location = ("intervals", k)
-        cyclic = reader.get(item, where, "cyclic", bool)
-        reader.keys(item, where, _INTERVAL_KEYS[:2] if cyclic else _INTERVAL_KEYS)
-        joint = _scene_name(reader, scene, item, where, "joint", "joint")
-        with reader.at(where, item, fallback="joint"):
-            scene.set_joint_interval(
-                joint,
-                cyclic=cyclic,
-                lower=reader.get(item, where, "lower", float, None),
-                range=reader.get(item, where, "range", float, None),
-            )
-    for k, item in enumerate(reader.tables(document, (), "dependencies")):
-        where = ("dependencies", k)
-        reader.keys(item, where, _DEPENDENCY_KEYS)
-        joint = _scene_name(reader, scene, item, where, "joint", "joint")
-        master = _scene_name(reader, scene, item, where, "master", "joint")
-        with reader.at(where, item, fallback="master"):
-            scene.set_joint_dependency(
-                joint,
-                master,
-                offset=reader.get(item, where, "offset", float),
-                mult=reader.get(item, where, "mult", float),
-            )
+    version = reader.get(document, (), "format", int)
+    if version != FORMAT:
+        raise reader.fail(("format",), f"unsupported format {version} (expected {FORMAT})")
+    reader.keys(document, (), _TOP_KEYS)
+    env = IKEnvironment(load_robot(reader, document))
+    load_scene(reader, env.scene, document)
+    load_groups(reader, env, document)
+    return env
 
 
 def read_environment(path: str | Path) -> IKEnvironment:
@@ -346,14 +235,9 @@ def read_environment(path: str | Path) -> IKEnvironment:
             UTF-8, invalid TOML, an unknown table or key, or a malformed entry; the message
             names the file and the line.
     """
-    from .environment import IKEnvironment
+    return _environment(*read_document(path))
 
-    reader, document = read_document(path)
-    version = reader.get(document, (), "format", int)
-    if version != FORMAT:
-        raise reader.fail(("format",), f"unsupported format {version} (expected {FORMAT})")
-    reader.keys(document, (), _TOP_KEYS)
-    env = IKEnvironment(_load_robot(reader, document))
-    _load_scene(reader, env.scene, document)
-    _load_groups(reader, env, document)
-    return env
+
+def read_environment_text(text: str) -> IKEnvironment:
+    """Load a setup from its TOML text (errors name ``<string>`` and the line)."""
+    return _environment(*parse_document(text))

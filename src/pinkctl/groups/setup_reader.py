@@ -4,7 +4,7 @@
 directory, bytes that are not UTF-8 and TOML syntax errors are
 :class:`~pinkctl.errors.ConfigurationError` (a ``ValueError``) naming the file (and the line,
 where there is one). ``tomllib`` gives no line numbers for values, so the reader finds the
-line of a key in the text itself (:class:`~pinkctl.groups.toml_text.LineIndex`). Keys and
+line of a key in the text itself (:class:`~pinkctl.groups.toml_lines.LineIndex`). Keys and
 tables a table does not know are errors listing the known ones, with the close names.
 """
 
@@ -22,14 +22,20 @@ import numpy as np
 
 from .._validation import real_array
 from ..errors import ConfigurationError, DescriptionNotFoundError, InputError, PinkctlError
-from .toml_text import LineIndex
+from .toml_lines import LineIndex
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["DocumentReader", "Location", "close_names", "read_document"]
+__all__ = [
+    "DocumentReader",
+    "Location",
+    "close_names",
+    "parse_document",
+    "read_document",
+]
 
 #: A path in the parsed document: ``("groups", 0, "elements", 1, "tip")``.
 Location = tuple[str | int, ...]
@@ -63,11 +69,22 @@ def read_document(path: str | Path) -> tuple[DocumentReader, dict[str, Any]]:
         raise ConfigurationError(
             f"{source}, line {line}: not UTF-8 text (byte 0x{byte}); save the file as UTF-8"
         ) from exc
+    return parse_document(text, str(source))
+
+
+def parse_document(text: str, source: str = "<string>") -> tuple[DocumentReader, dict[str, Any]]:
+    """The parsed TOML ``text`` and a reader whose errors name ``source``.
+
+    Raises:
+        ValueError: (:class:`~pinkctl.errors.ConfigurationError`) invalid TOML (its line).
+    """
+    if not isinstance(text, str):
+        raise InputError(f"text must be a str, got {type(text).__name__}")
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:  # its message holds the line and column
         raise ConfigurationError(f"{source}: {exc}") from exc
-    return DocumentReader(str(source), text), document
+    return DocumentReader(source, text), document
 
 
 class DocumentReader:
@@ -170,8 +187,9 @@ class DocumentReader:
         """The bits of the flag names listed in ``table[key]``."""
         known = {str(m.name).lower(): int(m) for m in members}
         value = 0
-        for name in self.get(table, path, key, list):
+        for index, name in enumerate(self.get(table, path, key, list)):
             if name not in known:
-                raise self.fail(path + (key,), f"unknown name {name!r}; known: {list(known)}")
+                message = f"unknown name {name!r}; known: {list(known)}"
+                raise self.fail(path + (key, index), message)
             value |= known[name]
         return value

@@ -6,11 +6,13 @@ configuration ``q``. Each iteration:
 1. evaluates every group's error and Jacobian (:mod:`pinkctl.groups.jacobian`); stops when
    every enabled element is within its precision, or after ``max_iterations`` steps;
 2. weights the rows, calls the groups' Jacobian callbacks (which may change ``J`` and ``e`` in
-   place, and, for a group solved alone, return the step), and computes the step
-   (:mod:`pinkctl.groups.steps`);
+   place, and give a step or a pseudo-inverse: :mod:`pinkctl.groups.iteration`), and
+   computes each level's step (:mod:`pinkctl.groups.steps`);
 3. unless ``IGNORE_MAX_STEPS``: halves the step until every joint's change fits its max step
-   (``STEPS_TOO_BIG``); with several groups, the lower groups' contributions are halved first
-   (see :func:`_fit`), so the higher ones keep their progress;
+   (``STEPS_TOO_BIG``); with several groups, the lower groups' contributions are halved first,
+   and with ``priority="nullspace"`` a lower group's contribution is also halved while it
+   takes an upper group's progress away (:mod:`pinkctl.groups.step_size`), so the higher ones
+   keep it;
 4. applies it on the manifold (``pin.integrate``); a joint that reaches or crosses a limit is
    stopped on it (``LIMIT_HIT``, the over- or undershoot recorded); with ``STOP_ON_LIMIT_HIT``
    the whole step is shortened so that the first joint to hit lands on its limit, and the
@@ -37,29 +39,35 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import pinocchio as pin
 
-from .._validation import choice, real_array
+from .._validation import choice
 from ..errors import InputError
 from .flags import GroupFlags, ResultCode
-from .jacobian import Evaluation, GroupJacobian, evaluate
+from .iteration import SolveColumns, advance, box, effective_limits, levels, union
+from .jacobian import Evaluation, evaluate
 from .layout import Layout
 from .objects import NonFiniteDependency
-from .steps import Box, CannotInvert, Level, prioritized_step, single_step
+from .step_size import (
+    PROGRESS_SHARE,
+    combine,
+    fit_max_steps,
+    parts_of,
+    protect_upper_levels,
+    shrink_to_fit,
+)
+from .steps import CannotInvert, prioritized_steps, single_step
 
 if TYPE_CHECKING:
     from .group import IKGroup
+    from .scene import KinematicScene
 
-__all__ = ["GroupReport", "GroupResult", "solve"]
+__all__ = ["PRIORITIES", "GroupReport", "GroupResult", "solve"]
 
-#: Distance [rad or m] within which a joint counts as on its limit.
-HIT_TOLERANCE = 1e-10
-
-#: Most halvings of one step (a step scaled by 2^-60 is zero for any purpose).
-MAX_HALVINGS = 60
+#: How several groups are prioritised (see :mod:`pinkctl.groups.steps`).
+PRIORITIES = ("cascade", "nullspace")
 
 
 class GroupResult(NamedTuple):
@@ -91,189 +99,231 @@ class GroupReport:
 
 
 @dataclass
-class _Columns:
-    """The union of the groups' columns with the settings the step rules read."""
+class _Run:
+    """What a solve needs, fixed for its duration."""
 
-    layout: Layout  # the first group's layout extended with the other groups' columns
-    maps: list[np.ndarray]  # per group, its columns' positions in the union
-
-
-def _union(layouts: Sequence[Layout]) -> _Columns:
-    first = layouts[0]
-    keys = list(first.columns)
-    arrays = {
-        name: list(getattr(first, name))
-        for name in ("v_indices", "q_index", "lower", "upper", "weights", "margins", "max_steps")
-    }
-    for layout in layouts[1:]:
-        for k, column in enumerate(layout.columns):
-            if column not in keys:
-                keys.append(column)
-                for name, values in arrays.items():
-                    values.append(getattr(layout, name)[k])
-    maps = [np.array([keys.index(c) for c in layout.columns], dtype=np.intp) for layout in layouts]
-    union = Layout(
-        elements=(),
-        rows=(),
-        columns=tuple(keys),
-        v_indices=np.array(arrays["v_indices"], dtype=np.intp),
-        q_index=np.array(arrays["q_index"], dtype=np.intp),
-        **{
-            name: np.array(arrays[name], dtype=np.float64)
-            for name in ("lower", "upper", "weights", "margins", "max_steps")
-        },
-        folds=(),
-    )
-    return _Columns(union, maps)
+    scene: KinematicScene
+    groups: list[IKGroup]  # the groups that take part (enabled, with rows and columns)
+    layouts: list[Layout]
+    columns: SolveColumns
+    limits: tuple[np.ndarray, np.ndarray]
+    flags: GroupFlags
+    priority: str
+    max_iterations: int
 
 
-def _effective_limits(columns: Layout, avoid: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The limits the steps respect: shrunk by the margins (at most to the middle) when
-    avoiding limits, the joints' limits otherwise."""
-    if not avoid:
-        return columns.lower, columns.upper
-    margins = np.minimum(columns.margins, 0.5 * (columns.upper - columns.lower))
-    return columns.lower + margins, columns.upper - margins
+@dataclass
+class _State:
+    """Where a solve is."""
+
+    q: np.ndarray
+    code: ResultCode = ResultCode.OK
+    steps: int = 0
+    hits: dict[str, float] = field(default_factory=dict)
+    reason: str = ""
+    stopped: bool = False
+    evaluations: list[Evaluation] = field(default_factory=list)
+
+    def fail(self, reason: str) -> None:
+        self.code |= ResultCode.CANNOT_INVERT
+        self.reason = reason
 
 
-def _box(columns: Layout, q: np.ndarray, low: np.ndarray, high: np.ndarray) -> Box:
-    """Bounds of the scaled step ``y`` inside ``[low, high]`` (a joint already outside may not
-    move further out, and is not pushed back)."""
-    scalar = columns.q_index >= 0
-    values = np.where(scalar, q[np.maximum(columns.q_index, 0)], 0.0)
-    weights = columns.weights
-    return Box(
-        lower=np.where(scalar, np.minimum(low - values, 0.0) / weights, -np.inf),
-        upper=np.where(scalar, np.maximum(high - values, 0.0) / weights, np.inf),
-        near_lower=scalar & (values <= low + HIT_TOLERANCE),
-        near_upper=scalar & (values >= high - HIT_TOLERANCE),
+def _prepare(groups: Sequence[IKGroup], priority: str) -> _Run | None:
+    """The run of the groups that take part, or None when none does."""
+    scene = groups[0].scene
+    pairs = [(g, g.layout()) for g in groups]
+    active = [(g, lay) for g, lay in pairs if g.flags & GroupFlags.ENABLED and not lay.empty]
+    if not active:
+        return None
+    solved = [g for g, _ in active]
+    used = [lay for _, lay in active]
+    flags = solved[0].flags
+    columns = union(used)
+    return _Run(
+        scene=scene,
+        groups=solved,
+        layouts=used,
+        columns=columns,
+        limits=effective_limits(columns.layout, bool(flags & GroupFlags.AVOID_LIMITS)),
+        flags=flags,
+        priority=priority,
+        max_iterations=max(g.max_iterations for g in solved),
     )
 
 
-def _levels(
-    groups: Sequence[IKGroup],
-    layouts: Sequence[Layout],
-    evaluations: Sequence[Evaluation],
-    columns: _Columns,
-) -> tuple[list[Level], np.ndarray | None]:
-    """Row-weighted, column-scaled levels; and the step a lone group's callback returned."""
-    levels = []
-    given = None
-    n = len(columns.layout.columns)
-    for group, layout, evaluation, where in zip(groups, layouts, evaluations, columns.maps):
-        weights = np.concatenate([el.row_weights for el in layout.elements])
-        assert evaluation.J is not None
-        jacobian = GroupJacobian(
-            J=weights[:, None] * evaluation.J,
-            e=weights * evaluation.e,
-            rows=layout.rows,
-            columns=layout.columns,
+def _evaluate(run: _Run, state: _State, jacobian: bool) -> bool:
+    """Evaluate every group at ``state.q``; False when a dependency law failed."""
+    try:
+        state.evaluations = [
+            evaluate(run.scene, lay, state.q, jacobian=jacobian) for lay in run.layouts
+        ]
+        return True
+    except NonFiniteDependency as exc:  # a callback's derivative beside q
+        state.fail(str(exc))
+        state.evaluations = [
+            evaluate(run.scene, lay, state.q, jacobian=False) for lay in run.layouts
+        ]
+        return False
+
+
+def _level_steps(run: _Run, state: _State) -> tuple[np.ndarray, ...]:
+    """Each level's cumulative step ``dq`` at ``state.q``."""
+    layout = run.columns.layout
+    found = levels(run.groups, run.layouts, state.evaluations, run.columns)
+    limits_box = box(layout, state.q, *run.limits)
+    avoid = bool(run.flags & GroupFlags.AVOID_LIMITS)
+    if len(found) == 1:
+        return (single_step(found[0], limits_box, layout.weights, avoid=avoid, q=state.q),)
+    return prioritized_steps(found, limits_box, layout.weights, priority=run.priority, q=state.q)
+
+
+def _candidate(run: _Run, q: np.ndarray, dq: np.ndarray) -> np.ndarray | None:
+    """Where ``dq`` leads from ``q`` (limits and dependencies applied), None if a law fails."""
+    moved, _, _ = advance(run.scene.model, q, dq, run.columns.layout, run.limits, False)
+    try:
+        return run.scene.apply_dependencies(moved)
+    except NonFiniteDependency:
+        return None
+
+
+def _within_share(old: float, new: float, now: float, precision: float) -> bool:
+    """Whether an error ``new`` after the whole step keeps the upper group's share: at most
+    its precision, its error ``old`` after its own step, or half-way between that and its
+    error ``now`` before the step (:data:`~pinkctl.groups.step_size.PROGRESS_SHARE`)."""
+    return new <= max(precision, old, old + PROGRESS_SHARE * (now - old))
+
+
+def _keeps_upper(run: _Run, q: np.ndarray, now: Sequence[Evaluation]) -> Any:
+    """``keeps_upper(k, before, after)`` for :func:`~pinkctl.groups.step_size.
+    protect_upper_levels`: every element of the groups above level ``k`` keeps its share of
+    the progress (:func:`_within_share`) after the step ``after`` compared with ``before``."""
+    cache: dict[int, list[Evaluation] | None] = {}
+
+    def errors(k: int, dq: np.ndarray) -> list[Evaluation] | None:
+        target = _candidate(run, q, dq)
+        if target is None:
+            return None
+        return [evaluate(run.scene, lay, target, jacobian=False) for lay in run.layouts[:k]]
+
+    def keeps_upper(k: int, before: np.ndarray, after: np.ndarray) -> bool:
+        if k not in cache:
+            cache[k] = errors(k, before)
+        upper, moved = cache[k], errors(k, after)
+        if moved is None:
+            return False
+        if upper is None:
+            return True
+        for layout, old, new, current in zip(run.layouts, upper, moved, now):
+            for index, element in enumerate(layout.elements):
+                for kind, errors_of in enumerate((lambda ev: ev.linear, lambda ev: ev.angular)):
+                    if not _within_share(
+                        float(errors_of(old)[index]),
+                        float(errors_of(new)[index]),
+                        float(errors_of(current)[index]),
+                        element.precision[kind],
+                    ):
+                        return False
+        return True
+
+    return keeps_upper
+
+
+def _take(
+    run: _Run, q: np.ndarray, now: Sequence[Evaluation], cumulative: Sequence[np.ndarray]
+) -> tuple[np.ndarray, bool]:
+    """The step taken from the levels' cumulative steps, and whether max steps scaled it."""
+    parts = parts_of(cumulative)
+    scales = [1.0] * len(parts)
+    ignore = bool(run.flags & GroupFlags.IGNORE_MAX_STEPS)
+    max_steps = run.columns.layout.max_steps
+    halved = False
+    if not ignore:
+        scales, halved = fit_max_steps(parts, max_steps)
+    if len(parts) > 1 and run.priority == "nullspace":  # the cascade's damping bounds them
+        scales = protect_upper_levels(parts, scales, _keeps_upper(run, q, now))
+    dq = combine(parts, scales)
+    if not ignore:
+        dq, shrunk = shrink_to_fit(dq, max_steps)
+        halved = halved or shrunk
+    return dq, halved
+
+
+def _iterate(run: _Run, state: _State) -> bool:
+    """One iteration (module docstring); False when the solve ends."""
+    jacobian = state.steps < run.max_iterations and not state.stopped
+    if not _evaluate(run, state, jacobian):
+        return False
+    if not jacobian or all(all(ev.within(lay)) for ev, lay in zip(state.evaluations, run.layouts)):
+        return False
+    try:
+        cumulative = _level_steps(run, state)
+        if not np.isfinite(cumulative[-1]).all():
+            raise CannotInvert("non-finite step")
+    except CannotInvert:
+        state.code |= ResultCode.CANNOT_INVERT
+        return False
+    dq, halved = _take(run, state.q, state.evaluations, cumulative)
+    stop = bool(run.flags & GroupFlags.STOP_ON_LIMIT_HIT)
+    q_next, hits, stopped = advance(
+        run.scene.model, state.q, dq, run.columns.layout, run.limits, stop
+    )
+    try:
+        run.scene.apply_dependencies(q_next)
+    except NonFiniteDependency as exc:  # the step is not taken
+        state.fail(str(exc))
+        return False
+    state.q, state.stopped = q_next, stopped
+    state.steps += 1
+    if halved:
+        state.code |= ResultCode.STEPS_TOO_BIG
+    if hits:
+        state.code |= ResultCode.LIMIT_HIT
+        state.hits.update(hits)
+    return True
+
+
+def _finish(run: _Run, groups: Sequence[IKGroup], q_in: np.ndarray, state: _State) -> GroupResult:
+    """Tolerance bits, restore flags and every group's report."""
+    within = [ev.within(lay) for ev, lay in zip(state.evaluations, run.layouts)]
+    if not all(all(w) for w in within):
+        state.code |= ResultCode.NOT_WITHIN_TOLERANCE
+    restore = any(
+        (g.flags & GroupFlags.RESTORE_ON_BAD_LIN_TOL and not linear)
+        or (g.flags & GroupFlags.RESTORE_ON_BAD_ANG_TOL and not angular)
+        for g, (linear, angular) in zip(run.groups, within)
+    )
+    evaluations = state.evaluations
+    if restore:
+        state.q = q_in.copy()
+        evaluations = [evaluate(run.scene, lay, state.q, jacobian=False) for lay in run.layouts]
+    reports = {
+        id(g): GroupReport(
+            state.code,
+            state.steps,
+            (float(np.max(ev.linear, initial=0.0)), float(np.max(ev.angular, initial=0.0))),
+            dict(state.hits),
+            state.reason,
         )
-        callback = group.jacobian_callback
-        if callback is not None:
-            name = getattr(callback, "__qualname__", type(callback).__name__)
-            try:
-                step = callback(jacobian)
-            except Exception as exc:
-                raise InputError(
-                    f"jacobian_callback {name} raised {type(exc).__name__}: {exc}"
-                ) from exc
-            if step is not None:
-                if len(groups) > 1:
-                    raise InputError(
-                        "jacobian_callback: a step can be returned only by a group solved alone"
-                    )
-                # NaN is let through: a non-finite step is CANNOT_INVERT, like a bad Jacobian
-                given = real_array(step, f"jacobian_callback {name}'s step", (n,), finite=False)
-        J = np.zeros((jacobian.J.shape[0], n))
-        J[:, where] = jacobian.J * columns.layout.weights[where]
-        if not (np.isfinite(J).all() and np.isfinite(jacobian.e).all()):
-            raise CannotInvert("non-finite Jacobian or error")
-        levels.append(Level(J=J, e=jacobian.e, method=group.method, damping=group.damping))
-    return levels, given
-
-
-def _fit(cumulative: Sequence[np.ndarray], max_steps: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The step within the max step sizes, and whether it had to be scaled.
-
-    ``cumulative[k]`` is the step after level ``k``. The lowest level's contribution is halved
-    first until the step fits (dropped when the step does not fit even without it), then the
-    level above it, and so on; what is left of the highest level's step is halved last (the
-    seed's rule for one group). Each step between two levels' steps keeps the strict priority
-    (the upper level's linearised residual), and the joint limits (both are inside them).
-    """
-    parts = [cumulative[0]] + [b - a for a, b in zip(cumulative, cumulative[1:])]
-    total = cumulative[-1]
-    scaled = False
-    for part in reversed(parts[1:]):
-        rest = total - part
-        if not np.any(np.abs(total) > max_steps):
-            break
-        scaled = True
-        if np.any(np.abs(rest) > max_steps):
-            total = rest
-            continue
-        for _ in range(MAX_HALVINGS):
-            part = 0.5 * part
-            total = rest + part
-            if not np.any(np.abs(total) > max_steps):
-                break
-        else:
-            total = rest
-    halvings = 0
-    while np.any(np.abs(total) > max_steps) and halvings < MAX_HALVINGS:
-        total = 0.5 * total
-        halvings += 1
-    over = np.abs(total) > max_steps
-    if np.any(over):  # max steps below 2^-60 of the step: scale it to fit exactly
-        total = total * float(np.min(max_steps[over] / np.abs(total[over])))
-        total = np.clip(total, -max_steps, max_steps)  # the last ulp of the rounding
-    return total, scaled or halvings > 0
-
-
-def _advance(
-    model: pin.Model,
-    q: np.ndarray,
-    step: np.ndarray,
-    columns: Layout,
-    limits: tuple[np.ndarray, np.ndarray],
-    stop: bool,
-) -> tuple[np.ndarray, dict[str, float], bool]:
-    """``q ⊕ step`` with joints stopped on their (effective) ``limits``; the joints that
-    reached their actual limits, with the over- or undershoot; whether to stop there."""
-    v = np.zeros(model.nv)
-    v[columns.v_indices] = step
-    moved = pin.integrate(model, q, v)
-    scalar = np.flatnonzero(columns.q_index >= 0)
-    index = columns.q_index[scalar]
-    before, after = q[index], moved[index]
-    low, high = limits[0][scalar], limits[1][scalar]
-    stopped = np.clip(after, np.minimum(low, before), np.maximum(high, before))
-    rising = step[scalar] > 0.0
-    limit = np.where(rising, columns.upper[scalar], columns.lower[scalar])
-    hit = np.where(rising, stopped >= limit - HIT_TOLERANCE, stopped <= limit + HIT_TOLERANCE)
-    hit &= step[scalar] != 0.0
-    hits = {
-        columns.columns[scalar[k]].joint: float(after[k] - limit[k]) for k in np.flatnonzero(hit)
+        for g, ev in zip(run.groups, evaluations)
     }
-    if stop and hits:
-        fractions = np.clip((limit[hit] - before[hit]) / (after[hit] - before[hit]), 0.0, 1.0)
-        first = int(np.flatnonzero(hit)[int(np.argmin(fractions))])
-        moved = pin.integrate(model, q, float(np.min(fractions)) * v)
-        moved[index[first]] = limit[first]  # exactly on it despite rounding
-        stopped = np.clip(moved[index], np.minimum(low, before), np.maximum(high, before))
-    moved[index] = stopped
-    return moved, hits, stop and bool(hits)
+    for group in groups:
+        group.last_report = reports.get(
+            id(group),
+            GroupReport(state.code | ResultCode.NOT_PERFORMED, 0, (0.0, 0.0), {}, state.reason),
+        )
+    return GroupResult(state.q, state.code)
 
 
-def solve(groups: Sequence[IKGroup], q: np.ndarray, *, priority: str = "cascade") -> GroupResult:
+def solve(groups: Sequence[IKGroup], q: Any, *, priority: str = "cascade") -> GroupResult:
     """Solve ``groups`` from ``q``, the first one with the highest priority (module docstring).
 
     Args:
         groups: IK groups of one scene (one group: a plain solve with its method).
         q: Start configuration of the scene's model (not modified).
         priority: ``"cascade"`` (exact strict priorities, a QP per level) or ``"nullspace"``
-            (the seed's projection: each level in the null space of those above it).
+            (the seed's projection ``dq_0 + N_0 (dq_1 + ...)``, see :mod:`pinkctl.groups.
+            steps`).
 
     Returns:
         The configuration and the result code; each group's ``last_report`` is updated.
@@ -290,103 +340,19 @@ def solve(groups: Sequence[IKGroup], q: np.ndarray, *, priority: str = "cascade"
     scene = groups[0].scene
     if any(g.scene is not scene for g in groups):
         raise InputError("groups: every group must belong to the same scene")
-    choice(priority, "priority", ("cascade", "nullspace"))
+    choice(priority, "priority", PRIORITIES)
     q_in = scene.check_configuration(q)
-    layouts = [g.layout() for g in groups]
-    active = [
-        (g, lay)
-        for g, lay in zip(groups, layouts)
-        if g.flags & GroupFlags.ENABLED and not lay.empty
-    ]
-    if not active:
+    run = _prepare(groups, priority)
+    if run is None:
         for group in groups:
             group.last_report = GroupReport(ResultCode.NOT_PERFORMED, 0, (0.0, 0.0))
         return GroupResult(q_in, ResultCode.NOT_PERFORMED)
-    solved = [g for g, _ in active]
-    used = [lay for _, lay in active]
-    flags = solved[0].flags
-    avoid = bool(flags & GroupFlags.AVOID_LIMITS)
-    columns = _union(used)
-    limits = _effective_limits(columns.layout, avoid)
-    max_iterations = max(g.max_iterations for g in solved)
-    code = ResultCode.OK
-    hits: dict[str, float] = {}
-    reason = ""
-    steps = 0
-    stopped = False
+    state = _State(q=q_in.copy())
     try:
-        q_now = scene.apply_dependencies(q_in.copy())
+        state.q = scene.apply_dependencies(state.q)
     except NonFiniteDependency as exc:  # nothing to start from: the input is returned
-        q_now, code, reason, stopped = q_in.copy(), ResultCode.CANNOT_INVERT, str(exc), True
-    while True:
-        jacobian = steps < max_iterations and not stopped
-        try:
-            evaluations = [evaluate(scene, lay, q_now, jacobian=jacobian) for lay in used]
-        except NonFiniteDependency as exc:  # a callback's derivative beside q_now
-            code |= ResultCode.CANNOT_INVERT
-            reason = str(exc)
-            evaluations = [evaluate(scene, lay, q_now, jacobian=False) for lay in used]
-            break
-        if not jacobian or all(all(ev.within(lay)) for ev, lay in zip(evaluations, used)):
-            break
-        try:
-            levels, given = _levels(solved, used, evaluations, columns)
-            box = _box(columns.layout, q_now, *limits)
-            if given is not None:
-                cumulative: tuple[np.ndarray, ...] = (given,)
-            elif len(levels) == 1:
-                y = single_step(levels[0], box, avoid=avoid, q=q_now)
-                cumulative = (y * columns.layout.weights,)
-            else:
-                ys = prioritized_step(levels, box, priority=priority, q=q_now)
-                cumulative = tuple(y * columns.layout.weights for y in ys)
-            if not np.isfinite(cumulative[-1]).all():
-                raise CannotInvert("non-finite step")
-        except CannotInvert:
-            code |= ResultCode.CANNOT_INVERT
-            break
-        dq = cumulative[-1]
-        halved = False
-        if not flags & GroupFlags.IGNORE_MAX_STEPS:
-            dq, halved = _fit(cumulative, columns.layout.max_steps)
-        stop = bool(flags & GroupFlags.STOP_ON_LIMIT_HIT)
-        q_next, new_hits, stopped = _advance(scene.model, q_now, dq, columns.layout, limits, stop)
-        try:
-            scene.apply_dependencies(q_next)
-        except NonFiniteDependency as exc:  # the step is not taken
-            code |= ResultCode.CANNOT_INVERT
-            reason = str(exc)
-            break
-        q_now = q_next
-        steps += 1
-        if halved:
-            code |= ResultCode.STEPS_TOO_BIG
-        if new_hits:
-            code |= ResultCode.LIMIT_HIT
-            hits.update(new_hits)
-    within = [ev.within(lay) for ev, lay in zip(evaluations, used)]
-    if not all(all(w) for w in within):
-        code |= ResultCode.NOT_WITHIN_TOLERANCE
-    restore = any(
-        (g.flags & GroupFlags.RESTORE_ON_BAD_LIN_TOL and not linear)
-        or (g.flags & GroupFlags.RESTORE_ON_BAD_ANG_TOL and not angular)
-        for g, (linear, angular) in zip(solved, within)
-    )
-    if restore:
-        q_now = q_in.copy()
-        evaluations = [evaluate(scene, lay, q_now, jacobian=False) for lay in used]
-    reports = {
-        id(g): GroupReport(
-            code,
-            steps,
-            (float(np.max(ev.linear, initial=0.0)), float(np.max(ev.angular, initial=0.0))),
-            dict(hits),
-            reason,
-        )
-        for g, ev in zip(solved, evaluations)
-    }
-    for group in groups:
-        group.last_report = reports.get(
-            id(group), GroupReport(code | ResultCode.NOT_PERFORMED, 0, (0.0, 0.0), {}, reason)
-        )
-    return GroupResult(q_now, code)
+        state.fail(str(exc))
+        state.stopped = True
+    while _iterate(run, state):
+        pass
+    return _finish(run, groups, q_in, state)

@@ -1,7 +1,7 @@
-"""One IK step of a group, or of several groups in strict priority.
+"""One IK step of a group, or of several groups in strict priority, in joint displacements.
 
-Every rule works on the *scaled* variables ``y = dq / w`` (columns of the row-weighted
-Jacobian scaled by the joint weights ``w``) and returns ``dq = w y``:
+The rules solve each level on the *scaled* variables ``y = dq / w`` (columns of the
+row-weighted Jacobian scaled by the joint weights ``w``) and return ``dq = w y``:
 
 - one group, ``method="qp"``: ``min ½||J_y y + e_w||² + ½ λ ||y||²`` inside the joint limits
   (shrunk by the margins with ``AVOID_LIMITS``), a one-level :func:`~pinkctl.qp.cascade.
@@ -15,9 +15,18 @@ Jacobian scaled by the joint weights ``w``) and returns ``dq = w y``:
   levels inside the limits, each level damped by its group's ``δ²`` (the groups' methods are
   not used; the damping only trades a level's own accuracy for bounded steps, never the
   levels above it);
-- several groups, ``priority="nullspace"``: the null-space projection, each level solved by its
-  group's method on the projected Jacobian (``qp`` and ``pinv_undamped`` levels use the exact
-  pseudo-inverse), each level's step clipped into the limits.
+- several groups, ``priority="nullspace"``: the seed's projected form
+  ``dq = dq_0 + N_0 (dq_1 + N_1 (dq_2 + ...))``, where ``dq_k`` is group ``k``'s own step
+  (its method on its own Jacobian) and ``N_k = I - J_k⁺ J_k`` the projector onto the null
+  space of its Jacobian (exact pseudo-inverse, relative cutoff :data:`~pinkctl.qp.cascade.
+  RANK_TOLERANCE`); each level's cumulative step is clipped into the limits. ``J_0 N_0 = 0``,
+  so the first group's linearised step is never changed by the groups below it; a group
+  below the second one is only approximately prioritised against the ones between (exactly
+  when their Jacobians are orthogonal); the cascade is strict at every level.
+
+A Jacobian callback may give a level's step ``dq`` (then used as ``dq_k``), its
+pseudo-inverse ``J⁺`` (then ``dq_k = -J⁺ e`` unless a step is given too, and ``N_k = I - J⁺ J``),
+or both: :class:`Level` carries them. The cascade has no use for either and refuses them.
 
 A step that cannot be formed raises :class:`CannotInvert`.
 """
@@ -29,17 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from ..ik.methods import IKMethod, make_method
-from ..qp.cascade import (
-    LevelStep,
-    box_constraints,
-    lexicographic_solve,
-    nullspace_solve,
-    qpsolvers_solve,
-)
+from ..qp.cascade import RANK_TOLERANCE, box_constraints, lexicographic_solve, qpsolvers_solve
 from ..qp.errors import QPSolveError
 
-__all__ = ["CannotInvert", "Level", "make_rule", "prioritized_step", "single_step"]
+__all__ = ["Box", "CannotInvert", "Level", "make_rule", "prioritized_steps", "single_step"]
 
 #: Relative singular value below which ``pinv_undamped`` cannot invert.
 SINGULAR_TOLERANCE = 1e-9
@@ -51,12 +55,24 @@ class CannotInvert(Exception):
 
 @dataclass
 class Level:
-    """One group's least-squares problem ``min ||J y + e||`` in the scaled variables."""
+    """One group's least-squares problem ``min ||J y + e||`` in the scaled variables.
+
+    Attributes:
+        J: Row-weighted Jacobian over the solve's columns, scaled by the joint weights.
+        e: Row-weighted error.
+        method: The group's resolution method.
+        damping: The group's damping ``δ`` [m].
+        step: A displacement ``dq`` its Jacobian callback gave, or None.
+        pinv: A pseudo-inverse (n, m) of the row-weighted, unscaled Jacobian its callback
+            gave, or None.
+    """
 
     J: np.ndarray
     e: np.ndarray
     method: str
     damping: float
+    step: np.ndarray | None = None
+    pinv: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -108,36 +124,68 @@ def _closed_form(level: Level, rule: IKMethod, box: Box, avoid: bool, q: np.ndar
     return y
 
 
-def single_step(level: Level, box: Box, *, avoid: bool, q: np.ndarray) -> np.ndarray:
-    """``y`` of one group's step (module docstring)."""
+def _given(level: Level) -> np.ndarray | None:
+    """The step a callback gave: its ``dq``, else ``-J⁺ e`` from its pseudo-inverse."""
+    if level.step is not None:
+        return level.step
+    if level.pinv is not None:
+        return -(level.pinv @ level.e)
+    return None
+
+
+def _own_step(
+    level: Level, box: Box, weights: np.ndarray, avoid: bool, q: np.ndarray
+) -> np.ndarray:
+    """``dq`` of one group on its own (a callback's, else its method's)."""
+    given = _given(level)
+    if given is not None:
+        return given
     rule = make_rule(level.method, level.damping)
-    if rule is None:
-        return _cascade([level], box)[0]
-    y = _closed_form(level, rule, box, avoid, q)
-    if not np.isfinite(y).all():
+    y = _cascade([level], box)[0] if rule is None else _closed_form(level, rule, box, avoid, q)
+    return y * weights
+
+
+def single_step(
+    level: Level, box: Box, weights: np.ndarray, *, avoid: bool, q: np.ndarray
+) -> np.ndarray:
+    """``dq`` of one group's step (module docstring)."""
+    dq = _own_step(level, box, weights, avoid, q)
+    if not np.isfinite(dq).all():
         raise CannotInvert("non-finite step")
-    return y
+    return dq
 
 
-def prioritized_step(
-    levels: Sequence[Level], box: Box, *, priority: str, q: np.ndarray
+def _projector(level: Level, weights: np.ndarray) -> np.ndarray:
+    """``N = I - J⁺ J`` in joint displacements (the callback's ``J⁺``, else the exact one)."""
+    n = weights.size
+    if level.pinv is not None:
+        unscaled = level.J / weights  # the row-weighted Jacobian over dq
+        return np.eye(n) - level.pinv @ unscaled
+    scaled = np.eye(n) - np.linalg.pinv(level.J, rcond=RANK_TOLERANCE) @ level.J
+    return weights[:, None] * scaled / weights[None, :]  # W N_y W⁻¹
+
+
+def prioritized_steps(
+    levels: Sequence[Level], box: Box, weights: np.ndarray, *, priority: str, q: np.ndarray
 ) -> tuple[np.ndarray, ...]:
-    """``y`` of a step of several groups after each level, the first one highest (module
+    """``dq`` of a step of several groups after each level, the first one highest (module
     docstring); every one inside the box, so any step between two of them is too."""
     if priority == "cascade":
-        return _cascade(levels, box)
-    steps: list[LevelStep | None] = []
-    for level in levels:
-        rule = None if level.method == "pinv_undamped" else make_rule(level.method, level.damping)
-        steps.append(None if rule is None else _level_step(rule, q))
-    solution = nullspace_solve([(level.J, -level.e) for level in levels], steps=steps)
-    if not np.isfinite(solution.x).all():
+        if any(level.step is not None or level.pinv is not None for level in levels):
+            raise InputError(
+                "jacobian_callback: a step or a pseudo-inverse replaces a level's solve only "
+                "for a group solved alone or with priority='nullspace'"
+            )
+        return tuple(y * weights for y in _cascade(levels, box))
+    own = [_own_step(level, box, weights, False, q) for level in levels]
+    projectors = [_projector(level, weights) for level in levels[:-1]]
+    cumulative = []
+    for k in range(len(levels)):
+        dq = own[k]
+        for j in range(k - 1, -1, -1):  # dq_j + N_j (...), innermost first
+            dq = own[j] + projectors[j] @ dq
+        cumulative.append(dq)
+    if not all(np.isfinite(dq).all() for dq in cumulative):
         raise CannotInvert("non-finite step")
-    return tuple(np.clip(y, box.lower, box.upper) for y in solution.levels)
-
-
-def _level_step(rule: IKMethod, q: np.ndarray) -> LevelStep:
-    def step(J: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return rule.step(J.copy(), -r, float(r @ r), q)
-
-    return step
+    low, high = box.lower * weights, box.upper * weights
+    return tuple(np.clip(dq, low, high) for dq in cumulative)
