@@ -190,13 +190,6 @@ class CartesianIKEnv(MujocoGymEnv):
         into; the arm keeps it in the base frame)."""
         return self.placement.to_world(self.arm.target)
 
-    def action_from_world(self, delta_world: ArrayLike) -> np.ndarray:
-        """A target displacement in world axes [m] as the action's ``[dx, dy, dz]`` (divided
-        by ``action_scale``, in ``frame``'s axes): what a policy that plans in the world
-        sends."""
-        delta = np.asarray(delta_world, dtype=float) / self.arm.action_scale
-        return self.placement.action_from_world(delta)
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:

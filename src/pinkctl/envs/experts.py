@@ -57,11 +57,13 @@ class _CartesianExpert:
         self.max_step = float(max_step)
 
     def _delta_to(self, point_goal: np.ndarray) -> np.ndarray:
-        """Raw action delta moving the action point's target toward ``point_goal`` [m],
-        world frame."""
+        """Raw action delta moving the action point's target toward ``point_goal`` [m]
+        (world frame), in the env's action axes (``frame``): clipped there, so the policy
+        does not depend on where the robot stands when the env observes its base frame."""
         env = self.env
-        step = np.clip(APPROACH_GAIN * (point_goal - env.ik_target), -self.max_step, self.max_step)
-        return np.asarray(env.action_from_world(step))
+        error = env.placement.action_from_world(point_goal - env.ik_target)
+        step = np.clip(APPROACH_GAIN * error, -self.max_step, self.max_step)
+        return step / env.arm.action_scale
 
 
 class ReachExpert(_CartesianExpert):

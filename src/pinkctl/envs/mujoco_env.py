@@ -97,7 +97,9 @@ class MujocoGymEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._camera: SceneCamera | None = None
         if xml_path is not None:
             model = load_mjcf(xml_path).compile()
-            self._attach(model, mujoco.MjData(model))
+            data = mujoco.MjData(model)
+            mujoco.mj_forward(model, data)  # positions at qpos0, ready to render
+            self._attach(model, data)
 
     def _attach(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         """Adopt ``model`` and ``data``: set the physics step, size the offscreen buffer to
