@@ -16,6 +16,7 @@ LAYERS: dict[str, set[str]] = {
     "_validation": {"errors"},
     "_native": {"errors"},
     "core": {"errors", "_validation"},
+    "impl": {"core", "errors", "_validation"},  # the Isaac extension's module path, re-exports
     "motion": {"core", "errors", "_validation", "_native"},
     "qp": {"core", "errors", "_validation", "_native"},
     "trajectories": {"core", "motion", "errors", "_validation"},
