@@ -121,8 +121,12 @@ class SO101PickCubeGymEnv(SO101GymEnv):
         cartesian_bounds: (2, 3) box [m] the target is clipped to (base frame); None:
             :data:`CARTESIAN_BOUNDS`, or :data:`TOP_DOWN_BOUNDS` with ``top_down_ik``.
         random_block_look: Draw the block's edge, colour and yaw at each reset.
-        observation_layout, grasp_mode, frame, base_position, base_yaw: See
-            :class:`~pinkctl.envs.so101_env.SO101GymEnv`.
+        observation_layout: ``"seed"`` or ``"pinkctl"`` (see
+            :class:`~pinkctl.envs.so101_env.SO101GymEnv`).
+        grasp_mode: ``"direct"`` or ``"rate_limited"``.
+        frame: ``"world"`` or ``"base"``: axes of the observation and the action deltas.
+        base_position: Where the robot's base stands in the world [m].
+        base_yaw: The base's rotation about the world's vertical [rad].
 
     Raises:
         ValueError: On any malformed argument (the message names it).
