@@ -285,6 +285,15 @@ class CartesianArm:
         return ctrl_to_normalized(float(self.sim.data.qpos[self._gripper_qpos]), self.gripper_range)
 
     # ------------------------------------------------------------------ control
+    def hold_at(self, positions: np.ndarray) -> None:
+        """Put the arm's joints at ``positions`` [rad] (controlled joints, the robot's order)
+        at rest, the servos commanded there, kinematics refreshed; call :meth:`reset` next."""
+        data = self.sim.data
+        data.qpos[self._arm_qpos] = positions
+        data.qvel[self._arm_dofs] = 0.0
+        data.ctrl[self._arm_actuators] = positions
+        mujoco.mj_forward(self.sim.model, data)
+
     def reset(self) -> None:
         """Start from the simulation's current state (call after resetting ``sim``).
 

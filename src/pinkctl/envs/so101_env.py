@@ -266,11 +266,7 @@ class SO101GymEnv(CartesianIKEnv):
         self._robot_ready = True
 
     def _home_robot(self) -> None:
-        arm, data = self.arm, self.sim.data
-        data.qpos[arm._arm_qpos] = self.home_position
-        data.qvel[arm._arm_dofs] = 0.0
-        data.ctrl[arm._arm_actuators] = self.home_position
-        mujoco.mj_forward(self.sim.model, data)
+        self.arm.hold_at(self.home_position)
 
     def apply_action(self, action: ArrayLike) -> None:
         """One control step of ``[dx, dy, dz, grasp]`` (see the module docstring): the
