@@ -20,6 +20,7 @@ LAYERS: dict[str, set[str]] = {
     "core": {"errors", "_validation"},
     # the world around a robot and its collision geometry (pinkctl.world)
     "world": {"core", "errors", "_validation"},
+    "impl": {"core", "errors", "_validation"},  # the Isaac extension's module path, re-exports
     "motion": {"core", "errors", "_validation", "_native"},
     "qp": {"core", "world", "errors", "_validation", "_native"},
     "trajectories": {"core", "motion", "errors", "_validation"},

@@ -7,11 +7,17 @@ Importing this package registers:
 * ``pinkctl/Reach-v0``: :class:`ReachEnv`, bring the tool to a goal with any bundled robot
   (``gymnasium.make("pinkctl/Reach-v0", robot="franka")``, 50 steps).
 
+The lerobot SO-101 package's classes are here under their names, with its arguments,
+defaults and behaviour: :class:`MujocoGymEnv`, :class:`SO101GymEnv`,
+:class:`SO101PickCubeGymEnv`, :class:`SO101PickPlaceGymEnv`; the registered SO-101 ids are
+the same tasks with pinkctl's richer defaults (:data:`~pinkctl.envs.pick_cube.PINKCTL_OPTIONS`).
+
 Every environment acts through Cartesian position deltas of an action point (plus an
 absolute gripper opening for the SO-101 tasks) turned into servo targets by a
 :class:`~pinkctl.PinkIKController` once per control step (``control_dt``, 10 Hz by default)
-while MuJoCo runs the servos at ``physics_dt`` (500 Hz). ``import pinkctl`` does not need
-gymnasium; this package does.
+while MuJoCo runs the servos at ``physics_dt`` (500 Hz). Every environment takes a robot
+placement (``base_position``, ``base_yaw``) and observes in the world or the robot's base
+frame (``frame``). ``import pinkctl`` does not need gymnasium; this package does.
 """
 
 from __future__ import annotations
@@ -25,11 +31,15 @@ from .arm import CartesianArm
 from .base import CartesianIKEnv
 from .experts import PickCubeExpert, PickPlaceExpert, ReachExpert, make_expert
 from .gripper import ctrl_to_normalized, normalized_to_ctrl
-from .pick_cube import SO101PickCubeEnv
-from .pick_place import SO101PickPlaceEnv
+from .mujoco_env import MujocoGymEnv
+from .pick_cube import SO101PickCubeEnv, SO101PickCubeGymEnv
+from .pick_place import SO101PickPlaceEnv, SO101PickPlaceGymEnv
+from .placement import Placement
 from .reach import ReachEnv
 from .rendering import GymRenderingSpec
 from .rollout import Episode, rollout
+from .so101_env import SO101GymEnv
+from .so101_scene import write_pick_scene
 from .wrappers import SevenDofToFourDofAdapter
 
 __all__ = [
@@ -38,10 +48,13 @@ __all__ = [
     "CartesianIKEnv",
     "Episode",
     "GymRenderingSpec",
+    "MujocoGymEnv",
     "PickCubeExpert",
     "PickPlaceExpert",
+    "Placement",
     "ReachEnv",
     "ReachExpert",
+    "SO101GymEnv",
     "SO101PickCubeEnv",
     "SO101PickCubeGymEnv",
     "SO101PickPlaceEnv",
@@ -52,11 +65,8 @@ __all__ = [
     "normalized_to_ctrl",
     "register_envs",
     "rollout",
+    "write_pick_scene",
 ]
-
-# the seed package's class names, for ported code
-SO101PickCubeGymEnv = SO101PickCubeEnv
-SO101PickPlaceGymEnv = SO101PickPlaceEnv
 
 #: Registered ids, their classes and episode lengths (control steps).
 ENV_IDS: dict[str, tuple[str, int]] = {

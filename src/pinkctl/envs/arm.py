@@ -5,7 +5,7 @@ physics steps:
 
 1. The action's position part moves a *target* for the action point (a frame of the robot,
    e.g. the tool frame or a grasp point between the jaws): ``target += action_scale * delta``,
-   then the target is clipped to the Cartesian bounds (world frame, metres). A zero delta
+   then the target is clipped to the Cartesian bounds (base frame, metres). A zero delta
    holds: on the step where the deltas become zero the target is set to where the point
    *is*, so an overshooting accumulated target is not chased.
 2. The controller, integrating its own command (``integrate_from="command"``, dead-beat gain
@@ -23,12 +23,16 @@ Orientation of the action point (``orientation``):
   about it is left free; the target orientation is the smallest rotation of the current
   command's orientation that points z down (top-down grasping with a 5-DoF arm);
 * ``"hold"``: the orientation at :meth:`CartesianArm.reset` is held.
+
+Everything the arm takes and reports is in the robot's **base frame** (the frame of the
+Pinocchio model; the world frame unless the scene was moved by a
+:class:`~pinkctl.envs.placement.Placement`, which places the base by a yaw and a translation,
+so "down" is the same in both).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import mujoco
 import numpy as np
@@ -43,14 +47,13 @@ from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
 from ._checks import finite_float, one_of, positive_float
 from .gripper import ctrl_to_normalized, normalized_to_ctrl
+from .placement import Placement
 from .scene import limit_margin
 
 __all__ = [
     "CONTROL_DT_RANGE",
     "PHYSICS_DT_RANGE",
     "CartesianArm",
-    "add_point_frame",
-    "add_point_site",
     "substeps",
 ]
 
@@ -86,44 +89,6 @@ def substeps(control_dt: float, physics_dt: float) -> int:
     return count
 
 
-def add_point_frame(
-    robot: PinkRobot, name: str, *, parent_frame: str, offset: Sequence[float]
-) -> None:
-    """Add a frame to ``robot.model`` at ``offset`` [m] in ``parent_frame`` (same axes).
-
-    ``robot.data`` is re-created for the larger model. Use it on a robot of your own (each
-    :func:`~pinkctl.load_pink_supported_robot` call returns a fresh one).
-
-    Raises:
-        ValueError: If ``name`` already exists, ``parent_frame`` does not, or ``offset`` is not
-            3 finite numbers.
-    """
-    model = robot.model
-    if model.existFrame(name):
-        raise InputError(f"frame {name!r} already exists in the model")
-    if not model.existFrame(parent_frame):
-        raise InputError(f"parent_frame {parent_frame!r} is not a frame of the model")
-    shift = np.asarray(offset, dtype=float).reshape(-1)
-    if shift.shape != (3,) or not np.all(np.isfinite(shift)):
-        raise InputError(f"offset must be 3 finite numbers [m], got {offset!r}")
-    parent_id = model.getFrameId(parent_frame)
-    parent = model.frames[parent_id]
-    placement = parent.placement * pin.SE3(np.eye(3), shift)
-    model.addFrame(
-        pin.Frame(name, parent.parentJoint, parent_id, placement, pin.FrameType.OP_FRAME)
-    )
-    robot.data = model.createData()
-
-
-def add_point_site(
-    spec: mujoco.MjSpec, name: str, *, parent_body: str, offset: Sequence[float]
-) -> None:
-    """Add the MuJoCo twin of :func:`add_point_frame`: a site at ``offset`` [m] in a body."""
-    spec.body(parent_body).add_site(
-        name=name, pos=[float(v) for v in offset], size=[0.004, 0.0, 0.0], rgba=[0, 0.6, 1, 0.0]
-    )
-
-
 def _down_rotation(rotation: np.ndarray) -> np.ndarray:
     """The smallest rotation of ``rotation`` (3x3) that points its z axis along world -z."""
     z = rotation[:, 2]
@@ -147,21 +112,26 @@ class CartesianArm:
         sim: The simulation (servos on the controlled joints and on ``gripper_joint``).
         robot: The robot of ``sim``; ``point`` must be one of its frames.
         point: Action point: a frame of ``robot.model`` and a site of ``sim.model`` of the
-            same name (:func:`add_point_frame`, :func:`add_point_site`, or the tool frame).
+            same name (:func:`~pinkctl.envs.scene.add_point_frame` and
+            :func:`~pinkctl.envs.scene.add_point_site`, or the tool frame).
         control_dt: Control period [s]: one IK solve per step.
         physics_dt: MuJoCo step [s]; ``sim`` is set to it.
         action_scale: Metres per unit of position action, > 0.
         bounds: (2, 3) lower and upper corners of the box the target is clipped to [m],
-            world frame.
+            base frame.
         orientation: ``"free"``, ``"down"`` or ``"hold"`` (see the module docstring).
         orientation_cost: Frame-task orientation cost [cost]/[rad] of ``"down"`` and
             ``"hold"`` (the position cost is 1 [cost]/[m]).
         gripper_joint: Joint commanded by :meth:`apply`'s opening (None: no gripper). Its
             opening 0 and 1 are its range narrowed by the joint-limit margin
-            (:func:`~pinkctl.envs.scene.limit_margin`), like the arm's IK range.
+            (:func:`~pinkctl.envs.scene.limit_margin`), like the arm's IK range, unless
+            ``gripper_range`` says otherwise.
+        gripper_range: ``(closed, open)`` servo targets of opening 0 and 1 [rad] or [m];
+            None: the joint's range narrowed by the margin.
         gripper_speed: Largest speed of the gripper's servo target [rad/s] or [m/s]: the
             target moves toward the commanded opening at most this fast, one physics step at
             a time (None: it jumps there).
+        placement: Where the robot's base stands in ``sim``'s world (None: at the origin).
 
     Raises:
         ValueError: On a malformed argument (the message names it).
@@ -180,7 +150,9 @@ class CartesianArm:
         orientation: str = "free",
         orientation_cost: float = 0.2,
         gripper_joint: str | None = None,
+        gripper_range: tuple[float, float] | None = None,
         gripper_speed: float | None = None,
+        placement: Placement | None = None,
     ) -> None:
         self.n_substeps = substeps(control_dt, physics_dt)
         self.control_dt = float(control_dt)
@@ -204,6 +176,7 @@ class CartesianArm:
         self.robot = robot
         self.point = point
         self._site = int(site)
+        self.placement = placement if placement is not None else Placement()
         sim.model.opt.timestep = float(physics_dt)
 
         costs: dict[str, float | list[float]] = {
@@ -253,17 +226,18 @@ class CartesianArm:
             low, high = (float(v) for v in model.jnt_range[model.joint(gripper_joint).id])
             margin = limit_margin(low, high)  # as the arm: never pushed into the limit zone
             self.gripper_range = (low + margin, high - margin)
+            if gripper_range is not None:
+                self.gripper_range = (float(gripper_range[0]), float(gripper_range[1]))
         self._target = np.zeros(3)
         self._held_rotation = np.eye(3)
         self._command = np.zeros(len(arm))
         self._last_zero = False
         self._time = 0.0
-        self._setpoint_orientation = np.array([1.0, 0.0, 0.0, 0.0])
 
     # ------------------------------------------------------------------ state
     @property
     def target(self) -> np.ndarray:
-        """The action point's current target [m], world frame (a copy)."""
+        """The action point's current target [m], base frame (a copy)."""
         return self._target.copy()
 
     @property
@@ -272,22 +246,29 @@ class CartesianArm:
         return self._command.copy()
 
     def point_position(self) -> np.ndarray:
-        """Measured world position of the action point [m]."""
-        return self.sim.data.site_xpos[self._site].copy()
+        """Measured position of the action point [m], base frame."""
+        return self.placement.to_base(self.sim.data.site_xpos[self._site])
+
+    def point_rotation(self) -> np.ndarray:
+        """Measured orientation (3, 3) of the action point, base frame."""
+        rotation = self.sim.data.site_xmat[self._site].reshape(3, 3)
+        return self.placement.rotation_to_base(rotation)
 
     def point_pose(self) -> np.ndarray:
-        """Measured pose of the action point: position [m] and quaternion (w, x, y, z)."""
+        """Measured pose of the action point: position [m] and quaternion (w, x, y, z), base
+        frame."""
         quaternion = np.empty(4)
-        mujoco.mju_mat2Quat(quaternion, self.sim.data.site_xmat[self._site])
-        return np.concatenate([self.sim.data.site_xpos[self._site], quaternion])
+        mujoco.mju_mat2Quat(quaternion, self.point_rotation().reshape(-1))
+        return np.concatenate([self.point_position(), quaternion])
 
     def point_velocity(self) -> np.ndarray:
-        """Measured velocity of the action point: linear [m/s], angular [rad/s], world axes."""
+        """Measured velocity of the action point: linear [m/s], angular [rad/s], base axes."""
         velocity = np.empty(6)
         mujoco.mj_objectVelocity(
             self.sim.model, self.sim.data, mujoco.mjtObj.mjOBJ_SITE, self._site, velocity, 0
         )
-        return np.concatenate([velocity[3:], velocity[:3]])
+        to_base = self.placement.vector_to_base
+        return np.concatenate([to_base(velocity[3:]), to_base(velocity[:3])])
 
     def joint_positions(self) -> np.ndarray:
         """Measured arm joint positions [rad] (controlled joints, in the robot's order)."""
@@ -304,6 +285,15 @@ class CartesianArm:
         return ctrl_to_normalized(float(self.sim.data.qpos[self._gripper_qpos]), self.gripper_range)
 
     # ------------------------------------------------------------------ control
+    def hold_at(self, positions: np.ndarray) -> None:
+        """Put the arm's joints at ``positions`` [rad] (controlled joints, the robot's order)
+        at rest, the servos commanded there, kinematics refreshed; call :meth:`reset` next."""
+        data = self.sim.data
+        data.qpos[self._arm_qpos] = positions
+        data.qvel[self._arm_dofs] = 0.0
+        data.ctrl[self._arm_actuators] = positions
+        mujoco.mj_forward(self.sim.model, data)
+
     def reset(self) -> None:
         """Start from the simulation's current state (call after resetting ``sim``).
 
@@ -315,7 +305,7 @@ class CartesianArm:
             raise RuntimeError(f"IK controller reset failed: {self.controller.last_error}")
         self._time = 0.0
         self._target = self.point_position()
-        self._held_rotation = self.sim.data.site_xmat[self._site].reshape(3, 3).copy()
+        self._held_rotation = self.point_rotation()
         self._command = self.joint_positions()
         self.sim.data.ctrl[self._arm_actuators] = self._command
         if self._gripper_actuator >= 0:

@@ -2,68 +2,65 @@
 
 A task subclass builds its robot and scene, then calls :meth:`CartesianIKEnv._setup`; it
 implements :meth:`~CartesianIKEnv._reset_task` (place objects with ``self.np_random``),
-:meth:`~CartesianIKEnv._environment_state` and :meth:`~CartesianIKEnv._evaluate`. The base
+:meth:`~CartesianIKEnv._environment_points` and :meth:`~CartesianIKEnv._evaluate`. The base
 class owns the simulation, the :class:`~pinkctl.envs.arm.CartesianArm`, the spaces, the
 observation, rendering and the step loop.
 
-Observation (a dict; float32 unless said otherwise; world frame, metres, radians):
+The robot stands at a placement (``base_position``, ``base_yaw``; see
+:mod:`pinkctl.envs.placement`): the task is laid out in its base frame and moved with it.
+``frame`` says whether the observation and the action deltas are in world or base axes.
+
+Observation (a dict; float32 unless said otherwise; metres, radians; positions in ``frame``):
 
 * ``agent_pos``: the arm's joint positions, then (with a gripper) the measured gripper
   opening in [0, 1] (0 closed, 1 open);
 * ``tcp_pose``: position and quaternion (w, x, y, z) of the action point;
 * ``tcp_vel``: its linear [m/s] and angular [rad/s] velocity;
-* ``environment_state``: the task's state (block, goal), or with ``image_obs``
+* ``environment_state``: the task's points (block, goal), or with ``image_obs``
   ``pixels`` = ``{"front": (height, width, 3) uint8}`` in its place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import gymnasium as gym
 import mujoco
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
-from gymnasium.utils import seeding
 from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkRobot
 
-from .._validation import integer, real_array
+from .._validation import real_array
 from ..errors import InputError
 from ._checks import one_of
-from .arm import CartesianArm, substeps
-from .rendering import RENDER_MODES, GymRenderingSpec, SceneCamera
-from .scene import narrow_ik_limits, stiffen_joint_limits
+from .arm import CartesianArm
+from .mujoco_env import MujocoGymEnv, check_seed
+from .placement import Placement
+from .rendering import RENDER_MODES, GymRenderingSpec
+from .scene import narrow_ik_limits
 
 __all__ = ["CartesianIKEnv"]
 
 IMAGE_CAMERA = "front"
 
 
-def _check_seed(seed: Any) -> int | None:
-    """``seed`` as a non-negative int (what ``numpy.random.SeedSequence`` takes), or None."""
-    return None if seed is None else integer(seed, "seed", low=0)
-
-
-class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
+class CartesianIKEnv(MujocoGymEnv):
     """Base class: a robot in MuJoCo whose action point moves by Cartesian position actions.
 
-    Action: ``[dx, dy, dz]`` in [-1, 1] (times ``action_scale`` metres), followed with a
-    gripper by ``grasp`` in [0, 1], an absolute opening (0 closed, 1 open). An action is an
-    array of exactly the action space's shape (``(4,)``, or ``(3,)`` without a gripper) of a
-    real numeric dtype (any float or integer type), as gymnasium's ``Box.contains`` reads
-    shapes and dtypes: other shapes (``(1, 4)``, ``(4, 1)``, ``(2, 2)``), booleans, strings,
-    complex numbers and NaN or infinite values raise :class:`~pinkctl.errors.InputError` (a
-    ``ValueError``) naming ``action``. Finite values outside the space are clipped into it.
+    Action: ``[dx, dy, dz]`` in [-1, 1] (times ``action_scale`` metres, in ``frame``'s axes),
+    followed with a gripper by ``grasp`` in [0, 1], an absolute opening (0 closed, 1 open).
+    An action is an array of exactly the action space's shape (``(4,)``, or ``(3,)`` without
+    a gripper) of a real numeric dtype (any float or integer type), as gymnasium's
+    ``Box.contains`` reads shapes and dtypes: other shapes (``(1, 4)``, ``(4, 1)``,
+    ``(2, 2)``), booleans, strings, complex numbers and NaN or infinite values raise
+    :class:`~pinkctl.errors.InputError` (a ``ValueError``) naming ``action``. Finite values
+    outside the space are clipped into it.
 
     ``step()`` before the first ``reset()`` raises ``gymnasium.error.ResetNeeded``, as
     ``gymnasium.make``'s order-enforcing wrapper does.
     """
-
-    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 10}
 
     def __init__(
         self,
@@ -75,66 +72,51 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         render_mode: str | None,
         image_obs: bool,
         reward_type: str,
+        frame: str = "world",
+        base_position: ArrayLike = (0.0, 0.0, 0.0),
+        base_yaw: float = 0.0,
     ) -> None:
-        super().__init__()
-        seed = _check_seed(seed)
-        if not isinstance(render_spec, GymRenderingSpec):
-            raise InputError(f"render_spec must be a GymRenderingSpec, got {render_spec!r}")
+        super().__init__(None, seed, control_dt, physics_dt, render_spec)
         if not isinstance(image_obs, bool):
             raise InputError(f"image_obs must be a bool, got {image_obs!r}")
-        self.n_substeps = substeps(control_dt, physics_dt)
-        self.control_dt = float(control_dt)
-        self.physics_dt = float(physics_dt)
-        self.render_spec = render_spec
         mode = render_spec.mode if render_mode is None else render_mode
         self.render_mode = one_of(mode, "render_mode", RENDER_MODES)
         self.image_obs = image_obs
         self.reward_type = one_of(reward_type, "reward_type", ("sparse", "dense"))
-        self.metadata = {**self.metadata, "render_fps": int(round(1.0 / self.control_dt))}
-        self._np_random, _ = seeding.np_random(seed)
+        #: Where the robot's base stands, and the frame of observations and actions.
+        self.placement = Placement(base_position, base_yaw, frame)
         self._needs_reset = True
+
+    @property
+    def frame(self) -> str:
+        """``"world"`` or ``"base"``: the frame of the observation and of the action deltas."""
+        return self.placement.frame
 
     # ------------------------------------------------------------------ construction
     def _setup(
         self,
         robot: PinkRobot,
+        sim: MujocoSimulation,
         *,
-        spec_callback: Callable[[mujoco.MjSpec], None],
         point: str,
         orientation: str,
         action_scale: float,
         cartesian_bounds: ArrayLike,
         gripper: bool,
         environment_dim: int,
-        floor: bool = False,
         orientation_cost: float = 0.2,
+        gripper_range: tuple[float, float] | None = None,
         gripper_speed: float | None = None,
     ) -> None:
-        """Build the simulation, the arm and the spaces (called by the subclass once).
-
-        ``floor``: add pinkctl's floor (below the robot's lowest point at home, or at the
-        robot's configured height) instead of leaving the ground to ``spec_callback``.
-        """
+        """Adopt the simulation (built with :func:`~pinkctl.envs.scene.build_simulation` and
+        this env's placement), build the arm and the spaces (called by the subclass once)."""
         self.robot = robot
         narrow_ik_limits(robot)
-
-        def build(spec: mujoco.MjSpec) -> None:
-            stiffen_joint_limits(spec)
-            spec_callback(spec)
-
-        self.sim = MujocoSimulation.from_robot(
-            robot,
-            timestep=self.physics_dt,
-            floor=floor,
-            target_marker=False,
-            spec_callback=build,
-        )
-        # no shadow maps: a software renderer (llvmpipe) spends ~200 ms on MuJoCo's 4096^2
-        # shadow maps per frame and 10-20 ms on the frame itself
-        self.sim.model.light_castshadow[:] = 0
+        self.sim = sim
+        self._attach(sim.model, sim.data)
         gripper_joint = robot.gripper_joint_names[0] if gripper else None
         self.arm = CartesianArm(
-            self.sim,
+            sim,
             robot,
             point=point,
             control_dt=self.control_dt,
@@ -144,12 +126,11 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
             orientation=orientation,
             orientation_cost=orientation_cost,
             gripper_joint=gripper_joint,
+            gripper_range=gripper_range,
             gripper_speed=gripper_speed,
+            placement=self.placement,
         )
         spec = self.render_spec
-        self._camera = SceneCamera(
-            self.sim.model, self.sim.data, width=spec.width, height=spec.height
-        )
         n_agent = len(robot.controlled_joint_names) + (1 if gripper else 0)
         observation: dict[str, spaces.Space[Any]] = {
             "agent_pos": spaces.Box(-np.inf, np.inf, (n_agent,), dtype=np.float32),
@@ -179,8 +160,9 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
     def _after_physics(self) -> None:
         """Bookkeeping after each control step, before the observation (default: none)."""
 
-    def _environment_state(self) -> np.ndarray:
-        """The task's state vector (``environment_state``)."""
+    def _environment_points(self) -> np.ndarray:
+        """The task's points (k, 3) [m], base frame: ``environment_state`` is their
+        concatenation in the observation frame."""
         raise NotImplementedError
 
     def _evaluate(self) -> tuple[float, bool, bool]:
@@ -189,20 +171,24 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
 
     # ------------------------------------------------------------------ gymnasium API
     def floor_height(self) -> float | None:
-        """Height of the scene's floor plane (the geom ``"floor"``) [m], None without one."""
+        """Height of the scene's floor plane (the geom ``"floor"``) above the robot's base
+        [m], None without one."""
         model = self.sim.model
         geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "floor")
-        return float(model.geom_pos[geom][2]) if geom >= 0 else None
+        if geom < 0:
+            return None
+        return float(model.geom_pos[geom][2] - self.placement.position[2])
 
     @property
     def ik_point_pos(self) -> np.ndarray:
         """World position [m] of the point the action moves."""
-        return self.arm.point_position()
+        return self.placement.to_world(self.arm.point_position())
 
     @property
     def ik_target(self) -> np.ndarray:
-        """The action point's current target [m] (what the deltas accumulate into)."""
-        return self.arm.target
+        """The action point's current target [m], world frame (what the deltas accumulate
+        into; the arm keeps it in the base frame)."""
+        return self.placement.to_world(self.arm.target)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -218,7 +204,7 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
             ValueError: (:class:`~pinkctl.errors.InputError`) a negative or non-integer
                 ``seed``, or ``options`` that are not empty.
         """
-        seed = _check_seed(seed)
+        seed = check_seed(seed)
         if options is not None and (not isinstance(options, dict) or options):
             raise InputError(
                 f"options: {type(self).__name__} takes no reset options, got {options!r}"
@@ -235,6 +221,18 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
         values = real_array(action, "action", box.shape)
         return np.clip(values, box.low, box.high)
 
+    def _require_reset(self, what: str) -> None:
+        if self._needs_reset:
+            raise ResetNeeded(
+                f"{type(self).__name__}.{what}() was called before reset(): call env.reset() first"
+            )
+
+    def _apply(self, action: ArrayLike) -> None:
+        """Check ``action`` (nothing moves if it is rejected), then one control step."""
+        values = self._check_action(action)
+        opening = float(values[3]) if self._gripper else None
+        self.arm.apply(self.placement.action_to_base(values[:3]), opening)
+
     def step(self, action: ArrayLike) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """One control step: ``control_dt`` of simulated time, one IK solve.
 
@@ -244,13 +242,8 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
                 of the action space's shape and a real numeric dtype, or not finite (the
                 environment is left as it was).
         """
-        if self._needs_reset:
-            raise ResetNeeded(
-                f"{type(self).__name__}.step() was called before reset(): call env.reset() first"
-            )
-        values = self._check_action(action)
-        opening = float(values[3]) if self._gripper else None
-        self.arm.apply(values[:3], opening)
+        self._require_reset("step")
+        self._apply(action)
         self._after_physics()
         observation = self._observation()
         reward, success, terminated = self._evaluate()
@@ -259,35 +252,46 @@ class CartesianIKEnv(gym.Env[dict[str, Any], np.ndarray]):
             self.render()
         return observation, float(reward), bool(terminated), False, info
 
+    def _environment_state(self) -> np.ndarray:
+        """``environment_state``: the task's points in the observation frame, concatenated."""
+        points = np.asarray(self._environment_points(), dtype=float).reshape(-1, 3)
+        return self.placement.observed_point(points).reshape(-1)
+
+    def _tcp(self) -> dict[str, np.ndarray]:
+        """``tcp_pose`` and ``tcp_vel`` of the action point, in the observation frame."""
+        arm, placement = self.arm, self.placement
+        rotation = placement.observed_rotation(arm.point_rotation())
+        quaternion = np.empty(4)
+        mujoco.mju_mat2Quat(quaternion, np.ascontiguousarray(rotation).reshape(-1))
+        position = placement.observed_point(arm.point_position())
+        velocity = arm.point_velocity()
+        linear = placement.observed_vector(velocity[:3])
+        angular = placement.observed_vector(velocity[3:])
+        return {
+            "tcp_pose": np.concatenate([position, quaternion]).astype(np.float32),
+            "tcp_vel": np.concatenate([linear, angular]).astype(np.float32),
+        }
+
     def _observation(self) -> dict[str, Any]:
         arm = self.arm
         agent = arm.joint_positions()
         if self._gripper:
             agent = np.append(agent, arm.gripper_opening())
-        observation: dict[str, Any] = {
-            "agent_pos": agent.astype(np.float32),
-            "tcp_pose": arm.point_pose().astype(np.float32),
-            "tcp_vel": arm.point_velocity().astype(np.float32),
-        }
+        observation: dict[str, Any] = {"agent_pos": agent.astype(np.float32), **self._tcp()}
         if self.image_obs:
-            observation["pixels"] = {"front": self._camera.frame(IMAGE_CAMERA)}
+            observation["pixels"] = {"front": self._front_frame()}
         else:
             observation["environment_state"] = self._environment_state().astype(np.float32)
         return observation
 
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
-        """An RGB frame from ``render_spec.camera_id`` (``"rgb_array"``), or draw it in the
-        viewer window and return None (``"human"``)."""
-        if self.render_mode == "human":
-            self._camera.show()
-            return None
-        return self._camera.frame(self.render_spec.camera_id)
+    def _front_frame(self) -> np.ndarray:
+        """The ``"front"`` camera's frame at ``render_spec``'s size (image observations)."""
+        assert self._camera is not None
+        return self._camera.frame(IMAGE_CAMERA)
 
     def close(self) -> None:
         """Release the renderer, the viewer and the simulation's renderers."""
-        camera = getattr(self, "_camera", None)
-        if camera is not None:
-            camera.close()
+        super().close()
         sim = getattr(self, "sim", None)
         if sim is not None:
             sim.close()

@@ -3,9 +3,10 @@
 An expert reads the environment's privileged state (block, goal, grasp point, the action
 point's target) through ``env.unwrapped`` and returns actions in the env's action space.
 Motions approach each waypoint geometrically: the position delta is
-``clip(0.6 * (waypoint - target), -max_step, max_step)`` [m] (divided by ``action_scale``),
-so the target glides into the waypoint without ever sending an exact zero (which would make
-the env hold where the point *is*, see :class:`~pinkctl.envs.arm.CartesianArm`).
+``clip(0.6 * (waypoint - target), -max_step, max_step)`` [m] (divided by ``action_scale``,
+turned into the env's action frame), so the target glides into the waypoint without ever
+sending an exact zero (which would make the env hold where the point *is*, see
+:class:`~pinkctl.envs.arm.CartesianArm`).
 
 Usage::
 
@@ -24,8 +25,8 @@ import gymnasium as gym
 import numpy as np
 
 from ..errors import InputError
-from .pick_cube import FIXED_JAW_CLEARANCE, LIFT_SUCCESS_HEIGHT, SO101PickCubeEnv
-from .pick_place import SO101PickPlaceEnv
+from .pick_cube import FIXED_JAW_CLEARANCE, LIFT_SUCCESS_HEIGHT, SO101PickCubeGymEnv
+from .pick_place import SO101PickPlaceGymEnv
 from .reach import ReachEnv
 
 __all__ = ["PickCubeExpert", "PickPlaceExpert", "ReachExpert", "make_expert"]
@@ -56,9 +57,12 @@ class _CartesianExpert:
         self.max_step = float(max_step)
 
     def _delta_to(self, point_goal: np.ndarray) -> np.ndarray:
-        """Raw action delta moving the action point's target toward ``point_goal`` [m]."""
+        """Raw action delta moving the action point's target toward ``point_goal`` [m]
+        (world frame), in the env's action axes (``frame``): clipped there, so the policy
+        does not depend on where the robot stands when the env observes its base frame."""
         env = self.env
-        step = np.clip(APPROACH_GAIN * (point_goal - env.ik_target), -self.max_step, self.max_step)
+        error = env.placement.action_from_world(point_goal - env.ik_target)
+        step = np.clip(APPROACH_GAIN * error, -self.max_step, self.max_step)
         return step / env.arm.action_scale
 
 
@@ -97,7 +101,7 @@ class Phase(enum.Enum):
 
 
 class PickCubeExpert(_CartesianExpert):
-    """Top-down grasp of the block of :class:`~pinkctl.envs.pick_cube.SO101PickCubeEnv`.
+    """Top-down grasp of the block of :class:`~pinkctl.envs.pick_cube.SO101PickCubeGymEnv`.
 
     Phases: approach above the block with the jaws open, descend, close, lift. The grasp
     point between the jaws is steered (through the tool frame's target when the env moves
@@ -119,7 +123,7 @@ class PickCubeExpert(_CartesianExpert):
 
     @staticmethod
     def _env_type() -> type:
-        return SO101PickCubeEnv
+        return SO101PickCubeGymEnv
 
     def reset(self) -> None:
         """Start a new episode at the approach phase."""
@@ -132,15 +136,16 @@ class PickCubeExpert(_CartesianExpert):
 
     def _grasp_height(self) -> float:
         env = self.env
-        assert isinstance(env, SO101PickCubeEnv)
-        return max(float(env.block_pos[2]), GRASP_MIN_HEIGHT)
+        assert isinstance(env, SO101PickCubeGymEnv)
+        table = float(env.placement.position[2])  # the table top is the base's height
+        return max(float(env.block_pos[2]), table + GRASP_MIN_HEIGHT)
 
     def _grasp_centre(self) -> np.ndarray:
         """Where to put the grasp point to close on the block: its centre, moved toward the
         fixed jaw until that jaw clears the block's corners (the block's half width
         along the jaws is taken at its largest, a corner: sqrt(2) times half the edge)."""
         env = self.env
-        assert isinstance(env, SO101PickCubeEnv)
+        assert isinstance(env, SO101PickCubeGymEnv)
         axis = env.jaw_axis
         axis[2] = 0.0
         axis /= max(float(np.linalg.norm(axis)), 1e-9)
@@ -151,7 +156,7 @@ class PickCubeExpert(_CartesianExpert):
     def _waypoint(self) -> np.ndarray:
         """Where the grasp point should go in the current phase [m]."""
         env = self.env
-        assert isinstance(env, SO101PickCubeEnv)
+        assert isinstance(env, SO101PickCubeGymEnv)
         block = self._grasp_centre()
         if self.phase is Phase.APPROACH:
             return np.array([block[0], block[1], self._grasp_height() + HOVER])
@@ -166,7 +171,7 @@ class PickCubeExpert(_CartesianExpert):
     def _advance(self) -> None:
         """Phase transitions of the pick part (approach to lift)."""
         env = self.env
-        assert isinstance(env, SO101PickCubeEnv)
+        assert isinstance(env, SO101PickCubeGymEnv)
         error = float(np.linalg.norm(env.grasp_point_pos - self._waypoint()))
         self._ticks += 1
         timed_out = self._ticks > PHASE_TIMEOUT
@@ -184,13 +189,13 @@ class PickCubeExpert(_CartesianExpert):
     def _dropped(self) -> bool:
         """Whether the block is no longer between the jaws."""
         env = self.env
-        assert isinstance(env, SO101PickCubeEnv)
+        assert isinstance(env, SO101PickCubeGymEnv)
         return bool(np.linalg.norm(env.grasp_point_pos - env.block_pos) > 0.03)
 
     def __call__(self, observation: Any = None) -> np.ndarray:
         self._advance()
         env = self.env
-        assert isinstance(env, SO101PickCubeEnv)
+        assert isinstance(env, SO101PickCubeGymEnv)
         # the action point's goal: the grasp point's waypoint, shifted by where the action
         # point sits relative to the grasp point now (zero when the action moves the grasp
         # point itself)
@@ -200,7 +205,7 @@ class PickCubeExpert(_CartesianExpert):
 
 
 class PickPlaceExpert(PickCubeExpert):
-    """Pick the block of :class:`~pinkctl.envs.pick_place.SO101PickPlaceEnv`, carry it above
+    """Pick the block of :class:`~pinkctl.envs.pick_place.SO101PickPlaceGymEnv`, carry it above
     the goal, lower it until it rests at the goal's height, open, and rise.
 
     Args:
@@ -210,11 +215,11 @@ class PickPlaceExpert(PickCubeExpert):
 
     @staticmethod
     def _env_type() -> type:
-        return SO101PickPlaceEnv
+        return SO101PickPlaceGymEnv
 
     def _waypoint(self) -> np.ndarray:
         env = self.env
-        assert isinstance(env, SO101PickPlaceEnv)
+        assert isinstance(env, SO101PickPlaceGymEnv)
         goal = env.goal_pos
         if self.phase is Phase.TRANSPORT:
             return np.array([goal[0], goal[1], self._carry_height])
@@ -231,7 +236,7 @@ class PickPlaceExpert(PickCubeExpert):
 
     def _advance(self) -> None:
         env = self.env
-        assert isinstance(env, SO101PickPlaceEnv)
+        assert isinstance(env, SO101PickPlaceGymEnv)
         if self.phase in (Phase.APPROACH, Phase.DESCEND, Phase.CLOSE):
             super()._advance()
             return
@@ -257,9 +262,9 @@ def make_expert(env: gym.Env[Any, Any], **kwargs: Any) -> ReachExpert | PickCube
         ValueError: If ``env`` is none of pinkctl's environments.
     """
     unwrapped = env.unwrapped
-    if isinstance(unwrapped, SO101PickPlaceEnv):
+    if isinstance(unwrapped, SO101PickPlaceGymEnv):
         return PickPlaceExpert(env, **kwargs)
-    if isinstance(unwrapped, SO101PickCubeEnv):
+    if isinstance(unwrapped, SO101PickCubeGymEnv):
         return PickCubeExpert(env, **kwargs)
     if isinstance(unwrapped, ReachEnv):
         return ReachExpert(env, **kwargs)

@@ -1,9 +1,11 @@
-"""SO101PickCubeEnv: lift a block off the table with the SO-101 (``pinkctl/SO101PickCube-v0``).
+"""Lift a block off the table with the SO-101: the seed's ``SO101PickCubeGymEnv`` and
+pinkctl's registered ``pinkctl/SO101PickCube-v0`` (:class:`SO101PickCubeEnv`).
 
-The scene is :class:`~pinkctl.envs.so101_scene.SO101PickScene`. At each reset the block gets
-a new edge length and colour, and a yaw uniform in [-45, 45] degrees; it sits at
-:data:`FIXED_BLOCK_XY`, or with ``random_block_position`` anywhere in
-:data:`SAMPLING_BOUNDS` (uniform).
+The scene is :class:`~pinkctl.envs.so101_scene.SO101PickScene`. The block sits at
+:data:`FIXED_BLOCK_XY`, or with ``random_block_position`` anywhere in :data:`SAMPLING_BOUNDS`
+(uniform), base frame. Its look is the same at every reset (a 25 mm red cube, turned by 0)
+unless ``random_block_look`` draws an edge length in [2, 3] cm, a colour and a yaw uniform in
+[-45, 45] degrees at each reset.
 
 * Success: the block's centre has risen :data:`LIFT_SUCCESS_HEIGHT` above where it started
   *and* the grasp point between the jaws is within :data:`NEAR_BLOCK_DISTANCE` of it.
@@ -12,58 +14,60 @@ a new edge length and colour, and a yaw uniform in [-45, 45] degrees; it sits at
   distance to the block's centre [m] and ``rise`` the block's rise [m].
 * Termination: on success, or when the block leaves the sampling box widened by
   :data:`OUT_OF_BOUNDS_MARGIN`. Truncation: 100 steps (10 s) through the registered id.
+
+:class:`SO101PickCubeEnv` is the same task with pinkctl's richer defaults
+(:data:`PINKCTL_OPTIONS`: a randomised look, a rate-limited jaw, pinkctl's observation).
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from pinkctl import load_pink_supported_robot
-
 from ..errors import InputError
-from .base import CartesianIKEnv
+from ._checks import one_of
 from .rendering import GymRenderingSpec
-from .so101_scene import GRASP_POINT, GRIPPER_LINK, GRIPPER_SPEED, PAD_GAP, SO101PickScene
+from .so101_env import CARTESIAN_BOUNDS, HOME_POSITION, TOP_DOWN_BOUNDS, SO101GymEnv
+from .so101_scene import GRASP_POINT, GRIPPER_LINK, PAD_GAP
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "CARTESIAN_BOUNDS",
-    "PickCubeArguments",
-    "TOP_DOWN_BOUNDS",
     "FIXED_BLOCK_XY",
     "FIXED_JAW_CLEARANCE",
     "HOME_POSITION",
     "LIFT_SUCCESS_HEIGHT",
+    "PINKCTL_OPTIONS",
+    "PickCubeArguments",
     "SAMPLING_BOUNDS",
     "SO101PickCubeEnv",
+    "SO101PickCubeGymEnv",
+    "TOP_DOWN_BOUNDS",
+    "TaskArguments",
 ]
 
-HOME_POSITION = {  # [rad] the SO-101's home (robot.toml): gripper pointing down-forward
-    "shoulder_pan": 0.0,
-    "shoulder_lift": -0.6,
-    "elbow_flex": 0.6,
-    "wrist_flex": 1.2,
-    "wrist_roll": 0.0,
-    "gripper": 0.0,
-}
-# (2, 3) boxes the action point's target is clipped to [m]. Their floors keep the jaws off the
-# table (the tool frame is 7 mm, the grasp point 16 mm above the lowest point of the jaws);
-# with the jaws kept vertical the SO-101 reaches no higher than about 9 cm, nor as far out.
-CARTESIAN_BOUNDS = np.array([[0.08, -0.22, 0.008], [0.36, 0.22, 0.20]])
-TOP_DOWN_BOUNDS = np.array([[0.12, -0.15, 0.016], [0.30, 0.15, 0.09]])
-FIXED_BLOCK_XY = np.array([0.22, 0.0])  # [m]
+FIXED_BLOCK_XY = np.array([0.22, 0.0])  # [m] base frame
 SAMPLING_BOUNDS = np.array([[0.16, -0.10], [0.26, 0.10]])  # [m] block (and goal) x, y
 OUT_OF_BOUNDS_MARGIN = 0.05  # [m]
 LIFT_SUCCESS_HEIGHT = 0.04  # [m]
 NEAR_BLOCK_DISTANCE = 0.03  # [m]
 MAX_BLOCK_YAW = np.pi / 4  # [rad]
 FIXED_JAW_CLEARANCE = PAD_GAP / 2.0  # [m] grasp point to the fixed pad's face
+#: pinkctl's richer defaults of :class:`SO101PickCubeEnv` (and the registered ids).
+PINKCTL_OPTIONS: dict[str, Any] = {
+    "render_mode": None,
+    "random_block_look": True,
+    "observation_layout": "pinkctl",
+    "grasp_mode": "rate_limited",
+}
 
 
-class PickCubeArguments(TypedDict, total=False):
-    """Keywords of :class:`SO101PickCubeEnv` that a derived task passes on as they are."""
+class TaskArguments(TypedDict, total=False):
+    """Keywords of the SO-101 tasks, but ``reward_type`` (pinkctl's presets pass them on)."""
 
     seed: int | None
     control_dt: float
@@ -73,18 +77,36 @@ class PickCubeArguments(TypedDict, total=False):
     image_obs: bool
     random_block_position: bool
     action_scale: float
+    top_down_ik: bool
+    jaw_pads: bool
     cartesian_bounds: ArrayLike | None
+    random_block_look: bool
+    observation_layout: str
+    grasp_mode: str
+    frame: str
+    base_position: ArrayLike
+    base_yaw: float
 
 
-class SO101PickCubeEnv(CartesianIKEnv):
+class PickCubeArguments(TaskArguments, total=False):
+    """Keywords of :class:`SO101PickCubeGymEnv`."""
+
+    reward_type: str
+
+
+class SO101PickCubeGymEnv(SO101GymEnv):
     """SO-101 picking up a block (see the module docstring for the task).
 
+    The seed's arguments keep their names, order, defaults and meaning; pinkctl's own are
+    keyword-only after them.
+
     Args:
-        seed: Seed of the environment's generator (block size, colour, yaw, position);
-            ``reset(seed=...)`` re-seeds it.
+        seed: Seed of the environment's generator (block position, and the look with
+            ``random_block_look``); ``reset(seed=...)`` re-seeds it.
         control_dt: Simulated time per ``step()`` [s] (0.1 s: 10 Hz); one IK solve each.
         physics_dt: MuJoCo step [s]; ``floor(control_dt / physics_dt)`` substeps per step.
-        render_spec: Frame size and camera of ``render()`` and of image observations.
+        render_spec: Frame size and camera of ``render()`` (``"front"`` unless it names
+            another) and of image observations.
         render_mode: ``"rgb_array"`` or ``"human"``; None: ``render_spec.mode``.
         image_obs: Observe ``pixels.front`` (the front camera) instead of
             ``environment_state``.
@@ -93,13 +115,18 @@ class SO101PickCubeEnv(CartesianIKEnv):
             :data:`FIXED_BLOCK_XY`.
         action_scale: Metres per unit of ``dx, dy, dz`` (not of ``grasp``), > 0. The default
             1 m lets one action cross the workspace: keep |actions| small, or lower it.
-        cartesian_bounds: (2, 3) box [m] the action point's target is clipped to; None:
-            :data:`CARTESIAN_BOUNDS`, or :data:`TOP_DOWN_BOUNDS` with ``top_down_ik``.
         top_down_ik: Move the grasp point between the jaws with the gripper pointing straight
-            down (the rotation about the vertical left to the IK), instead of the tool frame
-            ``gripper_frame_link`` by position only.
-        jaw_pads: Make the fingertip pads collide (flat faces instead of the jaws' round
-            primitives).
+            down, instead of the tool frame ``gripper_frame_link`` by position only.
+        jaw_pads: Make the fingertip pads collide.
+        cartesian_bounds: (2, 3) box [m] the target is clipped to (base frame); None:
+            :data:`CARTESIAN_BOUNDS`, or :data:`TOP_DOWN_BOUNDS` with ``top_down_ik``.
+        random_block_look: Draw the block's edge, colour and yaw at each reset.
+        observation_layout: ``"seed"`` or ``"pinkctl"`` (see
+            :class:`~pinkctl.envs.so101_env.SO101GymEnv`).
+        grasp_mode: ``"direct"`` or ``"rate_limited"``.
+        frame: ``"world"`` or ``"base"``: axes of the observation and the action deltas.
+        base_position: Where the robot's base stands in the world [m].
+        base_yaw: The base's rotation about the world's vertical [rad].
 
     Raises:
         ValueError: On any malformed argument (the message names it).
@@ -107,63 +134,64 @@ class SO101PickCubeEnv(CartesianIKEnv):
 
     def __init__(
         self,
-        *,
         seed: int | None = 0,
         control_dt: float = 0.1,
         physics_dt: float = 0.002,
         render_spec: GymRenderingSpec = GymRenderingSpec(),  # noqa: B008 (frozen)
-        render_mode: str | None = None,
+        render_mode: str | None = "rgb_array",
         image_obs: bool = False,
         reward_type: str = "sparse",
         random_block_position: bool = False,
         action_scale: float = 1.0,
-        cartesian_bounds: ArrayLike | None = None,
         top_down_ik: bool = False,
         jaw_pads: bool = False,
+        *,
+        cartesian_bounds: ArrayLike | None = None,
+        random_block_look: bool = False,
+        observation_layout: str = "seed",
+        grasp_mode: str = "direct",
+        frame: str = "world",
+        base_position: ArrayLike = (0.0, 0.0, 0.0),
+        base_yaw: float = 0.0,
     ) -> None:
-        super().__init__(
-            seed=seed,
-            control_dt=control_dt,
-            physics_dt=physics_dt,
-            render_spec=render_spec,
-            render_mode=render_mode,
-            image_obs=image_obs,
-            reward_type=reward_type,
-        )
+        reward_type = one_of(reward_type, "reward_type", ("sparse", "dense"))
         for name, flag in (
             ("random_block_position", random_block_position),
-            ("top_down_ik", top_down_ik),
-            ("jaw_pads", jaw_pads),
+            ("random_block_look", random_block_look),
         ):
             if not isinstance(flag, bool):
                 raise InputError(f"{name} must be a bool, got {flag!r}")
-        self.random_block_position = random_block_position
-        self.top_down_ik = top_down_ik
-        self.jaw_pads = jaw_pads
-        robot = load_pink_supported_robot("so101")
-        self.scene = SO101PickScene(robot, jaw_pads=jaw_pads, goal_marker=self._has_goal())
-        if cartesian_bounds is None:
-            cartesian_bounds = TOP_DOWN_BOUNDS if top_down_ik else CARTESIAN_BOUNDS
-        assert robot.tool_frame is not None
-        self._setup(
-            robot,
-            spec_callback=self.scene.callback(),
-            point=GRASP_POINT if top_down_ik else robot.tool_frame,
-            orientation="down" if top_down_ik else "free",
-            action_scale=action_scale,
-            cartesian_bounds=cartesian_bounds,
-            gripper=True,
-            gripper_speed=GRIPPER_SPEED,
-            environment_dim=6 if self._has_goal() else 3,
+        super().__init__(
+            None,
+            seed,
+            control_dt,
+            physics_dt,
+            render_spec,
+            render_mode,
+            image_obs,
+            HOME_POSITION,
+            cartesian_bounds,
+            action_scale,
+            top_down_ik,
+            jaw_pads,
+            observation_layout=observation_layout,
+            grasp_mode=grasp_mode,
+            frame=frame,
+            base_position=base_position,
+            base_yaw=base_yaw,
         )
+        self.reward_type = reward_type
+        self.random_block_position = random_block_position
+        self.random_block_look = random_block_look
         self.block = self.scene.block
         self._grasp_site = self.sim.model.site(GRASP_POINT).id
         self._gripper_body = self.sim.model.body(GRIPPER_LINK).id
         self._z_init = 0.0
+        self._task_space(self._environment_dim())
 
     @staticmethod
-    def _has_goal() -> bool:
-        return False
+    def _environment_dim() -> int:
+        return 3
 
     # ------------------------------------------------------------------ state
     @property
@@ -173,7 +201,7 @@ class SO101PickCubeEnv(CartesianIKEnv):
 
     @property
     def block_half_size(self) -> float:
-        """Half the block's edge length [m] (drawn at each reset)."""
+        """Half the block's edge length [m]."""
         return self.block.half_size(self.sim.model)
 
     @property
@@ -191,29 +219,39 @@ class SO101PickCubeEnv(CartesianIKEnv):
     @property
     def block_rise(self) -> float:
         """How far the block's centre is above where it started [m]."""
-        return float(self.block_pos[2] - self._z_init)
+        return float(self.block_pos[2] - self.placement.position[2] - self._z_init)
+
+    def _block_base(self) -> np.ndarray:
+        """The block's centre in the base frame [m]."""
+        return self.placement.to_base(self.block_pos)
 
     def _sample_xy(self) -> np.ndarray:
         return self.np_random.uniform(SAMPLING_BOUNDS[0], SAMPLING_BOUNDS[1])
 
     # ------------------------------------------------------------------ task
     def _place_block(self, xy: np.ndarray) -> None:
-        """New look, arm at home, block at rest at ``xy``, kinematics refreshed."""
+        """Block look (fixed or drawn), arm at home, block at rest at ``xy`` (base frame),
+        the goal disc parked, kinematics refreshed."""
         model, data = self.sim.model, self.sim.data
-        look = self.block.draw(self.np_random)
-        yaw = float(self.np_random.uniform(-MAX_BLOCK_YAW, MAX_BLOCK_YAW))
+        if self.random_block_look:
+            look = self.block.draw(self.np_random)
+            yaw = float(self.np_random.uniform(-MAX_BLOCK_YAW, MAX_BLOCK_YAW))
+        else:
+            look, yaw = self.block.fixed_look(), 0.0
         self.block.apply_look(model, data, look)
-        self.sim.reset(HOME_POSITION)
-        self.block.place(model, data, np.array([xy[0], xy[1], look.edge / 2.0]), yaw)
+        self.sim.reset()
+        self._home_robot()
+        centre = self.placement.to_world([xy[0], xy[1], look.edge / 2.0])
+        self.block.place(model, data, centre, yaw + self.placement.yaw)
         self.sim.forward()
-        self._z_init = float(self.block_pos[2])
+        self._z_init = float(self._block_base()[2])
 
     def _reset_task(self) -> None:
         xy = self._sample_xy() if self.random_block_position else FIXED_BLOCK_XY
         self._place_block(xy)
 
-    def _environment_state(self) -> np.ndarray:
-        return self.block_pos
+    def _environment_points(self) -> np.ndarray:
+        return self._block_base()
 
     def is_lifted(self) -> bool:
         """Whether the block has risen :data:`LIFT_SUCCESS_HEIGHT` and the jaws are at it."""
@@ -221,7 +259,7 @@ class SO101PickCubeEnv(CartesianIKEnv):
         return bool(self.block_rise >= LIFT_SUCCESS_HEIGHT and near)
 
     def _block_out_of_bounds(self) -> bool:
-        xy = self.block_pos[:2]
+        xy = self._block_base()[:2]
         low = SAMPLING_BOUNDS[0] - OUT_OF_BOUNDS_MARGIN
         high = SAMPLING_BOUNDS[1] + OUT_OF_BOUNDS_MARGIN
         return bool(np.any(xy < low) or np.any(xy > high))
@@ -235,3 +273,14 @@ class SO101PickCubeEnv(CartesianIKEnv):
             lift = float(np.clip(self.block_rise / LIFT_SUCCESS_HEIGHT, 0.0, 1.0))
             reward = 0.3 * float(np.exp(-20.0 * distance)) + 0.7 * lift
         return reward, success, success or self._block_out_of_bounds()
+
+
+class SO101PickCubeEnv(SO101PickCubeGymEnv):
+    """:class:`SO101PickCubeGymEnv` with pinkctl's defaults (:data:`PINKCTL_OPTIONS`): the
+    block's look drawn at every reset, a rate-limited jaw servo, pinkctl's observation
+    (joints and measured opening, ``tcp_pose``, ``tcp_vel``), ``render_mode`` from
+    ``render_spec``. The entry point of ``pinkctl/SO101PickCube-v0``; every keyword of
+    :class:`SO101PickCubeGymEnv` is accepted (and overrides a preset)."""
+
+    def __init__(self, **kwargs: Unpack[PickCubeArguments]) -> None:
+        super().__init__(**{**PINKCTL_OPTIONS, **kwargs})

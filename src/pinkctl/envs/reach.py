@@ -19,8 +19,9 @@ from the base (SO-101 0.28 m, Franka 0.76 m, UR10 1.02 m).
   minus that distance [m]; ``"sparse"``: 1 on success, else 0.
 * Termination: on success. Truncation: 50 steps (5 s) through the registered id.
 
-``environment_state`` is the goal (world frame, metres); with ``image_obs`` the goal is a
-green sphere in the ``pixels.front`` image.
+``environment_state`` is the goal (metres, in ``frame``); with ``image_obs`` the goal is a
+green sphere in the ``pixels.front`` image. Goals, bounds and the camera are laid out in the
+robot's base frame and move with its placement (``base_position``, ``base_yaw``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from ..errors import InputError
 from ._checks import positive_float
 from .base import CartesianIKEnv
 from .rendering import GymRenderingSpec
-from .scene import add_front_camera, add_goal_marker
+from .scene import add_front_camera, add_goal_marker, build_simulation
 
 __all__ = ["ReachEnv", "robot_reach"]
 
@@ -75,6 +76,9 @@ class ReachEnv(CartesianIKEnv):
         cartesian_bounds: (2, 3) box [m] the tool target is clipped to; None: the goal box
             widened by ``0.1 R`` on each side.
         success_threshold: Distance of the tool to the goal that counts as reached [m], > 0.
+        frame: ``"world"`` or ``"base"``: axes of the observation and the action deltas.
+        base_position: Where the robot's base stands in the world [m].
+        base_yaw: The base's rotation about the world's vertical [rad].
 
     Raises:
         ValueError: On an unknown robot or any malformed argument.
@@ -94,6 +98,9 @@ class ReachEnv(CartesianIKEnv):
         action_scale: float = 0.05,
         cartesian_bounds: Any = None,
         success_threshold: float = 0.01,
+        frame: str = "world",
+        base_position: Any = (0.0, 0.0, 0.0),
+        base_yaw: float = 0.0,
     ) -> None:
         super().__init__(
             seed=seed,
@@ -103,6 +110,9 @@ class ReachEnv(CartesianIKEnv):
             render_mode=render_mode,
             image_obs=image_obs,
             reward_type=reward_type,
+            frame=frame,
+            base_position=base_position,
+            base_yaw=base_yaw,
         )
         available = supported_robots()
         if not isinstance(robot, str) or robot not in available:
@@ -126,16 +136,22 @@ class ReachEnv(CartesianIKEnv):
         if default_bounds:  # raised above the floor once the scene (and its floor) exists
             cartesian_bounds = self._widened(self.goal_box)
         self._home_pose = home.copy()
+        sim = build_simulation(
+            pink_robot,
+            self._build_scene,
+            physics_dt=self.physics_dt,
+            floor=True,
+            placement=self.placement,
+        )
         self._setup(
             pink_robot,
-            spec_callback=self._build_scene,
+            sim,
             point=tool,
             orientation="hold" if self.hold_orientation else "free",
             action_scale=action_scale,
             cartesian_bounds=cartesian_bounds,
             gripper=False,
             environment_dim=3,
-            floor=True,
             orientation_cost=HOLD_ORIENTATION_COST,
         )
         floor = self.floor_height()
@@ -172,7 +188,7 @@ class ReachEnv(CartesianIKEnv):
     @property
     def goal_pos(self) -> np.ndarray:
         """The goal [m], world frame."""
-        return self._goal.copy()
+        return self.placement.to_world(self._goal)
 
     def tool_distance(self) -> float:
         """Distance of the tool to the goal [m]."""
@@ -210,10 +226,10 @@ class ReachEnv(CartesianIKEnv):
         else:  # pragma: no cover - a robot whose home box is mostly unreachable
             raise RuntimeError(f"no reachable goal in {MAX_GOAL_DRAWS} draws for {self.robot_name}")
         self._goal = goal
-        self.sim.data.mocap_pos[self._goal_mocap] = goal
+        self.sim.data.mocap_pos[self._goal_mocap] = self.placement.to_world(goal)
         self.sim.forward()
 
-    def _environment_state(self) -> np.ndarray:
+    def _environment_points(self) -> np.ndarray:
         return self._goal
 
     def _evaluate(self) -> tuple[float, bool, bool]:

@@ -8,15 +8,23 @@ and placed in the compiled model at every reset (:class:`FreeBlock`).
 from __future__ import annotations
 
 import colorsys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
+import pinocchio as pin
 
-from pinkctl import PinkRobot
+from pinkctl import MujocoSimulation, PinkRobot
+
+from ..errors import InputError
+from .placement import Placement
 
 __all__ = [
     "FreeBlock",
+    "add_point_frame",
+    "add_point_site",
+    "build_simulation",
     "add_front_camera",
     "add_goal_marker",
     "limit_margin",
@@ -85,6 +93,44 @@ def narrow_ik_limits(robot: PinkRobot) -> None:
     model.upperPositionLimit = upper
 
 
+def add_point_frame(
+    robot: PinkRobot, name: str, *, parent_frame: str, offset: Sequence[float]
+) -> None:
+    """Add a frame to ``robot.model`` at ``offset`` [m] in ``parent_frame`` (same axes).
+
+    ``robot.data`` is re-created for the larger model. Use it on a robot of your own (each
+    :func:`~pinkctl.load_pink_supported_robot` call returns a fresh one).
+
+    Raises:
+        ValueError: If ``name`` already exists, ``parent_frame`` does not, or ``offset`` is not
+            3 finite numbers.
+    """
+    model = robot.model
+    if model.existFrame(name):
+        raise InputError(f"frame {name!r} already exists in the model")
+    if not model.existFrame(parent_frame):
+        raise InputError(f"parent_frame {parent_frame!r} is not a frame of the model")
+    shift = np.asarray(offset, dtype=float).reshape(-1)
+    if shift.shape != (3,) or not np.all(np.isfinite(shift)):
+        raise InputError(f"offset must be 3 finite numbers [m], got {offset!r}")
+    parent_id = model.getFrameId(parent_frame)
+    parent = model.frames[parent_id]
+    placement = parent.placement * pin.SE3(np.eye(3), shift)
+    model.addFrame(
+        pin.Frame(name, parent.parentJoint, parent_id, placement, pin.FrameType.OP_FRAME)
+    )
+    robot.data = model.createData()
+
+
+def add_point_site(
+    spec: mujoco.MjSpec, name: str, *, parent_body: str, offset: Sequence[float]
+) -> None:
+    """Add the MuJoCo twin of :func:`add_point_frame`: a site at ``offset`` [m] in a body."""
+    spec.body(parent_body).add_site(
+        name=name, pos=[float(v) for v in offset], size=[0.004, 0.0, 0.0], rgba=[0, 0.6, 1, 0.0]
+    )
+
+
 def look_at_xyaxes(eye: np.ndarray, target: np.ndarray) -> list[float]:
     """MuJoCo camera ``xyaxes`` for a camera at ``eye`` looking at ``target`` (z up)."""
     forward = np.asarray(target, dtype=float) - np.asarray(eye, dtype=float)
@@ -131,7 +177,8 @@ class FreeBlock:
     """A cube with a free joint: added to a spec, then re-sized and placed at each reset.
 
     The block body, its free joint and its box geom are all called ``name``. Its mass is fixed;
-    the edge length and the colour are drawn at every reset:
+    the edge length and the colour are either fixed (:meth:`fixed_look`: the middle of
+    ``edge_range``, :data:`FIXED_RGBA`) or drawn (:meth:`draw`):
 
     * edge: uniform in ``edge_range`` [m];
     * colour: hue uniform in [0, 1), saturation and value uniform in [0.6, 1] (HSV), opaque.
@@ -145,6 +192,8 @@ class FreeBlock:
 
     SATURATION = (0.6, 1.0)
     VALUE = (0.6, 1.0)
+    #: Colour of the fixed look (and of the block as added to the spec).
+    FIXED_RGBA = (0.8, 0.2, 0.2, 1.0)
 
     def __init__(
         self,
@@ -172,9 +221,13 @@ class FreeBlock:
             mass=self.mass,
             friction=list(self.friction),
             condim=4,  # torsional friction: a pinched block does not spin about the pinch
-            rgba=[0.8, 0.2, 0.2, 1.0],
+            rgba=list(self.FIXED_RGBA),
             **stiff_contact(),
         )
+
+    def fixed_look(self) -> BlockLook:
+        """The same look at every reset: the middle of ``edge_range``, :data:`FIXED_RGBA`."""
+        return BlockLook(edge=sum(self.edge_range) / 2.0, rgba=self.FIXED_RGBA)
 
     def draw(self, rng: np.random.Generator) -> BlockLook:
         """Draw an edge length and a colour (two and three uniform numbers, in that order)."""
@@ -223,3 +276,35 @@ class FreeBlock:
         """Half the current edge length [m]."""
         _, geom, _ = self._lookup(model)
         return float(model.geom_size[geom][0])
+
+
+def build_simulation(
+    robot: PinkRobot,
+    spec_callback: Callable[[mujoco.MjSpec], None],
+    *,
+    physics_dt: float,
+    floor: bool = False,
+    placement: Placement | None = None,
+) -> MujocoSimulation:
+    """The simulation of an environment: ``robot`` compiled by
+    :meth:`~pinkctl.MujocoSimulation.from_robot` (no target marker), its joint limits
+    stiffened (:func:`stiffen_joint_limits`), the task's objects added by ``spec_callback``
+    (in the robot's base frame), then the whole scene moved to ``placement``. Lights cast no
+    shadows: a software renderer (llvmpipe) spends ~200 ms per frame on MuJoCo's 4096^2 shadow
+    maps and 10-20 ms on the frame itself.
+
+    ``floor``: add pinkctl's floor (below the robot's lowest point at home, or at the robot's
+    configured height) instead of leaving the ground to ``spec_callback``.
+    """
+
+    def build(spec: mujoco.MjSpec) -> None:
+        stiffen_joint_limits(spec)
+        spec_callback(spec)
+        for light in spec.lights:
+            light.castshadow = False
+        if placement is not None:
+            placement.wrap(spec)
+
+    return MujocoSimulation.from_robot(
+        robot, timestep=physics_dt, floor=floor, target_marker=False, spec_callback=build
+    )

@@ -11,35 +11,54 @@ against the moving jaw (joint ``gripper``, closed at -0.17 rad, open at 1.75 rad
   :class:`~pinkctl.envs.scene.FreeBlock`), friction 1.2; its yaw faces the robot's base.
 * Jaw pads: two boxes on the inner faces of the jaw tips, 24 mm tall and 18 mm wide, whose
   faces are parallel and 25 mm apart when the jaw is at :data:`PAD_PARALLEL_ANGLE`; friction
-  1.5. Visual only unless ``jaw_pads`` is set: the primitive jaws (a sphere-capped cylinder
-  each) hold a block at two points, the pads by two faces.
+  1.5. Visual only unless :func:`set_jaw_pads` turns their collisions on (``jaw_pads``): the
+  primitive jaws (a sphere-capped cylinder each) hold a block at two points, the pads by two
+  faces.
+* Goal: a visual green disc, the mocap body ``"goal"``, parked below the floor until a
+  pick-and-place reset moves it.
+* Jaw servo: torque limited to :data:`GRIPPER_TORQUE`, ``ctrlrange`` the jaw's joint range.
 * Grasp point: midway between the pad faces at that angle, 11 mm above the lowest point of the
   fixed jaw: a frame of the Pinocchio model and a site of the MuJoCo model, both
   :data:`GRASP_POINT`, for ``top_down_ik``.
 * Camera ``"front"``: in front of the robot, looking back at the workspace.
+
+:func:`write_pick_scene` writes the whole scene as an MJCF file, a starting point for a scene
+of one's own (``SO101GymEnv(xml_path=...)``; :data:`REQUIRED_NAMES` lists what it must keep).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import mujoco
 import numpy as np
 import pinocchio as pin
 
-from pinkctl import PinkRobot
+from pinkctl import PinkRobot, load_pink_supported_robot
 
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
-from .arm import add_point_frame, add_point_site
-from .scene import FreeBlock, add_front_camera, add_goal_marker, stiff_contact
+from .scene import (
+    FreeBlock,
+    add_front_camera,
+    add_goal_marker,
+    add_point_frame,
+    add_point_site,
+    build_simulation,
+    stiff_contact,
+)
 
 __all__ = [
     "BLOCK_EDGE_RANGE",
     "GRASP_POINT",
     "JAW_PAD_GEOMS",
     "PAD_PARALLEL_ANGLE",
+    "REQUIRED_NAMES",
     "SO101PickScene",
+    "missing_names",
+    "set_jaw_pads",
+    "write_pick_scene",
 ]
 
 BLOCK_EDGE_RANGE = (0.020, 0.030)  # [m]
@@ -67,6 +86,31 @@ MOVING_JAW_LINK = "moving_jaw_so101_v1_link"
 GRIPPER_JOINT = "gripper"
 FRONT_CAMERA_EYE = np.array([0.68, 0.0, 0.40])
 FRONT_CAMERA_TARGET = np.array([0.16, 0.0, 0.07])
+GOAL_BODY = "goal"
+#: What an MJCF scene of the SO-101 tasks must name, by kind (MuJoCo's element types).
+REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
+    "joint": (
+        "shoulder_pan",
+        "shoulder_lift",
+        "elbow_flex",
+        "wrist_flex",
+        "wrist_roll",
+        GRIPPER_JOINT,
+        "block",
+    ),
+    "actuator": (
+        "shoulder_pan",
+        "shoulder_lift",
+        "elbow_flex",
+        "wrist_flex",
+        "wrist_roll",
+        GRIPPER_JOINT,
+    ),
+    "site": ("gripper_frame_link", GRASP_POINT),
+    "body": (GRIPPER_LINK, MOVING_JAW_LINK, "block", GOAL_BODY),
+    "geom": ("block", *JAW_PAD_GEOMS),
+    "camera": ("front",),
+}
 
 
 def _pad_pose_on_moving_jaw(robot: PinkRobot) -> pin.SE3:
@@ -93,21 +137,17 @@ class SO101PickScene:
     Args:
         robot: A fresh SO-101 (``load_pink_supported_robot("so101")``); the grasp-point frame
             is added to its model.
-        jaw_pads: Whether the jaw pads collide (otherwise they are drawn only).
-        goal_marker: Add the visual mocap disc ``"goal"`` (pick and place).
 
     Raises:
         ValueError: If ``robot`` is not the SO-101 (its gripper links are missing).
     """
 
-    def __init__(self, robot: PinkRobot, *, jaw_pads: bool, goal_marker: bool = False) -> None:
+    def __init__(self, robot: PinkRobot) -> None:
         model = robot.model
         needed = (GRIPPER_LINK, MOVING_JAW_LINK)
         if robot.tool_frame is None or not all(model.existFrame(n) for n in needed):
             raise InputError(f"the pick scene needs the SO-101 (frames {needed}), got {robot.name}")
         self.robot = robot
-        self.goal_marker = goal_marker
-        self.jaw_pads = jaw_pads
         self.block = FreeBlock(
             edge_range=BLOCK_EDGE_RANGE, mass=BLOCK_MASS, friction=BLOCK_FRICTION
         )
@@ -165,14 +205,49 @@ class SO101PickScene:
                 rgba=[0.15, 0.15, 0.15, 1.0],
                 friction=list(PAD_FRICTION),
                 condim=4,
-                contype=int(self.jaw_pads),
-                conaffinity=int(self.jaw_pads),
+                contype=0,  # set_jaw_pads turns them on
+                conaffinity=0,
             )
         add_point_site(spec, GRASP_POINT, parent_body=self.tool_frame, offset=self.grasp_offset)
         add_front_camera(spec, FRONT_CAMERA_EYE, FRONT_CAMERA_TARGET)
-        if self.goal_marker:
-            add_goal_marker(spec, "goal", shape="disc", size=0.018, rgba=(0.1, 0.8, 0.2, 0.6))
+        add_goal_marker(spec, GOAL_BODY, shape="disc", size=0.018, rgba=(0.1, 0.8, 0.2, 0.6))
         gripper = spec.actuator(GRIPPER_JOINT)
         gripper.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
         gripper.forcerange = [-GRIPPER_TORQUE, GRIPPER_TORQUE]
+        gripper.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        gripper.ctrlrange = list(spec.joint(GRIPPER_JOINT).range)
         spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+
+
+def set_jaw_pads(spec: mujoco.MjSpec, enabled: bool) -> None:
+    """Turn the collisions of the jaw pads on or off (before the spec is compiled)."""
+    for name in JAW_PAD_GEOMS:
+        geom = spec.geom(name)
+        geom.contype = geom.conaffinity = int(enabled)
+
+
+def missing_names(spec: mujoco.MjSpec) -> list[str]:
+    """The :data:`REQUIRED_NAMES` that ``spec`` lacks, as ``"kind name"``."""
+    return [
+        f"{kind} {name}"
+        for kind, names in REQUIRED_NAMES.items()
+        for name in names
+        if getattr(spec, kind)(name) is None
+    ]
+
+
+def write_pick_scene(path: str | Path) -> Path:
+    """Write the SO-101 pick scene as an MJCF file and return its path.
+
+    The file is the scene the SO-101 environments compile by default (robot, servos, table,
+    block, pads off, goal disc, camera ``"front"``), self-contained (the SO-101's geometry is
+    primitives). Edit it and pass it as ``SO101GymEnv(xml_path=...)``: it must keep
+    :data:`REQUIRED_NAMES` and pinkctl's SO-101 kinematics.
+    """
+    robot = load_pink_supported_robot("so101")
+    sim = build_simulation(robot, SO101PickScene(robot).callback(), physics_dt=0.002)
+    assert sim.spec is not None
+    target = Path(path)
+    target.write_text(sim.spec.to_xml())
+    sim.close()
+    return target

@@ -8,7 +8,8 @@ iteration loop (:mod:`pinkctl.ik.loop`) applies it, clamps to the joint limits a
   ``Δq = -Jᵀ (J Jᵀ + λ I)⁻¹ e`` with ``λ = w·‖e‖² + λ₀``. Far from the target the damping is
   large (short, gradient-like steps that do not jump across the workspace); near the target
   it vanishes and the step becomes Gauss–Newton (quadratic convergence).
-- ``"dls"``, damped least squares with a fixed damping ``λ = δ²``.
+- ``"dls"``, damped least squares with a fixed damping ``λ = δ²``: the option ``damping``
+  is ``δ``, and ``δ²`` is what is added to ``J Jᵀ``'s diagonal.
 - ``"pinv"``, pseudo-inverse with a tiny fixed damping (numerically safe near singularities).
 - ``"pinv_undamped"``, the Moore–Penrose pseudo-inverse ``Δq = -J⁺ e`` (minimum norm).
 - ``"transpose"``, Jacobian transpose ``Δq = -α Jᵀ e`` with the step length
@@ -126,6 +127,9 @@ class DampedLeastSquares(IKMethod):
     Args:
         damping: ``δ`` [m]; larger values are steadier near singularities but converge
             linearly (factor ``δ²/(σ²+δ²)`` per iteration along a singular value ``σ``).
+            The step adds ``δ²`` to ``J Jᵀ``'s diagonal: code written as
+            ``(J Jᵀ + d I)`` (the DLS tutorial's ``damping = d = 0.01``) is
+            ``damping = sqrt(d)`` here (0.1).
     """
 
     name = "dls"
