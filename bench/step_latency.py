@@ -4,12 +4,12 @@ Each variant runs its own kinematic loop (the command of a tick is the next tick
 configuration) on the same problem, and only the control step is timed:
 
 - **pinkctl**: ``PinkIKController.forward(estimated, setpoint, t)`` with the default fast QP
-  layer (``qp_backend="pinkctl"``): ``RobotState`` in, ``RobotState`` out. The estimated
+  layer (``qp_path="pinkctl"``): ``RobotState`` in, ``RobotState`` out. The estimated
   state (positions and velocities of every joint, built from the loop's configuration) and
   the setpoints (tool-site poses) are made outside the timed region; reading them, updating
   the targets, forward kinematics, the QP and the output state are inside it.
 - **pinkctl, pink path** (timed too, no target attached): the same controller with
-  ``qp_backend="pink"`` (pink's ``build_ik`` + qpsolvers, restricted to the controlled
+  ``qp_path="pink"`` (pink's ``build_ik`` + qpsolvers, restricted to the controlled
   joints): the correctness reference.
 - **pink**: ``FrameTask.set_target`` + ``pink.solve_ik`` + ``Configuration.integrate_inplace``
   (which re-runs forward kinematics and Jacobians), ``safety_break=False``.
@@ -135,7 +135,7 @@ ROBOTS = ("franka", "ur10")
 PLAIN = "frame+posture"
 BARRIER = "frame+posture+self-collision"
 PROBLEMS = (PLAIN, BARRIER)
-#: Variants: the controller's fast path, the controller's pink path (``qp_backend="pink"``),
+#: Variants: the controller's fast path, the controller's pink path (``qp_path="pink"``),
 #: raw pink, mink.
 LABELS = ("pinkctl", "default", "pinkpath", "pink", "mink")
 
@@ -234,12 +234,12 @@ class PinkctlVariant(_Variant):
         *,
         barrier: bool,
         n_total: int,
-        qp_backend: str = "pinkctl",
+        qp_path: str = "pinkctl",
         check_every: int = 0,
         default_settings: bool = False,
         controller_options: dict[str, Any] | None = None,
     ) -> None:
-        self.label = "pinkctl" if qp_backend == "pinkctl" else "pinkpath"
+        self.label = "pinkctl" if qp_path == "pinkctl" else "pinkpath"
         if default_settings:
             self.label = "default"
         controlled = list(robot.controlled_joint_names)
@@ -262,7 +262,7 @@ class PinkctlVariant(_Variant):
             solver=solver,
             dt=DT,
             extra_barriers=[_self_collision_barrier(robot)] if barrier else None,
-            qp_backend=qp_backend,  # type: ignore[arg-type]
+            qp_path=qp_path,  # type: ignore[arg-type]
             configuration_limit_gain=CONFIGURATION_LIMIT_GAIN,
             **({} if default_settings else _SAME_PROBLEM_OPTIONS),
             **(controller_options or {}),
@@ -632,7 +632,7 @@ def peer_solver_options(solver: str, peer_defaults: bool = False) -> dict[str, A
     if peer_defaults:
         return {}
     try:
-        from pinkctl.qp.backends import qpsolvers_options
+        from pinkctl.qp.solvers import qpsolvers_options
     except ImportError:  # older QP layer: every default is a qpsolvers option
         return dict(DEFAULT_SOLVER_OPTIONS.get(solver, {}))
     return qpsolvers_options(solver, None)
@@ -788,7 +788,7 @@ def run(
                         solver,
                         barrier=barrier,
                         n_total=n_total,
-                        qp_backend="pink",
+                        qp_path="pink",
                     ),
                 ]
                 if "pink" in peers:
@@ -988,7 +988,7 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
     out = [
         "| robot | problem | solver | pinkctl forward µs (median / p90 / p99) | "
         "pink solve_ik µs | mink solve_ik µs | × vs pink | × vs mink | "
-        'max \\|Δq\\| vs `qp_backend="pink"`: run / one tick [rad] | '
+        'max \\|Δq\\| vs `qp_path="pink"`: run / one tick [rad] | '
         "max \\|Δq\\| vs pinkctl daqp [rad] |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -1014,7 +1014,7 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
             + (f"mink n/a where: {'; '.join(notes)}. " if notes else "")
             + "× = peer median / pinkctl median. "
             "Correctness: largest joint difference between the controller's fast path and "
-            'its `qp_backend="pink"` path (pink\'s `build_ik` + qpsolvers) over the run, '
+            'its `qp_path="pink"` path (pink\'s `build_ik` + qpsolvers) over the run, '
             f"and in one tick from the same state (every {CHECK_EVERY} ticks). With the "
             "self-collision barrier whole runs drift apart, even between two exact solvers: "
             "the distances come from hpp-fcl's warm-started GJK, accurate to its tolerance "

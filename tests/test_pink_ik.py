@@ -295,9 +295,9 @@ def test_solvers_agree_on_the_same_tick():
         assert np.allclose(velocities[solver], reference, atol=1e-3), solver
 
 
-def test_pink_reference_backend_gives_the_same_command():
+def test_pink_reference_path_gives_the_same_command():
     robot, sim, fast = kinematic_setup()
-    _, _, ref = kinematic_setup(qp_backend="pink")
+    _, _, ref = kinematic_setup(qp_path="pink")
     frame = robot.tool_frame
     start, orientation = sim.get_site_pose(frame)
     est = sim.get_robot_state()
@@ -316,7 +316,7 @@ def test_fast_path_follows_the_pink_path_tick_by_tick(motion_limits, integrate_f
     and without the default motion limits, toward a target that moves and one that holds."""
     options = {"motion_limits": motion_limits, "integrate_from": integrate_from}
     robot, sim, fast = kinematic_setup(**options)
-    _, _, ref = kinematic_setup(qp_backend="pink", **options)
+    _, _, ref = kinematic_setup(qp_path="pink", **options)
     frame = robot.tool_frame
     start, orientation = sim.get_site_pose(frame)
     names = list(sim.joint_names)
@@ -489,7 +489,7 @@ def test_continuous_joint_robot_tracks_and_unwraps():
         robot, joint_space, start, [0.03, -0.02, -0.05]
     )
     model, data = robot.model, robot.model.createData()
-    q = controller._map.to_configuration(
+    q = controller._joints.controlled.to_configuration(
         np.array([positions[n] for n in robot.controlled_joint_names]), robot.q0
     )
     pin.framesForwardKinematics(model, data, q)
@@ -524,7 +524,8 @@ def test_mimic_joint_robot_tracks_targets():
         robot, joint_space, start, [-0.02, 0.03, 0.0]
     )
     assert outputs[-1].joints.position_names == arm
-    q = controller._map.to_configuration(np.array([positions[n] for n in arm]), robot.q0)
+    controlled = controller._joints.controlled
+    q = controlled.to_configuration(np.array([positions[n] for n in arm]), robot.q0)
     data = robot.model.createData()
     pin.framesForwardKinematics(robot.model, data, q)
     assert np.linalg.norm(data.oMf[robot.model.getFrameId("tool")].translation - goal) < 1e-4

@@ -48,6 +48,21 @@ class FloatingBase:
         if pose is not None:
             self._pose = pose
 
+    def place(
+        self, q: np.ndarray, root: RootState | None, measured: bool, *, hold: bool = False
+    ) -> pin.SE3 | None:
+        """Write the base pose into ``q``: the estimate's root pose when ``measured`` and it has
+        one (also held from now on when ``hold``), else the held pose.
+
+        Returns:
+            The pose taken from the estimate, or None.
+        """
+        pose = self.read(root) if measured else None
+        if hold and pose is not None:
+            self._pose = pose
+        self.write(q, pose)
+        return pose
+
     def write(self, q: np.ndarray, pose: pin.SE3 | None = None) -> None:
         """Put ``pose`` (default: the held pose) into the first 7 coordinates of ``q``."""
         q[:7] = pin.SE3ToXYZQUAT(self._pose if pose is None else pose)

@@ -45,8 +45,8 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 class QPProblem:
     """A differential-IK QP over the controlled displacements ``x`` (see module docstring).
 
-    The arrays are read-only. When the problem comes from :meth:`DiffIKQP.assemble` they are
-    views of the solver's buffers: they stay valid until the next ``assemble``/``solve`` call
+    The arrays are read-only. When the problem comes from :meth:`CompiledQP.build` they are
+    views of the compiled QP's buffers: they stay valid until its next ``build``/``solve`` call
     (copy them to keep them longer).
 
     Attributes:

@@ -12,12 +12,12 @@ import qpsolvers
 from ..errors import QPSolveError
 from ..polish import polish_solution
 from ..problem import DAQP_INFINITY, QPWorkspace
-from .base import EXACT_SOLVERS, POLISH_OPTION, Backend
+from .base import EXACT_SOLVERS, POLISH_OPTION, SOLVER_ERRORS, QPSolver
 
-__all__ = ["QpsolversBackend"]
+__all__ = ["QpsolversSolver"]
 
 
-class QpsolversBackend(Backend):
+class QpsolversSolver(QPSolver):
     """Any solver through ``qpsolvers.solve_problem`` (infinite bounds passed as such)."""
 
     exact = False
@@ -44,7 +44,7 @@ class QpsolversBackend(Backend):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 solution = qpsolvers.solve_problem(problem, solver=self.name, **self._options)
-        except Exception as exc:  # a backend error is a failed tick, not a crash
+        except SOLVER_ERRORS as exc:  # the solver's own failure: a failed tick, not a crash
             raise QPSolveError(f"{self.name}: {exc}", solver=self.name) from exc
         x = None if solution.x is None else np.asarray(solution.x, dtype=np.float64)
         if x is not None and not isfinite(x.dot(x)):
