@@ -24,8 +24,11 @@ gain 0.5: pink's default, set explicitly for mink) and velocity limits (pink
 ``VelocityLimit``; mink ``VelocityLimit`` with the same values by joint name); control period
 dt = 5 ms. The controller's acceleration/jerk shaping of the command (``motion_limits``) is
 off in the ``pinkctl`` variant: the peers have no equivalent. The ``default`` variant is the
-controller as a user builds it (motion limits on, the native kernel when built): its
-trajectory differs from the peers' by the shaping, its time is what a default tick costs.
+controller as a user builds it (motion limits on, the default solver ``"box"``, the native
+kernel when built): its trajectory differs from the peers' by the shaping, its time is what a
+default tick costs. In the ``daqp`` rows the ``pinkctl`` variant runs ``solver="box"``
+(pinkctl's exact box QP on box-only ticks, DAQP itself on ticks with rows: the same minimiser
+as DAQP to rounding) against the peers' DAQP; the other rows run the named solver.
 The Franka's controller commands its 7 arm joints and holds the fingers; the peers get the
 same 7-DoF problem on models where the finger joints are locked at home
 (``pin.buildReducedModel``; for MuJoCo, finger joints and their mimic equality removed from
@@ -94,7 +97,7 @@ import pinocchio as pin
 
 from pinkctl import JointState, PinkIKController, RobotState, SpatialState
 from pinkctl.core.robot import PinkRobot, load_pink_supported_robot
-from pinkctl.qp import DEFAULT_SOLVER_OPTIONS
+from pinkctl.qp import BOX_SOLVER, DEFAULT_SOLVER, DEFAULT_SOLVER_OPTIONS
 
 from .common import bench_solvers, machine_line, timing_stats_us
 
@@ -248,6 +251,10 @@ class PinkctlVariant(_Variant):
         names = list(robot.joint_names)
         model = robot.model
         self.names = names
+        if default_settings:
+            solver = DEFAULT_SOLVER
+        elif solver == "daqp" and qp_path == "pinkctl":
+            solver = BOX_SOLVER  # the daqp row: pinkctl's box QP, DAQP where there are rows
         self.controller = PinkIKController(
             robot,
             names,
