@@ -88,7 +88,7 @@ class QPMethod(IKMethod):
     """IK step from a pink QP (see the module docstring).
 
     Args:
-        solver: qpsolvers backend name (default ``"daqp"``).
+        solver: QP solver name (default ``"daqp"``; :mod:`pinkctl.qp.solvers`).
         lm_damping: ``μ``, pink's Levenberg–Marquardt task damping (unitless).
         damping: ``ε``, pink's Tikhonov damping.
         solver_options: Extra keyword arguments for the backend.
@@ -106,7 +106,7 @@ class QPMethod(IKMethod):
         solver_options: dict[str, Any] | None = None,
     ):
         if not isinstance(solver, str) or not solver:
-            raise InputError(f"solver: expected a qpsolvers backend name, got {solver!r}")
+            raise InputError(f"solver: expected a QP solver name, got {solver!r}")
         self.solver = solver
         self.lm_damping = float(lm_damping)
         self.damping = float(damping)

@@ -115,12 +115,9 @@ class FramePostureBox:
         return FramePostureBox(frame, posture, joint_box, workspace)
 
     def assemble(self, configuration: Any, dt: float, damping: float) -> bool:
-        """Write this tick's ``H, c, lb, ub`` into the workspace (no rows).
-
-        Returns:
-            False, with nothing written, when a parameter takes the tick out of the fused case:
-            the caller then assembles it the generic way (which also raises pink's errors).
-        """
+        """Write this tick's ``H, c, lb, ub`` into the workspace (no rows); False, with
+        nothing written, when a parameter takes the tick out of the fused case (the caller
+        then assembles it the generic way, which also raises pink's errors)."""
         frame = self._frame
         task = frame.task
         target = task.transform_target_to_world
@@ -195,14 +192,18 @@ class FramePostureBox:
             np.dot(s, R, ws.c)
         scalar[()] = diagonal
         np.add(ws.H_diagonal, scalar, ws.H_diagonal)
-        # the box: pink's configuration limit, within dt v_max when the velocity limit is in it
+        self._write_box(configuration.q, dt)
+        return True
+
+    def _write_box(self, q: np.ndarray, dt: float) -> None:
+        """``lb, ub``: pink's configuration limit on the controlled coordinates at ``q``,
+        within ``dt v_max`` when the velocity limit is part of the box."""
         limit = self._limit
         model = limit.model
-        q = configuration.q
-        tangent = self._tangent
         gain = self._gain
         gain[()] = limit.config_limit_gain
-        ub, lb = ws.ub, ws.lb
+        ws = self._ws
+        ub, lb, tangent = ws.ub, ws.lb, self._tangent
         np.multiply(pin.difference(model, q, model.upperPositionLimit)[tangent], gain, ub)
         np.multiply(pin.difference(model, q, model.lowerPositionLimit)[tangent], gain, lb)
         velocity = self._velocity
@@ -210,4 +211,3 @@ class FramePostureBox:
             lower, upper = velocity.bounds(dt)
             np.minimum(ub, upper, out=ub)
             np.maximum(lb, lower, out=lb)
-        return True

@@ -73,6 +73,14 @@ def _steps_per_tick(sim: MujocoSimulation, duration: float, control_rate: float 
     return steps
 
 
+def _tool_frame(sim: MujocoSimulation, tool_frame: str | None) -> str:
+    """The site whose pose is logged: ``tool_frame``, else the first site (checked)."""
+    frame = tool_frame if tool_frame is not None else (sim.site_names[0] if sim.site_names else "")
+    if frame not in sim.site_names:
+        raise InputError(f"tool_frame {frame!r} is not a site; sites are {sim.site_names}")
+    return frame
+
+
 class _Setpoints:
     """The setpoint of each tick from a :data:`SetpointSource`."""
 
@@ -151,9 +159,7 @@ def run_closed_loop(
     """
     steps_per_tick = _steps_per_tick(sim, duration, control_rate)
     n_ticks = int(round(duration / (steps_per_tick * sim.timestep)))
-    frame = tool_frame if tool_frame is not None else (sim.site_names[0] if sim.site_names else "")
-    if frame not in sim.site_names:
-        raise InputError(f"tool_frame {frame!r} is not a site; sites are {sim.site_names}")
+    frame = _tool_frame(sim, tool_frame)
     joints = list(sim.joint_names if joint_space is None else joint_space)
     commands = list(sim.actuated_joint_names)
     act_ids = sim.actuator_ids(commands)

@@ -50,20 +50,9 @@ class QpsolversSolver(QPSolver):
         if x is not None and not isfinite(x.dot(x)):
             x = None
         if x is not None and self._polish and not self.exact:
-            n = ws.n
-            upper = np.zeros(n + ws.n_ineq, dtype=bool)
-            lower = np.zeros(n, dtype=bool)
-            if solution.found:  # multipliers of a converged solve guide the first guess
-                z_box = solution.z_box
-                if has_bounds and z_box is not None and np.shape(z_box) == (n,):
-                    upper[:n] = np.asarray(z_box) > 0.0
-                    lower = np.asarray(z_box) < 0.0
-                z = solution.z
-                if ws.n_ineq and z is not None and np.shape(z) == (ws.n_ineq,):
-                    upper[n:] = np.asarray(z) > 0.0
-            # Verified optimal even when the solver gave up or misreported infeasibility
-            # (ProxQP does on some feasible, degenerate problems).
-            polished = polish_solution(ws, x, upper, lower)
+            # verified optimal even when the solver gave up or misreported infeasibility
+            # (ProxQP does on some feasible, degenerate problems)
+            polished = polish_solution(ws, x, *_active_guess(ws, solution, has_bounds))
             if polished is not None:
                 return polished
         if not solution.found or x is None:
@@ -75,3 +64,22 @@ class QpsolversSolver(QPSolver):
                 status=status,
             )
         return x
+
+
+def _active_guess(
+    ws: QPWorkspace, solution: qpsolvers.Solution, has_bounds: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The polish's first guess of the active set ``(upper, lower)``: the multipliers of a
+    converged solve (positive: upper side active), nothing otherwise."""
+    n = ws.n
+    upper = np.zeros(n + ws.n_ineq, dtype=bool)
+    lower = np.zeros(n, dtype=bool)
+    if solution.found:
+        z_box = solution.z_box
+        if has_bounds and z_box is not None and np.shape(z_box) == (n,):
+            upper[:n] = np.asarray(z_box) > 0.0
+            lower = np.asarray(z_box) < 0.0
+        z = solution.z
+        if ws.n_ineq and z is not None and np.shape(z) == (ws.n_ineq,):
+            upper[n:] = np.asarray(z) > 0.0
+    return upper, lower
