@@ -99,8 +99,9 @@ class Assembly:
             configuration: pink configuration at the tick's ``q``.
             dt: Control period [s].
             damping: Tikhonov damping on the diagonal of ``H``.
-            lower, upper: The caller's velocity box [rad/s or m/s] on the QP variables, or
-                None.
+            lower: The lower side of the caller's velocity box [rad/s or m/s] on the QP
+                variables, or None.
+            upper: Its upper side, or None.
 
         Returns:
             Whether the box can only come from configuration and velocity limits (no NaN

@@ -211,8 +211,9 @@ class CompiledQP:
             configuration: pink configuration updated at the tick's ``q`` (forward kinematics,
                 Jacobians; collision distances when a barrier needs them).
             dt: Control period [s], > 0.
-            lower, upper: Optional velocity bounds on the QP variables [rad/s or m/s], shape
-                (n,); ``-inf`` / ``inf`` entries are unbounded.
+            lower: Optional lower velocity bounds on the QP variables [rad/s or m/s], shape
+                (n,); ``-inf`` entries are unbounded.
+            upper: Optional upper velocity bounds, shape (n,); ``inf`` entries are unbounded.
 
         Raises:
             QPSolveError: No solver found a solution (each one's reason in the message).

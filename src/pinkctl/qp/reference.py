@@ -132,8 +132,8 @@ class ReferenceQP:
     returns the controlled velocity from :func:`reference_solve_ik`, the fallback solver tried
     when the solver fails.
 
-    Args: as :func:`~pinkctl.qp.compile_qp` (no ``recover_outside_range``: pink reports an
-        empty box as infeasible).
+    Takes the arguments of :func:`~pinkctl.qp.compile_qp` but ``recover_outside_range``
+    (pink reports an empty box as infeasible).
 
     Raises:
         ValueError: An unknown solver or a negative damping.
