@@ -42,12 +42,6 @@ class FloatingBase:
         rotation = quaternion_to_matrix(root.orientation)
         return pin.SE3(rotation, np.array(root.position, dtype=np.float64))
 
-    def reset(self, root: RootState | None) -> None:
-        """Start from the estimate's root pose (kept as it was when the estimate has none)."""
-        pose = self.read(root)
-        if pose is not None:
-            self._pose = pose
-
     def place(
         self, q: np.ndarray, root: RootState | None, measured: bool, *, hold: bool = False
     ) -> pin.SE3 | None:
