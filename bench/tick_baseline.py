@@ -29,7 +29,11 @@ from .common import machine_line
 __all__ = ["main", "run"]
 
 ROOT = Path(__file__).resolve().parents[1]
-SETTINGS = {"default": {}, "plain": {"motion_limits": False}}
+SETTINGS = {
+    "default": {},
+    "plain": {"motion_limits": False},
+    "cascade": {"priority_levels": [["frame"], ["posture"]]},
+}
 
 _WORKER = r"""
 import gc, json, sys, time
