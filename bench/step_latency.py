@@ -1015,7 +1015,9 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
         out.append(
             f"{r0['steps']} timed steps after {r0['warmup']} warm-up steps per variant, "
             f"dt = {DT * 1e3:g} ms, variants interleaved in chunks of {r0['chunk']} steps. "
-            "pinkctl: `PinkIKController.forward` (RobotState in and out); pink / mink: "
+            "pinkctl: `PinkIKController.forward` (RobotState in and out; in the daqp rows "
+            'with `solver="box"`: its exact box QP on box-only ticks, DAQP on the others); '
+            "pink / mink: "
             "`set_target` + `solve_ik` + `integrate_inplace`. "
             f"Peer models: {'; '.join(peers)}. "
             + (f"mink n/a where: {'; '.join(notes)}. " if notes else "")
