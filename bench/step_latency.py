@@ -4,12 +4,12 @@ Each variant runs its own kinematic loop (the command of a tick is the next tick
 configuration) on the same problem, and only the control step is timed:
 
 - **pinkctl**: ``PinkIKController.forward(estimated, setpoint, t)`` with the default fast QP
-  layer (``qp_backend="pinkctl"``): ``RobotState`` in, ``RobotState`` out. The estimated
+  layer (``qp_path="pinkctl"``): ``RobotState`` in, ``RobotState`` out. The estimated
   state (positions and velocities of every joint, built from the loop's configuration) and
   the setpoints (tool-site poses) are made outside the timed region; reading them, updating
   the targets, forward kinematics, the QP and the output state are inside it.
 - **pinkctl, pink path** (timed too, no target attached): the same controller with
-  ``qp_backend="pink"`` (pink's ``build_ik`` + qpsolvers, restricted to the controlled
+  ``qp_path="pink"`` (pink's ``build_ik`` + qpsolvers, restricted to the controlled
   joints): the correctness reference.
 - **pink**: ``FrameTask.set_target`` + ``pink.solve_ik`` + ``Configuration.integrate_inplace``
   (which re-runs forward kinematics and Jacobians), ``safety_break=False``.
@@ -24,8 +24,11 @@ gain 0.5: pink's default, set explicitly for mink) and velocity limits (pink
 ``VelocityLimit``; mink ``VelocityLimit`` with the same values by joint name); control period
 dt = 5 ms. The controller's acceleration/jerk shaping of the command (``motion_limits``) is
 off in the ``pinkctl`` variant: the peers have no equivalent. The ``default`` variant is the
-controller as a user builds it (motion limits on, the native kernel when built): its
-trajectory differs from the peers' by the shaping, its time is what a default tick costs.
+controller as a user builds it (motion limits on, the default solver ``"box"``, the native
+kernel when built): its trajectory differs from the peers' by the shaping, its time is what a
+default tick costs. In the ``daqp`` rows the ``pinkctl`` variant runs ``solver="box"``
+(pinkctl's exact box QP on box-only ticks, DAQP itself on ticks with rows: the same minimiser
+as DAQP to rounding) against the peers' DAQP; the other rows run the named solver.
 The Franka's controller commands its 7 arm joints and holds the fingers; the peers get the
 same 7-DoF problem on models where the finger joints are locked at home
 (``pin.buildReducedModel``; for MuJoCo, finger joints and their mimic equality removed from
@@ -94,7 +97,7 @@ import pinocchio as pin
 
 from pinkctl import JointState, PinkIKController, RobotState, SpatialState
 from pinkctl.core.robot import PinkRobot, load_pink_supported_robot
-from pinkctl.qp import DEFAULT_SOLVER_OPTIONS
+from pinkctl.qp import BOX_SOLVER, DEFAULT_SOLVER, DEFAULT_SOLVER_OPTIONS
 
 from .common import bench_solvers, machine_line, timing_stats_us
 
@@ -135,7 +138,7 @@ ROBOTS = ("franka", "ur10")
 PLAIN = "frame+posture"
 BARRIER = "frame+posture+self-collision"
 PROBLEMS = (PLAIN, BARRIER)
-#: Variants: the controller's fast path, the controller's pink path (``qp_backend="pink"``),
+#: Variants: the controller's fast path, the controller's pink path (``qp_path="pink"``),
 #: raw pink, mink.
 LABELS = ("pinkctl", "default", "pinkpath", "pink", "mink")
 
@@ -234,12 +237,12 @@ class PinkctlVariant(_Variant):
         *,
         barrier: bool,
         n_total: int,
-        qp_backend: str = "pinkctl",
+        qp_path: str = "pinkctl",
         check_every: int = 0,
         default_settings: bool = False,
         controller_options: dict[str, Any] | None = None,
     ) -> None:
-        self.label = "pinkctl" if qp_backend == "pinkctl" else "pinkpath"
+        self.label = "pinkctl" if qp_path == "pinkctl" else "pinkpath"
         if default_settings:
             self.label = "default"
         controlled = list(robot.controlled_joint_names)
@@ -248,6 +251,10 @@ class PinkctlVariant(_Variant):
         names = list(robot.joint_names)
         model = robot.model
         self.names = names
+        if default_settings:
+            solver = DEFAULT_SOLVER
+        elif solver == "daqp" and qp_path == "pinkctl":
+            solver = BOX_SOLVER  # the daqp row: pinkctl's box QP, DAQP where there are rows
         self.controller = PinkIKController(
             robot,
             names,
@@ -262,7 +269,7 @@ class PinkctlVariant(_Variant):
             solver=solver,
             dt=DT,
             extra_barriers=[_self_collision_barrier(robot)] if barrier else None,
-            qp_backend=qp_backend,  # type: ignore[arg-type]
+            qp_path=qp_path,  # type: ignore[arg-type]
             configuration_limit_gain=CONFIGURATION_LIMIT_GAIN,
             **({} if default_settings else _SAME_PROBLEM_OPTIONS),
             **(controller_options or {}),
@@ -632,7 +639,7 @@ def peer_solver_options(solver: str, peer_defaults: bool = False) -> dict[str, A
     if peer_defaults:
         return {}
     try:
-        from pinkctl.qp.backends import qpsolvers_options
+        from pinkctl.qp.solvers import qpsolvers_options
     except ImportError:  # older QP layer: every default is a qpsolvers option
         return dict(DEFAULT_SOLVER_OPTIONS.get(solver, {}))
     return qpsolvers_options(solver, None)
@@ -788,7 +795,7 @@ def run(
                         solver,
                         barrier=barrier,
                         n_total=n_total,
-                        qp_backend="pink",
+                        qp_path="pink",
                     ),
                 ]
                 if "pink" in peers:
@@ -988,7 +995,7 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
     out = [
         "| robot | problem | solver | pinkctl forward µs (median / p90 / p99) | "
         "pink solve_ik µs | mink solve_ik µs | × vs pink | × vs mink | "
-        'max \\|Δq\\| vs `qp_backend="pink"`: run / one tick [rad] | '
+        'max \\|Δq\\| vs `qp_path="pink"`: run / one tick [rad] | '
         "max \\|Δq\\| vs pinkctl daqp [rad] |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -1008,13 +1015,15 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
         out.append(
             f"{r0['steps']} timed steps after {r0['warmup']} warm-up steps per variant, "
             f"dt = {DT * 1e3:g} ms, variants interleaved in chunks of {r0['chunk']} steps. "
-            "pinkctl: `PinkIKController.forward` (RobotState in and out); pink / mink: "
+            "pinkctl: `PinkIKController.forward` (RobotState in and out; in the daqp rows "
+            'with `solver="box"`: its exact box QP on box-only ticks, DAQP on the others); '
+            "pink / mink: "
             "`set_target` + `solve_ik` + `integrate_inplace`. "
             f"Peer models: {'; '.join(peers)}. "
             + (f"mink n/a where: {'; '.join(notes)}. " if notes else "")
             + "× = peer median / pinkctl median. "
             "Correctness: largest joint difference between the controller's fast path and "
-            'its `qp_backend="pink"` path (pink\'s `build_ik` + qpsolvers) over the run, '
+            'its `qp_path="pink"` path (pink\'s `build_ik` + qpsolvers) over the run, '
             f"and in one tick from the same state (every {CHECK_EVERY} ticks). With the "
             "self-collision barrier whole runs drift apart, even between two exact solvers: "
             "the distances come from hpp-fcl's warm-started GJK, accurate to its tolerance "

@@ -194,3 +194,78 @@ def test_modules_are_small_or_say_why(name: str) -> None:
         f"{path.relative_to(PACKAGE.parent)} has {len(lines)} lines: split it, or say at its "
         f'top why it is long ("{LONG_MODULE_NOTE} ...")'
     )
+
+
+# ---------------------------------------------------------------------- one tick, measured
+#: Python-level calls inside pinkctl in one default Franka tick, and frames from ``forward``
+#: down to the QP solver (issue "the QP layer in two verbs": pink's tick makes 27 calls).
+MAX_TICK_CALLS = 30
+MAX_SOLVER_DEPTH = 4
+
+
+def _default_tick_trace(robot) -> list[tuple[str, str, int]]:  # type: ignore[no-untyped-def]
+    """``(file under pinkctl, function, frames below forward)`` of every Python call of one
+    default Franka tick toward a moving target, after 50 ticks of warm-up."""
+    import sys  # noqa: PLC0415
+
+    import numpy as np  # noqa: PLC0415
+    import pinocchio as pin  # noqa: PLC0415
+
+    from pinkctl import JointState, PinkIKController, RobotState, SpatialState  # noqa: PLC0415
+
+    names, frame = list(robot.joint_names), robot.tool_frame
+    controller = PinkIKController(robot, names, [frame], dt=0.005)
+    q = np.array([robot.home_positions()[n] for n in names])
+
+    def estimate() -> RobotState:
+        return RobotState(joints=JointState.from_name(names, positions=(names, q)))
+
+    assert controller.reset(estimate(), None, 0.0)
+    home = controller.configuration.get_transform_frame_to_world(frame)  # type: ignore[union-attr]
+    w, x, y, z = pin.Quaternion(home.rotation).coeffs()[[3, 0, 1, 2]]
+
+    def target(k: int) -> RobotState:
+        position = home.translation + [0.0, 0.05 * np.sin(0.02 * k), 0.0]
+        return RobotState(
+            sites=SpatialState.from_name(
+                [frame],
+                positions=([frame], position.reshape(1, 3)),
+                orientations=([frame], np.array([[w, x, y, z]])),
+            )
+        )
+
+    for k in range(50):
+        out = controller.forward(estimate(), target(k), 0.005 * k)
+        q[out.joints.position_indices] = out.joints.positions
+    est, setpoint = estimate(), target(50)
+    root = str(PACKAGE)
+    calls: list[tuple[str, str, int]] = []
+
+    def profile(frame_, event, arg):  # type: ignore[no-untyped-def]
+        if event == "call" and frame_.f_code.co_filename.startswith(root):
+            depth, outer = 0, frame_
+            while outer is not None and outer.f_code.co_name != "forward":
+                outer, depth = outer.f_back, depth + 1
+            path = frame_.f_code.co_filename[len(root) + 1 :]
+            calls.append((path, frame_.f_code.co_name, depth))
+
+    sys.setprofile(profile)
+    try:
+        controller.forward(est, setpoint, 0.25)
+    finally:
+        sys.setprofile(None)
+    assert controller.status.value == "ok", controller.last_error
+    return calls
+
+
+def test_a_default_tick_makes_few_calls_and_reaches_the_solver_quickly(franka_robot) -> None:
+    from pinkctl._native import native_available  # noqa: PLC0415
+
+    if not native_available()[0]:  # e.g. the suite's PINKCTL_NATIVE=0 run
+        pytest.skip("the default tick runs the native kernel; this run has it switched off")
+    calls = _default_tick_trace(franka_robot)
+    listing = "\n".join(f"{depth * '  '}{path}:{name}" for path, name, depth in calls)
+    assert len(calls) <= MAX_TICK_CALLS, f"{len(calls)} calls:\n{listing}"
+    solver = [depth for path, _, depth in calls if path in ("qp/box_qp.py",) or "solvers/" in path]
+    assert solver, f"no QP solver call:\n{listing}"
+    assert min(solver) <= MAX_SOLVER_DEPTH, listing

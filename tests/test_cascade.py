@@ -1,4 +1,4 @@
-"""Strict task priorities: the lexicographic cascade, the null-space projection, CascadeStep
+"""Strict task priorities: the lexicographic cascade, the null-space projection, CascadeQP
 and ``PinkIKController(priority_levels=...)``.
 
 The acceptance case: on the Franka, level 1 a tool pose and level 2 a posture far from it. The
@@ -23,7 +23,7 @@ from pink.tasks import FrameTask, PostureTask
 
 from pinkctl import JointState, PinkIKController, RobotState, SpatialState
 from pinkctl.errors import InputError
-from pinkctl.qp import DiffIKQP, QPProblem, QPSolveError, QPStep
+from pinkctl.qp import CascadeQP, CompiledQP, QPProblem, QPSolveError, compile_cascade, compile_qp
 from pinkctl.qp.cascade import (
     MIN_LEVEL_DAMPING,
     box_constraints,
@@ -32,7 +32,6 @@ from pinkctl.qp.cascade import (
     nullspace_solve,
     qpsolvers_solve,
 )
-from pinkctl.qp.cascade_step import CascadeStep
 
 DT = 0.01
 CASES = 200
@@ -141,17 +140,17 @@ def test_level_one_is_strict_and_limits_hold_at_every_level(franka):
     frame = FrameTask(TOOL, position_cost=1.0, orientation_cost=1.0)
     posture = PostureTask(cost=0.1)
     limits = [ConfigurationLimit(model, config_limit_gain=0.5), VelocityLimit(model)]
-    alone = QPStep(model, ARM, tasks=[frame], limits=limits, damping=MIN_LEVEL_DAMPING)
-    weighted = QPStep(model, ARM, tasks=[frame, posture], limits=limits)
-    cascade = CascadeStep(model, ARM, levels=[[frame], [posture]], limits=limits)
-    bounds = DiffIKQP(model, ARM)
+    alone = compile_qp(model, ARM, tasks=[frame], limits=limits, damping=MIN_LEVEL_DAMPING)
+    weighted = compile_qp(model, ARM, tasks=[frame, posture], limits=limits)
+    cascade = compile_cascade(model, ARM, levels=[[frame], [posture]], limits=limits)
+    bounds = compile_qp(model, ARM, tasks=[], limits=limits)
     rng = np.random.default_rng(17)
     strict, soft = [], []
     for _ in range(CASES):
         configuration = _random_case(franka, rng, frame, posture)
-        x_alone = alone.step(configuration, DT)
-        x_weighted = weighted.step(configuration, DT)
-        x_cascade = cascade.step(configuration, DT)
+        x_alone = DT * alone.solve(configuration, DT)
+        x_weighted = DT * weighted.solve(configuration, DT)
+        x_cascade = DT * cascade.solve(configuration, DT)
         H, c = frame.compute_qp_objective(configuration)
         J, r = least_squares_form(H[:7, :7], c[:7])
 
@@ -160,7 +159,7 @@ def test_level_one_is_strict_and_limits_hold_at_every_level(franka):
 
         strict.append(abs(residual(x_cascade) - residual(x_alone)))
         soft.append(residual(x_weighted) - residual(x_alone))
-        box = bounds.assemble(configuration, [], DT, limits=limits)
+        box = bounds.build(configuration, DT)
         solution = cascade.last_solution
         assert solution is not None and solution.failed_level is None
         for x in (*solution.levels, x_cascade):
@@ -175,12 +174,12 @@ def test_nullspace_step_equals_cascade_when_no_bound_is_active(franka):
     frame = FrameTask(TOOL, position_cost=1.0, orientation_cost=1.0)
     posture = PostureTask(cost=0.1)
     limits = [ConfigurationLimit(model, config_limit_gain=0.5), VelocityLimit(model)]
-    cascade = CascadeStep(model, ARM, levels=[[frame], [posture]], limits=limits)
-    projection = CascadeStep(
+    cascade = compile_cascade(model, ARM, levels=[[frame], [posture]], limits=limits)
+    projection = compile_cascade(
         model, ARM, levels=[[frame], [posture]], limits=limits, method="nullspace"
     )
     assert (cascade.method, projection.method) == ("cascade", "nullspace")
-    bounds = DiffIKQP(model, ARM)
+    bounds = compile_qp(model, ARM, tasks=[], limits=limits)
     rng = np.random.default_rng(5)
     compared = 0
     for _ in range(20):
@@ -189,16 +188,16 @@ def test_nullspace_step_equals_cascade_when_no_bound_is_active(franka):
         nudge = pin.SE3(pin.exp3(rng.normal(size=3) * 1e-3), rng.normal(size=3) * 5e-4)
         frame.set_target(tool * nudge)  # small steps: no bound active
         posture.set_target(configuration.q + rng.normal(size=model.nq) * 1e-3)
-        x_cascade = cascade.step(configuration, DT)
-        x_projection = projection.step(configuration, DT)
-        box = bounds.assemble(configuration, [], DT, limits=limits)
+        x_cascade = DT * cascade.solve(configuration, DT)
+        x_projection = DT * projection.solve(configuration, DT)
+        box = bounds.build(configuration, DT)
         if np.all((x_cascade > box.lb + 1e-9) & (x_cascade < box.ub - 1e-9)):
             compared += 1
             np.testing.assert_allclose(x_projection, x_cascade, atol=1e-7)
     assert compared >= 10
 
 
-def test_cascade_step_holds_barrier_rows_at_every_level(franka):
+def test_cascade_qp_holds_barrier_rows_at_every_level(franka):
     model = franka.model
     frame = FrameTask(TOOL, position_cost=1.0, orientation_cost=1.0)
     posture = PostureTask(cost=0.1)
@@ -210,11 +209,13 @@ def test_cascade_step_holds_barrier_rows_at_every_level(franka):
     height = float(tool.translation[2]) + 0.002  # the tool may rise 2 mm only
     barrier = PositionBarrier(TOOL, indices=[2], p_max=np.array([height]), gain=1.0)
     limits = [ConfigurationLimit(model), VelocityLimit(model)]
-    cascade = CascadeStep(
+    cascade = compile_cascade(
         model, ARM, levels=[[frame], [posture]], limits=limits, barriers=[barrier]
     )
-    x = cascade.step(configuration, DT)
-    rows = DiffIKQP(model, ARM).assemble(configuration, [], DT, limits=limits, barriers=[barrier])
+    x = DT * cascade.solve(configuration, DT)
+    rows = compile_qp(model, ARM, tasks=[], limits=limits, barriers=[barrier]).build(
+        configuration, DT
+    )
     assert rows.G.shape[0] >= 1
     solution = cascade.last_solution
     assert solution is not None
@@ -222,14 +223,14 @@ def test_cascade_step_holds_barrier_rows_at_every_level(franka):
         assert np.all(rows.G @ level_x <= rows.h + 1e-9)
     assert np.max(rows.G @ x - rows.h) > -1e-6  # the barrier is what stops the rise
     with pytest.raises(InputError, match="nullspace"):
-        CascadeStep(model, ARM, levels=[[frame]], barriers=[barrier], method="nullspace")
+        compile_cascade(model, ARM, levels=[[frame]], barriers=[barrier], method="nullspace")
     with pytest.raises(InputError, match="level"):
-        CascadeStep(model, ARM, levels=[[]])
+        compile_cascade(model, ARM, levels=[[]])
     with pytest.raises(InputError, match="method"):
-        CascadeStep(model, ARM, levels=[[frame]], method="lexicographic")
+        compile_cascade(model, ARM, levels=[[frame]], method="lexicographic")
     assert cascade.tasks == (frame, posture) and cascade.levels == ((frame,), (posture,))
     assert cascade.barriers == (barrier,) and cascade.limits == tuple(limits)
-    assert cascade.solvers == ["daqp"] and not cascade.fused
+    assert cascade.solvers == ["box"] and not cascade.fused
 
 
 # ---------------------------------------------------------------------- the controller
@@ -258,7 +259,7 @@ def _track(robot, levels) -> float:
     controller = PinkIKController(
         robot, names, [TOOL], dt=DT, priority_levels=levels, posture_cost=1.0
     )
-    assert isinstance(controller.qp_step, CascadeStep if levels else QPStep)
+    assert isinstance(controller.qp_step, CascadeQP if levels else CompiledQP)
     q = robot.q0.copy()
     estimated, _ = _states(robot, q, None)
     assert controller.reset(estimated, None, 0.0)
@@ -300,15 +301,15 @@ def test_controller_priority_levels_are_checked(franka):
             make(levels)
     with pytest.raises(InputError, match="posture_cost"):
         make([["frame"], ["posture"]], posture_cost=0.0)
-    with pytest.raises(InputError, match="qp_backend"):
-        make([["frame"], ["posture"]], qp_backend="pink")
+    with pytest.raises(InputError, match="qp_path"):
+        make([["frame"], ["posture"]], qp_path="pink")
     with pytest.raises(InputError, match="priority_method"):
         make([["frame"], ["posture"]], priority_method="strict")
     controller = make([["frame"], [extra, "posture"]], extra_tasks=[extra])
     assert controller.qp_step.levels[1][0] is extra  # type: ignore[union-attr]
-    with pytest.raises(InputError, match="qp_backend"):
-        controller.qp_backend = "pink"
-    assert isinstance(controller.qp_step, CascadeStep)  # unchanged
+    with pytest.raises(InputError, match="qp_path"):
+        controller.qp_path = "pink"
+    assert isinstance(controller.qp_step, CascadeQP)  # unchanged
 
 
 def test_cascade_bench_rows_time_every_variant_on_the_same_problem():

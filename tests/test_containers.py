@@ -22,6 +22,7 @@ from pinkctl.controllers.containers import (
     SelectableController,
     SequentialController,
 )
+from pinkctl.controllers.status import ControllerStatus, combined_status
 from pinkctl.core.state import JointState, RobotState, RootState, SpatialState
 
 SPACE = ["a", "b"]
@@ -380,3 +381,48 @@ def test_composites_nest() -> None:
     container.set_next_controller("hold")
     container.forward(ESTIMATED, None, 0.1)
     assert calls(log)[-2:] == [("hold", "reset"), ("hold", "forward")]
+
+
+class Braking(Fake):
+    """A fake that reports a status: braking with a reason, or OK."""
+
+    def __init__(self, name: str, log: list[tuple[Any, ...]], output: RobotState) -> None:
+        super().__init__(name, log, output)
+        self.braking = True
+
+    @property
+    def status(self) -> ControllerStatus:  # type: ignore[override]
+        return ControllerStatus.BRAKING if self.braking else ControllerStatus.OK
+
+    def forward(self, estimated_state, setpoint_state, t, **kwargs):  # type: ignore[no-untyped-def]
+        out = super().forward(estimated_state, setpoint_state, t, **kwargs)
+        self.last_error = "QP failed: infeasible" if self.braking else None
+        return out
+
+
+def test_containers_report_a_braking_child_and_why() -> None:
+    """A braking child still commands, but the composite says so: its status is BRAKING and
+    its ``last_error`` names the child and the reason; OK again when the child recovers. A
+    child without a status leaves the composite's to the others."""
+    log: list[tuple[Any, ...]] = []
+    follower = Fake("follower", log, SETPOINT)
+    ik = Braking("ik", log, SETPOINT)
+    chain = ChainedController([follower, ik])
+    assert follower.status is None
+    assert chain.forward(ESTIMATED, None, 0.0) is not None
+    assert chain.status is ControllerStatus.BRAKING
+    assert chain.last_error == "controllers[1] (Braking) is braking: QP failed: infeasible"
+    selectable = SelectableController(
+        {Mode.MOVE: ik, Mode.IDLE: Fake("home", log, SETPOINT)}, Mode.MOVE
+    )
+    assert selectable.forward(ESTIMATED, None, 0.0) is not None
+    assert selectable.status is ControllerStatus.BRAKING and "infeasible" in selectable.last_error
+    ik.braking = False
+    assert chain.forward(ESTIMATED, None, 0.0) is not None
+    assert chain.status is ControllerStatus.OK and chain.last_error is None
+    selectable.set_next_controller(Mode.IDLE)
+    selectable.forward(ESTIMATED, None, 0.0)
+    assert selectable.status is None  # the active child reports none
+    assert combined_status([None, ControllerStatus.NOT_READY, ControllerStatus.OK]) is (
+        ControllerStatus.NOT_READY
+    )

@@ -9,10 +9,11 @@ import pinocchio as pin
 import pytest
 import qpsolvers
 from pink.barriers import PositionBarrier, SelfCollisionBarrier
+from pink.limits import Limit
 from pink.tasks import DampingTask, RelativeFrameTask
 
 from pinkctl import load_pink_robot, load_pink_supported_robot
-from pinkctl.controllers import ControllerStatus, PinkIKController
+from pinkctl.controllers import ControllerStatus, PinkIKController, TickMode
 from pinkctl.core.state import JointState, RobotState, SpatialState
 from pinkctl.sim import MujocoSimulation
 
@@ -295,9 +296,9 @@ def test_solvers_agree_on_the_same_tick():
         assert np.allclose(velocities[solver], reference, atol=1e-3), solver
 
 
-def test_pink_reference_backend_gives_the_same_command():
+def test_pink_reference_path_gives_the_same_command():
     robot, sim, fast = kinematic_setup()
-    _, _, ref = kinematic_setup(qp_backend="pink")
+    _, _, ref = kinematic_setup(qp_path="pink")
     frame = robot.tool_frame
     start, orientation = sim.get_site_pose(frame)
     est = sim.get_robot_state()
@@ -316,7 +317,7 @@ def test_fast_path_follows_the_pink_path_tick_by_tick(motion_limits, integrate_f
     and without the default motion limits, toward a target that moves and one that holds."""
     options = {"motion_limits": motion_limits, "integrate_from": integrate_from}
     robot, sim, fast = kinematic_setup(**options)
-    _, _, ref = kinematic_setup(qp_backend="pink", **options)
+    _, _, ref = kinematic_setup(qp_path="pink", **options)
     frame = robot.tool_frame
     start, orientation = sim.get_site_pose(frame)
     names = list(sim.joint_names)
@@ -489,7 +490,7 @@ def test_continuous_joint_robot_tracks_and_unwraps():
         robot, joint_space, start, [0.03, -0.02, -0.05]
     )
     model, data = robot.model, robot.model.createData()
-    q = controller._map.to_configuration(
+    q = controller._joints.controlled.to_configuration(
         np.array([positions[n] for n in robot.controlled_joint_names]), robot.q0
     )
     pin.framesForwardKinematics(model, data, q)
@@ -524,7 +525,81 @@ def test_mimic_joint_robot_tracks_targets():
         robot, joint_space, start, [-0.02, 0.03, 0.0]
     )
     assert outputs[-1].joints.position_names == arm
-    q = controller._map.to_configuration(np.array([positions[n] for n in arm]), robot.q0)
+    controlled = controller._joints.controlled
+    q = controlled.to_configuration(np.array([positions[n] for n in arm]), robot.q0)
     data = robot.model.createData()
     pin.framesForwardKinematics(robot.model, data, q)
     assert np.linalg.norm(data.oMf[robot.model.getFrameId("tool")].translation - goal) < 1e-4
+
+
+class JointSumLimit(Limit):
+    """Inequality rows over the displacement (pink's convention, as a collision constraint
+    would come in): ``|dq_0 + dq_1| <= dt * bound``."""
+
+    def __init__(self, nv, bound):
+        self.nv, self.bound = nv, bound
+
+    def compute_qp_inequalities(self, configuration, dt):
+        row = np.zeros(self.nv)
+        row[:2] = 1.0
+        return np.vstack([row, -row]), np.full(2, dt * self.bound)
+
+
+@pytest.mark.parametrize("solver", ["box", "daqp"])
+def test_extra_rows_hold_inside_the_motion_shapers_box(solver):
+    """A pink Limit with inequality rows: the tick is solved inside the shaper's velocity box
+    (TickMode.BOXED) by DAQP (the "box" solver hands rows to it), every command holds the rows,
+    and the fast path gives pink's path's commands tick by tick (to DAQP's tolerance)."""
+    robot = load_pink_supported_robot("franka")
+    names = list(robot.joint_names)
+    frame = robot.tool_frame
+    controllers = [
+        PinkIKController(
+            robot,
+            names,
+            [frame],
+            dt=DT,
+            solver=solver,
+            qp_path=path,
+            extra_limits=[JointSumLimit(robot.model.nv, 0.2)],
+        )
+        for path in ("pinkctl", "pink")
+    ]
+    q = {n: robot.home_positions()[n] for n in names}
+    for controller in controllers:
+        assert controller.mode is TickMode.BOXED
+        assert controller.reset(joint_estimate(names, q), None, 0.0)
+    start = controllers[0].configuration.get_transform_frame_to_world(frame)
+    quat = pin.Quaternion(start.rotation)
+    target = site_target(frame, start.translation + [0.1, 0.15, -0.1], [quat.w, *quat.vec()])
+    largest = 0.0
+    for k in range(300):
+        outputs = [c.forward(joint_estimate(names, q), target, k * DT) for c in controllers]
+        for c in controllers:
+            assert c.status is ControllerStatus.OK, c.last_error
+        v = outputs[0].joints.velocities
+        assert abs(v[0] + v[1]) <= 0.2 + 1e-7  # the rows hold, to the solver's tolerance
+        largest = max(largest, float(np.abs(v - outputs[1].joints.velocities).max()))
+        q.update(zip(outputs[0].joints.position_names, outputs[0].joints.positions))
+    assert controllers[0].qp_step.last_solver == "daqp"
+    # both DAQP, meeting the rows to its tolerance (bounds posed as rows on pink's path)
+    assert largest <= 1e-7
+
+
+def test_default_solver_and_mode_are_named():
+    """The default tick: solver "box" (pinkctl's box QP, where the native kernel is built),
+    TickMode.APPROACH; without motion limits PLAIN; ``solver="daqp"`` runs DAQP."""
+    from pinkctl._native import native_available  # noqa: PLC0415
+
+    robot, sim, controller = kinematic_setup()
+    assert controller.solver == "box" and controller.mode is TickMode.APPROACH
+    est = sim.get_robot_state()
+    start, orientation = sim.get_site_pose(robot.tool_frame)
+    assert controller.reset(est, None, 0.0)
+    controller.forward(est, site_target(robot.tool_frame, start + [0.05, 0, 0], orientation), 0.0)
+    assert controller.qp_step.last_solver == ("box" if native_available()[0] else "daqp")
+    controller.solver = "daqp"
+    controller.forward(est, site_target(robot.tool_frame, start + [0.05, 0, 0], orientation), DT)
+    assert controller.qp_step.last_solver == "daqp" and controller.solver == "daqp"
+    _, _, plain = kinematic_setup(motion_limits=False)
+    assert plain.mode is TickMode.PLAIN

@@ -1,4 +1,4 @@
-"""The fast QP layer (pinkctl.qp.DiffIKQP) solves exactly pink's differential-IK problem.
+"""The compiled QP (pinkctl.qp.compile_qp) solves exactly pink's differential-IK problem.
 
 Over random configurations, targets and mixes of pink tasks, limits and barriers, on several
 robots (example-robot-data Panda with and without its fingers controlled, in a permuted
@@ -6,7 +6,7 @@ subset, on a floating base, parsed with mimic joints, with primitive collision g
 the test URDFs with a mimic gripper and a continuous joint; the bundled robots):
 
 - the assembled QP equals pink's ``build_ik`` restricted to the controlled columns;
-- ``DiffIKQP.solve`` equals ``reference_solve_ik`` (exact solvers: to 1e-8 rad/s);
+- ``CompiledQP.solve`` equals ``reference_solve_ik`` (exact solvers: to 1e-8 rad/s);
 - ``reference_solve_ik`` equals ``pink.solve_ik`` when every coordinate is controlled;
 - OSQP / ProxQP (approximate) stay within 1e-4 rad/s and inside the position limits;
 - a 2000-tick tracking run follows the same joint path as ``pink.solve_ik``;
@@ -45,8 +45,15 @@ from pink.tasks import (
     RelativeFrameTask,
 )
 
-from pinkctl.qp import DiffIKQP, QPSolveError, available_solvers, reference_solve_ik
-from pinkctl.qp.backends import qpsolvers_options
+from pinkctl.qp import (
+    CompiledQP,
+    QPSolveError,
+    SolverChain,
+    available_solvers,
+    compile_qp,
+    reference_solve_ik,
+)
+from pinkctl.qp.solvers import qpsolvers_options
 
 DT = 5e-3
 EXACT_TOL = 1e-8  # [rad/s] daqp / quadprog against the reference
@@ -189,7 +196,7 @@ def _build_robots() -> dict[str, Robot]:
 
 
 ROBOTS = _build_robots()
-EXACT_SOLVERS = [s for s in ("daqp", "quadprog", "clarabel") if s in available_solvers()]
+EXACT_SOLVERS = [s for s in ("box", "daqp", "quadprog", "clarabel") if s in available_solvers()]
 APPROX_SOLVERS = [s for s in ("osqp", "proxqp") if s in available_solvers()]
 
 
@@ -353,6 +360,14 @@ def make_barriers(robot: Robot, configuration: Any, rng: np.random.Generator) ->
     return barriers
 
 
+def tangent(qp: CompiledQP, v: np.ndarray) -> np.ndarray:
+    """The velocity of the QP variables spread over the tangent space (zero where held): the
+    shape pink's ``solve_ik`` returns."""
+    full = np.zeros(qp.model.nv)
+    full[qp.controlled_v_indices] = v
+    return full
+
+
 def both_or_neither(
     fast: Callable[[], np.ndarray], reference: Callable[[], np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -420,8 +435,15 @@ def test_assembled_problem_equals_pink_build_ik(robot_name: str, seed: int) -> N
     limits = make_limits(robot, rng)
     barriers = make_barriers(robot, configuration, rng)
     damping = float(rng.choice([1e-12, 1e-3]))
-    qp = DiffIKQP(robot.model, robot.controlled, damping=damping)
-    problem = qp.assemble(configuration, tasks, DT, limits=limits, barriers=barriers)
+    qp = compile_qp(
+        robot.model,
+        robot.controlled,
+        tasks=tasks,
+        limits=limits,
+        barriers=barriers,
+        damping=damping,
+    )
+    problem = qp.build(configuration, DT)
     pink_problem = pink.build_ik(
         configuration, tasks, DT, damping=damping, limits=limits, barriers=barriers
     )
@@ -493,13 +515,10 @@ def test_fused_problem_equals_pink_build_ik(robot_name: str, seed: int) -> None:
     rng = np.random.default_rng(3000 + seed)
     configuration, tasks, limits = _fused_case(robot, rng)
     damping = float(rng.choice([1e-12, 1e-3]))
-    qp = DiffIKQP(robot.model, robot.controlled, damping=damping)
-    plan = qp.compile(tasks, limits)
-    assert plan.fused is not None  # this test is about the one-pass assembly
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits, damping=damping)
+    assert qp.fused  # this test is about the one-pass assembly
     for _ in range(2):  # the second tick reuses the compiled pass
-        qp.assemble_plan(plan, configuration, DT)
-        problem = qp.last_problem()
-        assert problem is not None
+        problem = qp.build(configuration, DT)
         pink_problem = pink.build_ik(configuration, tasks, DT, damping=damping, limits=limits)
         c = np.asarray(robot.controlled)
         np.testing.assert_allclose(problem.H, pink_problem.P[np.ix_(c, c)], rtol=1e-12, atol=1e-12)
@@ -519,17 +538,22 @@ def test_fused_solution_equals_reference(robot_name: str, seed: int, solver: str
     robot = ROBOTS[robot_name]
     rng = np.random.default_rng(4000 + seed)
     configuration, tasks, limits = _fused_case(robot, rng)
-    qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
-    v = qp.solve(configuration, tasks, DT, limits=limits)
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits, solver=solver)
+    v = tangent(qp, qp.solve(configuration, DT))
     v_ref = _daqp_reference(robot, configuration, tasks, limits)
-    tol = {"clarabel": CLARABEL_TOL, "daqp": EXACT_TOL, "quadprog": EXACT_TOL}.get(solver)
+    tol = {
+        "clarabel": CLARABEL_TOL,
+        "box": EXACT_TOL,
+        "daqp": EXACT_TOL,
+        "quadprog": EXACT_TOL,
+    }.get(solver)
     np.testing.assert_allclose(v, v_ref, rtol=0.0, atol=EXACT_TOL if tol is None else tol)
 
 
 @pytest.mark.parametrize("solver", APPROX_SOLVERS)
 def test_clip_to_bounds_makes_the_box_exact(solver: str) -> None:
-    """An unpolished first-order solution meets the box only to its tolerance; clipped, it
-    meets it exactly and stays as close to the exact solution."""
+    """An unpolished first-order solution meets the box only to its tolerance; the compiled
+    QP's velocity meets it exactly (clipped) and stays as close to the exact solution."""
     robot = ROBOTS["panda_arm"]
     model = robot.model
     rng = np.random.default_rng(5)
@@ -537,14 +561,18 @@ def test_clip_to_bounds_makes_the_box_exact(solver: str) -> None:
     q = configuration.q.copy()
     q[1] = model.upperPositionLimit[1] - 1e-5  # a bound that binds
     configuration.update(q)
-    qp = DiffIKQP(model, robot.controlled, solver=solver, solver_options={"polish": False})
-    x = qp.solve_displacement(configuration, tasks, DT, limits=limits)
-    problem = qp.last_problem()
-    assert problem is not None
-    clipped = qp.clip_to_bounds(x.copy())
-    assert np.all(clipped >= problem.lb) and np.all(clipped <= problem.ub)
-    x_ref = DT * _daqp_reference(robot, configuration, tasks, limits)[robot.controlled]
-    assert np.abs(clipped - x_ref).max() <= np.abs(x - x_ref).max() + 1e-15
+    options = {"polish": False}
+    qp = compile_qp(
+        model, robot.controlled, tasks=tasks, limits=limits, solver=solver, solver_options=options
+    )
+    problem = qp.build(configuration, DT).copy()
+    chain = SolverChain(qp.n, qp.controlled_v_indices, [solver], options)
+    x = chain.solve_problem(problem)  # the solver's own solution, not clipped
+    v = qp.solve(configuration, DT)
+    # x / dt is monotone in x: the box holds exactly on the velocity scale too
+    assert np.all(v >= problem.lb / DT) and np.all(v <= problem.ub / DT)
+    v_ref = _daqp_reference(robot, configuration, tasks, limits)[robot.controlled]
+    assert np.abs(v - v_ref).max() <= np.abs(x / DT - v_ref).max() + 1e-12
 
 
 def test_fused_pass_leaves_ticks_it_does_not_cover_to_the_generic_assembly() -> None:
@@ -557,11 +585,11 @@ def test_fused_pass_leaves_ticks_it_does_not_cover_to_the_generic_assembly() -> 
     posture = PostureTask(cost=0.05)
     posture.set_target(robot.random_q(rng))
     tasks = [frame, posture]
-    qp = DiffIKQP(robot.model, robot.controlled)
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits)
     c = np.asarray(robot.controlled)
 
     def check() -> None:
-        problem = qp.assemble(configuration, tasks, DT, limits=limits)
+        problem = qp.build(configuration, DT)
         reference = pink.build_ik(configuration, tasks, DT, damping=1e-12, limits=limits)
         np.testing.assert_allclose(problem.H, reference.P[np.ix_(c, c)], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(problem.c, reference.q[c], rtol=1e-11, atol=1e-13)
@@ -575,8 +603,11 @@ def test_fused_pass_leaves_ticks_it_does_not_cover_to_the_generic_assembly() -> 
     posture.cost = 0.05
     frame.set_position_cost([1.0, 0.5, 2.0])  # in place: read again
     check()
+    no_target = [FrameTask(robot.ee, 1.0, 1.0), posture]
     with pytest.raises(pink.exceptions.TargetNotSet):
-        qp.assemble(configuration, [FrameTask(robot.ee, 1.0, 1.0), posture], DT, limits=limits)
+        compile_qp(robot.model, robot.controlled, tasks=no_target, limits=limits).build(
+            configuration, DT
+        )
 
 
 @pytest.mark.parametrize("solver", EXACT_SOLVERS + APPROX_SOLVERS)
@@ -592,13 +623,20 @@ def test_fused_start_outside_limits_recovers(solver: str, side: str) -> None:
         model.upperPositionLimit[3] + 0.5 if side == "upper" else model.lowerPositionLimit[3] - 0.5
     )
     configuration.update(q)
-    qp = DiffIKQP(model, robot.controlled, solver=solver)
-    v = qp.solve(configuration, tasks, DT, limits=limits)
+    qp = compile_qp(model, robot.controlled, tasks=tasks, limits=limits, solver=solver)
+    v = tangent(qp, qp.solve(configuration, DT))
     expected = -model.velocityLimit[3] if side == "upper" else model.velocityLimit[3]
     assert v[3] == pytest.approx(expected, rel=1e-6)
-    strict = DiffIKQP(model, robot.controlled, solver=solver, recover_outside_range=False)
+    strict = compile_qp(
+        model,
+        robot.controlled,
+        tasks=tasks,
+        limits=limits,
+        solver=solver,
+        recover_outside_range=False,
+    )
     with pytest.raises(QPSolveError):
-        strict.solve(configuration, tasks, DT, limits=limits)
+        strict.solve(configuration, DT)
 
 
 # --------------------------------------------------------------------------- solutions
@@ -613,11 +651,18 @@ def test_fast_path_equals_reference_exact_solvers(robot_name: str, seed: int, so
     tasks = make_tasks(robot, configuration, rng)
     limits = make_limits(robot, rng)
     barriers = make_barriers(robot, configuration, rng)
-    qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
+    qp = compile_qp(
+        robot.model,
+        robot.controlled,
+        tasks=tasks,
+        limits=limits,
+        barriers=barriers,
+        solver=solver,
+    )
     tol = CLARABEL_TOL if solver == "clarabel" else EXACT_TOL
-    for _ in range(2):  # second call: cached plans and persistent solvers
+    for _ in range(2):  # second call: the compiled terms and persistent solvers
         result = both_or_neither(
-            lambda: qp.solve(configuration, tasks, DT, limits=limits, barriers=barriers),
+            lambda: tangent(qp, qp.solve(configuration, DT)),
             lambda: reference_solve_ik(
                 configuration,
                 tasks,
@@ -656,9 +701,16 @@ def test_approximate_solvers_close_and_inside_limits(
     configuration = robot.configuration(q)
     tasks = make_tasks(robot, configuration, rng)
     limits = [ConfigurationLimit(robot.model), VelocityLimit(robot.model)]
-    qp = DiffIKQP(robot.model, robot.controlled, solver=solver, solver_options={"polish": polish})
+    qp = compile_qp(
+        robot.model,
+        robot.controlled,
+        tasks=tasks,
+        limits=limits,
+        solver=solver,
+        solver_options={"polish": polish},
+    )
     assert not qp.exact
-    v = qp.solve(configuration, tasks, DT, limits=limits)
+    v = tangent(qp, qp.solve(configuration, DT))
     v_ref = reference_solve_ik(
         configuration,
         tasks,
@@ -673,7 +725,7 @@ def test_approximate_solvers_close_and_inside_limits(
     assert np.all(q_next >= lower - 1e-12) and np.all(q_next <= upper + 1e-12)
 
 
-@pytest.mark.parametrize("solver", EXACT_SOLVERS)
+@pytest.mark.parametrize("solver", [s for s in EXACT_SOLVERS if s != "box"])  # qpsolvers names
 @pytest.mark.parametrize(
     ("robot_name", "seed"), _cases(["panda_all", "ur10", "panda_mimic", "mimic_gripper"], 4)
 )
@@ -735,8 +787,8 @@ def test_velocity_bounds_are_intersected() -> None:
     v_lower = np.full(n, -0.05)
     v_lower[0] = -np.inf
     for solver in EXACT_SOLVERS:
-        qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
-        v = qp.solve(configuration, tasks, DT, limits=limits, v_lower=v_lower, v_upper=v_upper)
+        qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits, solver=solver)
+        v = tangent(qp, qp.solve(configuration, DT, v_lower, v_upper))
         v_ref = reference_solve_ik(
             configuration,
             tasks,
@@ -754,7 +806,8 @@ def test_velocity_bounds_are_intersected() -> None:
 
 
 def test_tracking_run_follows_pink_joint_path() -> None:
-    """2000 ticks of a moving target: DiffIKQP/daqp and pink.solve_ik/daqp, same joint path."""
+    """2000 ticks of a moving target: the compiled QP (default solver) and pink.solve_ik/daqp,
+    same joint path."""
     robot = ROBOTS["panda_all"]
     model = robot.model
     q0 = np.array([0.0, -0.785398, 0.0, -2.35619, 0.0, 1.5707, 0.785398, 0.02, 0.02])
@@ -765,7 +818,7 @@ def test_tracking_run_follows_pink_joint_path() -> None:
     posture.set_target(q0)
     tasks = [frame, posture]
     limits = [model.configuration_limit, model.velocity_limit]
-    qp = DiffIKQP(model, robot.controlled)
+    qp = compile_qp(model, robot.controlled, tasks=tasks, limits=limits)
     start = ours.get_transform_frame_to_world(robot.ee)
     max_difference = 0.0
     for k in range(2000):
@@ -782,7 +835,7 @@ def test_tracking_run_follows_pink_joint_path() -> None:
         )
         frame.set_target(target)
         v_pink = pink.solve_ik(theirs, tasks, DT, solver="daqp", limits=limits)
-        v_ours = qp.solve(ours, tasks, DT, limits=limits)
+        v_ours = tangent(qp, qp.solve(ours, DT))
         theirs.integrate_inplace(v_pink, DT)
         ours.integrate_inplace(v_ours, DT)
         max_difference = max(max_difference, float(np.abs(ours.q - theirs.q).max()))
@@ -808,25 +861,25 @@ def _panda_problem() -> tuple[Robot, Any, list[Any], list[Any]]:
 def test_crossed_velocity_bounds_raise_with_reason(solver: str) -> None:
     robot, configuration, tasks, limits = _panda_problem()
     n = len(robot.controlled)
-    qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits, solver=solver)
     v_lower = np.full(n, -0.1)
     v_upper = np.full(n, 0.1)
     v_lower[2] = 0.2
     with pytest.raises(QPSolveError, match="lower bound above upper bound") as info:
-        qp.solve(configuration, tasks, DT, limits=limits, v_lower=v_lower, v_upper=v_upper)
+        qp.solve(configuration, DT, v_lower, v_upper)
     assert "2" in info.value.reason
     # The object still works afterwards.
-    v = qp.solve(configuration, tasks, DT, limits=limits)
+    v = qp.solve(configuration, DT)
     assert np.all(np.isfinite(v))
 
 
 def test_nan_velocity_bound_raises() -> None:
     robot, configuration, tasks, limits = _panda_problem()
-    qp = DiffIKQP(robot.model, robot.controlled)
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits)
     v_upper = np.full(len(robot.controlled), 1.0)
     v_upper[1] = np.nan
     with pytest.raises(QPSolveError, match="NaN"):
-        qp.solve(configuration, tasks, DT, limits=limits, v_upper=v_upper)
+        qp.solve(configuration, DT, upper=v_upper)
 
 
 @pytest.mark.parametrize("solver", sorted(available_solvers()))
@@ -836,16 +889,9 @@ def test_limit_and_barrier_conflict_is_infeasible(solver: str) -> None:
     position = configuration.get_transform_frame_to_world(robot.ee).translation
     barrier = PositionBarrier(robot.ee, indices=[2], p_min=position[[2]] + 0.05, gain=1.0)
     n = len(robot.controlled)
-    qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, barriers=[barrier], solver=solver)
     with pytest.raises(QPSolveError) as info:
-        qp.solve(
-            configuration,
-            tasks,
-            DT,
-            barriers=[barrier],
-            v_lower=np.full(n, -0.01),
-            v_upper=np.full(n, 0.01),
-        )
+        qp.solve(configuration, DT, np.full(n, -0.01), np.full(n, 0.01))
     assert info.value.reason
     with pytest.raises(QPSolveError):
         reference_solve_ik(
@@ -868,9 +914,11 @@ def test_start_outside_limits_reports_infeasible_bounds_without_recovery() -> No
     posture = PostureTask(cost=1.0)
     posture.set_target(q)
     limits = [ConfigurationLimit(robot.model), VelocityLimit(robot.model)]
-    qp = DiffIKQP(robot.model, robot.controlled, recover_outside_range=False)
+    qp = compile_qp(
+        robot.model, robot.controlled, tasks=[posture], limits=limits, recover_outside_range=False
+    )
     with pytest.raises(QPSolveError, match="lower bound above upper bound"):
-        qp.solve(configuration, [posture], DT, limits=limits)
+        qp.solve(configuration, DT)
 
 
 @pytest.mark.parametrize("side", ["upper", "lower"])
@@ -887,19 +935,13 @@ def test_start_outside_limits_recovers_at_the_velocity_limit(side) -> None:
     posture = PostureTask(cost=1.0)
     posture.set_target(q)
     limits = [ConfigurationLimit(model), VelocityLimit(model)]
-    v = DiffIKQP(model, robot.controlled).solve(configuration, [posture], DT, limits=limits)
+    qp = compile_qp(model, robot.controlled, tasks=[posture], limits=limits)
+    v = tangent(qp, qp.solve(configuration, DT))
     expected = -model.velocityLimit[3] if side == "upper" else model.velocityLimit[3]
     assert v[3] == pytest.approx(expected, rel=1e-9)
     # user bounds take part in the recovery too
     n = len(robot.controlled)
-    slow = DiffIKQP(model, robot.controlled).solve(
-        configuration,
-        [posture],
-        DT,
-        limits=limits,
-        v_lower=np.full(n, -0.5),
-        v_upper=np.full(n, 0.5),
-    )
+    slow = tangent(qp, qp.solve(configuration, DT, np.full(n, -0.5), np.full(n, 0.5)))
     assert slow[3] == pytest.approx(np.sign(expected) * 0.5, rel=1e-9)
 
 
@@ -907,68 +949,75 @@ def test_constructor_validates_arguments() -> None:
     model = ROBOTS["panda_arm"].model
     if "proxqp" in available_solvers():  # options are checked before the first tick
         with pytest.raises(ValueError, match="ProxQP options"):
-            DiffIKQP(model, range(7), solver="proxqp", solver_options={"eps_absolute": 1e-9})
+            compile_qp(
+                model,
+                range(7),
+                tasks=[],
+                solver="proxqp",
+                solver_options={"eps_absolute": 1e-9},
+            )
     with pytest.raises(ValueError, match="installed solvers"):
-        DiffIKQP(model, range(7), solver="no_such_solver")
+        compile_qp(model, range(7), tasks=[], solver="no_such_solver")
     with pytest.raises(ValueError, match="damping"):
-        DiffIKQP(model, range(7), damping=-1.0)
+        compile_qp(model, range(7), tasks=[], damping=-1.0)
     with pytest.raises(ValueError, match="damping"):
-        DiffIKQP(model, range(7), damping=float("nan"))
+        compile_qp(model, range(7), tasks=[], damping=float("nan"))
     with pytest.raises(ValueError, match="unique"):
-        DiffIKQP(model, [0, 1, 1])
+        compile_qp(model, [0, 1, 1], tasks=[])
     with pytest.raises(ValueError, match=r"\[0, nv=9\)"):
-        DiffIKQP(model, [0, 9])
+        compile_qp(model, [0, 9], tasks=[])
     with pytest.raises(ValueError, match="empty"):
-        DiffIKQP(model, [])
+        compile_qp(model, [], tasks=[])
     with pytest.raises(ValueError, match="integers"):
-        DiffIKQP(model, [0.5, 1.0])  # type: ignore[list-item]
-    qp = DiffIKQP(model, np.arange(7))
-    assert qp.n == 7 and qp.solver == "daqp" and qp.exact
+        compile_qp(model, [0.5, 1.0], tasks=[])  # type: ignore[list-item]
+    qp = compile_qp(model, np.arange(7), tasks=[])
+    assert qp.n == 7 and qp.solvers == ["box"] and qp.exact
     with pytest.raises(ValueError):
         qp.controlled_v_indices[0] = 3  # read-only
 
 
 def test_solve_validates_arguments() -> None:
     robot, configuration, tasks, limits = _panda_problem()
-    qp = DiffIKQP(robot.model, robot.controlled)
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits)
+    assert qp.last_problem is None  # nothing written before the first tick
     with pytest.raises(ValueError, match="dt"):
-        qp.solve(configuration, tasks, 0.0, limits=limits)
+        qp.solve(configuration, 0.0)
     with pytest.raises(ValueError, match="dt"):
-        qp.solve(configuration, tasks, float("nan"), limits=limits)
-    with pytest.raises(ValueError, match="v_upper"):
-        qp.solve(configuration, tasks, DT, limits=limits, v_upper=np.ones(3))
+        qp.solve(configuration, float("nan"))
+    with pytest.raises(ValueError, match="upper"):
+        qp.solve(configuration, DT, upper=np.ones(3))
     other = ROBOTS["ur10"]
     with pytest.raises(ValueError, match="nv"):
-        qp.solve(other.configuration(pin.neutral(other.model)), [], DT)
-    with pytest.raises(ValueError, match="assemble"):
-        DiffIKQP(robot.model, robot.controlled).solve_assembled()
+        qp.solve(other.configuration(pin.neutral(other.model)), DT)
 
 
 def test_task_without_target_raises_pink_error() -> None:
     robot, configuration, _, limits = _panda_problem()
-    qp = DiffIKQP(robot.model, robot.controlled)
+    no_target = [FrameTask(robot.ee, 1.0, 1.0)]
+    qp = compile_qp(robot.model, robot.controlled, tasks=no_target, limits=limits)
     with pytest.raises(pink.exceptions.TargetNotSet):
-        qp.solve(configuration, [FrameTask(robot.ee, 1.0, 1.0)], DT, limits=limits)
+        qp.solve(configuration, DT)
     with pytest.raises(pink.exceptions.FrameNotFound):
         task = FrameTask("no_such_frame", 1.0, 1.0)
         task.set_target(pin.SE3.Identity())
-        qp.solve(configuration, [task], DT)
+        compile_qp(robot.model, robot.controlled, tasks=[task]).solve(configuration, DT)
 
 
 # --------------------------------------------------------------------------- assemble/solve
 
 
-def test_solve_assembled_with_equality_rows_matches_qpsolvers() -> None:
-    """A cascade can add equality rows to an assembled problem and reuse the solver."""
+def test_solve_problem_with_equality_rows_matches_qpsolvers() -> None:
+    """A cascade can add equality rows to a built problem and solve it with its solvers."""
     import qpsolvers  # noqa: PLC0415
 
     from pinkctl.qp import QPProblem  # noqa: PLC0415
 
     robot, configuration, tasks, limits = _panda_problem()
     for solver in sorted(available_solvers()):
-        qp = DiffIKQP(robot.model, robot.controlled, solver=solver)
-        problem = qp.assemble(configuration, tasks, DT, limits=limits)
-        x_plain = qp.solve_assembled()
+        qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits)
+        problem = qp.build(configuration, DT)
+        chain = SolverChain(qp.n, qp.controlled_v_indices, [solver])
+        x_plain = chain.solve_problem(problem)
         A = np.zeros((1, qp.n))
         A[0, :2] = 1.0
         b = np.array([float(A[0] @ x_plain) * 0.5])
@@ -982,7 +1031,7 @@ def test_solve_assembled_with_equality_rows_matches_qpsolvers() -> None:
             lb=problem.lb,
             ub=problem.ub,
         )
-        x = qp.solve_assembled(constrained)
+        x = chain.solve_problem(constrained)
         expected = qpsolvers.solve_qp(
             np.array(problem.H),
             np.array(problem.c),
@@ -993,23 +1042,24 @@ def test_solve_assembled_with_equality_rows_matches_qpsolvers() -> None:
             solver="daqp",
         )
         assert expected is not None
-        tol = 1e-9 if solver in ("daqp", "quadprog") else 1e-6
+        tol = 1e-9 if solver in ("box", "daqp", "quadprog") else 1e-6
         np.testing.assert_allclose(x, expected, rtol=0.0, atol=tol)
         assert abs(float(A[0] @ x) - b[0]) < 1e-7
 
 
 def test_last_problem_and_primal_residual() -> None:
     robot, configuration, tasks, limits = _panda_problem()
-    qp = DiffIKQP(robot.model, robot.controlled)
-    assert qp.last_problem() is None
-    v = qp.solve(configuration, tasks, DT, limits=limits)
-    problem = qp.last_problem()
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits)
+    assert qp.last_problem is None
+    v = qp.solve(configuration, DT)
+    problem = qp.last_problem
     assert problem is not None
-    x = v[robot.controlled] * DT
-    assert qp.primal_residual(x) < 1e-12
+    x = v * DT
+    assert problem.max_violation(x) < 1e-12
     kept = problem.copy()
-    qp.solve(configuration, [tasks[1]], DT, limits=limits)
-    latest = qp.last_problem()
+    configuration.update(robot.random_q(np.random.default_rng(4)))
+    qp.solve(configuration, DT)
+    latest = qp.last_problem
     assert latest is not None
     assert not np.array_equal(kept.c, latest.c)  # views follow, copies stay
     assert np.array_equal(problem.c, latest.c)
@@ -1018,8 +1068,10 @@ def test_last_problem_and_primal_residual() -> None:
 def test_repeated_task_counts_twice() -> None:
     robot, configuration, tasks, limits = _panda_problem()
     frame = tasks[0]
-    qp = DiffIKQP(robot.model, robot.controlled)
-    problem = qp.assemble(configuration, [frame, frame, tasks[1]], DT, limits=limits)
+    twice = [frame, frame, tasks[1]]
+    problem = compile_qp(robot.model, robot.controlled, tasks=twice, limits=limits).build(
+        configuration, DT
+    )
     reference = pink.build_ik(configuration, [frame, frame, tasks[1]], DT, limits=limits)
     c = robot.controlled
     np.testing.assert_allclose(problem.H, reference.P[np.ix_(c, c)], rtol=1e-12, atol=1e-12)
@@ -1030,11 +1082,11 @@ def test_parameters_are_read_every_tick() -> None:
     robot, configuration, tasks, _ = _panda_problem()
     frame, posture = tasks[0], tasks[1]
     limits = [ConfigurationLimit(robot.model), VelocityLimit(robot.model)]
-    qp = DiffIKQP(robot.model, robot.controlled)
+    qp = compile_qp(robot.model, robot.controlled, tasks=[frame, posture], limits=limits)
     c = robot.controlled
 
     def check() -> None:
-        problem = qp.assemble(configuration, [frame, posture], DT, limits=limits)
+        problem = qp.build(configuration, DT)
         reference = pink.build_ik(configuration, [frame, posture], DT, limits=limits)
         np.testing.assert_allclose(problem.H, reference.P[np.ix_(c, c)], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(problem.c, reference.q[c], rtol=1e-11, atol=1e-13)
@@ -1092,9 +1144,11 @@ def test_bundled_robots_equivalence(name: str) -> None:
             if collision_model is not None:
                 n_pairs = min(3, len(collision_model.collisionPairs))
                 barriers.append(SelfCollisionBarrier(n_collision_pairs=n_pairs, d_min=0.01))
-            qp = DiffIKQP(model, controlled, solver=solver)
+            qp = compile_qp(
+                model, controlled, tasks=tasks, limits=limits, barriers=barriers, solver=solver
+            )
             result = both_or_neither(
-                partial(qp.solve, configuration, tasks, DT, limits=limits, barriers=barriers),
+                lambda qp=qp, configuration=configuration: tangent(qp, qp.solve(configuration, DT)),
                 partial(
                     reference_solve_ik,
                     configuration,
@@ -1109,3 +1163,105 @@ def test_bundled_robots_equivalence(name: str) -> None:
             if result is not None:
                 tol = CLARABEL_TOL if solver == "clarabel" else EXACT_TOL
                 np.testing.assert_allclose(result[0], result[1], rtol=0.0, atol=tol)
+
+
+# --------------------------------------------------------------------------- solver names
+
+
+@pytest.fixture
+def daqp_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the calls of ``daqp.solve`` made by solvers created from now on."""
+    import daqp  # noqa: PLC0415
+
+    calls: list[int] = []
+    original = daqp.solve
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(daqp, "solve", spy)
+    return calls
+
+
+def test_box_solves_a_box_only_tick_without_daqp(daqp_calls: list[int]) -> None:
+    """``"box"`` (the default) runs pinkctl's box QP on a problem whose only constraints are
+    bounds (DAQP is not called), DAQP when the native kernel is off; same solution."""
+    from pinkctl._native import native_available  # noqa: PLC0415
+
+    robot, configuration, tasks, limits = _panda_problem()
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits)
+    assert qp.solvers == ["box"] and not qp.has_rows
+    for _ in range(3):
+        v = tangent(qp, qp.solve(configuration, DT))
+        configuration.update(robot.random_q(np.random.default_rng(len(daqp_calls))))
+    native = native_available()[0]
+    assert qp.last_solver == ("box" if native else "daqp")
+    assert (len(daqp_calls) == 0) == native
+    v_ref = _daqp_reference(robot, configuration, tasks, limits)
+    np.testing.assert_allclose(tangent(qp, qp.solve(configuration, DT)), v_ref, atol=EXACT_TOL)
+    assert v.shape == (robot.model.nv,)
+
+
+def test_daqp_always_calls_daqp(daqp_calls: list[int]) -> None:
+    robot, configuration, tasks, limits = _panda_problem()
+    qp = compile_qp(robot.model, robot.controlled, tasks=tasks, limits=limits, solver="daqp")
+    for k in range(3):
+        qp.solve(configuration, DT)
+        assert len(daqp_calls) == k + 1 and qp.last_solver == "daqp"
+
+
+def test_box_hands_a_problem_with_rows_to_daqp(daqp_calls: list[int]) -> None:
+    """Inequality rows (a pink limit that is not a simple bound, a barrier): ``"box"`` solves
+    them with DAQP, to pink's solution."""
+    robot, configuration, tasks, limits = _panda_problem()
+    position = configuration.get_transform_frame_to_world(robot.ee).translation
+    barrier = PositionBarrier(robot.ee, indices=[2], p_max=position[[2]] + 0.05, gain=1.0)
+    rows = [*limits, SumVelocityLimit(robot.model.nv, 1.5)]
+    for extra_limits, barriers in ((rows, []), (limits, [barrier])):
+        qp = compile_qp(
+            robot.model, robot.controlled, tasks=tasks, limits=extra_limits, barriers=barriers
+        )
+        assert qp.has_rows and qp.solvers == ["box"]
+        before = len(daqp_calls)
+        v = tangent(qp, qp.solve(configuration, DT))
+        assert qp.last_solver == "daqp" and len(daqp_calls) == before + 1
+        v_ref = reference_solve_ik(
+            configuration,
+            tasks,
+            DT,
+            controlled_v_indices=robot.controlled,
+            solver="daqp",
+            limits=extra_limits,
+            barriers=barriers,
+        )
+        np.testing.assert_allclose(v, v_ref, rtol=0.0, atol=EXACT_TOL)
+
+
+def test_the_fallback_takes_over_and_says_so() -> None:
+    """A solver that fails (OSQP stopped after one iteration) hands the tick to the fallback
+    inside the one ``solve`` call; ``last_solver`` names it."""
+    robot, configuration, tasks, limits = _panda_problem()
+    crippled = {"max_iter": 1, "polish": False}
+    qp = compile_qp(
+        robot.model,
+        robot.controlled,
+        tasks=tasks,
+        limits=limits,
+        solver="osqp",
+        fallback_solver="daqp",
+        solver_options=crippled,
+    )
+    v = tangent(qp, qp.solve(configuration, DT))
+    assert qp.last_solver == "daqp" and qp.solvers == ["osqp", "daqp"]
+    np.testing.assert_allclose(v, _daqp_reference(robot, configuration, tasks, limits), atol=1e-9)
+    alone = compile_qp(
+        robot.model,
+        robot.controlled,
+        tasks=tasks,
+        limits=limits,
+        solver="osqp",
+        solver_options=crippled,
+    )
+    with pytest.raises(QPSolveError, match="osqp"):
+        alone.solve(configuration, DT)

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from pinkctl import load_pink_supported_robot
-from pinkctl.controllers import BaseController, PinkIKController, TrajectoryFollower
+from pinkctl.controllers import (
+    BaseController,
+    ChainedController,
+    PinkIKController,
+    TrajectoryFollower,
+)
 from pinkctl.core.state import JointState, RobotState, SpatialState
 from pinkctl.errors import InputError
 from pinkctl.sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
@@ -70,12 +75,13 @@ def test_log_load_reads_back_what_save_wrote(robot, tmp_path):
     log = run_closed_loop(
         sim, ik, duration=0.2, control_rate=250.0, setpoint=pose_setpoint(frame, start, orientation)
     )
-    log.none_reasons.append("t=0.1000: an example reason")
+    log.reasons.append("t=0.1000: an example reason")
     loaded = ClosedLoopLog.load(log.save(tmp_path / "run.npz"))
     for f in dataclasses.fields(ClosedLoopLog):
         ours, theirs = getattr(log, f.name), getattr(loaded, f.name)
         if isinstance(ours, np.ndarray):
-            assert theirs.dtype == ours.dtype and np.array_equal(theirs, ours, equal_nan=True)
+            nan = ours.dtype.kind == "f"  # the status array holds strings
+            assert theirs.dtype == ours.dtype and np.array_equal(theirs, ours, equal_nan=nan)
         else:
             assert theirs == ours, f.name
     assert loaded.format_summary() == log.format_summary()
@@ -146,7 +152,7 @@ def test_none_ticks_are_counted_and_command_held(robot):
     controller = _NoneEveryOther(robot.controlled_joint_names)
     log = run_closed_loop(sim, controller, duration=0.1, control_rate=100.0)
     assert log.summary()["ticks_none"] == 5
-    assert log.none_reasons and "odd tick" in log.none_reasons[0]
+    assert log.reasons and "odd tick" in log.reasons[0]
     assert np.array_equal(log.command[1], log.command[0])  # held through the None tick
     assert np.all(np.isnan(log.position_error))  # no target given
 
@@ -166,3 +172,46 @@ def test_failed_reset_raises(robot):
     follower = TrajectoryFollower()  # no trajectory: reset returns False
     with pytest.raises(RuntimeError, match="reset"):
         run_closed_loop(sim, follower, duration=0.1)
+
+
+def test_braking_ticks_are_counted_and_fail_the_demo_check(robot):
+    """A controller whose every tick brakes (its pre-step callback raises): the log counts 100
+    braking ticks with the reason, and the demo's "every tick solved" check fails the run."""
+    from pinkctl.app.demo import tick_failures  # noqa: PLC0415
+
+    sim, ik = make(robot)
+
+    def broken(configuration, setpoint):
+        raise RuntimeError("sensor fusion lost")
+
+    ik.pre_step_callback = broken
+    log = run_closed_loop(sim, ik, duration=0.4, control_rate=250.0)
+    summary = log.summary()
+    assert summary["ticks"] == 100 and summary["ticks_braking"] == 100
+    assert summary["ticks_ok"] == 0 and summary["ticks_none"] == 0  # braking still commands
+    assert np.all(log.status == "braking")
+    assert len(log.reasons) == 20 and "sensor fusion lost" in log.reasons[0]
+    assert "ticks braking" in log.format_summary()
+    assert tick_failures(summary) == ["braking ticks: 100"]
+
+
+def test_statuses_of_a_chain_and_of_a_controller_without_status(robot):
+    """A chain reports its IK child's status (OK ticks logged "ok"); a controller that reports
+    no status is logged "ok" with an output and "none" without one."""
+    sim, ik = make(robot)
+    frame = robot.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    follower = TrajectoryFollower()
+    follower.set_trajectory(
+        CircleTrajectory(
+            frame, start - [0, 0.05, 0], radius=0.05, period=1.0, orientation=orientation
+        )
+    )
+    log = run_closed_loop(sim, ChainedController([follower, ik]), duration=0.2, control_rate=250.0)
+    assert np.all(log.status == "ok") and log.summary()["ticks_ok"] == 50
+    other = MujocoSimulation.from_robot(robot)
+    log = run_closed_loop(
+        other, _NoneEveryOther(robot.controlled_joint_names), duration=0.1, control_rate=100.0
+    )
+    assert list(log.status) == ["ok", "none"] * 5
+    assert log.summary()["ticks_none"] == 5 and log.summary()["ticks_braking"] == 0

@@ -456,7 +456,7 @@ def test_limit_report_of_a_demo_run(franka):
 
 
 def test_failing_solver_falls_back_to_the_second_one(franka):
-    """A backend that fails (OSQP stopped after one iteration) hands the tick to daqp."""
+    """A solver that fails (OSQP stopped after one iteration) hands the tick to daqp."""
     names = franka.joint_names
     frame = franka.tool_frame
     p, quat = fk_pose(franka, franka.q0, frame)
@@ -682,8 +682,8 @@ def test_frame_task_gain_zero_at_run_time_does_not_raise(franka):
 @pytest.mark.parametrize("solver", ["daqp", "quadprog", "osqp", "clarabel", "proxqp"])
 def test_absurd_target_is_refused_not_solved_for_seconds(franka, solver):
     """A target 1e8 m away kept ProxQP busy for 35 s: it is refused (braking, reason given);
-    a far but finite target (500 m) still solves, and every backend has an iteration cap."""
-    from pinkctl.qp.backends import DEFAULT_SOLVER_OPTIONS
+    a far but finite target (500 m) still solves, and every solver has an iteration cap."""
+    from pinkctl.qp.solvers import DEFAULT_SOLVER_OPTIONS
 
     controller, est = fresh_controller(franka)
     controller.solver = solver
@@ -765,3 +765,51 @@ def test_without_motion_limits_range_and_configured_velocity_hold(integrate_from
     speed = np.abs(np.diff(commands, axis=0)) / DT
     assert speed.max() <= 1.0 + 1e-9
     assert speed.max() > 0.9  # the limit was reached
+
+
+# ---------------------------------------------------------------------- bugs are visible
+
+
+def _buggy(controller):
+    """Make the controller's compiled QP fail the way a bug would (not a solver failure)."""
+
+    def solve(*args, **kwargs):
+        return 1 / 0
+
+    controller.qp_step.solve = solve
+
+
+def test_an_unexpected_error_brakes_with_its_traceback_logged(franka, caplog, monkeypatch):
+    """A bug inside a tick (here a ZeroDivisionError in the QP) is not swallowed: the tick
+    brakes with the exception named, its traceback goes to the ``pinkctl`` logger, and the
+    next healthy tick runs again."""
+    monkeypatch.delenv("PINKCTL_DEBUG", raising=False)
+    controller, est = fresh_controller(franka)
+    p, quat = fk_pose(franka, franka.q0, franka.tool_frame)
+    target = pose_state(franka.tool_frame, p + [0.02, 0.0, 0.0], quat)
+    _buggy(controller)
+    with caplog.at_level("ERROR", logger="pinkctl"):
+        out = controller.forward(est, target, 0.0)
+    assert out is not None and controller.status is ControllerStatus.BRAKING
+    assert "internal error: ZeroDivisionError" in controller.last_error
+    records = [r for r in caplog.records if r.name == "pinkctl" and r.levelname == "ERROR"]
+    assert records and records[0].exc_info is not None
+    assert "Traceback" in caplog.text and "1 / 0" in caplog.text
+    del controller.qp_step.solve  # the bug fixed: the class's method again
+    assert controller.forward(est, target, 0.002) is not None
+    assert controller.status is ControllerStatus.OK, controller.last_error
+
+
+def test_debug_mode_reraises_an_unexpected_error(franka, monkeypatch):
+    """``PINKCTL_DEBUG=1``: the same bug propagates out of ``forward``; known runtime
+    conditions (here a failing user callback) still brake."""
+    monkeypatch.setenv("PINKCTL_DEBUG", "1")
+    controller, est = fresh_controller(franka)
+    controller.pre_step_callback = lambda configuration, setpoint: 1 / 0
+    assert controller.forward(est, None, 0.0) is not None
+    assert controller.status is ControllerStatus.BRAKING
+    assert "pre_step_callback raised ZeroDivisionError" in controller.last_error
+    controller.pre_step_callback = None
+    _buggy(controller)
+    with pytest.raises(ZeroDivisionError):
+        controller.forward(est, None, 0.002)

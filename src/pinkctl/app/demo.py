@@ -7,8 +7,8 @@ emits its site setpoints, a :class:`~pinkctl.controllers.ChainedController` feed
 :class:`~pinkctl.controllers.PinkIKController` that integrates its own command
 (``integrate_from="command"``), and the MuJoCo servos (gravity-compensated, velocity
 feed-forward) track the command. The run passes when it stays within the bounds the tests
-hold it to (:data:`RMS_BOUND_MM`, :data:`MAX_BOUND_MM`, no tick without output, no limit
-violation); :attr:`DemoResult.failures` names every row that missed.
+hold it to (:data:`RMS_BOUND_MM`, :data:`MAX_BOUND_MM`, every tick solved: none braking and
+none without output, no limit violation); :attr:`DemoResult.failures` names every row that missed.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..core.state import RobotState, SpatialState
 from ..errors import InputError
 from ..motion.check import LimitReport, check_trajectory
 from ..motion.limits import MotionLimits
-from ..qp.backends import available_solvers, missing_solver_message
+from ..qp import available_solvers, missing_solver_message
 from ..sim import ClosedLoopLog, MujocoSimulation, VideoRecorder, run_closed_loop
 from ..sim.video import check_writer, free_camera
 from ..trajectories import Trajectory
@@ -42,6 +42,7 @@ __all__ = [
     "command_limit_report",
     "robot_limits",
     "run_demo",
+    "tick_failures",
 ]
 
 #: Bounds the demo checks (and the README quotes): RMS and max position error [mm].
@@ -181,7 +182,7 @@ class DemoResult:
             return "FAILED: " + "; ".join(self.failures)
         return (
             f"passed: RMS <= {RMS_BOUND_MM:g} mm, max <= {MAX_BOUND_MM:g} mm, "
-            "every tick with output, no limit violation"
+            "every tick solved (none braking, none without output), no limit violation"
         )
 
 
@@ -305,6 +306,17 @@ def _simulate(
         )
 
 
+def tick_failures(summary: dict[str, float]) -> list[str]:
+    """The demo's "every tick solved" check on a run's summary (``ClosedLoopLog.summary``):
+    one line per kind of tick that failed it (braking, not ready, without output)."""
+    rows = (
+        ("ticks_braking", "braking ticks"),
+        ("ticks_not_ready", "ticks not ready"),
+        ("ticks_none", "ticks returning None"),
+    )
+    return [f"{label}: {int(summary[key])}" for key, label in rows if summary[key]]
+
+
 def _result(
     config: DemoConfig, robot: PinkRobot, log: ClosedLoopLog, fit: Fit, duration: float
 ) -> DemoResult:
@@ -317,8 +329,7 @@ def _result(
     ):
         if not summary[key] <= bound:
             failures.append(f"{row} {summary[key]:.3f} mm > {bound:g} mm")
-    if summary["ticks_none"]:
-        failures.append(f"ticks returning None: {int(summary['ticks_none'])}")
+    failures += tick_failures(summary)
     if summary["limit_violations"]:
         failures.append(f"commands outside the joint range: {int(summary['limit_violations'])}")
     rows = dict(report.summary_rows())

@@ -1,5 +1,6 @@
 """Controllers: the BaseController contract, the IK controller, and composition wrappers."""
 
+from ..qp import EXACT_SOLVERS
 from .base import BaseController
 from .containers import (
     ChainedController,
@@ -10,7 +11,9 @@ from .containers import (
     SequentialController,
 )
 from .gripper import GripperController
-from .pink_ik import EXACT_SOLVERS, ControllerStatus, PinkIKController
+from .pink_ik import PinkIKController
+from .status import ControllerStatus
+from .tick_mode import TickMode
 from .trajectory_follower import HoldingTrajectoryFollower, TrajectoryFollower
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "HoldingTrajectoryFollower",
     "ParallelController",
     "PinkIKController",
+    "TickMode",
     "SelectableController",
     "SequentialController",
     "TrajectoryFollower",

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from ..core.state import RobotState
+from .status import ControllerStatus
 
 __all__ = ["BaseController"]
 
@@ -39,8 +40,13 @@ class BaseController(ABC):
       frame, bad shapes) raise ``ValueError`` there instead.
     - Unknown keyword arguments are accepted and passed on to children by composites.
 
+    - :attr:`status` says what the last tick produced (OK, BRAKING, NOT_READY) for a
+      controller that reports it (:class:`~pinkctl.PinkIKController`, and the containers of
+      such controllers); runners log it every tick.
+
     Attributes:
-        last_error: Why the most recent ``reset``/``forward`` produced no output, or None.
+        last_error: Why the most recent ``reset``/``forward`` produced no output (or, for a
+            braking controller, why it brakes), or None.
     """
 
     last_error: str | None = None
@@ -88,6 +94,12 @@ class BaseController(ABC):
             The desired state, or None for "no valid output this step" (the caller keeps the
             previous command; the reason is in :attr:`last_error`).
         """
+
+    @property
+    def status(self) -> ControllerStatus | None:
+        """What the last ``forward`` produced; None for a controller that reports no status
+        (its None output is then the only sign of a failed tick)."""
+        return None
 
     def _fail(self, reason: str) -> RobotState | None:
         """Record ``reason`` in :attr:`last_error`, log it at debug level, and return None.

@@ -7,8 +7,10 @@ names are exported as aliases (:data:`ControllerContainer`, :data:`ParallelContr
 
 None propagates: when a child has no output the composite has none either (``forward``
 returns None) and :attr:`~pinkctl.controllers.base.BaseController.last_error` says which child
-and why. Extra keyword arguments of ``reset`` and ``forward`` are passed on to every child
-unchanged.
+and why. So does braking: a composite's :attr:`status` combines its children's
+(:func:`~pinkctl.controllers.status.combined_status`), and while a child brakes its
+``last_error`` names that child and its reason. Extra keyword arguments of ``reset`` and
+``forward`` are passed on to every child unchanged.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Generic, TypeVar
 from ..core.state import RobotState, combine_robot_states
 from ..errors import InputError
 from .base import BaseController
+from .status import ControllerStatus, combined_status
 
 __all__ = [
     "ChainedController",
@@ -40,6 +43,14 @@ def _describe(controller: BaseController) -> str:
 def _reason(controller: BaseController) -> str:
     reason = getattr(controller, "last_error", None)
     return str(reason) if reason else "no reason recorded"
+
+
+def _braking_reason(children: Sequence[tuple[str, BaseController]]) -> str | None:
+    """Which of the (labelled) children brakes and why, or None when none does."""
+    for label, child in children:
+        if child.status is ControllerStatus.BRAKING:
+            return f"{label} ({_describe(child)}) is braking: {_reason(child)}"
+    return None
 
 
 def _check_children(
@@ -90,9 +101,8 @@ class SelectableController(BaseController, Generic[KeyT]):
     newly selected controller always starts from a reset. Selecting the key that is already
     active does nothing. The controller switched away from is not told.
 
-    Typical caller: a state machine or behaviour tree that calls :meth:`set_next_controller`
-    and :meth:`get_active_controller_enum`, and :meth:`get_controller` to reach a child's own
-    methods (for example ``TrajectoryFollower.set_trajectory``).
+    Typical caller: a state machine calling :meth:`set_next_controller`, and
+    :meth:`get_controller` to reach a child's methods (``TrajectoryFollower.set_trajectory``).
 
     Args:
         controller_options: Controllers by key (an ``Enum`` member or any hashable). The mapping
@@ -139,15 +149,9 @@ class SelectableController(BaseController, Generic[KeyT]):
         t: float,
         **kwargs: Any,
     ) -> bool:
-        """Go back to the initial controller and reset it (and only it).
-
-        Both the active and the pending selection become ``initial_controller_selection``; a
-        switch requested with :meth:`set_next_controller` before this call is dropped. Other
-        children are not touched.
-
-        Returns:
-            The initial controller's ``reset`` result.
-        """
+        """Go back to the initial controller and reset it (and only it): the active and the
+        pending selection become ``initial_controller_selection`` (a requested switch is
+        dropped). Returns the initial controller's ``reset`` result."""
         self._active_key = self._initial_key
         self._next_key = self._initial_key
         child = self._options[self._initial_key]
@@ -164,13 +168,8 @@ class SelectableController(BaseController, Generic[KeyT]):
         t: float,
         **kwargs: Any,
     ) -> RobotState | None:
-        """Apply a pending switch, then return the active controller's output.
-
-        If a different controller was selected since the last call it becomes active and is
-        reset with this call's arguments before its ``forward`` runs.
-
-        Returns:
-            The active controller's output, None passed through unchanged.
+        """Apply a pending switch (the newly selected controller is reset with this call's
+        arguments first), then return the active controller's output (None passed through).
 
         Raises:
             RuntimeError: If the newly selected controller's ``reset`` returns False. As in
@@ -191,17 +190,17 @@ class SelectableController(BaseController, Generic[KeyT]):
         if output is None:
             self._fail(f"controller {self._active_key!r} returned None: {_reason(child)}")
             return None
-        self.last_error = None
+        self.last_error = _braking_reason([(f"controller {self._active_key!r}", child)])
         return output
 
+    @property
+    def status(self) -> ControllerStatus | None:
+        """The active controller's status."""
+        return self._options[self._active_key].status
+
     def set_next_controller(self, next_controller_selection: KeyT) -> None:
-        """Select the controller to run from the next :meth:`forward` on.
-
-        Only records the choice: nothing switches and nothing is reset until that call.
-
-        Raises:
-            LookupError: If the key is not one of the controller options.
-        """
+        """Select the controller to run from the next :meth:`forward` on (only recorded:
+        nothing switches or resets until then). LookupError for an unknown key."""
         if next_controller_selection not in self._options:
             raise LookupError(
                 f"no controller for key {next_controller_selection!r}; "
@@ -218,11 +217,7 @@ class SelectableController(BaseController, Generic[KeyT]):
         return self._next_key
 
     def get_controller(self, controller_selection: KeyT) -> BaseController:
-        """The controller registered under ``controller_selection``.
-
-        Raises:
-            LookupError: If the key is not one of the controller options.
-        """
+        """The controller registered under ``controller_selection`` (LookupError if none)."""
         if controller_selection not in self._options:
             raise LookupError(
                 f"no controller for key {controller_selection!r}; options are {list(self._options)}"
@@ -298,8 +293,15 @@ class _ControllerList(BaseController):
             joined = self._join(i, child, joined, output)
             if joined is None:
                 return None
-        self.last_error = None
+        self.last_error = _braking_reason(
+            [(f"controllers[{i}]", child) for i, child in enumerate(self._controllers)]
+        )
         return joined
+
+    @property
+    def status(self) -> ControllerStatus | None:
+        """The children's statuses combined (:func:`combined_status`)."""
+        return combined_status(child.status for child in self._controllers)
 
     @abstractmethod
     def _child_setpoint(
@@ -335,11 +337,7 @@ class CombinedController(_ControllerList):
     before; later children are not run that step.
 
     Args:
-        controllers: At least two controllers, run in this order.
-
-    Raises:
-        ValueError: If fewer than two controllers are given or one is not a
-            :class:`~pinkctl.controllers.base.BaseController`.
+        controllers: At least two controllers, run in this order (ValueError otherwise).
     """
 
     def _child_setpoint(
@@ -370,11 +368,7 @@ class ChainedController(_ControllerList):
     last child's output, or None as soon as a child returns None.
 
     Args:
-        controllers: At least two controllers, run in this order.
-
-    Raises:
-        ValueError: If fewer than two controllers are given or one is not a
-            :class:`~pinkctl.controllers.base.BaseController`.
+        controllers: At least two controllers, run in this order (ValueError otherwise).
     """
 
     _SEPARATOR = " -> "

@@ -42,11 +42,20 @@ class FloatingBase:
         rotation = quaternion_to_matrix(root.orientation)
         return pin.SE3(rotation, np.array(root.position, dtype=np.float64))
 
-    def reset(self, root: RootState | None) -> None:
-        """Start from the estimate's root pose (kept as it was when the estimate has none)."""
-        pose = self.read(root)
-        if pose is not None:
+    def place(
+        self, q: np.ndarray, root: RootState | None, measured: bool, *, hold: bool = False
+    ) -> pin.SE3 | None:
+        """Write the base pose into ``q``: the estimate's root pose when ``measured`` and it has
+        one (also held from now on when ``hold``), else the held pose.
+
+        Returns:
+            The pose taken from the estimate, or None.
+        """
+        pose = self.read(root) if measured else None
+        if hold and pose is not None:
             self._pose = pose
+        self.write(q, pose)
+        return pose
 
     def write(self, q: np.ndarray, pose: pin.SE3 | None = None) -> None:
         """Put ``pose`` (default: the held pose) into the first 7 coordinates of ``q``."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 
-__all__ = ["ControllerStatus"]
+__all__ = ["ControllerStatus", "combined_status"]
 
 
 class ControllerStatus(str, Enum):
@@ -20,3 +21,13 @@ class ControllerStatus(str, Enum):
     NOT_READY = "not_ready"
     OK = "ok"
     BRAKING = "braking"
+
+
+def combined_status(statuses: Iterable[ControllerStatus | None]) -> ControllerStatus | None:
+    """The status of controllers run together: BRAKING if one brakes, else NOT_READY if one
+    is not ready, else OK if one reports OK; None when none reports a status."""
+    reported = {status for status in statuses if status is not None}
+    for status in (ControllerStatus.BRAKING, ControllerStatus.NOT_READY, ControllerStatus.OK):
+        if status in reported:
+            return status
+    return None

@@ -105,6 +105,7 @@ class JointSpaceMap:
         valid.flags.writeable = False
         self._valid_pos_vel = valid  # immutable, so every output state may share it
         self._foreign: tuple[Any, np.ndarray] | None = None
+        self._data_shape = (3, len(space))
 
     @property
     def robot_joint_space(self) -> list[str]:
@@ -188,7 +189,7 @@ class JointSpaceMap:
         The fast path of a controller's output: the caller guarantees two finite (n,) float64
         arrays it will not write again (they are copied into a new matrix here).
         """
-        data = np.zeros((3, len(self._space)))
+        data = np.zeros(self._data_shape)
         data[0, self._cols] = positions
         data[1, self._cols] = velocities
         return JointState.from_trusted(self._space, data, self._valid_pos_vel)
@@ -209,7 +210,7 @@ class JointSpaceMap:
         Returns:
             The JointState and the commanded positions (n,), a read-only array.
         """
-        data = np.zeros((3, len(self._space)))
+        data = np.zeros(self._data_shape)
         cols = self._cols
         if self._cols_copy:  # a slice: the rows are views of the matrix
             positions = data[0, cols]
@@ -252,7 +253,7 @@ class JointSpaceMap:
                 f"current_positions must have shape ({n},), got {current_positions.shape}"
             )
         v = velocity[self.idx_v]
-        data = np.zeros((3, len(self._space)))
+        data = np.zeros(self._data_shape)
         data[0, self._cols] = current_positions + v * dt
         data[1, self._cols] = v
         if not np.isfinite(data).all():

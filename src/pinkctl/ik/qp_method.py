@@ -1,7 +1,7 @@
 """The ``"qp"`` IK method: each step is a pink QP with the joint limits as constraints.
 
-The step solves, with pinkctl's QP layer (:class:`pinkctl.qp.DiffIKQP`: pink's problem assembled
-in place, over the moved joints only; ``dt = 1``, default backend DAQP),
+The step solves, with pinkctl's QP layer (:func:`pinkctl.qp.compile_qp`: pink's problem assembled
+in place, over the moved joints only; ``dt = 1``, default solver DAQP),
 
     minimise    ½‖J Δq + e‖² + ½ μ‖e‖²‖Δq‖² + ½ ε‖Δq‖²
     subject to  q_lo - q ≤ Δq ≤ q_hi - q         (moved joints)
@@ -28,7 +28,7 @@ from pink.limits import Limit
 from pink.tasks import Task
 
 from ..errors import InputError
-from ..qp import DiffIKQP, QPSolveError
+from ..qp import QPSolveError, compile_qp
 from .joints import JointSubset
 from .methods import IKMethod
 
@@ -88,7 +88,7 @@ class QPMethod(IKMethod):
     """IK step from a pink QP (see the module docstring).
 
     Args:
-        solver: qpsolvers backend name (default ``"daqp"``).
+        solver: QP solver name (default ``"daqp"``; :mod:`pinkctl.qp.solvers`).
         lm_damping: ``μ``, pink's Levenberg–Marquardt task damping (unitless).
         damping: ``ε``, pink's Tikhonov damping.
         solver_options: Extra keyword arguments for the backend.
@@ -106,7 +106,7 @@ class QPMethod(IKMethod):
         solver_options: dict[str, Any] | None = None,
     ):
         if not isinstance(solver, str) or not solver:
-            raise InputError(f"solver: expected a qpsolvers backend name, got {solver!r}")
+            raise InputError(f"solver: expected a QP solver name, got {solver!r}")
         self.solver = solver
         self.lm_damping = float(lm_damping)
         self.damping = float(damping)
@@ -122,9 +122,11 @@ class QPMethod(IKMethod):
         self._jac = np.zeros((0, model.nv))
         self._cols = subset.v_cols
         # the QP's variables are the moved joints: every other joint is held by construction
-        self._qp = DiffIKQP(
+        self._qp = compile_qp(
             self._model,
             np.arange(model.nv)[subset.v_cols],
+            tasks=(self._task,),
+            limits=(self._limit,),
             solver=self.solver,
             damping=self.damping,
             solver_options=self.solver_options or None,
@@ -133,7 +135,6 @@ class QPMethod(IKMethod):
         # inside by the loop, so pink is shown a clamped copy (it reads nothing else from q).
         self._q_low = model.lowerPositionLimit.copy()
         self._q_high = model.upperPositionLimit.copy()
-        self._plan = self._qp.compile((self._task,), (self._limit,))
 
     def step(self, J: np.ndarray, e: np.ndarray, cost: float, q: np.ndarray) -> np.ndarray:
         if self._model is None:
@@ -152,6 +153,6 @@ class QPMethod(IKMethod):
             forward_kinematics=False,
         )
         try:
-            return self._qp.step(self._plan, configuration, 1.0)  # dt = 1: x is the step
+            return self._qp.solve(configuration, 1.0)  # dt = 1: the velocity is the step
         except (PinkError, QPSolveError):
             return np.zeros(self._subset.n)

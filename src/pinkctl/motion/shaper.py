@@ -327,8 +327,13 @@ class MotionShaper:
         Returns:
             The command positions and velocity, as :meth:`commit`.
         """
-        if self._native is not None:
-            return self._record(*self._native.follow(wanted, holding, gain))
+        if self._native is not None:  # the everyday tick: _record inline
+            positions, velocity = self._native.follow(wanted, holding, gain)
+            positions.setflags(write=False)
+            velocity.setflags(write=False)
+            self._position = positions
+            self._velocity = velocity
+            return positions, velocity
         if self._filter is None:
             return self.commit(wanted)
         speed = np.abs(wanted)

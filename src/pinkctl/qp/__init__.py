@@ -1,40 +1,53 @@
-"""The QP layer of the IK controller: pink's differential-IK problem, assembled fast.
+"""The QP layer of the IK controller: pink's differential-IK problem in two verbs.
 
-- :class:`DiffIKQP`: assembles pink's QP over the controlled joints in preallocated buffers
-  and solves it (DAQP directly by default; persistent OSQP/Clarabel; ProxQP's dense solve on
-  persistent buffers; qpsolvers otherwise). The everyday problem (frame task, posture task,
-  configuration and velocity limits) is assembled in one pass (:mod:`pinkctl.qp.fused`);
-  :meth:`DiffIKQP.solve_displacement` and :meth:`DiffIKQP.clip_to_bounds` are the
-  controller's per-tick calls.
-- :func:`reference_solve_ik`: the same problem through ``pink.build_ik`` + qpsolvers (the
-  reference the fast path is tested against).
-- :class:`QPProblem`: a read-only view of an assembled problem, for inspection and for
-  cascades that add constraints before solving again.
+- :func:`compile_qp` (once) -> :class:`CompiledQP`, whose :meth:`~CompiledQP.solve`
+  ``(configuration, dt, lower, upper)`` is the per-tick call: the velocity of the controlled
+  coordinates, the fallback solver inside it. Structure changes go through compiling again.
+- :func:`compile_cascade` -> :class:`CascadeQP`: the same two verbs over strictly prioritised
+  levels of tasks (:mod:`pinkctl.qp.cascade`: the lexicographic cascade and the null-space
+  projection).
+- :class:`ReferenceQP` and :func:`reference_solve_ik`: pink's path (``pink.build_ik`` +
+  qpsolvers), the reference the compiled QP is tested against, behind the same verb.
+- :class:`QPProblem`: a read-only view of one tick's problem (:meth:`CompiledQP.build`).
 - :class:`QPSolveError`: a tick without a usable solution.
-- :class:`CascadeStep`: ``QPStep``'s interface over strictly prioritised levels of tasks
-  (:mod:`pinkctl.qp.cascade`: the lexicographic cascade and the null-space projection).
 
-Backends and accuracy are documented in :mod:`pinkctl.qp.backends`.
+Solvers (``"box"``, the default, ``"daqp"``, ``"quadprog"``, ...) and their accuracy are
+documented in :mod:`pinkctl.qp.solvers`; how a tick's problem is written in
+:mod:`pinkctl.qp.assembly`.
 """
 
 from __future__ import annotations
 
-from .backends import DEFAULT_SOLVER_OPTIONS, EXACT_SOLVERS, available_solvers
-from .cascade_step import CascadeStep
-from .diff_ik_qp import DiffIKQP
+from .cascade_qp import CascadeQP, compile_cascade
+from .compiled import CompiledQP, TickQP, compile_qp
 from .errors import QPSolveError
 from .problem import QPProblem
-from .reference import reference_solve_ik
-from .step import QPStep
+from .reference import ReferenceQP, reference_solve_ik
+from .solvers import (
+    BOX_SOLVER,
+    DEFAULT_SOLVER,
+    DEFAULT_SOLVER_OPTIONS,
+    EXACT_SOLVERS,
+    available_solvers,
+    missing_solver_message,
+)
+from .solving import SolverChain
 
 __all__ = [
-    "CascadeStep",
+    "BOX_SOLVER",
+    "CascadeQP",
+    "CompiledQP",
+    "DEFAULT_SOLVER",
     "DEFAULT_SOLVER_OPTIONS",
     "EXACT_SOLVERS",
-    "DiffIKQP",
     "QPProblem",
     "QPSolveError",
-    "QPStep",
+    "ReferenceQP",
+    "SolverChain",
+    "TickQP",
     "available_solvers",
+    "compile_cascade",
+    "compile_qp",
+    "missing_solver_message",
     "reference_solve_ik",
 ]

@@ -169,7 +169,7 @@ def lexicographic_solve(
         objectives: ``(H_k, c_k)`` per level, highest priority first; ``H_k`` (n, n) positive
             semi-definite, ``c_k`` (n,) in its range.
         constraints: The shared constraints ``G, h, lb, ub`` (its ``H, c, A, b`` are ignored).
-        solve: A QP solver for one level's problem (e.g. ``DiffIKQP.solve_assembled``);
+        solve: A QP solver for one level's problem (e.g. ``SolverChain.solve_problem``);
             raises :class:`~pinkctl.qp.QPSolveError` when it finds no solution.
         damping: Tikhonov term added to every level's Hessian, or one per level (at least
             :data:`MIN_LEVEL_DAMPING`).
@@ -235,7 +235,7 @@ def lexicographic_solve(
 
 def qpsolvers_solve(problem: QPProblem, solver: str = "daqp") -> np.ndarray:
     """Solve one level's problem with ``qpsolvers`` (for :func:`lexicographic_solve` callers
-    without a :class:`~pinkctl.qp.DiffIKQP`).
+    without a :class:`~pinkctl.qp.solving.SolverChain`).
 
     Raises:
         QPSolveError: No (finite) solution.

@@ -10,15 +10,15 @@ __all__ = ["QPSolveError"]
 class QPSolveError(SolverError):
     """The QP of one control tick could not be solved.
 
-    Raised by :class:`pinkctl.qp.DiffIKQP` (and :func:`pinkctl.qp.reference_solve_ik`) for
+    Raised by :meth:`pinkctl.qp.CompiledQP.solve` and :func:`pinkctl.qp.reference_solve_ik` for
     runtime conditions of a tick, never for programming errors (those raise ``ValueError``):
     an infeasible problem (e.g. a lower bound above an upper bound, or a limit that conflicts
-    with a barrier), a backend status other than "solved", or a solution containing NaN.
+    with a barrier), a solver status other than "solved", or a solution containing NaN.
 
     Attributes:
         reason: Short human-readable reason, also the exception message.
-        solver: Name of the backend solver involved.
-        status: Backend-specific status (exit flag, status enum) when there is one.
+        solver: Name of the solver involved.
+        status: Solver-specific status (exit flag, status enum) when there is one.
     """
 
     reason: str

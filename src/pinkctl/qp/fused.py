@@ -22,8 +22,12 @@ box of :class:`~pinkctl.qp.limit_terms.JointBox` (or of
 ``c = -(W \\alpha e)^T (WJ)`` with ``e = -\\log_6(T_{tb})`` and ``J = -\\mathrm{Jlog}_6 \\, J_b``:
 the two signs cancel.)
 
-A tick whose parameters leave that case (a Levenberg-Marquardt damping, no target, a cost
-pink's formula does not cover) is reported to the caller, which assembles it the generic way.
+The box is written directly too: ``gain (q_max \\ominus q)`` and ``gain (q_min \\ominus q)`` on
+the controlled coordinates, within ``dt v_max`` when the velocity limit is part of it (pink's
+configuration limit alone is the QP of a motion-limited controller, whose shaper enforces the
+velocity). A tick whose parameters leave that case (a Levenberg-Marquardt damping, no target,
+a cost pink's formula does not cover) is reported to the caller, which assembles it the generic
+way (:mod:`pinkctl.qp.assembly`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .limit_terms import BoxBounds, ConfigurationLimitBox, JointBox, LimitPlan, LimitTerm
+from .limit_terms import ConfigurationLimitBox, JointBox, LimitPlan, LimitTerm
 from .problem import QPWorkspace
 from .task_terms import FrameTaskTerm, IdentityTaskTerm, TaskTerm
 
@@ -59,17 +63,16 @@ class FramePostureBox:
         self,
         frame: FrameTaskTerm,
         posture: IdentityTaskTerm | None,
-        joint_box: LimitTerm,
+        joint_box: JointBox | ConfigurationLimitBox,
         workspace: QPWorkspace,
-        box: BoxBounds,
     ) -> None:
         self._frame = frame
         self._posture = posture
-        self._joint_box = joint_box
-        # a JointBox writes both sides of the box itself; a configuration limit tightens it
-        self._box_complete = isinstance(joint_box, JointBox)
+        self._limit = joint_box.limit  # the pink ConfigurationLimit
+        self._tangent = joint_box.tangent
+        self._velocity = joint_box.velocity if isinstance(joint_box, JointBox) else None
+        self._gain = np.zeros(())
         self._ws = workspace
-        self._box = box
         n = workspace.n
         # [R; r] and [s; 1]: the frame rows, then the posture's linear row r = a_p w_p^2 e,
         # so that c = [R; r]^T [s; 1] is one product (r enters c, not H)
@@ -84,16 +87,15 @@ class FramePostureBox:
 
     @staticmethod
     def compile(
-        terms: list[TaskTerm],
-        limit_plan: LimitPlan,
-        workspace: QPWorkspace,
-        box: BoxBounds,
+        terms: list[TaskTerm], limit_plan: LimitPlan, workspace: QPWorkspace
     ) -> FramePostureBox | None:
         """The fused assembly of a plan, or None when the plan is not the common case."""
         if limit_plan.row_terms or len(limit_plan.box_terms) != 1:
             return None
         joint_box = limit_plan.box_terms[0]
-        if not (isinstance(joint_box, JointBox) or _covers_all(joint_box)):
+        if not isinstance(joint_box, (JointBox, ConfigurationLimitBox)) or (
+            isinstance(joint_box, ConfigurationLimitBox) and not _covers_all(joint_box)
+        ):
             return None
         if not terms or len(terms) > 2:
             return None
@@ -110,15 +112,12 @@ class FramePostureBox:
             ):
                 return None
             posture = candidate
-        return FramePostureBox(frame, posture, joint_box, workspace, box)
+        return FramePostureBox(frame, posture, joint_box, workspace)
 
     def assemble(self, configuration: Any, dt: float, damping: float) -> bool:
-        """Write this tick's ``H, c, lb, ub`` into the workspace (no ``G`` rows).
-
-        Returns:
-            False, with nothing written, when a parameter takes the tick out of the fused case:
-            the caller then assembles it the generic way (which also raises pink's errors).
-        """
+        """Write this tick's ``H, c, lb, ub`` into the workspace (no rows); False, with
+        nothing written, when a parameter takes the tick out of the fused case (the caller
+        then assembles it the generic way, which also raises pink's errors)."""
         frame = self._frame
         task = frame.task
         target = task.transform_target_to_world
@@ -139,10 +138,15 @@ class FramePostureBox:
             posture_task = posture.task
             posture_target = posture_task.target_q  # type: ignore[attr-defined]
             posture_weights = posture.weights
+            posture_cost = posture_task.cost
             if (
                 posture_target is None
                 or posture_task.lm_damping != 0.0
-                or not posture_weights.update(posture_task.cost)
+                or not (
+                    # the same float cost as the cached weight: nothing to read again
+                    (type(posture_cost) is float and posture_cost == posture_weights.uniform)
+                    or posture_weights.update(posture_cost)
+                )
                 or posture_weights.uniform is None
             ):
                 return False
@@ -173,6 +177,8 @@ class FramePostureBox:
         # the controlled columns: a view for a slice, else gathered into a buffer
         np.dot(jlog, jacobian[:, columns.index] if columns.is_slice else columns(jacobian), R)
         ws = self._ws
+        if ws.n_ineq or ws.n_eq:
+            ws.set_row_counts(0, 0)  # no rows (shrinking keeps lb and ub)
         np.dot(self._RT, R, ws.H)
         if posture is not None:
             w2 = posture_weights.uniform * posture_weights.uniform  # type: ignore[operator]
@@ -186,11 +192,22 @@ class FramePostureBox:
             np.dot(s, R, ws.c)
         scalar[()] = diagonal
         np.add(ws.H_diagonal, scalar, ws.H_diagonal)
-        box = self._box
-        if self._box_complete:
-            self._joint_box.apply(configuration, dt, box)
-        else:
-            box.reset()
-            self._joint_box.apply(configuration, dt, box)
-            box.finish()
+        self._write_box(configuration.q, dt)
         return True
+
+    def _write_box(self, q: np.ndarray, dt: float) -> None:
+        """``lb, ub``: pink's configuration limit on the controlled coordinates at ``q``,
+        within ``dt v_max`` when the velocity limit is part of the box."""
+        limit = self._limit
+        model = limit.model
+        gain = self._gain
+        gain[()] = limit.config_limit_gain
+        ws = self._ws
+        ub, lb, tangent = ws.ub, ws.lb, self._tangent
+        np.multiply(pin.difference(model, q, model.upperPositionLimit)[tangent], gain, ub)
+        np.multiply(pin.difference(model, q, model.lowerPositionLimit)[tangent], gain, lb)
+        velocity = self._velocity
+        if velocity is not None:
+            lower, upper = velocity.bounds(dt)
+            np.minimum(ub, upper, out=ub)
+            np.maximum(lb, lower, out=lb)

@@ -242,8 +242,7 @@ class JointBox(LimitTerm):
 
     def __init__(self, configuration_box: ConfigurationLimitBox, velocity_box: VelocityLimitBox):
         self.limit = configuration_box.limit
-        self._configuration = configuration_box
-        self._velocity = velocity_box
+        self.velocity = velocity_box
         self.tangent = configuration_box.tangent
         self._gain = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
 
@@ -265,7 +264,7 @@ class JointBox(LimitTerm):
         tangent = self.tangent
         gain = self._gain
         gain[()] = self.limit.config_limit_gain
-        lower, upper = self._velocity.bounds(dt)
+        lower, upper = self.velocity.bounds(dt)
         ub = box.ub
         lb = box.lb
         np.multiply(pin.difference(model, q, model.upperPositionLimit)[tangent], gain, ub)

@@ -199,28 +199,43 @@ def _polish(
                 upper &= ~(lambda_upper < -dual_tolerance)
                 lower &= ~(lambda_lower < -dual_tolerance)
             continue
-        # add the most violated constraint (one at a time)
-        upper_gap = np.empty(n + n_ineq)
-        np.subtract(ub, x, out=upper_gap[:n])
-        if upper_gap_rows is not None:
-            upper_gap[n:] = upper_gap_rows
-        lower_gap = x - lb
-        violated_upper = (upper_gap < -tolerance) & ~upper
-        violated_lower = (lower_gap < -tolerance) & ~lower
-        worst_upper = int(np.argmin(np.where(violated_upper, upper_gap, np.inf)))
-        worst_lower = int(np.argmin(np.where(violated_lower, lower_gap, np.inf)))
-        if violated_lower[worst_lower] and (
-            not violated_upper[worst_upper] or lower_gap[worst_lower] < upper_gap[worst_upper]
-        ):
-            lower[worst_lower] = True
-            upper[worst_lower] = False
-        elif violated_upper[worst_upper]:
-            upper[worst_upper] = True
-            if worst_upper < n:
-                lower[worst_upper] = False
-        else:
+        if not _add_most_violated(ws, x, upper, lower, tolerance, upper_gap_rows):
             return None  # violations only on constraints already active: numerical trouble
     return None
+
+
+def _add_most_violated(
+    ws: QPWorkspace,
+    x: np.ndarray,
+    upper: np.ndarray,
+    lower: np.ndarray,
+    tolerance: float,
+    row_gaps: np.ndarray | None,
+) -> bool:
+    """Add the constraint ``x`` violates most to the guess ``(upper, lower)``, in place;
+    False when every violated constraint is already active."""
+    n = ws.n
+    upper_gap = np.empty(n + ws.n_ineq)
+    np.subtract(ws.ub, x, out=upper_gap[:n])
+    if row_gaps is not None:
+        upper_gap[n:] = row_gaps
+    lower_gap = x - ws.lb
+    violated_upper = (upper_gap < -tolerance) & ~upper
+    violated_lower = (lower_gap < -tolerance) & ~lower
+    worst_upper = int(np.argmin(np.where(violated_upper, upper_gap, np.inf)))
+    worst_lower = int(np.argmin(np.where(violated_lower, lower_gap, np.inf)))
+    if violated_lower[worst_lower] and (
+        not violated_upper[worst_upper] or lower_gap[worst_lower] < upper_gap[worst_upper]
+    ):
+        lower[worst_lower] = True
+        upper[worst_lower] = False
+    elif violated_upper[worst_upper]:
+        upper[worst_upper] = True
+        if worst_upper < n:
+            lower[worst_upper] = False
+    else:
+        return False
+    return True
 
 
 def tolerance_of(x: np.ndarray) -> float:

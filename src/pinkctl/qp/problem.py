@@ -45,8 +45,8 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 class QPProblem:
     """A differential-IK QP over the controlled displacements ``x`` (see module docstring).
 
-    The arrays are read-only. When the problem comes from :meth:`DiffIKQP.assemble` they are
-    views of the solver's buffers: they stay valid until the next ``assemble``/``solve`` call
+    The arrays are read-only. When the problem comes from :meth:`CompiledQP.build` they are
+    views of the compiled QP's buffers: they stay valid until its next ``build``/``solve`` call
     (copy them to keep them longer).
 
     Attributes:
@@ -134,7 +134,6 @@ class QPWorkspace:
         self._capacity = -1
         self.n_ineq = -1
         self.n_eq = -1
-        self._last_problem: QPProblem | None = None
         #: Incremented whenever the buffers are reallocated (row capacity grown).
         self.generation = 0
         self._reserve(max(int(row_capacity), 0))
@@ -185,7 +184,7 @@ class QPWorkspace:
 
     def problem(self) -> QPProblem:
         """Read-only views of the current problem."""
-        self._last_problem = QPProblem(
+        return QPProblem(
             H=_readonly(self.H),
             c=_readonly(self.c),
             G=_readonly(self.G),
@@ -195,7 +194,6 @@ class QPWorkspace:
             lb=_readonly(self.lb),
             ub=_readonly(self.ub),
         )
-        return self._last_problem
 
     def load(self, problem: QPProblem) -> None:
         """Copy ``problem`` into the buffers.
@@ -225,7 +223,6 @@ class QPWorkspace:
                 f"problem.A must have shape (e, {n}) and problem.b shape (e,), got "
                 f"{problem.A.shape} and {problem.b.shape}"
             )
-        self._last_problem = None
         self.set_row_counts(r, e)
         self.H[...] = problem.H
         self.c[...] = problem.c
@@ -236,7 +233,3 @@ class QPWorkspace:
         self.A[...] = problem.A
         self.b[...] = problem.b
         self.sync_equality_lower()
-
-    def owns(self, problem: QPProblem) -> bool:
-        """Whether ``problem`` is the view returned by the latest :meth:`problem` call."""
-        return problem is self._last_problem

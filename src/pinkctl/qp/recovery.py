@@ -59,7 +59,7 @@ def recover_empty_box(
 
 
 def diagnose(ws: QPWorkspace, tangent_indices: np.ndarray, error: QPSolveError) -> QPSolveError:
-    """A backend failure turned into the most specific reason we can name."""
+    """A solver failure turned into the most specific reason we can name."""
     lb, ub = ws.lb, ws.ub
     index = tangent_indices
     bad = np.flatnonzero(np.isnan(lb) | np.isnan(ub))

@@ -1,12 +1,14 @@
-"""Reference solution: pink's own QP, restricted to the controlled joints, via qpsolvers.
+"""pink's path: pink's own QP, restricted to the controlled joints, solved by qpsolvers.
 
-:func:`reference_solve_ik` is the slow, obviously-correct path the fast
-:class:`pinkctl.qp.DiffIKQP` is tested against. It builds the problem with ``pink.build_ik``,
-keeps the controlled columns (``P[c, c]``, ``q[c]``, ``G[:, c]``; rows of ``G`` that only
-involve held coordinates are dropped), adds the optional velocity bounds as
+:func:`reference_solve_ik` is the slow, obviously-correct path the compiled QP
+(:func:`~pinkctl.qp.compile_qp`) is tested against, and :class:`ReferenceQP` puts it behind
+the compiled QP's per-tick verb (the controller's ``qp_path="pink"``). It builds the problem
+with ``pink.build_ik``, keeps the controlled columns (``P[c, c]``, ``q[c]``, ``G[:, c]``; rows
+of ``G`` that only involve held coordinates are dropped), adds the optional velocity bounds as
 ``dt * v_lower <= x <= dt * v_upper`` and calls ``qpsolvers.solve_problem``. When every
 coordinate is controlled and no velocity bound is given, this is exactly
-``pink.solve_ik(..., safety_break=False)``.
+``pink.solve_ik(..., safety_break=False)``. qpsolvers has no ``"box"`` solver: on this path
+``"box"`` is DAQP (the solver ``"box"`` uses for every problem with rows).
 """
 
 from __future__ import annotations
@@ -16,14 +18,31 @@ from typing import Any
 
 import numpy as np
 import pink
+import pinocchio as pin
 import qpsolvers
+from pink.barriers import Barrier
+from pink.limits import Limit
+from pink.tasks import Task
 
+from .._validation import real_number
 from ..errors import InputError
-from .backends import available_solvers, qpsolvers_options
 from .errors import QPSolveError
 from .selection import ColumnSelection, restrict_inequalities
+from .solvers import (
+    BOX_SOLVER,
+    DEFAULT_SOLVER,
+    SOLVER_ERRORS,
+    available_solvers,
+    missing_solver_message,
+    qpsolvers_options,
+)
 
-__all__ = ["reference_solve_ik"]
+__all__ = ["ReferenceQP", "reference_solve_ik"]
+
+
+def qpsolvers_name(solver: str) -> str:
+    """The qpsolvers name of ``solver`` (``"box"`` is DAQP on this path)."""
+    return "daqp" if solver == BOX_SOLVER else solver
 
 
 def reference_solve_ik(
@@ -47,7 +66,7 @@ def reference_solve_ik(
         tasks: pink tasks.
         dt: Control period [s], > 0.
         controlled_v_indices: Controlled tangent indices (QP variable order).
-        solver: qpsolvers solver name.
+        solver: Solver name (``"box"``: DAQP).
         damping: pink's Tikhonov damping.
         limits: pink limits (empty: none, unlike pink's ``None`` which means its defaults).
         barriers: pink barriers.
@@ -63,7 +82,8 @@ def reference_solve_ik(
         QPSolveError: The solver found no solution.
     """
     if solver not in available_solvers():
-        raise InputError(f"unknown QP solver {solver!r}; installed solvers: {available_solvers()}")
+        raise InputError(missing_solver_message(solver))
+    solver = qpsolvers_name(solver)
     if not dt > 0.0:
         raise InputError(f"dt must be positive, got {dt!r}")
     nv = configuration.model.nv
@@ -94,11 +114,131 @@ def reference_solve_ik(
         if v_upper is not None:
             ub = dt * np.asarray(v_upper, dtype=np.float64).reshape(n)
     restricted = qpsolvers.Problem(P, q, G, h, None, None, lb, ub)
-    result = qpsolvers.solve_problem(
-        restricted, solver=solver, **qpsolvers_options(solver, solver_options)
-    )
+    try:
+        result = qpsolvers.solve_problem(
+            restricted, solver=solver, **qpsolvers_options(solver, solver_options)
+        )
+    except SOLVER_ERRORS as exc:  # the solver's own failure
+        raise QPSolveError(f"{solver}: {exc}", solver=solver) from exc
     if not result.found or result.x is None:
         raise QPSolveError(f"{solver}: no solution found", solver=solver)
     v = np.zeros(nv)
     v[index] = np.asarray(result.x) / dt
     return v
+
+
+class ReferenceQP:
+    """pink's path behind the compiled QP's verb: ``solve(configuration, dt, lower, upper)``
+    returns the controlled velocity from :func:`reference_solve_ik`, the fallback solver tried
+    when the solver fails.
+
+    Takes the arguments of :func:`~pinkctl.qp.compile_qp` but ``recover_outside_range``
+    (pink reports an empty box as infeasible).
+
+    Raises:
+        ValueError: An unknown solver or a negative damping.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        controlled_v_indices: Sequence[int] | np.ndarray,
+        *,
+        tasks: Sequence[Task],
+        limits: Sequence[Limit] = (),
+        barriers: Sequence[Barrier] = (),
+        solver: str = DEFAULT_SOLVER,
+        fallback_solver: str | None = None,
+        damping: float = 1e-12,
+        solver_options: dict[str, Any] | None = None,
+    ) -> None:
+        self._solvers = [solver] + ([] if fallback_solver is None else [fallback_solver])
+        for name in self._solvers:
+            if not isinstance(name, str) or name not in available_solvers():
+                raise InputError(missing_solver_message(name))
+        self._indices = ColumnSelection(model.nv, controlled_v_indices).indices
+        self._tasks = tuple(tasks)
+        self._limits = tuple(limits)
+        self._barriers = tuple(barriers)
+        self._damping = real_number(damping, "damping", low=0.0)
+        self._options = dict(solver_options or {})
+        self._last_solver: str | None = None
+
+    def solve(
+        self,
+        configuration: Any,
+        dt: float,
+        lower: np.ndarray | None = None,
+        upper: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The controlled velocity [rad/s or m/s], shape (n,), a new array.
+
+        Raises:
+            QPSolveError: Every solver failed (each one's reason in the message).
+        """
+        reasons = []
+        for k, solver in enumerate(self._solvers):
+            try:
+                v = self._solve_with(solver, k, configuration, dt, lower, upper)
+            except QPSolveError as error:
+                reasons.append(f"{solver}: {error}")
+                continue
+            self._last_solver = qpsolvers_name(solver)
+            return v
+        raise QPSolveError("; ".join(reasons), solver=self._solvers[0])
+
+    def _solve_with(
+        self,
+        solver: str,
+        k: int,
+        configuration: Any,
+        dt: float,
+        lower: np.ndarray | None,
+        upper: np.ndarray | None,
+    ) -> np.ndarray:
+        v = reference_solve_ik(
+            configuration,
+            self._tasks,
+            dt,
+            controlled_v_indices=self._indices,
+            solver=solver,
+            damping=self._damping,
+            limits=self._limits,
+            barriers=self._barriers,
+            solver_options=self._options if k == 0 else None,
+            v_lower=lower,
+            v_upper=upper,
+        )[self._indices]
+        if not np.isfinite(v).all():
+            raise QPSolveError("non-finite velocity", solver=solver)
+        return v
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        """The pink tasks."""
+        return self._tasks
+
+    @property
+    def limits(self) -> tuple[Limit, ...]:
+        """The pink limits."""
+        return self._limits
+
+    @property
+    def barriers(self) -> tuple[Barrier, ...]:
+        """The pink barriers."""
+        return self._barriers
+
+    @property
+    def solvers(self) -> list[str]:
+        """The solver, then the fallback solver if any."""
+        return list(self._solvers)
+
+    @property
+    def last_solver(self) -> str | None:
+        """The qpsolvers solver of the latest solution, or None before the first one."""
+        return self._last_solver
+
+    @property
+    def fused(self) -> bool:
+        """Always False: pink builds every matrix."""
+        return False

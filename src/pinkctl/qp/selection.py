@@ -1,6 +1,6 @@
 """Controlled tangent columns: which velocity coordinates are decision variables of the QP.
 
-The differential-IK QP of :class:`pinkctl.qp.DiffIKQP` is written over the displacement
+The differential-IK QP of :func:`pinkctl.qp.compile_qp` is written over the displacement
 :math:`\\Delta q_c = \\Delta q[c]` of the controlled tangent coordinates ``c`` only; every other
 coordinate is held (its velocity is zero). Restricting pink's problem
 

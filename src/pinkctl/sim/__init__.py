@@ -1,4 +1,4 @@
-"""MuJoCo simulation backend: a robot compiled from its own URDF, closed-loop runs, videos."""
+"""MuJoCo simulation: a robot compiled from its own URDF, closed-loop runs, videos."""
 
 from .log import ClosedLoopLog
 from .runner import run_closed_loop

@@ -15,10 +15,14 @@ import numpy as np
 
 from ..errors import InputError, MissingDependencyError
 
-__all__ = ["ClosedLoopLog"]
+__all__ = ["STATUSES", "ClosedLoopLog"]
 
 #: Fields stored as text in the ``.npz`` file (the others are arrays).
-_NAME_LISTS = ("joint_names", "command_names", "none_reasons")
+_NAME_LISTS = ("joint_names", "command_names", "reasons")
+
+#: What a tick's ``status`` entry can be: a controller's own status (``ControllerStatus``
+#: values), or for a controller that reports none, whether it returned a state.
+STATUSES = ("ok", "braking", "not_ready", "none")
 
 
 @dataclass
@@ -40,8 +44,13 @@ class ClosedLoopLog:
         position_error: ‖tool − target‖ [m], (K,); NaN without a target.
         orientation_error: Rotation angle between tool and target [rad], (K,).
         tick_time: Wall time of ``controller.forward`` [s], (K,).
-        returned_none: True where ``forward`` returned None, (K,).
-        none_reasons: ``last_error`` of the controller for those ticks (first 20 kept).
+        status: What each tick produced, (K,) strings: the controller's ``status``
+            (``"ok"``, ``"braking"``, ``"not_ready"``; a container's combines its children's),
+            or for a controller that reports none ``"ok"`` with an output and ``"none"``
+            without one.
+        returned_none: True where ``forward`` returned None (the servos kept the previous
+            command), (K,).
+        reasons: ``t``, status and ``last_error`` of the first 20 ticks that were not OK.
         lower_limits, upper_limits: Position limits of ``command_names`` [rad].
     """
 
@@ -59,10 +68,11 @@ class ClosedLoopLog:
     position_error: np.ndarray
     orientation_error: np.ndarray
     tick_time: np.ndarray
+    status: np.ndarray
     returned_none: np.ndarray
     lower_limits: np.ndarray
     upper_limits: np.ndarray
-    none_reasons: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
 
     @property
     def limit_violations(self) -> int:
@@ -77,7 +87,8 @@ class ClosedLoopLog:
 
         Keys: ``rms_position_error_mm``, ``max_position_error_mm``,
         ``rms_orientation_error_mrad``, ``max_orientation_error_mrad``, ``tick_median_us``,
-        ``tick_p99_us``, ``ticks``, ``ticks_none``, ``limit_violations``.
+        ``tick_p99_us``, ``ticks``, ``ticks_ok``, ``ticks_braking``, ``ticks_not_ready``,
+        ``ticks_none`` (ticks returning None), ``limit_violations``.
         """
         sel = self.time >= self.time[0] + skip if len(self.time) else np.zeros(0, bool)
         pos = self.position_error[sel]
@@ -100,6 +111,7 @@ class ClosedLoopLog:
             "tick_median_us": float(np.median(ticks)) if ticks.size else float("nan"),
             "tick_p99_us": float(np.percentile(ticks, 99)) if ticks.size else float("nan"),
             "ticks": float(len(self.time)),
+            **{f"ticks_{s}": float(np.count_nonzero(self.status == s)) for s in STATUSES[:3]},
             "ticks_none": float(np.count_nonzero(self.returned_none)),
             "limit_violations": float(self.limit_violations),
         }
@@ -123,6 +135,8 @@ class ClosedLoopLog:
 
         rows = [
             ("ticks", f"{int(s['ticks'])}"),
+            ("ticks braking", f"{int(s['ticks_braking'])}"),
+            ("ticks not ready", f"{int(s['ticks_not_ready'])}"),
             ("ticks returning None", f"{int(s['ticks_none'])}"),
             ("position error RMS", value("rms_position_error_mm", "mm")),
             ("position error max", value("max_position_error_mm", "mm")),
@@ -156,7 +170,7 @@ class ClosedLoopLog:
             InputError: The file is not a saved log (a field is missing).
         """
         with np.load(Path(path), allow_pickle=False) as data:
-            optional = {"none_reasons"}
+            optional = {"reasons"}
             missing = [f.name for f in fields(cls) if f.name not in data.files]
             if set(missing) - optional:
                 raise InputError(f"{path}: not a saved ClosedLoopLog (no {missing[0]!r} array)")

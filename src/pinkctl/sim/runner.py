@@ -6,7 +6,8 @@ One control tick at time :math:`t_k`:
 2. ``setpoint`` from the source (None, a fixed state, a function of time, or an upstream
    controller's ``forward``);
 3. ``desired = controller.forward(estimated, setpoint, t_k)``; ``None`` keeps the previous
-   servo command (the BaseController contract);
+   servo command (the BaseController contract); the controller's ``status`` (OK, BRAKING,
+   NOT_READY) and, when not OK, its ``last_error`` are logged every tick;
 4. the simulation advances one control period.
 
 The tracking error of tick *k* compares the tool pose **after** the control period with the target
@@ -24,10 +25,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..core.poses import quaternion_angle
 from ..core.state import RobotState
 from ..errors import InputError
 from .log import ClosedLoopLog
+from .recorder import TickRecorder, tick_status
 from .simulation import MujocoSimulation
 
 __all__ = ["ClosedLoopLog", "SetpointSource", "run_closed_loop"]
@@ -55,6 +56,68 @@ def _target_pose(
     return sites.get_position(frame), sites.get_orientation(frame)
 
 
+def _steps_per_tick(sim: MujocoSimulation, duration: float, control_rate: float | None) -> int:
+    """Physics steps per control tick (checked arguments)."""
+    if not np.isfinite(duration) or duration <= 0:
+        raise InputError(f"duration must be positive [s], got {duration!r}")
+    if control_rate is None:
+        return 1
+    if not np.isfinite(control_rate) or control_rate <= 0:
+        raise InputError(f"control_rate must be positive [Hz], got {control_rate!r}")
+    ratio = 1.0 / (control_rate * sim.timestep)
+    steps = int(round(ratio))
+    if steps < 1 or abs(ratio - steps) > 1e-6:
+        raise InputError(
+            f"control_rate {control_rate} Hz is not a whole number of {sim.timestep} s steps"
+        )
+    return steps
+
+
+def _tool_frame(sim: MujocoSimulation, tool_frame: str | None) -> str:
+    """The site whose pose is logged: ``tool_frame``, else the first site (checked)."""
+    frame = tool_frame if tool_frame is not None else (sim.site_names[0] if sim.site_names else "")
+    if frame not in sim.site_names:
+        raise InputError(f"tool_frame {frame!r} is not a site; sites are {sim.site_names}")
+    return frame
+
+
+class _Setpoints:
+    """The setpoint of each tick from a :data:`SetpointSource`."""
+
+    def __init__(self, source: SetpointSource) -> None:
+        self.source = source
+        self.upstream: Any = source if hasattr(source, "forward") else None
+
+    def at(self, t: float, estimated: RobotState) -> RobotState | None:
+        source = self.source
+        if source is None or isinstance(source, RobotState):
+            return source
+        if self.upstream is not None:
+            return self.upstream.forward(estimated, None, t)  # type: ignore[no-any-return]
+        return source(t)  # type: ignore[operator]
+
+    def reset(self, controller: _Controller, estimated: RobotState) -> None:
+        """Reset the upstream controller, then ``controller`` (RuntimeError when one fails)."""
+        upstream = self.upstream
+        if upstream is not None and not upstream.reset(estimated, None, 0.0):
+            raise RuntimeError("reset of the setpoint controller returned False")
+        setpoint = self.at(0.0, estimated) if upstream is None else None
+        if not controller.reset(estimated, setpoint, 0.0):
+            raise RuntimeError(
+                f"controller reset returned False: {getattr(controller, 'last_error', None)}"
+            )
+
+
+def _progress_bar(progress: bool | None, n_ticks: int) -> Any:
+    """A tqdm bar for long runs shown on a terminal (``progress`` None), else None."""
+    show = sys.stderr.isatty() if progress is None else progress
+    if not show or n_ticks <= 2000:
+        return None
+    from tqdm import tqdm  # noqa: PLC0415  (only for long interactive runs)
+
+    return tqdm(total=n_ticks, unit="tick", leave=False)
+
+
 def run_closed_loop(
     sim: MujocoSimulation,
     controller: _Controller,
@@ -74,7 +137,8 @@ def run_closed_loop(
 
     Args:
         sim: The simulation (its current state is the start state).
-        controller: Anything with the BaseController ``reset`` / ``forward`` interface.
+        controller: Anything with the BaseController ``reset`` / ``forward`` interface; its
+            ``status`` and ``last_error`` are logged when it has them.
         duration: Simulated time to run [s].
         control_rate: Control frequency [Hz]; a whole number of physics steps per tick.
             Default: one tick per physics step.
@@ -93,136 +157,47 @@ def run_closed_loop(
         ValueError: On a non-positive duration or a rate that is not a whole number of steps.
         RuntimeError: If ``reset`` returns False.
     """
-    if not np.isfinite(duration) or duration <= 0:
-        raise InputError(f"duration must be positive [s], got {duration!r}")
-    steps_per_tick = 1
-    if control_rate is not None:
-        if not np.isfinite(control_rate) or control_rate <= 0:
-            raise InputError(f"control_rate must be positive [Hz], got {control_rate!r}")
-        ratio = 1.0 / (control_rate * sim.timestep)
-        steps_per_tick = int(round(ratio))
-        if steps_per_tick < 1 or abs(ratio - steps_per_tick) > 1e-6:
-            raise InputError(
-                f"control_rate {control_rate} Hz is not a whole number of {sim.timestep} s steps"
-            )
-    period = steps_per_tick * sim.timestep
-    n_ticks = int(round(duration / period))
-    frame = tool_frame if tool_frame is not None else (sim.site_names[0] if sim.site_names else "")
-    if frame not in sim.site_names:
-        raise InputError(f"tool_frame {frame!r} is not a site; sites are {sim.site_names}")
+    steps_per_tick = _steps_per_tick(sim, duration, control_rate)
+    n_ticks = int(round(duration / (steps_per_tick * sim.timestep)))
+    frame = _tool_frame(sim, tool_frame)
     joints = list(sim.joint_names if joint_space is None else joint_space)
     commands = list(sim.actuated_joint_names)
-    lower, upper = sim.joint_position_limits(commands)
     act_ids = sim.actuator_ids(commands)
-
-    upstream = setpoint if hasattr(setpoint, "forward") else None
-    t0 = sim.time
-
-    def setpoint_at(t: float, est: RobotState) -> RobotState | None:
-        if setpoint is None or isinstance(setpoint, RobotState):
-            return setpoint
-        if upstream is not None:
-            return upstream.forward(est, None, t)  # type: ignore[union-attr]
-        return setpoint(t)  # type: ignore[operator]
-
-    log_t = np.empty(n_ticks)
-    log_q = np.empty((n_ticks, len(joints)))
-    log_qd = np.empty((n_ticks, len(joints)))
-    log_cmd = np.full((n_ticks, len(commands)), np.nan)
-    tool_p = np.empty((n_ticks, 3))
-    tool_q = np.empty((n_ticks, 4))
-    tgt_p = np.full((n_ticks, 3), np.nan)
-    tgt_q = np.full((n_ticks, 4), np.nan)
-    tick_time = np.empty(n_ticks)
-    none_mask = np.zeros(n_ticks, dtype=bool)
-    reasons: list[str] = []
-
+    setpoints = _Setpoints(setpoint)
     if reset:
-        est = sim.get_robot_state(joints)
-        if upstream is not None and not upstream.reset(est, None, 0.0):  # type: ignore[union-attr]
-            raise RuntimeError("reset of the setpoint controller returned False")
-        if not controller.reset(est, setpoint_at(0.0, est) if upstream is None else None, 0.0):
-            raise RuntimeError(
-                f"controller reset returned False: {getattr(controller, 'last_error', None)}"
-            )
-
-    show_progress = sys.stderr.isatty() if progress is None else progress
-    bar = None
-    if show_progress and n_ticks > 2000:
-        from tqdm import tqdm
-
-        bar = tqdm(total=n_ticks, unit="tick", leave=False)
-
-    have_marker = show_target and sim.has_target_marker
-    for k in range(n_ticks):
+        setpoints.reset(controller, sim.get_robot_state(joints))
+    recorder = TickRecorder(joints, commands, frame)
+    bar = _progress_bar(progress, n_ticks)
+    marker = show_target and sim.has_target_marker
+    t0 = sim.time
+    for _ in range(n_ticks):
         t = sim.time - t0
-        est = sim.get_robot_state(joints)
-        sp = setpoint_at(t, est)
+        estimated = sim.get_robot_state(joints)
+        sp = setpoints.at(t, estimated)
         start = time.perf_counter()
-        desired = controller.forward(est, sp, t)
-        tick_time[k] = time.perf_counter() - start
-        if desired is None:
-            none_mask[k] = True
-            if len(reasons) < 20:
-                reasons.append(f"t={t:.4f}: {getattr(controller, 'last_error', None)}")
-        else:
+        desired = controller.forward(estimated, sp, t)
+        elapsed = time.perf_counter() - start
+        if desired is not None:
             sim.apply(desired)
-        ref = reference(t) if reference is not None else sp
-        p, qt = _target_pose(ref, frame)
-        if p is not None:
-            tgt_p[k] = p
-            if have_marker:
-                marker_q = qt if qt is not None else np.array([1.0, 0.0, 0.0, 0.0])
-                sim.set_target_marker(p, marker_q)
-        if qt is not None:
-            tgt_q[k] = qt
-        log_t[k] = t
-        js = est.joints
-        assert js is not None
-        log_q[k] = js.data_array[0]
-        log_qd[k] = js.data_array[1]
-        ctrl = sim.data.ctrl[act_ids]
-        # log the commanded position, not the feed-forward-shifted servo input
-        if (
-            desired is not None
-            and desired.joints is not None
-            and desired.joints.positions is not None
-        ):
-            cmd_now = dict(zip(desired.joints.position_names, desired.joints.positions))
-            log_cmd[k] = [cmd_now.get(n, c) for n, c in zip(commands, ctrl)]
-        elif k > 0:
-            log_cmd[k] = log_cmd[k - 1]
+        position, orientation = _target_pose(reference(t) if reference is not None else sp, frame)
+        if marker and position is not None:
+            sim.set_target_marker(position, orientation if orientation is not None else _IDENTITY)
+        status = tick_status(controller, desired)
+        reason = getattr(controller, "last_error", None)
+        servo = sim.data.ctrl[act_ids]
+        recorder.record(
+            t, estimated, desired, servo, elapsed, status, reason, (position, orientation)
+        )
         sim.step(steps_per_tick)
-        tool_p[k], tool_q[k] = sim.get_site_pose(frame)
+        recorder.tool(*sim.get_site_pose(frame))
         if on_tick is not None:
             on_tick(t, desired)
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
+    return recorder.log(*sim.joint_position_limits(commands))
 
-    pos_err = np.linalg.norm(tool_p - tgt_p, axis=1)
-    ori_err = np.full(n_ticks, np.nan)
-    ok = np.all(np.isfinite(tgt_q), axis=1)
-    for i in np.flatnonzero(ok):
-        ori_err[i] = quaternion_angle(tool_q[i], tgt_q[i])
-    return ClosedLoopLog(
-        time=log_t,
-        joint_names=joints,
-        q=log_q,
-        qd=log_qd,
-        command_names=commands,
-        command=log_cmd,
-        tool_frame=frame,
-        tool_position=tool_p,
-        tool_orientation=tool_q,
-        target_position=tgt_p,
-        target_orientation=tgt_q,
-        position_error=pos_err,
-        orientation_error=ori_err,
-        tick_time=tick_time,
-        returned_none=none_mask,
-        lower_limits=lower,
-        upper_limits=upper,
-        none_reasons=reasons,
-    )
+
+#: The marker's orientation when the target has none (w, x, y, z).
+_IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])

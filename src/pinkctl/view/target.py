@@ -75,7 +75,7 @@ class IkTarget(MovingTarget):
         ik_solve_fn: Custom solver used instead of the built-in QP step (:data:`IkSolveFn`).
         enabled: Whether the IK writes the commands from the start.
         dt: Control period [s]; default: the simulation's timestep.
-        solver: QP backend of the built-in step (any installed qpsolvers name).
+        solver: QP solver of the built-in step (:mod:`pinkctl.qp.solvers`).
         position_cost: Frame-task position cost [cost]/[m].
         orientation_cost: Frame-task orientation cost [cost]/[rad] (0: position only).
         posture_cost: Posture-task cost toward the robot's home [cost]/[rad].

@@ -72,9 +72,12 @@ class JointState:
         controller's output); build states from user data with :meth:`from_name`.
         """
         obj = cls.__new__(cls)
-        obj._space = name_space(space, "robot_joint_space")
-        obj._data = _readonly(data)
-        obj._valid = _readonly(valid)
+        # inline, not through helpers: a controller builds one of these every tick
+        obj._space = space if type(space) is NameSpace else name_space(space, "robot_joint_space")
+        data.setflags(write=False)
+        valid.setflags(write=False)
+        obj._data = data
+        obj._valid = valid
         return obj
 
     @classmethod

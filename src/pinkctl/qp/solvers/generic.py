@@ -12,12 +12,12 @@ import qpsolvers
 from ..errors import QPSolveError
 from ..polish import polish_solution
 from ..problem import DAQP_INFINITY, QPWorkspace
-from .base import EXACT_SOLVERS, POLISH_OPTION, Backend
+from .base import EXACT_SOLVERS, POLISH_OPTION, SOLVER_ERRORS, QPSolver
 
-__all__ = ["QpsolversBackend"]
+__all__ = ["QpsolversSolver"]
 
 
-class QpsolversBackend(Backend):
+class QpsolversSolver(QPSolver):
     """Any solver through ``qpsolvers.solve_problem`` (infinite bounds passed as such)."""
 
     exact = False
@@ -44,26 +44,15 @@ class QpsolversBackend(Backend):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 solution = qpsolvers.solve_problem(problem, solver=self.name, **self._options)
-        except Exception as exc:  # a backend error is a failed tick, not a crash
+        except SOLVER_ERRORS as exc:  # the solver's own failure: a failed tick, not a crash
             raise QPSolveError(f"{self.name}: {exc}", solver=self.name) from exc
         x = None if solution.x is None else np.asarray(solution.x, dtype=np.float64)
         if x is not None and not isfinite(x.dot(x)):
             x = None
         if x is not None and self._polish and not self.exact:
-            n = ws.n
-            upper = np.zeros(n + ws.n_ineq, dtype=bool)
-            lower = np.zeros(n, dtype=bool)
-            if solution.found:  # multipliers of a converged solve guide the first guess
-                z_box = solution.z_box
-                if has_bounds and z_box is not None and np.shape(z_box) == (n,):
-                    upper[:n] = np.asarray(z_box) > 0.0
-                    lower = np.asarray(z_box) < 0.0
-                z = solution.z
-                if ws.n_ineq and z is not None and np.shape(z) == (ws.n_ineq,):
-                    upper[n:] = np.asarray(z) > 0.0
-            # Verified optimal even when the solver gave up or misreported infeasibility
-            # (ProxQP does on some feasible, degenerate problems).
-            polished = polish_solution(ws, x, upper, lower)
+            # verified optimal even when the solver gave up or misreported infeasibility
+            # (ProxQP does on some feasible, degenerate problems)
+            polished = polish_solution(ws, x, *_active_guess(ws, solution, has_bounds))
             if polished is not None:
                 return polished
         if not solution.found or x is None:
@@ -75,3 +64,22 @@ class QpsolversBackend(Backend):
                 status=status,
             )
         return x
+
+
+def _active_guess(
+    ws: QPWorkspace, solution: qpsolvers.Solution, has_bounds: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The polish's first guess of the active set ``(upper, lower)``: the multipliers of a
+    converged solve (positive: upper side active), nothing otherwise."""
+    n = ws.n
+    upper = np.zeros(n + ws.n_ineq, dtype=bool)
+    lower = np.zeros(n, dtype=bool)
+    if solution.found:
+        z_box = solution.z_box
+        if has_bounds and z_box is not None and np.shape(z_box) == (n,):
+            upper[:n] = np.asarray(z_box) > 0.0
+            lower = np.asarray(z_box) < 0.0
+        z = solution.z
+        if ws.n_ineq and z is not None and np.shape(z) == (ws.n_ineq,):
+            upper[n:] = np.asarray(z) > 0.0
+    return upper, lower

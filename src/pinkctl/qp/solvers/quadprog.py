@@ -8,12 +8,12 @@ import numpy as np
 
 from ..errors import QPSolveError
 from ..problem import DAQP_INFINITY, QPWorkspace
-from .base import POLISH_OPTION, Backend
+from .base import POLISH_OPTION, QPSolver
 
-__all__ = ["QuadprogBackend"]
+__all__ = ["QuadprogSolver"]
 
 
-class QuadprogBackend(Backend):
+class QuadprogSolver(QPSolver):
     """quadprog's ``solve_qp`` called directly (constraints ``C^T x >= b``).
 
     Columns of ``C``: equality rows, finite lower bounds (``x >= lb``), finite upper bounds

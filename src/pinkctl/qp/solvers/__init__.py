@@ -1,14 +1,16 @@
-"""QP backends: solve a :class:`~pinkctl.qp.problem.QPWorkspace` with one solver.
+"""QP solvers: each solves the problem held by a :class:`~pinkctl.qp.problem.QPWorkspace`.
 
-Backends and their accuracy (measured against DAQP on random IK problems, see
-``tests/test_qp_equivalence.py``):
+A *solver* is named by the ``solver=`` / ``fallback_solver=`` arguments; its accuracy
+(measured against DAQP on random IK problems, ``tests/test_qp_equivalence.py``):
 
-- ``daqp`` (default): dual active-set, called directly (``daqp.solve``) on the workspace's
-  DAQP-shaped buffers; simple bounds are DAQP simple bounds, equality rows use sense 5.
-  **Exact** (active set: exact up to rounding, about 1e-11 on displacements). A problem with
-  simple bounds only (the everyday control tick) goes first to the native kernel's exact box
-  solver (:mod:`pinkctl.qp.box_qp`, warm-started from the previous tick's active set: DAQP's
-  Python call costs more than the solve), and back to DAQP when that solver declines.
+- ``box`` (default): pinkctl's exact box-constrained QP (:mod:`pinkctl.qp.solvers.box`): the
+  native kernel's primal-dual active-set method, warm-started, on problems whose only
+  constraints are bounds (the everyday control tick); problems with inequality rows (barriers,
+  extra limits) or equality rows, and problems the box QP hands back, go to DAQP. **Exact**.
+  ``last_solver`` on a compiled QP says which one ran.
+- ``daqp``: dual active-set, called directly (``daqp.solve``) on every problem, on the
+  workspace's DAQP-shaped buffers; simple bounds are DAQP simple bounds, equality rows use
+  sense 5. **Exact** (active set: exact up to rounding, about 1e-11 on displacements).
 - ``quadprog``: Goldfarb-Idnani dual active-set, called directly. **Exact**; needs a strictly
   positive-definite Hessian (a posture or damping task gives one), else
   :class:`QPSolveError`.
@@ -33,14 +35,17 @@ Backends and their accuracy (measured against DAQP on random IK problems, see
   ``primal_infeasibility_solving = True`` (even at 1e-9 it misreports some feasible degenerate
   problems, e.g. an acceleration limit plus a position barrier; it then returns the closest
   feasible point, which the polish verifies). Unpolished it is within ~1e-3 rad/s of the exact
-  solution; polished, exact. ``solver_options={"backend": "sparse"}`` goes through qpsolvers.
+  solution; polished, exact. ``solver_options={"backend": "sparse"}`` (ProxQP's own option)
+  goes through qpsolvers.
 - any other solver known to qpsolvers: through ``qpsolvers.solve_problem``, then the polish.
 
 The polish first tries the unconstrained minimizer when the solver reports nothing active (one
 LU solve: the usual tracking tick), else solves the KKT system on the reported active set: a
 few microseconds to 20-40 us per tick on a 7-DoF arm. ``solver_options={"polish": False}``
 trades the exactness of Clarabel/OSQP/ProxQP for that time. User ``solver_options`` override
-the defaults key by key.
+the defaults key by key. A solver raises :class:`~pinkctl.qp.QPSolveError` for a problem it
+cannot solve (its library's own errors, :data:`SOLVER_ERRORS`, included); anything else it
+raises is a bug and propagates.
 """
 
 from __future__ import annotations
@@ -52,43 +57,51 @@ from ...errors import InputError
 from ..errors import QPSolveError
 from ..problem import QPWorkspace
 from .base import (
+    BOX_SOLVER,
+    DEFAULT_SOLVER,
     DEFAULT_SOLVER_OPTIONS,
     EXACT_SOLVERS,
     POLISH_OPTION,
-    Backend,
+    SOLVER_ERRORS,
+    QPSolver,
     available_solvers,
     missing_solver_message,
     qpsolvers_options,
     solver_options,
 )
-from .clarabel import ClarabelBackend
-from .daqp import DaqpBackend
-from .generic import QpsolversBackend
-from .osqp import OsqpBackend
-from .proxqp import ProxqpBackend
-from .quadprog import QuadprogBackend
+from .box import BoxSolver
+from .clarabel import ClarabelSolver
+from .daqp import DaqpSolver
+from .generic import QpsolversSolver
+from .osqp import OsqpSolver
+from .proxqp import ProxqpSolver
+from .quadprog import QuadprogSolver
 
 __all__ = [
+    "BOX_SOLVER",
+    "DEFAULT_SOLVER",
     "DEFAULT_SOLVER_OPTIONS",
     "EXACT_SOLVERS",
     "POLISH_OPTION",
-    "Backend",
-    "ClarabelBackend",
-    "DaqpBackend",
-    "OsqpBackend",
-    "ProxqpBackend",
-    "QpsolversBackend",
-    "QuadprogBackend",
+    "SOLVER_ERRORS",
+    "BoxSolver",
+    "QPSolver",
+    "ClarabelSolver",
+    "DaqpSolver",
+    "OsqpSolver",
+    "ProxqpSolver",
+    "QpsolversSolver",
+    "QuadprogSolver",
     "available_solvers",
+    "make_solver",
     "missing_solver_message",
-    "make_backend",
     "qpsolvers_options",
     "solver_options",
 ]
 
 
-def make_backend(solver: str, n: int, user_options: dict[str, Any] | None) -> Backend:
-    """Backend for ``solver`` over ``n`` variables, its options checked by a trial solve.
+def make_solver(solver: str, n: int, user_options: dict[str, Any] | None) -> QPSolver:
+    """The solver ``solver`` over ``n`` variables, its options checked by a trial solve.
 
     Raises:
         ValueError: If ``solver`` is not installed, or rejects ``user_options`` (an unknown
@@ -97,32 +110,37 @@ def make_backend(solver: str, n: int, user_options: dict[str, Any] | None) -> Ba
     if solver not in available_solvers():
         raise InputError(missing_solver_message(solver))
     options = solver_options(solver, user_options)
-    backend: Backend
+    made: QPSolver
     try:
+        if solver == BOX_SOLVER:
+            made = BoxSolver(options)
+            if user_options:  # DAQP's options: tried where they are used
+                _trial_solve(made.daqp, n)
+            return made
         if solver == "daqp":
-            backend = DaqpBackend(options)
+            made = DaqpSolver(options)
         elif solver == "quadprog":
-            backend = QuadprogBackend(options)
+            made = QuadprogSolver(options)
         elif solver == "osqp":
-            backend = OsqpBackend(n, options)
+            made = OsqpSolver(n, options)
         elif solver == "clarabel":
-            backend = ClarabelBackend(n, options)
+            made = ClarabelSolver(n, options)
         elif solver == "proxqp" and options.get("backend", "dense") == "dense":
             options.pop("backend", None)
-            backend = ProxqpBackend(n, options)
+            made = ProxqpSolver(n, options)
         else:
-            backend = QpsolversBackend(solver, options)
+            made = QpsolversSolver(solver, options)
         if user_options:
-            _trial_solve(backend, n)
+            _trial_solve(made, n)
     except (TypeError, AttributeError, ValueError) as exc:
         first_line = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise InputError(
             f"solver_options {user_options} rejected by {solver}: {first_line}"
         ) from exc
-    return backend
+    return made
 
 
-def _trial_solve(backend: Backend, n: int) -> None:
+def _trial_solve(solver: QPSolver, n: int) -> None:
     """Solve ``min 1/2 |x|^2 - x_0`` within ``[-1, 1]`` (a failed solve is not an error:
     options such as an iteration cap of 1 are legitimate)."""
     workspace = QPWorkspace(max(n, 1))
@@ -133,7 +151,7 @@ def _trial_solve(backend: Backend, n: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            backend.solve(workspace)
+            solver.solve(workspace)
         except QPSolveError as error:
             if isinstance(error.__cause__, (TypeError, AttributeError)):
                 raise error.__cause__ from error

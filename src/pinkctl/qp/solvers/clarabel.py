@@ -9,12 +9,12 @@ import numpy as np
 from ..errors import QPSolveError
 from ..polish import polish_solution
 from ..problem import DAQP_INFINITY, QPWorkspace
-from .base import POLISH_OPTION, Backend, upper_triangle_csc_indices
+from .base import POLISH_OPTION, QPSolver, upper_triangle_csc_indices
 
-__all__ = ["ClarabelBackend"]
+__all__ = ["ClarabelSolver"]
 
 
-class ClarabelBackend(Backend):
+class ClarabelSolver(QPSolver):
     """One persistent Clarabel solver updated in place (re-created when the pattern changes).
 
     Constraint rows, in cone order: ``A_eq x + s = b`` (zero cone), then ``x + s = ub`` (finite

@@ -1,4 +1,4 @@
-"""DAQP called directly on the workspace buffers (box-only problems: the native kernel)."""
+"""DAQP called directly on the workspace buffers."""
 
 from __future__ import annotations
 
@@ -6,12 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from ..box_qp import native_box_qp
 from ..errors import QPSolveError
 from ..problem import QPWorkspace
-from .base import POLISH_OPTION, Backend
+from .base import POLISH_OPTION, QPSolver
 
-__all__ = ["DaqpBackend"]
+__all__ = ["DaqpSolver"]
 
 _DAQP_EXIT_FLAGS = {
     -1: "primal infeasible",
@@ -29,8 +28,13 @@ _DAQP_RETRY_FLAGS = (-2, -4)
 _DAQP_REGULARIZATION = 1e-9
 
 
-class DaqpBackend(Backend):
-    """DAQP called directly on the workspace buffers."""
+class DaqpSolver(QPSolver):
+    """DAQP (dual active set) called directly on the workspace buffers, on every problem.
+
+    Simple bounds are DAQP simple bounds, rows of ``G`` general rows, equality rows sense 5.
+    Cycling or stalling (exit flags -2, -4: a nearly singular Hessian) is retried once with a
+    Tikhonov term of 1e-9 times the Hessian's scale.
+    """
 
     name = "daqp"
     exact = True
@@ -41,14 +45,8 @@ class DaqpBackend(Backend):
         self._solve = daqp.solve
         self._options = dict(options)
         self._options.pop(POLISH_OPTION, None)  # DAQP is exact: nothing to polish
-        # box-only problems with DAQP's default settings: the native exact solver, same minimiser
-        self._box = native_box_qp() if not self._options else None
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
-        if self._box is not None and ws.n_ineq == 0 and ws.n_eq == 0:
-            x = self._box.solve(ws)
-            if x is not None:
-                return x
         if self._options:
             x, _, exitflag, _ = self._solve(
                 ws.H,

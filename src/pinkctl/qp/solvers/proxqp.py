@@ -11,12 +11,12 @@ from ...errors import InputError
 from ..errors import QPSolveError
 from ..polish import polish_solution
 from ..problem import QPWorkspace
-from .base import POLISH_OPTION, Backend
+from .base import POLISH_OPTION, QPSolver
 
-__all__ = ["ProxqpBackend"]
+__all__ = ["ProxqpSolver"]
 
 
-class ProxqpBackend(Backend):
+class ProxqpSolver(QPSolver):
     """ProxQP's dense ``solve`` called directly on persistent row buffers.
 
     The simple bounds are rows of ProxQP's inequality block, ``[G; I] x`` between
@@ -75,7 +75,7 @@ class ProxqpBackend(Backend):
                 results = self._solve(ws.H, ws.c, ws.A, ws.b, C, lower, upper, **self._options)
             else:
                 results = self._solve(ws.H, ws.c, None, None, C, lower, upper, **self._options)
-        except (TypeError, ValueError, RuntimeError) as exc:  # bad settings or data
+        except (ValueError, RuntimeError) as exc:  # ProxQP's own failures on this data
             raise QPSolveError(f"proxqp: {exc}", solver=self.name) from exc
         status = results.info.status
         if status != self._solved and status not in self._unfinished:

@@ -11,12 +11,12 @@ import numpy as np
 from ..errors import QPSolveError
 from ..polish import polish_solution
 from ..problem import DAQP_INFINITY, QPWorkspace
-from .base import POLISH_OPTION, Backend, upper_triangle_csc_indices
+from .base import POLISH_OPTION, QPSolver, upper_triangle_csc_indices
 
-__all__ = ["OsqpBackend"]
+__all__ = ["OsqpSolver"]
 
 
-class OsqpBackend(Backend):
+class OsqpSolver(QPSolver):
     """One persistent OSQP solver updated in place (fixed sparsity pattern)."""
 
     name = "osqp"

@@ -1,4 +1,4 @@
-"""The backend interface, the solvers' default options and the option helpers."""
+"""The solver interface, the solvers' default options and the option helpers."""
 
 from __future__ import annotations
 
@@ -6,14 +6,18 @@ from typing import Any
 
 import numpy as np
 import qpsolvers
+from qpsolvers.exceptions import QPError
 
 from ..problem import QPWorkspace
 
 __all__ = [
+    "BOX_SOLVER",
+    "DEFAULT_SOLVER",
     "DEFAULT_SOLVER_OPTIONS",
     "EXACT_SOLVERS",
+    "SOLVER_ERRORS",
     "POLISH_OPTION",
-    "Backend",
+    "QPSolver",
     "available_solvers",
     "missing_solver_message",
     "qpsolvers_options",
@@ -21,8 +25,21 @@ __all__ = [
     "upper_triangle_csc_indices",
 ]
 
+#: pinkctl's own solver: the exact box-constrained QP of the native kernel for problems whose
+#: only constraints are bounds, DAQP for every other problem (see :mod:`pinkctl.qp.solvers.box`).
+BOX_SOLVER = "box"
+
+#: The solver of a compiled QP and of the controller when none is named.
+DEFAULT_SOLVER = BOX_SOLVER
+
 #: Solvers whose solution is exact up to rounding (Clarabel: once polished).
-EXACT_SOLVERS = frozenset({"daqp", "quadprog", "clarabel"})
+EXACT_SOLVERS = frozenset({BOX_SOLVER, "daqp", "quadprog", "clarabel"})
+
+#: What solver libraries raise for a problem they cannot solve (qpsolvers' own errors, and the
+#: ``ValueError`` / ``ArithmeticError`` of numerical failures, e.g. quadprog's "constraints are
+#: inconsistent"). A solver turns them into :class:`~pinkctl.qp.QPSolveError`; any other
+#: exception is a bug and propagates.
+SOLVER_ERRORS: tuple[type[Exception], ...] = (QPError, ValueError, ArithmeticError)
 
 #: Default options per solver (overridden key by key by the user's ``solver_options``).
 DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
@@ -56,8 +73,12 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 def available_solvers() -> list[str]:
-    """QP solvers usable here (those qpsolvers finds installed)."""
-    return sorted(qpsolvers.available_solvers)
+    """QP solvers usable here: ``"box"`` (when DAQP, its fallback, is installed) and those
+    qpsolvers finds installed."""
+    installed = set(qpsolvers.available_solvers)
+    if "daqp" in installed:
+        installed.add(BOX_SOLVER)
+    return sorted(installed)
 
 
 #: Solvers that pinkctl installs only with one of its extras: solver -> extra.
@@ -77,7 +98,7 @@ def missing_solver_message(solver: object, name: str = "solver") -> str:
     return f"{name} {solver!r} is not an installed QP solver; installed solvers: {installed}"
 
 
-#: Option handled by our backends themselves, never passed to a solver: our active-set polish
+#: Option handled by our solver classes themselves, never passed to a solver: our active-set polish
 #: (OSQP's native ``polish`` is always off: it prints to stdout).
 POLISH_OPTION = "polish"
 
@@ -91,13 +112,14 @@ def solver_options(solver: str, user_options: dict[str, Any] | None) -> dict[str
 
 
 def qpsolvers_options(solver: str, user_options: dict[str, Any] | None) -> dict[str, Any]:
-    """:func:`solver_options` without the backend-only keys (for ``qpsolvers.solve_problem``)."""
+    """:func:`solver_options` without the keys our solver classes handle (for
+    ``qpsolvers.solve_problem``)."""
     options = solver_options(solver, user_options)
     options.pop(POLISH_OPTION, None)
     return options
 
 
-class Backend:
+class QPSolver:
     """Base class: solves the problem held by a workspace.
 
     Attributes:
@@ -107,6 +129,11 @@ class Backend:
 
     name: str = ""
     exact: bool = False
+
+    @property
+    def last_name(self) -> str:
+        """The solver that produced the latest solution."""
+        return self.name
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
         """Return the minimizer ``x`` (shape (n,)) or raise :class:`QPSolveError`."""

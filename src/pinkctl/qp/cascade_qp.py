@@ -1,0 +1,273 @@
+"""Strictly prioritised levels of pink tasks in the compiled QP's two verbs.
+
+:func:`compile_cascade` once, :meth:`CascadeQP.solve` per tick, like
+:func:`~pinkctl.qp.compile_qp`: ``solve(configuration, dt, lower, upper)`` returns the velocity
+of the controlled coordinates; but over *levels* of tasks instead of one weighted sum: level 1's
+tasks are minimised first, level 2's without increasing level 1's objective, and so on
+(:mod:`pinkctl.qp.cascade`).
+
+Per tick:
+
+- the last level's tasks are assembled with every limit and barrier (the box
+  ``lb <= x <= ub`` and the rows ``G x <= h``): the barriers' objective terms join the last
+  level (they are a regularisation, not a priority);
+- every level above it is assembled on its own (objective only);
+- ``method="cascade"``: the lexicographic cascade, one QP per level with every constraint,
+  solved by the solver, then the fallback (:class:`~pinkctl.qp.solving.SolverChain`);
+  ``method="nullspace"``: the null-space projection, clipped into the box (no ``G`` rows
+  allowed: extra non-box limits and barriers are rejected at compile time).
+
+Damping (Tikhonov, on every level's Hessian) is at least
+:data:`~pinkctl.qp.cascade.MIN_LEVEL_DAMPING`: DAQP needs a positive-definite Hessian, and the
+damping only picks the minimum-norm optimum of a level. Level problems carry equality rows, so
+with ``solver="box"`` they go to DAQP (only a first level without rows meets the box QP).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from pink import Configuration
+from pink.barriers import Barrier
+from pink.limits import Limit
+from pink.tasks import Task
+
+from .._validation import choice, real_number
+from ..errors import InputError
+from .assembly import Assembly
+from .cascade import (
+    RANK_TOLERANCE,
+    CascadeSolution,
+    least_squares_form,
+    lexicographic_solve,
+    nullspace_solve,
+)
+from .problem import QPProblem, QPWorkspace
+from .recovery import recover_empty_box
+from .selection import ColumnSelection
+from .solvers import DEFAULT_SOLVER
+from .solving import SolverChain
+
+__all__ = ["CascadeQP", "compile_cascade"]
+
+
+def compile_cascade(
+    model: pin.Model,
+    controlled_v_indices: Sequence[int] | np.ndarray,
+    *,
+    levels: Sequence[Sequence[Task]],
+    limits: Sequence[Limit] = (),
+    barriers: Sequence[Barrier] = (),
+    solver: str = DEFAULT_SOLVER,
+    fallback_solver: str | None = None,
+    damping: float = 1e-12,
+    solver_options: dict[str, Any] | None = None,
+    method: str = "cascade",
+    rank_tolerance: float = RANK_TOLERANCE,
+) -> CascadeQP:
+    """Compile a strictly prioritised differential-IK tick (module docstring).
+
+    Args:
+        model: Pinocchio model of the configurations passed to :meth:`CascadeQP.solve`.
+        controlled_v_indices: Tangent indices of the variables, in order.
+        levels: pink tasks per level, highest priority first (at least one non-empty level).
+        limits: pink limits, held at every level.
+        barriers: pink barriers: rows held at every level, objective terms in the last one.
+        solver: Solver name (``"box"`` by default; see :func:`~pinkctl.qp.compile_qp`).
+        fallback_solver: Solver of a level whose solver failed, or None.
+        damping: Tikhonov damping of every level's Hessian, >= 0 (at least
+            :data:`~pinkctl.qp.cascade.MIN_LEVEL_DAMPING` is used).
+        solver_options: Options of ``solver``.
+        method: ``"cascade"`` (exact, one QP per level) or ``"nullspace"`` (projection).
+        rank_tolerance: Relative singular-value threshold of the rank decisions.
+
+    Raises:
+        ValueError: Empty levels, an unknown method or solver, or ``"nullspace"`` with
+            barriers or limits that are not simple bounds.
+    """
+    return CascadeQP(
+        model,
+        controlled_v_indices,
+        levels=levels,
+        limits=limits,
+        barriers=barriers,
+        solver=solver,
+        fallback_solver=fallback_solver,
+        damping=damping,
+        solver_options=solver_options,
+        method=method,
+        rank_tolerance=rank_tolerance,
+    )
+
+
+class CascadeQP:
+    """Strictly prioritised differential-IK tick over the controlled coordinates (see
+    :func:`compile_cascade`, which takes the same arguments).
+
+    Attributes:
+        last_solution: Every level's solution of the latest tick, over the displacement
+            ``x = v dt`` (the QP variable), or None before the first tick.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        controlled_v_indices: Sequence[int] | np.ndarray,
+        *,
+        levels: Sequence[Sequence[Task]],
+        limits: Sequence[Limit] = (),
+        barriers: Sequence[Barrier] = (),
+        solver: str = DEFAULT_SOLVER,
+        fallback_solver: str | None = None,
+        damping: float = 1e-12,
+        solver_options: dict[str, Any] | None = None,
+        method: str = "cascade",
+        rank_tolerance: float = RANK_TOLERANCE,
+    ) -> None:
+        self._method = choice(method, "method", ("cascade", "nullspace"))
+        self._levels = tuple(tuple(level) for level in levels)
+        if not self._levels or not any(self._levels):
+            raise InputError("levels: at least one level with a task is needed")
+        self._damping = real_number(damping, "damping", low=0.0)
+        self._rank_tolerance = float(rank_tolerance)
+        self._model = model
+        selection = ColumnSelection(model.nv, controlled_v_indices)
+        self._indices = selection.indices
+        self._limits = tuple(limits)
+        self._barriers = tuple(barriers)
+        *upper, last = self._levels
+        # the last level with every constraint; the damping is added per level by the cascade
+        self._ws = QPWorkspace(selection.size)
+        self._constraints = Assembly(
+            model, selection, self._ws, tasks=last, limits=self._limits, barriers=self._barriers
+        )
+        if self._method == "nullspace" and self._constraints.has_rows:
+            raise InputError(
+                "method 'nullspace' holds simple bounds only: barriers and limits with "
+                "constraint rows need method 'cascade'"
+            )
+        self._upper: list[tuple[QPWorkspace, Assembly]] = []
+        for tasks in upper:
+            level_ws = QPWorkspace(selection.size)
+            assembly = Assembly(model, selection, level_ws, tasks=tasks, limits=(), barriers=())
+            self._upper.append((level_ws, assembly))
+        names = [solver] + ([] if fallback_solver is None else [fallback_solver])
+        self._chain = SolverChain(selection.size, self._indices, names, solver_options)
+        self.last_solution: CascadeSolution | None = None
+        self._last_solver: str | None = None
+
+    def solve(
+        self,
+        configuration: Configuration,
+        dt: float,
+        lower: np.ndarray | None = None,
+        upper: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """This tick's velocity [rad/s or m/s] of the controlled coordinates, inside the
+        simple bounds and ``[lower, upper]``; every level's solution (displacements) is in
+        :attr:`last_solution`. A new array.
+
+        Raises:
+            QPSolveError: When no solver solved the first level (reasons in the message).
+            ValueError: Bad ``dt`` or bounds.
+        """
+        if not 0.0 < dt < float("inf"):
+            raise InputError(f"dt must be a finite positive number of seconds, got {dt!r}")
+        objectives = []
+        for level_ws, assembly in self._upper:
+            assembly.write(configuration, dt, 0.0)
+            objectives.append((level_ws.H.copy(), level_ws.c.copy()))
+        constraints = self._constraint_problem(configuration, dt, lower, upper)
+        objectives.append((constraints.H, constraints.c))
+        solution = self._solve_levels(objectives, constraints)
+        self.last_solution = solution
+        return solution.x / dt
+
+    def _constraint_problem(
+        self,
+        configuration: Configuration,
+        dt: float,
+        lower: np.ndarray | None,
+        upper: np.ndarray | None,
+    ) -> QPProblem:
+        """The last level's objective and every constraint (copies: the level solves reuse
+        buffers), its empty box repaired where motion limits explain it."""
+        checked = []
+        for bound, name in ((lower, "lower"), (upper, "upper")):
+            array = None if bound is None else np.asarray(bound, dtype=np.float64)
+            if array is not None and array.shape != self._indices.shape:
+                raise InputError(f"{name} must have shape {self._indices.shape}")
+            checked.append(array)
+        ws = self._ws
+        self._constraints.write(configuration, dt, 0.0, checked[0], checked[1])
+        recover_empty_box(ws, self._indices, self._model, dt, checked[0], checked[1])
+        p = ws.problem()
+        return QPProblem(*(np.array(a) for a in (p.H, p.c, p.G, p.h, p.A, p.b, p.lb, p.ub)))
+
+    def _solve_levels(
+        self, objectives: list[tuple[np.ndarray, np.ndarray]], constraints: QPProblem
+    ) -> CascadeSolution:
+        if self._method == "nullspace":
+            tolerance = self._rank_tolerance
+            least_squares = [
+                least_squares_form(H, c, rank_tolerance=tolerance) for H, c in objectives
+            ]
+            self._last_solver = None
+            return nullspace_solve(
+                least_squares, lb=constraints.lb, ub=constraints.ub, rank_tolerance=tolerance
+            )
+        solution = lexicographic_solve(
+            objectives,
+            constraints,
+            self._chain.solve_problem,
+            damping=self._damping,
+            rank_tolerance=self._rank_tolerance,
+        )
+        self._last_solver = self._chain.last_solver
+        np.maximum(solution.x, constraints.lb, out=solution.x)
+        np.minimum(solution.x, constraints.ub, out=solution.x)
+        return solution
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def levels(self) -> tuple[tuple[Task, ...], ...]:
+        """The pink tasks of each level, highest priority first."""
+        return self._levels
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        """Every task, level by level."""
+        return tuple(task for level in self._levels for task in level)
+
+    @property
+    def limits(self) -> tuple[Limit, ...]:
+        """The pink limits."""
+        return self._limits
+
+    @property
+    def barriers(self) -> tuple[Barrier, ...]:
+        """The pink barriers."""
+        return self._barriers
+
+    @property
+    def solvers(self) -> list[str]:
+        """The solver, then the fallback solver if any."""
+        return list(self._chain.names)
+
+    @property
+    def last_solver(self) -> str | None:
+        """The solver of the latest level solved (None for ``"nullspace"``: no QP)."""
+        return self._last_solver
+
+    @property
+    def method(self) -> str:
+        """``"cascade"`` or ``"nullspace"``."""
+        return self._method
+
+    @property
+    def fused(self) -> bool:
+        """Always False: a cascade assembles every level on its own."""
+        return False
