@@ -79,7 +79,7 @@ SEED_CONTROLLER = [
     ("damping", 1e-12),
     ("gain", 1.0),
     ("lm_damping", 0.0),
-    ("solver", "daqp"),  # the seed's default is "osqp": see test_solver_default
+    ("solver", "box"),  # the seed's default is "osqp": see test_solver_default
     ("extra_tasks", None),
     ("extra_limits", None),
     ("extra_barriers", None),
@@ -140,14 +140,17 @@ def _kinematic_run(robot: PinkRobot, solver: str, ticks: int) -> np.ndarray:
 
 
 def test_solver_default(franka: PinkRobot) -> None:
-    """pinkctl's default solver is DAQP (exact, faster) where the seed's is OSQP; OSQP still
-    works by name and, polished by pinkctl, commands the same joints along a whole run."""
+    """pinkctl's default solver is "box" (its exact box QP, DAQP when rows bind) where the
+    seed's is OSQP; DAQP and OSQP still work by name and, polished by pinkctl, command the
+    same joints along a whole run."""
     default = inspect.signature(PinkIKController.__init__).parameters["solver"].default
-    assert default == "daqp"
+    assert default == "box"
+    box = _kinematic_run(franka, "box", 200)
     daqp = _kinematic_run(franka, "daqp", 200)
     osqp = _kinematic_run(franka, "osqp", 200)
     assert np.ptp(daqp, axis=0).max() > 0.05  # [rad] the run moves the arm
     assert np.max(np.abs(daqp - osqp)) < 1e-6
+    assert np.max(np.abs(box - daqp)) < 1e-6
 
 
 def test_tool_frame_none(franka: PinkRobot) -> None:

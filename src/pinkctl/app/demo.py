@@ -64,7 +64,7 @@ class DemoConfig:
             joint limits ask for a slower curve (see
             :func:`~pinkctl.app.demo_trajectory.demo_scale`).
         duration: Run time [s]; default: two periods plus the ramp-in.
-        solver: QP backend.
+        solver: QP solver (``"box"``: pinkctl's box QP, DAQP when rows bind).
         control_rate: Control frequency [Hz].
         size: Figure-eight half-width / circle radius / waypoint square [m]; default: a
             fraction of the robot's reach, shrunk until the kinematic check passes. A given
@@ -80,7 +80,7 @@ class DemoConfig:
     trajectory: str = "figure8"
     period: float = 8.0
     duration: float | None = None
-    solver: str = "daqp"
+    solver: str = "box"
     control_rate: float = 500.0
     size: float | None = None
     ramp_time: float = 1.0
@@ -245,9 +245,7 @@ def run_demo(
     )
     if recorder is not None:
         recorder.trail_width = fit.scale.size / 20.0
-    duration = trajectory.duration
-    if config.duration is not None:
-        duration = min(config.duration, duration)
+    duration = min(trajectory.duration, config.duration or np.inf)  # [s]
     tell(f"simulating {duration:.1f} s at {config.control_rate:g} Hz in MuJoCo")
     log = _simulate(robot, sim, trajectory, config, duration, position_only, progress, recorder)
     if recorder is not None:

@@ -106,7 +106,7 @@ class IkTarget(MovingTarget):
         ik_solve_fn: IkSolveFn | None = None,
         enabled: bool = True,
         dt: float | None = None,
-        solver: str = "daqp",
+        solver: str = "box",
         position_cost: float = 1.0,
         orientation_cost: float = 1.0,
         posture_cost: float = 1e-3,

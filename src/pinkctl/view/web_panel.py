@@ -36,7 +36,7 @@ WrittenWidget: TypeAlias = Any
 
 #: Trajectory modes of the panel: label -> ``pinkctl.demo.build_trajectory`` kind.
 TRAJECTORIES = {"off": None, "figure-eight": "figure8", "circle": "circle"}
-_SOLVERS = ("daqp", "quadprog", "proxqp", "osqp", "clarabel")
+_SOLVERS = ("box", "daqp", "quadprog", "proxqp", "osqp", "clarabel")
 _GO_HOME_DURATION = 1.5  # s
 
 
