@@ -331,7 +331,11 @@ def _add_demo(sub: Any, common: _Parser) -> None:
         default=None,
         help="half-width or radius [m]; default: fitted to the robot's reach and limits",
     )
-    demo.add_argument("--solver", default="box", help="QP solver: box (default), daqp or any installed qpsolvers name")
+    demo.add_argument(
+        "--solver",
+        default="box",
+        help="QP solver: box (default), daqp or any installed qpsolvers name",
+    )
     demo.add_argument("--rate", type=_positive, default=500.0, help="control rate [Hz]")
     demo.add_argument("--plot", default=None, help="write the error/path plot to this PNG")
     demo.add_argument("--save", default=None, help="write the log to this .npz")
