@@ -19,6 +19,7 @@ import numpy as np
 
 from .._validation import real_number
 from ..app.demo import build_trajectory
+from ..qp import available_solvers
 from ..trajectories import Trajectory
 from .conventions import Conventions, GizmoStats
 from .target import IkTarget
@@ -149,9 +150,7 @@ class TargetPanel:
             )
             controller = target.controller
             if controller is not None and target.ik_solve_fn is None:
-                import qpsolvers
-
-                solvers = [s for s in _SOLVERS if s in qpsolvers.available_solvers]
+                solvers = [s for s in _SOLVERS if s in available_solvers()]
                 self.solver = gui.add_dropdown("Solver", solvers, initial_value=controller.solver)
                 self.solver.on_update(lambda _: self._set_solver(self.solver.value))
                 frame_task = controller.get_frame_task()
