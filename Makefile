@@ -17,7 +17,7 @@ OUT := out
 KERNEL := src/pinkctl/_native/_kernel.so
 export MUJOCO_GL ?= egl
 
-.PHONY: demo docs pictures test soak lint typecheck bench bench-readme bench-peers clean
+.PHONY: demo docs pictures test test-busy soak lint typecheck bench bench-readme bench-peers clean
 
 # the development toolchain (tests, linters, every extra); it holds the demo's extra too
 $(STAMP): pyproject.toml
@@ -72,6 +72,10 @@ typecheck: $(STAMP)
 
 test: lint typecheck $(KERNEL)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+
+# the same suite beside two CPU-bound processes: no test's outcome may depend on the load
+test-busy: $(STAMP) $(KERNEL)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --busy 2
 
 soak: $(STAMP) $(KERNEL)
 	PINKCTL_SOAK_TICKS=20000 $(BIN)/python -m pytest -n 2 -q tests/test_safety.py

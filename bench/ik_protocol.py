@@ -212,7 +212,9 @@ def protocol_rows(
     runs: list[tuple[str, Callable[[pin.SE3, int], tuple[bool, float]]]] = [
         (
             "pinkctl find_ik (LM + restarts)",
-            lambda T, i: _res(lm.find(goal(T), seed=nominal, time_budget_ms=BUDGET_MS, rng=i)),
+            lambda T, i: _res(
+                lm.find(goal(T), seed=nominal, time_budget_ms=BUDGET_MS, max_iterations=None, rng=i)
+            ),
         ),
     ]
     if baselines:

@@ -163,7 +163,12 @@ class PinkctlSolver:
 
     def global_query(self, target: Target, k: int) -> tuple[np.ndarray | None, bool]:
         # the default search options (restarts drawn from seed 0), 5 ms
-        r = self.solver.find(target.se3, seed=self.chain.nominal_q, time_budget_ms=BUDGET_S * 1e3)
+        r = self.solver.find(
+            target.se3,
+            seed=self.chain.nominal_q,
+            time_budget_ms=BUDGET_S * 1e3,
+            max_iterations=None,
+        )
         return r.q, r.success
 
     def warm_query(self, target: Target, k: int) -> tuple[np.ndarray | None, bool]:

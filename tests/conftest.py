@@ -4,6 +4,8 @@ Ray tests."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from importlib import metadata
 from types import ModuleType
@@ -12,6 +14,52 @@ import pytest
 
 # Offscreen rendering without a display; must be set before mujoco creates a GL context.
 os.environ.setdefault("MUJOCO_GL", "egl")
+
+
+#: A CPU-bound process: what shares the machine with a CI run.
+_BUSY = pytest.StashKey[list]()
+_SPIN = [sys.executable, "-c", "while True: pass"]
+
+
+def _start_busy(n: int) -> list[subprocess.Popen[bytes]]:
+    return [subprocess.Popen(_SPIN) for _ in range(n)]
+
+
+def _stop_busy(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        process.kill()
+        process.wait()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run N CPU-bound processes beside the whole session (`make test-busy`): "
+        "no test's outcome may depend on how busy the machine is",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # once, in the controlling process: xdist workers carry `workerinput`
+    if config.getoption("--busy") and not hasattr(config, "workerinput"):
+        config.stash[_BUSY] = _start_busy(config.getoption("--busy"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _stop_busy(config.stash.get(_BUSY, []))
+
+
+@pytest.fixture
+def busy() -> Iterator[None]:
+    """Two CPU-bound processes beside the test (as many as the CI machine has cores)."""
+    processes = _start_busy(2)
+    try:
+        yield
+    finally:
+        _stop_busy(processes)
 
 
 @pytest.fixture(scope="session")

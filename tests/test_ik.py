@@ -485,7 +485,15 @@ def test_errors_name_the_argument(robots):
     with pytest.raises(ValueError, match="max_iterations"):
         local_ik(robot, pose, max_iterations=0)
     with pytest.raises(ValueError, match="time_budget_ms"):
-        find_ik(robot, pose, time_budget_ms=None)  # no budget at all
+        find_ik(robot, pose, time_budget_ms=None, max_iterations=None)  # no budget at all
+    with pytest.raises(ValueError, match="max_iterations: at most 10,000,000"):
+        local_ik(robot, pose, max_iterations=10**15)  # a solve of years
+    with pytest.raises(ValueError, match="max_iterations: at most"):
+        find_ik(robot, pose, max_iterations=10**15)
+    with pytest.raises(ValueError, match="max_restarts: at most"):
+        find_ik(robot, pose, max_restarts=10**12)
+    with pytest.raises(ValueError, match="max_solutions: at most"):
+        find_ik(robot, pose, max_solutions=10**9)
     with pytest.raises(ValueError, match="target"):
         local_ik(robot, {"panda_link4": pose, "nope": pose})
     with pytest.raises(ValueError, match="approach_axis"):

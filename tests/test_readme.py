@@ -35,10 +35,10 @@ def test_snippet_runs(page, index, code, tmp_path, monkeypatch, capsys):
     assert "Traceback" not in out
 
 
-def test_the_ik_snippet_succeeds_in_fresh_processes(tmp_path):
-    """The first ``find_ik`` call of a process pays no one-time set-up inside its time budget
-    (:class:`~pinkctl.ik.IKSolver` prepares at construction): the README's IK snippet, run as
-    written in fresh interpreters, succeeds every time."""
+def test_the_ik_snippet_succeeds_in_fresh_processes(tmp_path, busy):
+    """The README's IK snippet, run as written in fresh interpreters beside two busy loops,
+    succeeds every time: the search ends on a count, not on the clock (with the former 5 ms
+    budget it failed 4 runs in 7 at a load of 8)."""
     (snippet,) = [s for s in SNIPPETS if "find_ik(robot, (position, top_down)" in s]
     script = tmp_path / "ik_snippet.py"
     script.write_text(snippet)

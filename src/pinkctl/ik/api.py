@@ -68,9 +68,10 @@ def find_ik(
         search: Budget and selection rules (:class:`~pinkctl.ik.SearchOptions`).
         **changes: Fields of either dataclass, e.g. ``frame="tool", time_budget_ms=2.0``.
 
-    Deterministic for a given ``rng`` seed whenever ``max_restarts`` or ``max_iterations``,
-    not ``time_budget_ms``, is the budget that ends the search (pass
-    ``time_budget_ms=None`` for reproducible results).
+    Deterministic for a given ``rng`` seed: by default the search ends on a count
+    (:data:`~pinkctl.ik.options.DEFAULT_SEARCH_ITERATIONS` residual evaluations), never on
+    the clock; an explicit ``time_budget_ms`` also ends it, at a point that depends on how
+    busy the machine is.
     """
     solver_options, search_options = split_options(
         changes, options or IKOptions(), search or SearchOptions()

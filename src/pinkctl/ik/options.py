@@ -29,6 +29,10 @@ from .targets import parse_vector
 
 __all__ = [
     "DEFAULT_METRIC",
+    "DEFAULT_SEARCH_ITERATIONS",
+    "MAX_ITERATIONS",
+    "MAX_RESTARTS",
+    "MAX_SOLUTIONS",
     "CheckedCache",
     "IKOptions",
     "LocalOptions",
@@ -39,6 +43,16 @@ __all__ = [
 #: CoppeliaSim's default pose metric: metres on x, y, z and 0.1 per radian.
 DEFAULT_METRIC = (1.0, 1.0, 1.0, 0.1)
 _DEFAULT_METRIC_ARRAY = np.array(DEFAULT_METRIC)
+#: Default budget of a global search: residual evaluations over all its local solves. A
+#: count, not a wall-clock time, so the same call gives the same answer on a quiet and on a
+#: saturated machine; it solves as often as the former 5 ms budget did on a quiet machine
+#: (``bench/ik_default.py``).
+DEFAULT_SEARCH_ITERATIONS = 1000
+#: Upper bounds of the counts an option may ask for (beyond them a query would run for
+#: hours): iterations (per solve or per search), random restarts, distinct solutions.
+MAX_ITERATIONS = 10_000_000
+MAX_RESTARTS = 1_000_000
+MAX_SOLUTIONS = 10_000
 
 
 @dataclass(frozen=True)
@@ -87,7 +101,8 @@ class LocalOptions:
     """Budget of one local solve from a seed (no restarts).
 
     Attributes:
-        max_iterations: Iteration budget (residual evaluations).
+        max_iterations: Iteration budget (residual evaluations, at most
+            :data:`MAX_ITERATIONS`).
         time_budget_ms: Wall-clock budget [ms], or None.
         stall_iterations: Stop early after this many iterations without progress (None: use
             the whole budget).
@@ -105,9 +120,11 @@ class SearchOptions:
     """Budget and selection rules of a global search (local solves, then random restarts).
 
     Attributes:
-        time_budget_ms: Wall-clock budget [ms], or None.
-        max_restarts: Maximum random starts, or None.
-        max_iterations: Total iteration budget (residual evaluations), or None.
+        time_budget_ms: Wall-clock budget [ms], or None (the default: the search ends on
+            counts only, so its answer does not depend on how busy the machine is).
+        max_restarts: Maximum random starts (at most :data:`MAX_RESTARTS`), or None.
+        max_iterations: Total iteration budget (residual evaluations, at most
+            :data:`MAX_ITERATIONS`), or None; default :data:`DEFAULT_SEARCH_ITERATIONS`.
         iterations_per_start: Iteration cap of each local solve.
         stall_iterations: Abandon a local solve after this many iterations without progress
             (None: only the cap).
@@ -127,9 +144,9 @@ class SearchOptions:
         max_step: Largest joint displacement per iteration, or None.
     """
 
-    time_budget_ms: float | None = 5.0
+    time_budget_ms: float | None = None
     max_restarts: int | None = None
-    max_iterations: int | None = None
+    max_iterations: int | None = DEFAULT_SEARCH_ITERATIONS
     iterations_per_start: int = 30
     stall_iterations: int | None = 5
     rng: int | np.random.Generator | None = 0
@@ -200,19 +217,25 @@ def tolerance(value: Any, name: str) -> np.ndarray:
     return arr
 
 
-def positive_int(value: Any, name: str, *, allow_none: bool = True) -> int | None:
+def positive_int(
+    value: Any, name: str, *, allow_none: bool = True, upper: int = MAX_ITERATIONS
+) -> int | None:
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InputError(f"{name}: expected a positive integer, got {value!r}")
+    if value > upper:
+        raise InputError(f"{name}: at most {upper:,}, got {value!r}")
     return int(value)
 
 
-def _non_negative_int(value: Any, name: str) -> int | None:
+def _non_negative_int(value: Any, name: str, *, upper: int) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise InputError(f"{name}: expected a non-negative integer or None, got {value!r}")
+    if value > upper:
+        raise InputError(f"{name}: at most {upper:,}, got {value!r}")
     return int(value)
 
 
@@ -306,7 +329,7 @@ def _generator(
 def checked_search(options: SearchOptions) -> CheckedSearch:
     """Check a :class:`SearchOptions`; raises :class:`InputError` naming the field."""
     budget = _budget_ms(options.time_budget_ms)
-    restarts = _non_negative_int(options.max_restarts, "max_restarts")
+    restarts = _non_negative_int(options.max_restarts, "max_restarts", upper=MAX_RESTARTS)
     iterations = positive_int(options.max_iterations, "max_iterations")
     if budget is None and restarts is None and iterations is None:
         raise InputError(
@@ -314,7 +337,9 @@ def checked_search(options: SearchOptions) -> CheckedSearch:
             "without any budget the search may never end"
         )
     per_start = positive_int(options.iterations_per_start, "iterations_per_start", allow_none=False)
-    n_solutions = positive_int(options.max_solutions, "max_solutions", allow_none=False)
+    n_solutions = positive_int(
+        options.max_solutions, "max_solutions", allow_none=False, upper=MAX_SOLUTIONS
+    )
     assert per_start is not None and n_solutions is not None
     if options.validate is not None and not callable(options.validate):
         raise InputError("validate: expected a callable validate(q) -> bool")
