@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from .api import find_ik, local_ik, solve_ik
 from .batch import find_ik_batch, solve_ik_batch
+from .cache import clear_solver_cache
 from .dispatch import Execution
 from .methods import (
     DampedLeastSquares,
@@ -42,6 +43,7 @@ from .solver import IKSolver
 from .targets import IKTarget, PoseLike, SeedLike
 
 __all__ = [
+    "clear_solver_cache",
     "DampedLeastSquares",
     "Execution",
     "IKMethod",

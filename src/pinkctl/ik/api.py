@@ -12,10 +12,13 @@ import warnings
 from typing import Any
 
 from ..core.robot import PinkRobot
+from .cache import cached_solver
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
-from .solver import IKSolver
 from .targets import IKTarget, SeedLike
+
+# one object each, so that the solver cache finds a default call by identity
+_DEFAULT_IK, _DEFAULT_LOCAL, _DEFAULT_SEARCH = IKOptions(), LocalOptions(), SearchOptions()
 
 __all__ = ["find_ik", "local_ik", "solve_ik"]
 
@@ -44,9 +47,9 @@ def local_ik(
         >>> if result.success: command(result.positions)
     """
     solver_options, local_options = split_options(
-        changes, options or IKOptions(), local or LocalOptions()
+        changes, options or _DEFAULT_IK, local or _DEFAULT_LOCAL
     )
-    return IKSolver(robot, solver_options).solve(target, seed=seed, options=local_options)
+    return cached_solver(robot, solver_options).solve(target, seed=seed, options=local_options)
 
 
 def find_ik(
@@ -74,9 +77,9 @@ def find_ik(
     busy the machine is.
     """
     solver_options, search_options = split_options(
-        changes, options or IKOptions(), search or SearchOptions()
+        changes, options or _DEFAULT_IK, search or _DEFAULT_SEARCH
     )
-    return IKSolver(robot, solver_options).find(target, seed=seed, options=search_options)
+    return cached_solver(robot, solver_options).find(target, seed=seed, options=search_options)
 
 
 def solve_ik(robot: PinkRobot, target: IKTarget, **kwargs: Any) -> IKResult:

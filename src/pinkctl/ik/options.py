@@ -189,6 +189,8 @@ def split_options(
     Raises:
         InputError: A keyword no option class has (with the closest names).
     """
+    if not changes:
+        return list(defaults)
     known = set().union(*(_field_names(type(d)) for d in defaults))
     unknown = sorted(set(changes) - known)
     if unknown:
