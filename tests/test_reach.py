@@ -76,7 +76,10 @@ def test_every_reached_pose_is_reached_by_forward_kinematics(franka, pose_map) -
     assert np.all(pose_map.limit_distance[pose_map.reached] >= 0.0)
 
 
-def test_holes_are_where_the_joint_limits_forbid(franka, position_map) -> None:
+def test_holes_are_where_the_joint_limits_forbid(franka) -> None:
+    # without a floor: the holes the limits make lie under the base
+    franka = dataclasses.replace(franka, floor=False)
+    position_map = reachability_map(franka, resolution=RESOLUTION, orientations=None)
     free = reachability_map(without_joint_limits(franka), resolution=RESOLUTION, orientations=None)
     holes = np.argwhere(free.reachable & ~position_map.reachable)
     assert np.all(position_map.reachable <= free.reachable)
@@ -190,3 +193,24 @@ def test_ray_computes_the_same_map(ray_cluster, franka, position_map) -> None:
     )
     np.testing.assert_array_equal(on_ray.reached, position_map.reached)
     np.testing.assert_array_equal(on_ray.q, position_map.q)
+
+
+def test_a_grid_too_fine_is_refused_with_its_size(franka) -> None:
+    """Issue 23: resolution=1e-4 used to allocate 75 TiB (MemoryError); now refused at once,
+    naming the voxel count, the memory it would take and a resolution that fits."""
+    with pytest.raises(InputError, match=r"resolution: 0\.0001 m makes .* voxels, over the limit"):
+        reachability_map(franka, resolution=1e-4)
+    with pytest.raises(InputError, match="GiB"):
+        VoxelGrid.from_bounds([[-1, -1, -1], [1, 1, 1]], 1e-3)
+
+
+def test_no_voxel_under_the_floor_is_reachable(franka, position_map) -> None:
+    """The arm may fold its tool below its base, but not through the floor the simulation
+    puts under it: voxels under the floor are not queried and not reached."""
+    floor = pinkctl.world.floor_height(franka)
+    assert floor is not None
+    world_z = position_map.grid.centres()[..., 2] + franka.base_placement.translation[2]
+    below = world_z < floor
+    assert below.any()  # the default bounds reach under the floor
+    assert not position_map.queried[below].any()
+    assert not position_map.position_reached[below].any()

@@ -27,6 +27,7 @@ from ..ik.dispatch import Execution, Runner, split_execution
 from ..ik.job import Chain
 from ..ik.options import checked_search, split_options
 from ..ik.targets import SeedLike
+from ..world import floor_height
 from .grid import VoxelGrid, default_bounds, reach_ball
 from .map import ReachabilityMap
 from .neighbours import fill_from_neighbours
@@ -59,7 +60,10 @@ def reachability_map(
         bounds: ``((x_min, y_min, z_min), (x_max, y_max, z_max))`` in the base frame [m],
             rounded outward to whole voxels; default: the box of the reach ball, symmetric
             about the base's vertical axis.
-        resolution: Voxel edge [m].
+        resolution: Voxel edge [m]; a grid over :data:`~pinkctl.reach.grid.MAX_VOXELS`
+            voxels is refused. Voxels whose centre lies under the floor
+            (:func:`~pinkctl.world.floor_height`, as the simulation places it) are not
+            queried and never reachable.
         orientations: Tool orientations per voxel: a count (z axes spread over the sphere,
             see :func:`~pinkctl.reach.orientations.spread_orientations`), ``(n, 3, 3)``
             rotations or ``(n, 4)`` quaternions (w, x, y, z); None: position only.
@@ -81,7 +85,8 @@ def reachability_map(
         The map (:class:`~pinkctl.reach.ReachabilityMap`).
 
     Raises:
-        InputError: Malformed bounds, resolution, orientations or options; no bounds for a
+        InputError: Malformed bounds, resolution (or too fine for the bounds), orientations
+            or options; no bounds for a
             robot whose reach is unbounded (a floating base).
     """
     t0 = time.perf_counter()
@@ -107,6 +112,9 @@ def reachability_map(
     grid = VoxelGrid.from_bounds(bounds, resolution)
     poses = _Poses(grid, robot.base_placement, rotations, radial)
     queried = np.linalg.norm(poses.centres - centre, axis=-1) <= radius
+    floor = floor_height(robot)
+    if floor is not None:  # a voxel under the floor is never reachable, whatever the IK says
+        queried &= poses.world[..., 2] >= floor
     with runner:
         # pass 1: positions (one query per voxel; an unreachable one skips every orientation)
         chains = _rows(poses, queried, 1, lambda i, j, k: seed, 0)

@@ -18,7 +18,15 @@ from numpy.typing import ArrayLike
 from ..core.robot import PinkRobot
 from ..errors import InputError
 
-__all__ = ["VoxelGrid", "default_bounds", "reach_ball", "without_joint_limits"]
+__all__ = ["MAX_VOXELS", "VoxelGrid", "default_bounds", "reach_ball", "without_joint_limits"]
+
+
+#: Largest grid a map takes [voxels]: 10 million voxels at 7 joints already hold about 1 GiB
+#: of per-voxel arrays, and a finer grid was a ``MemoryError`` (or hours of IK) by surprise.
+MAX_VOXELS = 10_000_000
+#: Lower bound of the memory a map's arrays take per voxel [bytes] (centres, world
+#: positions, flags, one configuration of 7 joints), for the refusal's message.
+BYTES_PER_VOXEL = 8 * (3 + 3 + 1 + 7)
 
 
 @dataclass(frozen=True)
@@ -53,7 +61,17 @@ class VoxelGrid:
             )
         lower = np.floor(box[0] / res + 1e-9) * res  # 1e-9: bounds on the lattice stay
         upper = np.ceil(box[1] / res - 1e-9) * res
-        shape = tuple(int(n) for n in np.round((upper - lower) / res).astype(int) + 1)
+        counts = np.round((upper - lower) / res) + 1.0  # floats: no overflow before the check
+        voxels = float(np.prod(counts))
+        if voxels > MAX_VOXELS:
+            coarser = res * (voxels / MAX_VOXELS) ** (1.0 / 3.0)
+            raise InputError(
+                f"resolution: {res:g} m makes {voxels:.3g} voxels, over the limit of "
+                f"{MAX_VOXELS:,} (its arrays alone would take at least "
+                f"{voxels * BYTES_PER_VOXEL / 2**30:.3g} GiB); use a resolution of at least "
+                f"{coarser:.3g} m or smaller bounds"
+            )
+        shape = tuple(int(n) for n in counts.astype(int))
         return cls(origin=lower, resolution=res, shape=(shape[0], shape[1], shape[2]))
 
     @property
