@@ -549,3 +549,20 @@ def test_old_names_warn_and_answer_like_the_new(robots) -> None:
             robot, [target], position_only=True, max_restarts=2, time_budget_ms=None
         )
     assert batch[0].success
+
+
+@pytest.mark.parametrize(
+    "position",
+    [[0.2 + 1j, 0.0, 0.1], ["0.2", "0", "0.1"], None, [0.2, None, 0.1], [True, False, True]],
+    ids=["complex", "strings", "None", "None-inside", "booleans"],
+)
+def test_batch_positions_must_be_real_numbers(robots, position):
+    """Issue 23: find_ik_batch(position_only=True) used to accept strings (converted),
+    complex numbers (imaginary part dropped) and None (said "values must be finite, got
+    nan"); each is now refused naming the target."""
+    from pinkctl.ik import find_ik_batch
+
+    with pytest.raises(ValueError, match=r"targets\[1\]"):
+        find_ik_batch(robots["franka"], [[0.4, 0.0, 0.4], position], position_only=True)
+    with pytest.raises(ValueError, match="target"):
+        local_ik(robots["franka"], (position, [1.0, 0.0, 0.0, 0.0]))

@@ -24,12 +24,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, TypeGuard
+from typing import Any, Literal, TypeAlias, TypeGuard
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
+from .._validation import REAL_KINDS
 from ..core.poses import quaternion_to_matrix
 from ..errors import InputError
 
@@ -91,6 +92,16 @@ class FrameGoal:
         return 3 if self.mode == "position" else 6
 
 
+def _real(value: Any, name: str) -> np.ndarray:
+    """``value`` as a float64 array, refusing what is not real numbers: strings (``"0.1"``),
+    complex numbers (the imaginary part would be dropped), None (it would become NaN) and
+    objects. Ragged sequences raise ``ValueError`` for the caller's message."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in REAL_KINDS:
+        raise InputError(f"{name}: expected real numbers, got {value!r}")
+    return arr.astype(np.float64)
+
+
 def parse_vector(value: ArrayLike, size: int, name: str) -> np.ndarray:
     """A finite float64 vector of ``size`` entries, or ``ValueError`` naming ``name``."""
     if type(value) is np.ndarray and value.shape == (size,) and value.dtype == np.float64:
@@ -98,7 +109,7 @@ def parse_vector(value: ArrayLike, size: int, name: str) -> np.ndarray:
             raise InputError(f"{name}: values must be finite, got {value}")
         return value.copy()
     try:
-        arr = np.array(value, dtype=np.float64).reshape(-1)
+        arr = _real(value, name).reshape(-1)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name}: expected {size} numbers, got {value!r}") from exc
     if arr.size != size:
@@ -164,7 +175,7 @@ def parse_target(
         quat = parse_vector(target[1], 4, f"{name} quaternion (w, x, y, z)")
         return position, (_quaternion_matrix(quat, name) if orientation else None)
     try:
-        arr = np.array(target, dtype=np.float64)
+        arr = _real(target, name)
     except (TypeError, ValueError) as exc:
         raise InputError(
             f"{name}: expected pin.SE3, (position, quaternion wxyz), a (4, 4) transform, "
