@@ -17,16 +17,10 @@ import numpy as np
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
+from .checked import checked_local, checked_search
 from .dispatch import Execution, Runner, split_execution
 from .job import Chain
-from .options import (
-    IKOptions,
-    LocalOptions,
-    SearchOptions,
-    checked_local,
-    checked_search,
-    split_options,
-)
+from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike

@@ -23,18 +23,12 @@ import pinocchio as pin
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
+from .checked import CheckedCache, tolerance
 from .joints import JointSubset
 from .loop import LocalRunner, run_local
 from .methods import make_method
 from .native import NativeLocal, native_local
-from .options import (
-    CheckedCache,
-    IKOptions,
-    LocalOptions,
-    SearchOptions,
-    split_options,
-    tolerance,
-)
+from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .reasons import guarded, local_reason, search_reason
 from .residual import Residual
 from .result import IKResult

@@ -23,9 +23,10 @@ from ..core.robot import PinkRobot
 from ..errors import InputError
 from ..ik import IKOptions, IKResult, IKSolver, SearchOptions
 from ..ik.batch import entropy_of
+from ..ik.checked import checked_search
 from ..ik.dispatch import Execution, Runner, split_execution
 from ..ik.job import Chain
-from ..ik.options import checked_search, split_options
+from ..ik.options import split_options
 from ..ik.targets import SeedLike
 from ..world import floor_height
 from .grid import VoxelGrid, default_bounds, reach_ball

@@ -1,0 +1,259 @@
+"""The option dataclasses of :mod:`pinkctl.ik.options`, checked and converted.
+
+Values are checked where they are used, so an option object can be built, stored and
+replaced freely: :func:`checked_local` and :func:`checked_search` raise an
+:class:`~pinkctl.errors.InputError` naming the field; :class:`CheckedCache` memoises the
+checked budgets of a solver's repeated queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .options import (
+    _DEFAULT_METRIC_ARRAY,
+    DEFAULT_METRIC,
+    MAX_ITERATIONS,
+    MAX_RESTARTS,
+    MAX_SOLUTIONS,
+    LocalOptions,
+    SearchOptions,
+    split_options,
+)
+from .targets import parse_vector
+
+__all__ = [
+    "CheckedCache",
+    "CheckedLocal",
+    "CheckedSearch",
+    "checked_local",
+    "checked_search",
+    "positive_int",
+    "tolerance",
+]
+
+
+def tolerance(value: Any, name: str) -> np.ndarray:
+    """A positive tolerance per axis, (3,), from a number or 3 numbers."""
+    arr = np.array(value, dtype=np.float64).reshape(-1) if np.ndim(value) else None
+    if arr is None:
+        try:
+            scalar = float(value)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{name}: expected a positive number or 3 of them") from exc
+        arr = np.full(3, scalar)
+    if arr.size != 3 or not np.all(np.isfinite(arr)) or np.any(arr <= 0.0):
+        raise InputError(f"{name}: expected a positive number or 3 positive numbers, got {value}")
+    return arr
+
+
+def positive_int(
+    value: Any, name: str, *, allow_none: bool = True, upper: int = MAX_ITERATIONS
+) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{name}: expected a positive integer, got {value!r}")
+    if value > upper:
+        raise InputError(f"{name}: at most {upper:,}, got {value!r}")
+    return int(value)
+
+
+def _non_negative_int(value: Any, name: str, *, upper: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InputError(f"{name}: expected a non-negative integer or None, got {value!r}")
+    if value > upper:
+        raise InputError(f"{name}: at most {upper:,}, got {value!r}")
+    return int(value)
+
+
+def _positive_float(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name}: expected a positive number or None, got {value!r}") from exc
+    if not np.isfinite(out) or out <= 0.0:
+        raise InputError(f"{name}: expected a positive number or None, got {value!r}")
+    return out
+
+
+def _budget_ms(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        budget = float(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            "time_budget_ms: expected a positive number of milliseconds or None"
+        ) from exc
+    if not np.isfinite(budget) or budget <= 0.0:
+        raise InputError(
+            f"time_budget_ms: expected a positive number of milliseconds, got {value!r}"
+        )
+    return budget
+
+
+@dataclass(frozen=True)
+class CheckedLocal:
+    """:class:`LocalOptions` checked and converted (internal form)."""
+
+    max_iterations: int
+    time_budget_ms: float | None
+    stall_iterations: int | None
+    max_step: float | None
+
+
+def checked_local(options: LocalOptions) -> CheckedLocal:
+    """Check a :class:`LocalOptions`; raises :class:`InputError` naming the field."""
+    max_it = positive_int(options.max_iterations, "max_iterations", allow_none=False)
+    assert max_it is not None
+    return CheckedLocal(
+        max_iterations=max_it,
+        time_budget_ms=_budget_ms(options.time_budget_ms),
+        stall_iterations=positive_int(options.stall_iterations, "stall_iterations"),
+        max_step=_positive_float(options.max_step, "max_step"),
+    )
+
+
+@dataclass(frozen=True)
+class CheckedSearch:
+    """:class:`SearchOptions` checked and converted (internal form)."""
+
+    time_budget_ms: float | None
+    max_restarts: int | None
+    max_iterations: int | None
+    iterations_per_start: int
+    stall_iterations: int | None
+    generator: np.random.Generator | Callable[[], np.random.Generator]
+    validate: Callable[[np.ndarray], bool] | None
+    metric: np.ndarray
+    metric_threshold: float | None
+    max_solutions: int
+    closest_to_seed: bool
+    max_step: float | None
+
+
+def _generator(
+    rng: Any,
+) -> np.random.Generator | Callable[[], np.random.Generator]:
+    """The generator itself, or a factory of identically seeded generators (one per query,
+    so that an integer seed gives the same answer every call)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        if rng is not None and rng < 0:
+            raise InputError(f"rng: an integer seed must be non-negative, got {rng}")
+        entropy = rng if rng is not None else np.random.SeedSequence().entropy
+
+        def generator() -> np.random.Generator:
+            return np.random.default_rng(entropy)
+
+        return generator
+    raise InputError(f"rng: expected an integer seed, a Generator or None, got {rng!r}")
+
+
+def checked_search(options: SearchOptions) -> CheckedSearch:
+    """Check a :class:`SearchOptions`; raises :class:`InputError` naming the field."""
+    budget = _budget_ms(options.time_budget_ms)
+    restarts = _non_negative_int(options.max_restarts, "max_restarts", upper=MAX_RESTARTS)
+    iterations = positive_int(options.max_iterations, "max_iterations")
+    if budget is None and restarts is None and iterations is None:
+        raise InputError(
+            "time_budget_ms: give time_budget_ms, max_restarts or max_iterations; "
+            "without any budget the search may never end"
+        )
+    per_start = positive_int(options.iterations_per_start, "iterations_per_start", allow_none=False)
+    n_solutions = positive_int(
+        options.max_solutions, "max_solutions", allow_none=False, upper=MAX_SOLUTIONS
+    )
+    assert per_start is not None and n_solutions is not None
+    if options.validate is not None and not callable(options.validate):
+        raise InputError("validate: expected a callable validate(q) -> bool")
+    if options.metric is DEFAULT_METRIC:
+        metric = _DEFAULT_METRIC_ARRAY
+    else:
+        metric = parse_vector(options.metric, 4, "metric")
+        if np.any(metric < 0.0):
+            raise InputError(f"metric: weights must be non-negative, got {metric}")
+    threshold = None
+    if options.metric_threshold is not None:
+        threshold = float(options.metric_threshold)
+        if not np.isfinite(threshold) or threshold <= 0.0:
+            raise InputError(f"metric_threshold: expected a positive number, got {threshold}")
+    return CheckedSearch(
+        time_budget_ms=budget,
+        max_restarts=restarts,
+        max_iterations=iterations,
+        iterations_per_start=per_start,
+        stall_iterations=positive_int(options.stall_iterations, "stall_iterations"),
+        generator=_generator(options.rng),
+        validate=options.validate,
+        metric=metric,
+        metric_threshold=threshold,
+        max_solutions=n_solutions,
+        closest_to_seed=bool(options.closest_to_seed),
+        max_step=_positive_float(options.max_step, "max_step"),
+    )
+
+
+class CheckedCache:
+    """Checked budgets of the queries of one solver, memoised.
+
+    A tracking loop or a batch asks with the same budget every time, and building and
+    checking the option objects costs more than a converged solve. The key is the option
+    object and the keyword changes; a budget with an unhashable value is checked every time,
+    and so is a search whose ``rng`` is None (fresh entropy per query, drawn when checked).
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._capacity = capacity
+        self._local: dict[tuple, CheckedLocal] = {}
+        self._search: dict[tuple, tuple[SearchOptions, CheckedSearch]] = {}
+
+    @staticmethod
+    def _key(options: Any, changes: Mapping[str, Any]) -> tuple | None:
+        key = (options, tuple(sorted(changes.items())))
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    def local(self, options: LocalOptions | None, changes: Mapping[str, Any]) -> CheckedLocal:
+        """``options`` (default ``LocalOptions()``) with ``changes``, checked."""
+        key = self._key(options, changes)
+        cached = self._local.get(key) if key is not None else None
+        if cached is not None:
+            return cached
+        (local,) = split_options(changes, options if options is not None else LocalOptions())
+        checked = checked_local(local)
+        if key is not None:
+            if len(self._local) >= self._capacity:
+                self._local.clear()
+            self._local[key] = checked
+        return checked
+
+    def search(
+        self, options: SearchOptions | None, changes: Mapping[str, Any]
+    ) -> tuple[SearchOptions, CheckedSearch]:
+        """``options`` (default ``SearchOptions()``) with ``changes``, and their checked form."""
+        key = self._key(options, changes)
+        cached = self._search.get(key) if key is not None else None
+        if cached is not None:
+            return cached
+        (search,) = split_options(changes, options if options is not None else SearchOptions())
+        out = (search, checked_search(search))
+        if key is not None and search.rng is not None:
+            if len(self._search) >= self._capacity:
+                self._search.clear()
+            self._search[key] = out
+        return out
