@@ -258,7 +258,7 @@ def test_killing_a_ray_worker_loses_no_target(ray_cluster, tmp_path) -> None:
         ({"workers": 0}, "workers"),
         ({"retries": -1}, "retries"),
         ({"address": "auto"}, "address"),
-        ({"workers": 2, "processes": 2}, "processes"),
+        ({"workers": 2, "processes": 2}, "unknown IK option"),  # the old name is gone
         ({"workers": 2, "mp_context": "teleport"}, "mp_context"),
     ],
 )
@@ -294,14 +294,6 @@ def test_execution_as_an_object_or_as_keywords() -> None:
     assert _same_answers(as_object, overridden)
     with pytest.raises(InputError, match="unknown IK option"):
         find_ik_batch(robot, targets, worker=2, **BUDGET)
-
-
-def test_processes_is_the_old_name_of_workers() -> None:
-    robot = _load("ur10")
-    targets = _targets(robot, 2)
-    with pytest.warns(DeprecationWarning, match="workers"):
-        old = find_ik_batch(robot, targets, processes=2, mp_context="fork", **BUDGET)
-    assert _same_answers(old, find_ik_batch(robot, targets, **BUDGET))
 
 
 def test_ray_backend_without_ray_names_the_extra(monkeypatch) -> None:

@@ -537,18 +537,11 @@ def test_unknown_option_names_the_closest(robots) -> None:
         find_ik(robot, np.array([0.4, 0.0, 0.4]), position_only=True, time_budget=5)
 
 
-def test_old_names_warn_and_answer_like_the_new(robots) -> None:
-    robot = robots["franka"]
-    target = np.array([0.4, 0.1, 0.4])
-    with pytest.warns(DeprecationWarning, match="local_ik"):
-        old = pinkctl.solve_ik(robot, target, position_only=True)
-    new = local_ik(robot, target, position_only=True)
-    np.testing.assert_array_equal(old.q, new.q)
-    with pytest.warns(DeprecationWarning, match="find_ik_batch"):
-        batch = pinkctl.solve_ik_batch(
-            robot, [target], position_only=True, max_restarts=2, time_budget_ms=None
-        )
-    assert batch[0].success
+def test_the_old_names_are_gone() -> None:
+    """Issue 24: solve_ik / solve_ik_batch (renamed local_ik / find_ik_batch, apart from
+    pink's solve_ik, one differential step) are removed, not aliased."""
+    assert not hasattr(pinkctl, "solve_ik") and not hasattr(pinkctl, "solve_ik_batch")
+    assert not hasattr(pinkctl.ik, "solve_ik") and not hasattr(pinkctl.ik, "solve_ik_batch")
 
 
 @pytest.mark.parametrize(

@@ -73,23 +73,21 @@ def test_wheel_installs_and_loads_bundled_robots(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("old", "name"),
+    "old",
     [
-        ("pinkctl.state", "JointState"),
-        ("pinkctl.transforms", "JointSpaceMap"),
-        ("pinkctl.motion_limits", "MotionLimitFilter"),
-        ("pinkctl.robot", "load_pink_robot"),
-        ("pinkctl.demo", "run_demo"),
+        "pinkctl.state",
+        "pinkctl.transforms",
+        "pinkctl.motion_limits",
+        "pinkctl.robot",
+        "pinkctl.demo",
     ],
 )
-def test_moved_modules_still_import_with_a_deprecation_warning(old, name):
+def test_the_pre_release_shims_are_gone(old):
+    """Issue 24: the moved modules' old names are removed (CHANGELOG.md lists where each went)."""
     import importlib
-    import sys
 
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match="moved"):
-        module = importlib.import_module(old)
-    assert hasattr(module, name)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
 
 
 def test_pinkctl_imports_without_ray_or_matplotlib():

@@ -52,8 +52,6 @@ from .ik import (
     find_ik_batch,
     local_ik,
     retarget_poses,
-    solve_ik,
-    solve_ik_batch,
 )
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from .trajectories import (
@@ -123,8 +121,6 @@ __all__ = [
     "retarget_poses",
     "run_closed_loop",
     "se3_to_pose",
-    "solve_ik",
-    "solve_ik_batch",
     "supported_robots",
     "to_mujoco_qpos",
     "velocity_to_joint_state",

@@ -328,7 +328,7 @@ class CombinedController(_ControllerList):
 
     Every child gets the same estimated state, setpoint, ``t`` and keyword arguments. Starting
     from an empty ``RobotState()``, each child's output is merged in list order with
-    :func:`~pinkctl.state.combine_robot_states`. The children must command disjoint things:
+    :func:`~pinkctl.core.state.combine_robot_states`. The children must command disjoint things:
     the same (joint, field), (frame, field) or root field given by two children, or two joint
     (or frame) states over different ordered spaces, is an overlap. Different fields of the same
     joint (position from one child, effort from another) are fine.

@@ -2,7 +2,7 @@
 
 The base is a decision variable of the QP (its 6 velocity coordinates, a twist in the base
 frame, Pinocchio's free-flyer tangent) but no actuator drives it: the controller reads its pose
-from the estimate's :class:`~pinkctl.state.RootState` (world-frame position and (w, x, y, z)
+from the estimate's :class:`~pinkctl.core.state.RootState` (world-frame position and (w, x, y, z)
 orientation) and integrates its own on the manifold, ``M_k = M_{k-1} exp6(v dt)``; the output
 carries the integrated pose and its twist as the desired root state.
 """

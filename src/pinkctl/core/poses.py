@@ -223,7 +223,7 @@ def checked_pose(position: ArrayLike, quaternion_wxyz: ArrayLike) -> tuple[Vecto
 
 
 class SitePoseReader:
-    """Reads one frame's world pose from :class:`~pinkctl.state.SpatialState` objects.
+    """Reads one frame's world pose from :class:`~pinkctl.core.state.SpatialState` objects.
 
     A controller reads its target from a setpoint's site poses on every tick; this does it in
     a handful of cheap operations: the frame's row is looked up once per name space (states

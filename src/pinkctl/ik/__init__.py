@@ -21,8 +21,8 @@ approach axis, on a point offset from the frame; several frames at once via a ma
 
 from __future__ import annotations
 
-from .api import find_ik, local_ik, solve_ik
-from .batch import find_ik_batch, solve_ik_batch
+from .api import find_ik, local_ik
+from .batch import find_ik_batch
 from .cache import clear_solver_cache
 from .dispatch import Execution
 from .methods import (
@@ -67,6 +67,4 @@ __all__ = [
     "make_method",
     "retarget_poses",
     "sample_poses",
-    "solve_ik",
-    "solve_ik_batch",
 ]

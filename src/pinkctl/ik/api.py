@@ -1,14 +1,12 @@
 """One-call IK: :func:`local_ik` (one solve from a seed) and :func:`find_ik` (global search).
 
-Both build an :class:`~pinkctl.ik.IKSolver` for the call; for many queries on the same
-robot, build the solver once. They are named apart from pink's ``solve_ik``, which computes
-one differential-IK velocity: :func:`solve_ik` remains for one release as a deprecated alias
-of :func:`local_ik`.
+Both reuse an :class:`~pinkctl.ik.IKSolver` per robot and options
+(:mod:`pinkctl.ik.cache`), so a loop of calls costs what a loop on one solver does. They are
+named apart from pink's ``solve_ik``, which computes one differential-IK velocity.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from ..core.robot import PinkRobot
@@ -20,7 +18,7 @@ from .targets import IKTarget, SeedLike
 # one object each, so that the solver cache finds a default call by identity
 _DEFAULT_IK, _DEFAULT_LOCAL, _DEFAULT_SEARCH = IKOptions(), LocalOptions(), SearchOptions()
 
-__all__ = ["find_ik", "local_ik", "solve_ik"]
+__all__ = ["find_ik", "local_ik"]
 
 
 def local_ik(
@@ -80,14 +78,3 @@ def find_ik(
         changes, options or _DEFAULT_IK, search or _DEFAULT_SEARCH
     )
     return cached_solver(robot, solver_options).find(target, seed=seed, options=search_options)
-
-
-def solve_ik(robot: PinkRobot, target: IKTarget, **kwargs: Any) -> IKResult:
-    """Deprecated alias of :func:`local_ik` (renamed apart from pink's ``solve_ik``)."""
-    warnings.warn(
-        "pinkctl.solve_ik is renamed pinkctl.local_ik (pink's solve_ik is one differential "
-        "step); the old name goes away in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return local_ik(robot, target, **kwargs)

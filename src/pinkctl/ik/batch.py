@@ -9,7 +9,6 @@ backend, the number of workers or the chunking (under iteration/restart budgets;
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +24,7 @@ from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 
-__all__ = ["entropy_of", "find_ik_batch", "solve_ik_batch"]
+__all__ = ["entropy_of", "find_ik_batch"]
 
 
 def entropy_of(rng: int | None) -> int:
@@ -50,7 +49,6 @@ def find_ik_batch(
     seeds: Sequence[SeedLike] | None = None,
     rng: int | None = 0,
     execution: Execution | None = None,
-    processes: int | None = None,
     **options: Any,
 ) -> list[IKResult]:
     """Solve IK for every target, in order.
@@ -69,7 +67,6 @@ def find_ik_batch(
             (``"local"`` or ``"ray"``), ``workers`` (default 1: this process), Ray
             ``address``, ``retries`` of dead workers, ``progress``, ``mp_context``; its
             fields are also keywords (``workers=2``, ``backend="ray"``).
-        processes: Deprecated spelling of ``workers``.
         **options: Fields of :class:`~pinkctl.ik.Execution`, of
             :class:`~pinkctl.ik.IKOptions` (``frame``, ``method``, tolerances, goal modes)
             and of :class:`~pinkctl.ik.SearchOptions` (with
@@ -84,16 +81,6 @@ def find_ik_batch(
             before any work starts).
         ImportError: ``backend="ray"`` without Ray.
     """
-    if processes is not None:
-        warnings.warn(
-            "find_ik_batch(processes=...) is renamed workers=...; the old name goes away in "
-            "the next release",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        if "workers" in options:
-            raise InputError("processes: give workers only (processes is its old name)")
-        options["workers"] = processes
     run, options = split_execution(options, execution)
     runner = Runner(run)
     query: LocalOptions | SearchOptions
@@ -124,14 +111,3 @@ def find_ik_batch(
     ]
     with runner:
         return runner.solve(solver, chains, query, entropy)
-
-
-def solve_ik_batch(robot: PinkRobot, targets: Sequence[IKTarget], **kwargs: Any) -> list[IKResult]:
-    """Deprecated alias of :func:`find_ik_batch`."""
-    warnings.warn(
-        "pinkctl.solve_ik_batch is renamed pinkctl.find_ik_batch; the old name goes away in "
-        "the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return find_ik_batch(robot, targets, **kwargs)

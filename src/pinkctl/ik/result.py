@@ -11,7 +11,7 @@ __all__ = ["IKResult"]
 
 @dataclass(frozen=True, init=False)
 class IKResult:
-    """Result of :func:`~pinkctl.ik.solve_ik` or :func:`~pinkctl.ik.find_ik`.
+    """Result of :func:`~pinkctl.ik.local_ik` or :func:`~pinkctl.ik.find_ik`.
 
     A result always carries a configuration: on failure it is the best one found (lowest
     error; for a validated search, the best one that passed validation, else the seed), and

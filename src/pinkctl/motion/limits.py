@@ -122,7 +122,7 @@ class MotionLimits:
         use_acceleration: bool = True,
         use_jerk: bool = True,
     ) -> MotionLimits:
-        """Read the limits of a :class:`~pinkctl.robot.PinkRobot`.
+        """Read the limits of a :class:`~pinkctl.core.robot.PinkRobot`.
 
         Position and velocity limits are read through :mod:`pinkctl.core.joint_info` (the
         joint model every layer shares): the Pinocchio model's range at each joint's

@@ -8,7 +8,7 @@ whatever the controller wants on a tick into the next command ``q_k = q_{k-1} + 
 ``v`` inside the admissible box:
 
 - with acceleration limits (``MotionLimits.acceleration`` set), the box of
-  :class:`~pinkctl.motion_limits.MotionLimitFilter`: position, velocity, acceleration and
+  :class:`~pinkctl.motion.MotionLimitFilter`: position, velocity, acceleration and
   jerk limits, and a state from which every joint can still brake inside its range;
 - without them, ``|v| <= v_max`` and the position range (a joint outside its range, e.g.
   after a reset there, may only move back toward it).

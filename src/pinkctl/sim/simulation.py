@@ -49,7 +49,8 @@ def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) ->
 
 
 class MujocoSimulation:
-    """A MuJoCo model of a :class:`~pinkctl.robot.PinkRobot`, with servos, floor, light and camera.
+    """A MuJoCo model of a :class:`~pinkctl.core.robot.PinkRobot`, with servos, floor, light
+    and camera.
 
     Build it with :meth:`from_robot`. Joints are addressed by name; ``joint_names`` lists every
     scalar (hinge or slide) joint of the robot in model order, mimic followers included, which
@@ -111,7 +112,7 @@ class MujocoSimulation:
         :mod:`pinkctl.sim.scene` for what is added to it).
 
         Args:
-            robot: The robot, e.g. from :func:`~pinkctl.robot.load_pink_supported_robot`.
+            robot: The robot, e.g. from :func:`~pinkctl.core.robot.load_pink_supported_robot`.
             timestep: Physics step [s], in [1e-6, 0.1].
             gravity_compensation: Set ``gravcomp = 1`` on every robot body.
             floor: Add a ground plane (at ``robot.floor``, or just below the robot at home).

@@ -46,7 +46,7 @@ class PoseWaypointTrajectory(SiteTrajectory):
         max_angular_velocity: Angular speed limit [rad/s], > 0.
         max_linear_acceleration: Linear acceleration limit [m/s²], > 0.
         max_angular_acceleration: Angular acceleration limit [rad/s²], > 0.
-        site_space: Ordered frame names of the output :class:`~pinkctl.state.SpatialState`;
+        site_space: Ordered frame names of the output :class:`~pinkctl.core.state.SpatialState`;
             must contain ``frame``. Defaults to ``[frame]``.
 
     Raises:

@@ -35,7 +35,7 @@ __all__ = ["TRAJECTORIES", "TargetPanel", "TargetSnapshot"]
 #: setter's argument unlike the getter's result, which mypy reads as a read-only property.
 WrittenWidget: TypeAlias = Any
 
-#: Trajectory modes of the panel: label -> ``pinkctl.demo.build_trajectory`` kind.
+#: Trajectory modes of the panel: label -> ``pinkctl.app.demo.build_trajectory`` kind.
 TRAJECTORIES = {"off": None, "figure-eight": "figure8", "circle": "circle"}
 _SOLVERS = ("box", "daqp", "quadprog", "proxqp", "osqp", "clarabel")
 _GO_HOME_DURATION = 1.5  # s

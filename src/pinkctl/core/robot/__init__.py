@@ -1,14 +1,15 @@
 """Robots: one description pipeline from URDF/MJCF + SRDF + configuration to Pinocchio and MuJoCo.
 
 - :func:`load_pink_robot` loads any URDF or MJCF file with an optional configuration
-  (:mod:`pinkctl.robot.config`); what is not configured is inferred
-  (:mod:`pinkctl.robot.inference`) and reported in ``robot.inferred``.
+  (:mod:`pinkctl.core.robot.config`); what is not configured is inferred
+  (:mod:`pinkctl.core.robot.inference`) and reported in ``robot.inferred``.
 - :func:`load_pink_supported_robot` loads a robot of the catalog, :func:`supported_robots`
   lists them.
 - :class:`RobotSource` (``robot.source``) loads a robot again elsewhere (worker processes).
-- :mod:`pinkctl.robot.description` normalises a description once for both engines;
-  :mod:`pinkctl.robot.meshes` resolves and converts its meshes; :mod:`pinkctl.robot.frames`
-  resolves frames by name; :mod:`pinkctl.core.robot.joint_settings` (joints, limits, servos),
+- :mod:`pinkctl.core.robot.description` normalises a description once for both engines;
+  :mod:`pinkctl.core.robot.meshes` resolves and converts its meshes;
+  :mod:`pinkctl.core.robot.frames` resolves frames by name;
+  :mod:`pinkctl.core.robot.joint_settings` (joints, limits, servos),
   :mod:`pinkctl.core.robot.home` and :mod:`pinkctl.core.robot.srdf` hold the loader's steps.
 """
 

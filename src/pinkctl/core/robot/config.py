@@ -1,7 +1,7 @@
 """The robot configuration (``robot.toml``): what a description file cannot say.
 
 Every field is optional; what is missing is inferred by the loader (see
-:mod:`pinkctl.robot.inference`), which says what it inferred. A configuration is a TOML file
+:mod:`pinkctl.core.robot.inference`), which says what it inferred. A configuration is a TOML file
 or a ``dict`` of the same shape:
 
 =========================  ===================================================================

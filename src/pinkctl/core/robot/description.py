@@ -3,9 +3,9 @@
 :func:`read_description` reads a URDF or an MJCF file and returns a :class:`RobotDescription`
 from which both engines are built, so that they always see the same robot:
 
-- URDF: every mesh URI is resolved (:func:`~pinkctl.robot.meshes.resolve_mesh_uri`) and
+- URDF: every mesh URI is resolved (:func:`~pinkctl.core.robot.meshes.resolve_mesh_uri`) and
   written back as an absolute path; MuJoCo's copy points at MuJoCo-readable files
-  (:func:`~pinkctl.robot.meshes.mujoco_readable`). Inertia tensors that are not physical
+  (:func:`~pinkctl.core.robot.meshes.mujoco_readable`). Inertia tensors that are not physical
   (a non-positive principal moment, or one larger than the sum of the two others, which MuJoCo
   rejects) are repaired in the shared text, with one warning per description naming every
   repaired link, except those the caller expects (``expected_repairs``: a configuration's
@@ -259,7 +259,7 @@ def read_description(
 
     Raises:
         FileNotFoundError: If the file does not exist; a
-            :class:`~pinkctl.robot.meshes.MeshNotFoundError` for a mesh no folder holds.
+            :class:`~pinkctl.core.robot.meshes.MeshNotFoundError` for a mesh no folder holds.
         ValueError: If the file cannot be parsed (the message names it), or
             ``expected_repairs`` names a link the description does not have.
     """

@@ -1,8 +1,8 @@
 """Loading a robot: description + SRDF + configuration -> :class:`PinkRobot`.
 
 :func:`load_pink_robot` takes any URDF or MJCF file (or a ``robot.toml`` naming one), an
-optional configuration (a file or a dict, see :mod:`pinkctl.robot.config`) and keyword
-overrides; what none of them gives is inferred (:mod:`pinkctl.robot.inference`) and recorded
+optional configuration (a file or a dict, see :mod:`pinkctl.core.robot.config`) and keyword
+overrides; what none of them gives is inferred (:mod:`pinkctl.core.robot.inference`) and recorded
 in ``robot.inferred``. :func:`load_pink_supported_robot` loads a robot of the catalog
 (``robot_configurations/<name>/robot.toml``): the hand-written robots and configurations over
 the ``example-robot-data`` descriptions.
@@ -104,11 +104,11 @@ def load_pink_robot(
     Args:
         urdf_path: The description (``.urdf`` or MuJoCo ``.xml``), or a ``robot.toml`` that
             names one; None when ``config`` names it.
-        package_dirs: Folders for ``package://`` mesh URIs (see :mod:`pinkctl.robot.meshes`).
+        package_dirs: Folders for ``package://`` mesh URIs (see :mod:`pinkctl.core.robot.meshes`).
         srdf_path: SRDF: disabled collision pairs, planning groups, named states.
         build_collision_model: Build the collision geometry (needed by
             ``SelfCollisionBarrier``; costs nothing per tick otherwise).
-        config: A configuration file, dict or :class:`~pinkctl.robot.config.RobotConfig`.
+        config: A configuration file, dict or :class:`~pinkctl.core.robot.config.RobotConfig`.
         controlled_joint_names: Joints the IK controls (overrides the configuration).
         tool_frame: The IK controller's end-effector frame (overrides the configuration).
             When neither the keywords nor the configuration name the controlled joints, they

@@ -93,7 +93,7 @@ class PinkRobot:
     @property
     def joint_names(self) -> list[str]:
         """Every scalar joint with a coordinate of its own (revolute, prismatic, continuous),
-        in model order: the joint space of this robot's :class:`~pinkctl.state.JointState`."""
+        in model order: the joint space of this robot's :class:`~pinkctl.core.state.JointState`."""
         model = self.model
         return [
             model.names[i]
