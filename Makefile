@@ -70,12 +70,20 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# the tests of the native/Python split run a second time with the kernel switched off: the
+# Python path is what runs where no compiler was present at install
+NATIVE_SPLIT_TESTS := $(addprefix tests/test_,qp_equivalence.py pink_ik.py motion_limits.py \
+	ik.py ik_cache.py native.py native_ik.py cascade.py safety.py containers.py \
+	input_contract.py batch.py retarget.py runner.py)
+
 test: lint typecheck $(KERNEL)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	PINKCTL_NATIVE=0 $(BIN)/python -m pytest -n 2 --dist loadgroup -q $(NATIVE_SPLIT_TESTS)
 
 # the same suite beside two CPU-bound processes: no test's outcome may depend on the load
 test-busy: $(STAMP) $(KERNEL)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --busy 2
+	PINKCTL_NATIVE=0 $(BIN)/python -m pytest -n 2 --dist loadgroup -q --busy 2 $(NATIVE_SPLIT_TESTS)
 
 soak: $(STAMP) $(KERNEL)
 	PINKCTL_SOAK_TICKS=20000 $(BIN)/python -m pytest -n 2 -q tests/test_safety.py

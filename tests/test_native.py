@@ -19,6 +19,12 @@ from pinkctl.motion import MotionLimits, MotionShaper
 from pinkctl.qp.box_qp import NativeBoxQP
 from pinkctl.qp.problem import DAQP_INFINITY, QPWorkspace
 
+#: These tests compare the kernel with the Python path: with the kernel switched off
+#: (``make test``'s second run) there is nothing to compare.
+pytestmark = pytest.mark.skipif(
+    os.environ.get("PINKCTL_NATIVE") == "0", reason="the native kernel is switched off"
+)
+
 
 def test_the_kernel_is_built_and_loaded() -> None:
     available, reason = native_available()
@@ -196,6 +202,21 @@ def test_box_qp_hands_hard_problems_back(case: str) -> None:
     else:
         H = np.zeros((n, n))
     assert NativeBoxQP().solve(_workspace(H, c, lb, ub)) is None
+
+
+def test_box_qp_hands_a_negative_diagonal_back_even_at_a_bound() -> None:
+    """A variable held at its bound by the warm start is not in the factorisation, whose
+    pivots catch a non-positive diagonal of the free ones: the kernel checks every diagonal
+    up front, and hands a non-convex problem to DAQP instead of dividing by it."""
+    n = 4
+    H, c, lb, ub = np.eye(n), np.array([0.0, 0.0, 5.0, 0.0]), -np.ones(n), np.ones(n)
+    solver = NativeBoxQP()
+    ws = _workspace(H, c, lb, ub)
+    x = solver.solve(ws)
+    assert x is not None and x[2] == -1.0  # held at its lower bound: warm state saved
+    for diagonal in (-1.0, 0.0):
+        ws.H[2, 2] = diagonal
+        assert solver.solve(ws) is None
 
 
 # ---------------------------------------------------------------------------- controller

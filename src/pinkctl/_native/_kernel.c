@@ -322,6 +322,10 @@ int pk_box_qp(int n, const double *H, const double *c, const double *lb, const d
     double max_diagonal = 0.0, scale = 1.0;
     for (int i = 0; i < n; ++i) {
         if (!(lb[i] <= ub[i])) return 0; /* empty box or NaN: DAQP reports it */
+        /* a non-positive diagonal: H is not positive definite (the problem is not convex).
+           Only the free variables' pivots are checked by the factorisation, and a variable
+           held at a bound by a warm start would divide by it below: hand it to DAQP */
+        if (!(H[i * n + i] > 0.0)) return 0;
         max_diagonal = max2(max_diagonal, H[i * n + i]);
         scale = max2(scale, fabs(c[i]));
     }
