@@ -31,7 +31,15 @@ from .core.joints import (
 from .core.mujoco_qpos import from_mujoco_qpos, to_mujoco_qpos
 from .core.poses import SitePoseReader, pose_to_se3, se3_to_pose
 from .core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
-from .core.state import JointState, RobotState, RootState, SpatialState, combine_robot_states
+from .core.state import (
+    JointSpace,
+    JointState,
+    RobotState,
+    RootState,
+    SiteSpace,
+    SpatialState,
+    combine_robot_states,
+)
 from .errors import (
     ConfigurationError,
     DescriptionNotFoundError,
@@ -84,6 +92,7 @@ __all__ = [
     "InputError",
     "MissingDependencyError",
     "JointSpaceMap",
+    "JointSpace",
     "JointState",
     "LocalOptions",
     "MinimalTimeJointTrajectory",
@@ -103,6 +112,7 @@ __all__ = [
     "SequentialController",
     "SitePoseReader",
     "SolverError",
+    "SiteSpace",
     "SpatialState",
     "Trajectory",
     "TrajectoryFollower",

@@ -29,6 +29,7 @@ from ..motion.shaper import MotionShaper
 from ..qp import DEFAULT_SOLVER, QPSolveError, TickQP
 from . import _arguments as arguments
 from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSettings
+from .array_step import ArrayStep
 from .base import BaseController
 from .failures import debug_mode, internal_error, run_callback
 from .frame_target import FrameTarget
@@ -40,7 +41,7 @@ from .tick_mode import TickMode, solve_in_box
 __all__ = ["PinkIKController"]
 
 
-class PinkIKController(BaseController):
+class PinkIKController(BaseController, ArrayStep):
     """Reactive differential-IK controller (pink tasks, limits and barriers; one QP per tick).
 
     The Isaac Sim PINK extension's API: targets from the setpoint's site poses and complete

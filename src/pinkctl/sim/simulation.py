@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 from .._gl import open_renderer
 from .._validation import callable_or_none, real_number
 from ..core.poses import checked_pose
-from ..core.state import JointState, RobotState
+from ..core.state import JointSpace, RobotState
 from ..errors import InputError
 from .scene import TARGET_BODY, build_spec
 from .sensing import site_pose, site_state
@@ -84,6 +84,7 @@ class MujocoSimulation:
         self._servos = PositionServos(model, self.actuated_joint_names, self._dof_adr)
         self._actuator_of = self._servos.actuator_of
         self.site_names = list(site_names)
+        self._joint_spaces: dict[tuple[str, ...], JointSpace] = {}
         self._site_ids = {
             n: int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, n)) for n in self.site_names
         }
@@ -328,9 +329,9 @@ class MujocoSimulation:
         """
         joints = self.joint_names if joint_space is None else list(joint_space)
         qpos, qvel = self.get_joint_positions(joints), self.get_joint_velocities(joints)
-        joint_state = JointState.from_name(
-            joints, positions=(list(joints), qpos), velocities=(list(joints), qvel)
-        )
+        space = self._joint_spaces.get(tuple(joints))  # names checked once, not every tick
+        space = space or self._joint_spaces.setdefault(tuple(joints), JointSpace(joints))
+        joint_state = space.state(qpos, qvel)
         sites = self.site_names if site_space is None else list(site_space)
         sites_state = site_state(self.model, self.data, self._site_ids, sites) if sites else None
         return RobotState(joints=joint_state, sites=sites_state)

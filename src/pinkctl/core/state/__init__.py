@@ -29,14 +29,17 @@ from ._space import QUATERNION_MIN_NORM, NameSpace, name_space
 from .joint_state import JointState
 from .robot_state import RobotState, combine_robot_states
 from .root_state import RootState
+from .spaces import JointSpace, SiteSpace
 from .spatial_state import SpatialState
 
 __all__ = [
     "QUATERNION_MIN_NORM",
+    "JointSpace",
     "JointState",
     "NameSpace",
     "RobotState",
     "RootState",
+    "SiteSpace",
     "SpatialState",
     "combine_robot_states",
     "name_space",
