@@ -2,7 +2,7 @@
 
 ``find_ik`` reuses a cached solver (:mod:`pinkctl.ik.cache`), so the two loops should cost
 the same. Franka, targets from uniformly drawn configurations, both calls interleaved per
-target (same target, same seed), medians and totals, load printed.
+target (same target, same seed; which goes first alternates), medians and totals, load printed.
 
 Usage::
 
@@ -33,18 +33,20 @@ def run(n_targets: int, seed: int = 0) -> dict[str, float]:
     clear_solver_cache()
     solver = IKSolver(robot)
     times: dict[str, list[float]] = {"find_ik": [], "IKSolver.find": []}
-    for _ in range(n_targets):
+    for k in range(n_targets):
         pin.framesForwardKinematics(
             model, data, rng.uniform(model.lowerPositionLimit, model.upperPositionLimit)
         )
         target = data.oMf[frame].copy()
-        t0 = time.perf_counter()
-        find_ik(robot, target)
-        t1 = time.perf_counter()
-        solver.find(target)
-        t2 = time.perf_counter()
-        times["find_ik"].append(t1 - t0)
-        times["IKSolver.find"].append(t2 - t1)
+        calls = {
+            "find_ik": lambda target: find_ik(robot, target),
+            "IKSolver.find": lambda target: solver.find(target),
+        }
+        order = list(calls) if k % 2 == 0 else list(calls)[::-1]  # neither always goes first
+        for name in order:
+            t0 = time.perf_counter()
+            calls[name](target)
+            times[name].append(time.perf_counter() - t0)
     out = {}
     for name, values in times.items():
         out[f"{name} median us"] = 1e6 * float(np.median(values))

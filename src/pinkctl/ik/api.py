@@ -47,6 +47,8 @@ def local_ik(
     solver_options, local_options = split_options(
         changes, options or _DEFAULT_IK, local or _DEFAULT_LOCAL
     )
+    # the default options as None: the solver's checked-budget memo then skips hashing them
+    local_options = None if local_options is _DEFAULT_LOCAL else local_options
     return cached_solver(robot, solver_options).solve(target, seed=seed, options=local_options)
 
 
@@ -77,4 +79,5 @@ def find_ik(
     solver_options, search_options = split_options(
         changes, options or _DEFAULT_IK, search or _DEFAULT_SEARCH
     )
+    search_options = None if search_options is _DEFAULT_SEARCH else search_options
     return cached_solver(robot, solver_options).find(target, seed=seed, options=search_options)
