@@ -324,3 +324,40 @@ def test_urdf_compiles_in_mujoco_with_frames_and_visuals(robot: PinkRobot) -> No
     assert visual.any() and (~visual).any()
     joints = {m.joint(i).name for i in range(m.njnt)}
     assert set(robot.actuated_joint_names) <= joints
+
+
+_FLOATING_MJCF = """
+<mujoco model="floating">
+  <worldbody>
+    <body name="base" pos="0 0 0.5">
+      {free}
+      <geom type="box" size="0.1 0.1 0.05" mass="1"/>
+      <body name="link1" pos="0 0 0.05">
+        <joint name="j1" type="hinge" axis="0 0 1" range="-1 1"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="0.5"/>
+        <site name="tip" pos="0.3 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("free", ['<freejoint name="base_free"/>', ""], ids=["own", "added"])
+def test_mjcf_floating_base_loads_and_simulates(tmp_path, free) -> None:
+    """Issue 28 bug 3: load_pink_robot(mjcf, floating_base=True) raised Pinocchio's
+    ArgumentError on pin 4.1. A file's own free joint is the floating base; a file without
+    one gets ``root_joint``; either way one free joint in Pinocchio and in MuJoCo."""
+    import warnings
+
+    from pinkctl import MujocoSimulation, load_pink_robot
+
+    path = tmp_path / "floating.xml"
+    path.write_text(_FLOATING_MJCF.format(free=free))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = load_pink_robot(path, floating_base=True, tool_frame="tip")
+        sim = MujocoSimulation.from_robot(robot)
+    assert robot.model.nq == 8 and robot.model.joints[1].shortname() == "JointModelFreeFlyer"
+    assert robot.model.names[1] == ("base_free" if free else "root_joint")
+    assert sim.model.nq == 8 and robot.controlled_joint_names == ["j1"]

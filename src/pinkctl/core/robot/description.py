@@ -66,10 +66,15 @@ class RobotDescription:
     def build_model(self, *, floating_base: bool = False) -> pin.Model:
         """The Pinocchio model (mimic joints as mimic joints; free-flyer root on request)."""
         if self.kind == "mjcf":
-            if floating_base:
-                return pin.buildModelFromMJCF(str(self.path), pin.JointModelFreeFlyer())
             model = pin.buildModelFromMJCF(str(self.path))
-            _place_mjcf_root(model, self.path)
+            if not floating_base:
+                _place_mjcf_root(model, self.path)
+            elif model.njoints < 2 or model.joints[1].shortname() != "JointModelFreeFlyer":
+                # pin 4.1 takes the root joint with its name (and returns the model with
+                # the file's constraints); a file whose root already has a free joint keeps it
+                model = pin.buildModelAndLegacyConstraintsFromMJCF(
+                    str(self.path), pin.JointModelFreeFlyer(), "root_joint"
+                )[0]
             return model
         if floating_base:
             return pin.buildModelFromXML(self.xml, pin.JointModelFreeFlyer(), mimic=True)
