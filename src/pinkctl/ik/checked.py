@@ -52,26 +52,27 @@ def tolerance(value: Any, name: str) -> np.ndarray:
     return arr
 
 
+def _count(value: Any, name: str, *, lowest: int, upper: int, expected: str) -> int:
+    """An integer in ``[lowest, upper]`` (booleans refused), else InputError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lowest:
+        raise InputError(f"{name}: expected {expected}, got {value!r}")
+    if value > upper:
+        raise InputError(f"{name}: at most {upper:,}, got {value!r}")
+    return int(value)
+
+
 def positive_int(
     value: Any, name: str, *, allow_none: bool = True, upper: int = MAX_ITERATIONS
 ) -> int | None:
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(f"{name}: expected a positive integer, got {value!r}")
-    if value > upper:
-        raise InputError(f"{name}: at most {upper:,}, got {value!r}")
-    return int(value)
+    return _count(value, name, lowest=1, upper=upper, expected="a positive integer")
 
 
 def _non_negative_int(value: Any, name: str, *, upper: int) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise InputError(f"{name}: expected a non-negative integer or None, got {value!r}")
-    if value > upper:
-        raise InputError(f"{name}: at most {upper:,}, got {value!r}")
-    return int(value)
+    return _count(value, name, lowest=0, upper=upper, expected="a non-negative integer or None")
 
 
 def _positive_float(value: Any, name: str) -> float | None:
