@@ -76,7 +76,7 @@ typecheck: $(STAMP)
 # the tests of the native/Python split run a second time with the kernel switched off: the
 # Python path is what runs where no compiler was present at install
 NATIVE_SPLIT_TESTS := $(addprefix tests/test_,qp_equivalence.py pink_ik.py motion_limits.py \
-	ik.py ik_cache.py native.py native_ik.py cascade.py safety.py containers.py \
+	ik.py ik_cache.py native.py native_ik.py native_build.py cascade.py safety.py containers.py \
 	input_contract.py batch.py retarget.py runner.py)
 
 test: lint typecheck $(KERNEL)

@@ -1,4 +1,4 @@
-"""Build hook: compile pinkctl's native kernel into the extension module ``pinkctl._native._kernel``.
+"""Build hook: compile pinkctl's native kernel: the extension module ``pinkctl._native._kernel``.
 
 The sources are ``src/pinkctl/_native/_module.c`` (the CPython module) and the kernel it
 exposes, ``_kernel.c`` and ``_ik.c`` (plain C99, no Pinocchio). They are compiled with the C
