@@ -15,6 +15,7 @@ missing (no C compiler at install) or switched off with the environment variable
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 
@@ -28,11 +29,13 @@ def _load() -> tuple[ModuleType | None, str]:
     """The extension module and "", or None and why not."""
     if os.environ.get(NATIVE_ENVIRONMENT_VARIABLE, "1") == "0":
         return None, f"switched off ({NATIVE_ENVIRONMENT_VARIABLE}=0)"
+    name = f"{__name__}._kernel"
     try:
-        from . import _kernel
-    except ImportError as exc:
-        return None, f"the extension pinkctl._native._kernel is not built ({exc})"
-    return _kernel, ""
+        return importlib.import_module(name), ""
+    except ModuleNotFoundError:
+        return None, f"the extension {name} is not built (no C compiler at install?)"
+    except ImportError as exc:  # e.g. built for another interpreter
+        return None, f"the extension {name} could not be loaded: {exc}"
 
 
 _kernel_module, _unavailable_reason = _load()
