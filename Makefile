@@ -13,8 +13,11 @@ PLACO_STAMP := $(PLACO_VENV)/.installed
 BASELINE ?= ad22584
 # what `make demo` writes (git-ignored); `make docs` regenerates the README's pictures
 OUT := out
-# the native kernel (built by the install's hook; rebuilt here when its source changes)
-KERNEL := src/pinkctl/_native/_kernel.so
+# the native kernel, the extension module pinkctl._native._kernel (built by the install's hook;
+# rebuilt here when a source changes), named with the interpreter's suffix (.venv's is PYTHON's)
+EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+KERNEL := src/pinkctl/_native/_kernel$(EXT_SUFFIX)
+KERNEL_SOURCES := $(wildcard src/pinkctl/_native/*.c src/pinkctl/_native/*.h)
 export MUJOCO_GL ?= egl
 
 .PHONY: demo docs pictures test test-busy soak lint typecheck bench bench-readme bench-peers clean
@@ -34,7 +37,7 @@ $(DEMO_STAMP): pyproject.toml
 	$(BIN)/python -m pip install --progress-bar off -e ".[demo]"
 	@touch $(DEMO_STAMP)
 
-$(KERNEL): src/pinkctl/_native/_kernel.c src/pinkctl/_native/_ik.c | $(DEMO_STAMP)
+$(KERNEL): $(KERNEL_SOURCES) | $(DEMO_STAMP)
 	$(BIN)/python hatch_build.py
 
 $(BENCH_STAMP): $(STAMP)
@@ -73,7 +76,7 @@ typecheck: $(STAMP)
 # the tests of the native/Python split run a second time with the kernel switched off: the
 # Python path is what runs where no compiler was present at install
 NATIVE_SPLIT_TESTS := $(addprefix tests/test_,qp_equivalence.py pink_ik.py motion_limits.py \
-	ik.py ik_cache.py native.py native_ik.py cascade.py safety.py containers.py \
+	ik.py ik_cache.py native.py native_ik.py native_build.py cascade.py safety.py containers.py \
 	input_contract.py batch.py retarget.py runner.py)
 
 test: lint typecheck $(KERNEL)

@@ -1,9 +1,13 @@
-"""Build hook: compile pinkctl's native kernel (``src/pinkctl/_native/_kernel.c`` and ``_ik.c``).
+"""Build hook: compile pinkctl's native kernel: the extension module ``pinkctl._native._kernel``.
 
-The kernel is a plain C shared library loaded with ``ctypes`` (no Python headers, no
-Pinocchio): any C compiler builds it. Without one the build still succeeds and pinkctl runs
-its Python path (:mod:`pinkctl.motion.native` says which one is in use). ``make`` runs this
-file directly to rebuild the library after a source changes.
+The sources are ``src/pinkctl/_native/_module.c`` (the CPython module) and the kernel it
+exposes, ``_kernel.c`` and ``_ik.c`` (plain C99, no Pinocchio). They are compiled with the C
+compiler and the flags of the interpreter that runs the build (``sysconfig``), into
+``_kernel`` + its extension suffix (``_kernel.cpython-311-x86_64-linux-gnu.so``), which the
+wheel carries. Without a compiler or Python's headers the build still succeeds, as a pure
+Python wheel, and pinkctl runs its Python path (:func:`pinkctl._native.native_available` says
+which one is in use). ``make`` runs this file directly to rebuild the module in ``src/``
+after a source changes.
 """
 
 from __future__ import annotations
@@ -17,34 +21,46 @@ from pathlib import Path
 from typing import Any
 
 NATIVE = Path("src") / "pinkctl" / "_native"
-SOURCES = (NATIVE / "_kernel.c", NATIVE / "_ik.c")
-LIBRARY = NATIVE / "_kernel.so"
+SOURCES = (NATIVE / "_module.c", NATIVE / "_kernel.c", NATIVE / "_ik.c")
+EXTENSION = NATIVE / f"_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
 # No fused multiply-add and no fast-math: the kernel must round exactly like numpy does.
-FLAGS = ["-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-std=c99"]
+FLAGS = ["-O2", "-fPIC", "-ffp-contract=off", "-fno-fast-math", "-std=c99", "-fvisibility=hidden"]
+# an extension module is a bundle resolving Python's symbols when it is loaded on macOS
+LINK = ["-bundle", "-undefined", "dynamic_lookup"] if sys.platform == "darwin" else ["-shared"]
+
+
+def _skip(reason: str) -> None:
+    print(f"pinkctl: {reason}: the Python path is used", file=sys.stderr)
 
 
 def build_kernel(root: str | Path) -> Path | None:
-    """Compile the kernel next to its source; returns the library, or None (with a note on
-    stderr) when no compiler could build it."""
+    """Compile the extension next to its sources; returns it, or None (with a note on stderr)
+    when it could not be built."""
     root = Path(root)
-    sources, library = [str(root / source) for source in SOURCES], root / LIBRARY
+    headers = sysconfig.get_paths()["include"]
     compiler = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
-    command = [*compiler.split(), *FLAGS, "-o", str(library), *sources, "-lm"]
+    extension = root / EXTENSION
+    command = [
+        *compiler.split(),
+        *FLAGS,
+        f"-I{headers}",
+        *LINK,
+        "-o",
+        str(extension),
+        *(str(root / source) for source in SOURCES),
+        "-lm",
+    ]
     if shutil.which(command[0]) is None:
-        print(
-            f"pinkctl: no C compiler ({command[0]}): the Python motion path is used",
-            file=sys.stderr,
-        )
+        _skip(f"no C compiler ({command[0]})")
+        return None
+    if not (Path(headers) / "Python.h").is_file():
+        _skip(f"no Python headers in {headers} (the python3-dev package)")
         return None
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
-        print(
-            f"pinkctl: the native kernel did not build ({' '.join(command)}):\n{result.stderr}"
-            "the Python motion path is used",
-            file=sys.stderr,
-        )
+        _skip(f"the native kernel did not build ({' '.join(command)}):\n{result.stderr}")
         return None
-    return library
+    return extension
 
 
 try:
@@ -54,16 +70,17 @@ except ImportError:  # run as a script outside a build environment
 
 
 class NativeKernelHook(BuildHookInterface):  # type: ignore[misc]
-    """Compiles the kernel for wheels and editable installs."""
+    """Compiles the extension for wheels (which carry it) and editable installs (which import
+    it from ``src/``)."""
 
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        library = build_kernel(self.root)
-        if library is None:
+        extension = build_kernel(self.root)
+        if extension is None:
             return
-        if version != "editable":  # an editable install imports it from src/
-            build_data["force_include"][str(library)] = "pinkctl/_native/_kernel.so"
+        if version != "editable":
+            build_data["force_include"][str(extension)] = f"pinkctl/_native/{extension.name}"
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
 

@@ -28,9 +28,7 @@ EXTERNAL = ("numpy", "np", "pinocchio", "pin", "pink", "mujoco", "qpsolvers", "g
 
 def _modules() -> list[str]:
     names = ["pinkctl"]
-    for info in pkgutil.walk_packages(pinkctl.__path__, "pinkctl."):
-        if info.name != "pinkctl._native._kernel":  # the C kernel, loaded with ctypes
-            names.append(info.name)
+    names += [info.name for info in pkgutil.walk_packages(pinkctl.__path__, "pinkctl.")]
     return sorted(names)
 
 

@@ -1,4 +1,5 @@
-"""A wheel built from the repository, installed in a fresh virtual environment, loads all robots."""
+"""A wheel built from the repository, installed in a fresh virtual environment, loads all robots
+and its native kernel."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,10 @@ def test_wheel_installs_and_loads_bundled_robots(tmp_path):
         capture_output=True,
     )
     wheel = next(dist.glob("pinkctl-*.whl"))
+    # the build hook compiled the native kernel into the wheel, for this interpreter
+    extension = f"pinkctl/_native/_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
+    assert extension in zipfile.ZipFile(wheel).namelist()
+    assert "-py3-none-any" not in wheel.name  # a platform wheel
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
@@ -57,7 +63,8 @@ def test_wheel_installs_and_loads_bundled_robots(tmp_path):
         "import pinkctl, pathlib;"
         "print(pathlib.Path(pinkctl.__file__).parent);"
         "names = pinkctl.supported_robots(); print(names);"
-        "[pinkctl.load_pink_supported_robot(n) for n in names]"
+        "[pinkctl.load_pink_supported_robot(n) for n in names];"
+        "from pinkctl._native import kernel_module; print(kernel_module().__file__)"
     )
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # no checkout's src/
     out = subprocess.run(
@@ -70,6 +77,7 @@ def test_wheel_installs_and_loads_bundled_robots(tmp_path):
     ).stdout.splitlines()
     assert Path(out[0]).is_relative_to(Path(site))
     assert "franka" in out[1] and "ur10" in out[1] and "so101" in out[1]
+    assert Path(out[2]).is_relative_to(Path(site))  # the wheel's kernel is the one in use
 
 
 @pytest.mark.parametrize(

@@ -22,12 +22,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "_native.h"
+
 enum { IK_CONVERGED = 0, IK_ITERATIONS = 1, IK_TIME = 2, IK_STALLED = 3, IK_NUMERICAL = 4,
        IK_FALLBACK = 5 };
 
 #define IK_MAX_COLUMNS 64
 
-typedef struct {
+typedef struct IKProblem {
     int nj;               /* joints of the frame's support chain, root side first */
     int n;                /* moved coordinates (Jacobian columns) */
     int m;                /* residual rows: 3 (position) or 6 (pose) */

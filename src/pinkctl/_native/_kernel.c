@@ -16,12 +16,14 @@
  * round-to-nearest is symmetric, so row 1 of the state is always the exact negation of row 0:
  * only row 0 is stored here and `side` flips the signs.
  *
- * Build: cc -O2 -fPIC -shared -ffp-contract=off (no fused multiply-add, no fast-math: both
- * would change the rounding the equivalence relies on).
+ * Build: -ffp-contract=off and no -ffast-math (hatch_build.py): a fused multiply-add or
+ * fast-math would change the rounding the equivalence relies on.
  */
 #include <math.h>
 
-typedef struct {
+#include "_native.h"
+
+typedef struct Kernel {
     int n;
     int has_acc;
     int has_jerk;
@@ -372,5 +374,5 @@ int pk_box_qp(int n, const double *H, const double *c, const double *lb, const d
     return 0;
 }
 
-/* Layout check for the Python side (ctypes must mirror the structure exactly). */
+/* Layout check for the Python side (its ctypes.Structure must mirror this one exactly). */
 unsigned long pk_kernel_size(void) { return (unsigned long)sizeof(Kernel); }

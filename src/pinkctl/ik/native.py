@@ -29,7 +29,7 @@ import ctypes
 import numpy as np
 import pinocchio as pin
 
-from .._native import kernel_library, native_available
+from .._native import kernel_module, native_available
 from .joints import JointSubset
 from .loop import LocalOutcome, run_local
 from .methods import DampedLeastSquares, IKMethod, LevenbergMarquardt
@@ -149,8 +149,8 @@ class NativeLocal:
         damping: tuple[float, float],
         chain: tuple[list[int], list[int], list[int], np.ndarray, np.ndarray],
     ) -> None:
-        self._lib = kernel_library()
-        if self._lib.pk_ik_problem_size() != ctypes.sizeof(_Problem):
+        self._lib = kernel_module()
+        if self._lib.ik_problem_size() != ctypes.sizeof(_Problem):
             raise RuntimeError("the native kernel does not match pinkctl: rebuild it")
         self._residual = residual
         self._subset = subset
@@ -227,7 +227,7 @@ class NativeLocal:
             p.target_rt = rotation.ctypes.data_as(_double_p)
             self._targets = targets
         self._q[:] = q
-        success = self._lib.pk_ik_local(self._pointer)
+        success = self._lib.ik_local(self._pointer)
         reason = p.reason
         if reason == _FALLBACK:  # the Python path's least-squares step: run it all in Python
             self._subset.clamp(q)

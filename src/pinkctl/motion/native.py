@@ -14,7 +14,7 @@ import ctypes
 
 import numpy as np
 
-from .._native import kernel_library, native_available
+from .._native import kernel_module, native_available
 from ..errors import InputError
 from .filter import MotionLimitFilter
 
@@ -97,7 +97,7 @@ class NativeShaperKernel:
         available, reason = native_available()
         if not available:
             raise InputError(f"native=True: the native kernel is not available: {reason}")
-        self._lib = kernel_library()
+        self._lib = kernel_module()
         constants = reference.constants
         n = reference.limits.num_joints
         self._n = n
@@ -144,7 +144,7 @@ class NativeShaperKernel:
         k.saturation_tolerance = saturation_tolerance
         k.loop_scale = 1.0
         k.scale = 1.0
-        if self._lib.pk_kernel_size() != ctypes.sizeof(_Kernel):
+        if self._lib.kernel_size() != ctypes.sizeof(_Kernel):
             raise InputError("native=True: the native kernel does not match pinkctl: rebuild it")
         self._kernel = k
         self._pointer = ctypes.addressof(k)
@@ -197,25 +197,25 @@ class NativeShaperKernel:
         arrays = [
             np.ascontiguousarray(x if x is not None else zeros, dtype=np.float64) for x in (q, v, a)
         ]
-        self._lib.pk_reset(self._pointer, *(x.ctypes.data for x in arrays))
+        self._lib.reset(self._pointer, *(x.ctypes.data for x in arrays))
         self._ready = True
 
     def update(self, v: np.ndarray) -> None:
         """Record the velocity command sent on this tick."""
         self._input[:] = v
-        self._lib.pk_update(self._pointer, self._input_pointer)
+        self._lib.update(self._pointer, self._input_pointer)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """The admissible box ``(v_lower, v_upper)`` (new arrays)."""
         lower, upper = np.empty(self._n), np.empty(self._n)
-        self._lib.pk_bounds(self._pointer, lower.ctypes.data, upper.ctypes.data)
+        self._lib.bounds(self._pointer, lower.ctypes.data, upper.ctypes.data)
         return lower, upper
 
     # ------------------------------------------------------------------ shaper interface
     def commit(self, velocity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``velocity`` clipped into the box and sent; the command's positions and velocity."""
         self._input[:] = velocity
-        self._lib.pk_commit(self._pointer, self._input_pointer)
+        self._lib.commit(self._pointer, self._input_pointer)
         return self._arrays["q"].copy(), self._arrays["v"].copy()
 
     def follow(
@@ -223,5 +223,5 @@ class NativeShaperKernel:
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`MotionShaper.follow`'s approach; the command's positions and velocity."""
         self._input[:] = wanted
-        self._lib.pk_follow(self._pointer, self._input_pointer, holding, gain)
+        self._lib.follow(self._pointer, self._input_pointer, holding, gain)
         return self._arrays["q"].copy(), self._arrays["v"].copy()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._native import kernel_library, native_available
+from .._native import kernel_module, native_available
 from .problem import QPWorkspace
 
 __all__ = ["NativeBoxQP", "native_available", "native_box_qp"]
@@ -33,7 +33,7 @@ class NativeBoxQP:
     """
 
     def __init__(self) -> None:
-        self._solve = kernel_library().pk_box_qp
+        self._solve = kernel_module().box_qp
         self._workspace: QPWorkspace | None = None
         self._generation = -1
         self._pointers: tuple[int, ...] = ()

@@ -1,0 +1,136 @@
+/*
+ * The CPython extension module pinkctl._native._kernel: the kernel's entry points (_native.h)
+ * as module functions.
+ *
+ * Arguments are what the C functions take: the addresses of the caller's structures and
+ * arrays as Python ints (the caller owns them and keeps them alive; a null address is
+ * refused), ints and floats. The calls are METH_FASTCALL, so one costs about as much as any
+ * builtin call; the IK loop, which may run for milliseconds, releases the GIL.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "_native.h"
+
+/* args[0 .. count) as addresses into out; 0 on success, -1 with an exception set. */
+static int addresses(const char *name, PyObject *const *args, Py_ssize_t count, void **out) {
+    for (Py_ssize_t i = 0; i < count; ++i) {
+        out[i] = PyLong_AsVoidPtr(args[i]);
+        if (out[i] == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "%s(): argument %zd is a null address", name,
+                             i + 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int exactly(const char *name, Py_ssize_t nargs, Py_ssize_t expected) {
+    if (nargs == expected) return 0;
+    PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)", name, expected, nargs);
+    return -1;
+}
+
+static PyObject *kernel_size(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("kernel_size", nargs, 0)) return NULL;
+    return PyLong_FromUnsignedLong(pk_kernel_size());
+}
+
+static PyObject *reset(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[4];
+    if (exactly("reset", nargs, 4) || addresses("reset", args, 4, p)) return NULL;
+    pk_reset(p[0], p[1], p[2], p[3]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *update(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[2];
+    if (exactly("update", nargs, 2) || addresses("update", args, 2, p)) return NULL;
+    pk_update(p[0], p[1]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bounds(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[3];
+    if (exactly("bounds", nargs, 3) || addresses("bounds", args, 3, p)) return NULL;
+    return PyBool_FromLong(pk_bounds(p[0], p[1], p[2]));
+}
+
+static PyObject *commit(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[2];
+    if (exactly("commit", nargs, 2) || addresses("commit", args, 2, p)) return NULL;
+    pk_commit(p[0], p[1]);
+    Py_RETURN_NONE;
+}
+
+/* follow(kernel, wanted, holding, gain) */
+static PyObject *follow(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[2];
+    if (exactly("follow", nargs, 4) || addresses("follow", args, 2, p)) return NULL;
+    int holding = PyObject_IsTrue(args[2]);
+    double gain = PyFloat_AsDouble(args[3]);
+    if (holding < 0 || (gain == -1.0 && PyErr_Occurred())) return NULL;
+    pk_follow(p[0], p[1], holding, gain);
+    Py_RETURN_NONE;
+}
+
+/* box_qp(n, H, c, lb, ub, x, state, work) -> factorisations (0: the caller falls back) */
+static PyObject *box_qp(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[7];
+    if (exactly("box_qp", nargs, 8)) return NULL;
+    int overflow = 0;
+    long n = PyLong_AsLongAndOverflow(args[0], &overflow);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (overflow || n < 0 || n > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "box_qp(): n must be a non-negative int");
+        return NULL;
+    }
+    if (addresses("box_qp", args + 1, 7, p)) return NULL;
+    return PyLong_FromLong(pk_box_qp((int)n, p[0], p[1], p[2], p[3], p[4], p[5], p[6]));
+}
+
+static PyObject *ik_problem_size(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("ik_problem_size", nargs, 0)) return NULL;
+    return PyLong_FromUnsignedLong(pk_ik_problem_size());
+}
+
+/* ik_local(problem) -> 1 on success, 0 otherwise (the outputs are in the structure) */
+static PyObject *ik_local(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[1];
+    if (exactly("ik_local", nargs, 1) || addresses("ik_local", args, 1, p)) return NULL;
+    int success;
+    Py_BEGIN_ALLOW_THREADS
+    success = pk_ik_local(p[0]);
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(success);
+}
+
+#define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
+
+static PyMethodDef methods[] = {
+    FAST(kernel_size, "kernel_size() -> sizeof(Kernel) in bytes (the layout check)."),
+    FAST(reset, "reset(kernel, q, v, a): set the filter's state (addresses)."),
+    FAST(update, "update(kernel, v): record the velocity command sent on this tick."),
+    FAST(bounds, "bounds(kernel, lower, upper) -> recovering: write the velocity box."),
+    FAST(commit, "commit(kernel, v): v clipped into the box, recorded as the command."),
+    FAST(follow, "follow(kernel, wanted, holding, gain): the shaper's approach."),
+    FAST(box_qp, "box_qp(n, H, c, lb, ub, x, state, work) -> factorisations, 0 to fall back."),
+    FAST(ik_problem_size, "ik_problem_size() -> sizeof(IKProblem) in bytes."),
+    FAST(ik_local, "ik_local(problem) -> success: one local IK solve (releases the GIL)."),
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT,
+    "pinkctl._native._kernel",
+    "pinkctl's native kernel (motion shaper, box QP, IK loop); see pinkctl._native.",
+    0,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module_definition); }

@@ -1,0 +1,24 @@
+/*
+ * The kernel's entry points, defined in _kernel.c (motion shaper, box QP) and _ik.c (IK loop),
+ * called by the CPython module in _module.c. The structures are filled by the Python side
+ * (pinkctl/motion/native.py, pinkctl/ik/native.py), which mirrors their layout.
+ */
+#ifndef PINKCTL_NATIVE_H
+#define PINKCTL_NATIVE_H
+
+struct Kernel;
+struct IKProblem;
+
+unsigned long pk_kernel_size(void);
+void pk_reset(struct Kernel *k, const double *q, const double *v, const double *a);
+void pk_update(struct Kernel *k, const double *v);
+int pk_bounds(struct Kernel *k, double *lower, double *upper);
+void pk_commit(struct Kernel *k, const double *v);
+void pk_follow(struct Kernel *k, const double *wanted, int holding, double gain);
+int pk_box_qp(int n, const double *H, const double *c, const double *lb, const double *ub,
+              double *x, int *state, double *work);
+
+unsigned long pk_ik_problem_size(void);
+int pk_ik_local(struct IKProblem *p);
+
+#endif
