@@ -24,43 +24,10 @@ Three entry points, one per kind of tick:
   closest to 0. A joint under acceleration and jerk limits comes to rest within
   ``v/A + A/J`` seconds plus a few ticks, never with an instant stop.
 
-Approach policy of :meth:`MotionShaper.follow` (acceleration limits only). It is
-*transparent*: while the tasks' velocities ``v*`` form a sequence inside the limits, the
-command is ``v*`` itself, bit for bit. When a limit binds:
-
-1. the reference motion: for a moving target, the tasks' velocity is split into the motion
-   of the target ``f`` and a gap ``g`` the command has not closed yet: the part of the last
-   ``v*`` the command did not take, ``g = gain (v*_{k-1} - v_{k-1})`` (the QP asks for it
-   again, times its gain), and ``f = v* - g``. For a fixed target (and on the first tick
-   after :meth:`reset`, :meth:`commit` or :meth:`brake`, and when ``f`` breaks the
-   velocity limits: a target that jumped) ``f = 0`` and ``g = v*``;
-2. one factor ``s`` for every joint closes the gap at a speed each joint can still stop
-   from, relative to the reference, within the motion left ``d = |g| dt / gain``: braking
-   at ``A/2`` after a jerk-limited ramp of ``A/J + dt`` seconds stops from ``|u|``
-   within ``u^2 / A + u (A/J + dt) <= d``, hence
-
-   .. math::
-
-       s \\le \\frac{2\\,dt}{\\sqrt{\\gamma^2 T^2 + 4 \\gamma |g| dt / A} + \\gamma T}, \\quad T = A/J + dt,
-
-   (``gamma`` the gain),
-
-   written without the difference of square roots that cancels to 0 for tiny gaps. A gap
-   the joint can close in one tick (``|g| <= min(A dt, J dt^2) / 2``) is closed at once
-   (dead-beat): then ``s = 1`` and the command is ``v*``;
-3. the wanted command ``f + s g`` is scaled, keeping its direction, into the velocity
-   limits;
-4. the command moves from the admissible velocity nearest the last one toward it, by one
-   fraction ``alpha`` for every joint: the largest the box allows. No joint is clipped on
-   its own, so the direction of the change, in joint space and hence in task space, is the
-   tasks' one and the null space is not stirred;
-5. anti-windup, fixed targets only: while a cut keeps a joint from reversing, the loop gain
-   ``loop_scale`` shrinks (:data:`HOLD_WINDUP_DECAY`, not below the gain the slowest jerk
-   ramp can follow, ``2 dt / max(T)``) and grows back once free
-   (:data:`HOLD_WINDUP_RECOVERY`): near a singular direction the dead-beat step turns over
-   from tick to tick, and jerk-limited joints that cannot follow it fall into a limit cycle
-   (a UR10 3.6 cm from its target: 1 mm, 0.16 rad/s, forever) unless the loop slows down.
-   A moving target restarts the loop at gain 1.
+Approach policy of :meth:`MotionShaper.follow` (acceleration limits only): see
+:mod:`pinkctl.motion.approach`. It is *transparent* (while the tasks' velocities form a
+sequence inside the limits, the command is that sequence, bit for bit) and, where a limit
+binds, it keeps the direction of the tasks' motion instead of clipping joint by joint.
 
 All arrays are over the shaper's joints, in the order of ``limits.joint_names``.
 """
@@ -72,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import InputError
+from .approach import closing_factor, toward
 from .filter import MotionLimitFilter
 from .limits import MotionLimits
 from .native import NativeShaperKernel, native_available
@@ -83,9 +51,9 @@ __all__ = [
     "SATURATION_TOLERANCE",
 ]
 
-#: Fixed target: factor per tick that a cut keeps a joint from reversing. Gentler than
-#: :data:`WINDUP_DECAY`: a curved joint path reverses a joint now and then, a limit cycle does
-#: it every few ticks (measured at 1 kHz: UR10 settles in 0.2 s, SO-101 position-only in 3 s).
+#: Fixed target: factor per tick that a cut keeps a joint from reversing (a curved joint path
+#: reverses a joint now and then, a limit cycle does it every few ticks; measured at 1 kHz:
+#: UR10 settles in 0.2 s, SO-101 position-only in 3 s).
 HOLD_WINDUP_DECAY = 0.99
 #: Fixed target: factor per tick without such a cut (from 0.04 back to 1 in 320 ticks).
 HOLD_WINDUP_RECOVERY = 1.01
@@ -357,7 +325,9 @@ class MotionShaper:
             at_rest = max((np.abs(wanted - gap) - self._velocity_limit).tolist()) > 0.0
             if at_rest:
                 gap = wanted
-        closing = self._closing(gap, gain)
+        closing = closing_factor(
+            gap, gain, self._dt, self._ramp, self._acceleration, self._deadbeat
+        )
         if at_rest:
             closing *= self._loop_scale
         else:
@@ -368,7 +338,7 @@ class MotionShaper:
         if limit < 1.0:
             target = target * limit
         lower, upper = self._filter.bounds()
-        command, fraction = _toward(self._filter.v, target, lower, upper)
+        command, fraction = toward(self._filter.v, target, lower, upper)
         self._scale = fraction * min(limit, 1.0) * (closing if at_rest else 1.0)
         if at_rest:
             self._wind(command, target, max(np.abs(wanted).tolist()))
@@ -376,41 +346,11 @@ class MotionShaper:
         self._lag = wanted - velocity
         return positions, velocity
 
-    def _closing(self, gap: np.ndarray, gain: float) -> float:
-        """The factor ``s`` that closes ``gap`` within the braking envelope (item 2)."""
-        if gain <= 0.0:
-            return 1.0
-        speed = np.abs(gap)
-        g_ramp = gain * self._ramp
-        root = np.sqrt(g_ramp * g_ramp + (4.0 * gain * self._dt) * speed / self._acceleration)
-        envelope = (2.0 * self._dt) / (root + g_ramp)
-        deadbeat = self._deadbeat / np.maximum(speed, self._deadbeat)  # 1: closed at once
-        return min(1.0, *np.maximum(envelope, deadbeat).tolist())
-
     def _wind(self, command: np.ndarray, target: np.ndarray, top_speed: float) -> None:
-        """Anti-windup of a fixed target (item 5): a cut that keeps a joint from reversing."""
+        """Anti-windup of a fixed target (:mod:`~pinkctl.motion.approach`, item 5)."""
         cut = np.abs(command - target) * (command * target < 0.0)
         tolerance = SATURATION_TOLERANCE * (1.0 + top_speed * min(self._scale, 1.0))
         if max(cut.tolist()) > tolerance:
             self._loop_scale = max(self._min_loop_scale, HOLD_WINDUP_DECAY * self._loop_scale)
         elif self._loop_scale < 1.0:
             self._loop_scale = min(1.0, self._loop_scale * HOLD_WINDUP_RECOVERY)
-
-
-def _toward(
-    last: np.ndarray, target: np.ndarray, lower: np.ndarray, upper: np.ndarray
-) -> tuple[np.ndarray, float]:
-    """The velocity ``c + alpha (target - c)`` with ``c`` the admissible velocity nearest
-    ``last`` and ``alpha`` the largest fraction in ``[0, 1]`` the box ``[lower, upper]`` allows
-    on every joint (item 4); ``target`` itself when it is in the box. Returns it and ``alpha``."""
-    start = np.minimum(np.maximum(last, lower), upper)
-    step = target - start
-    room = np.where(step > 0.0, upper - start, lower - start)
-    ratios = np.divide(room, step, out=np.ones_like(step), where=step != 0.0)
-    fraction = max(0.0, min(1.0, *ratios.tolist()))
-    if fraction == 1.0:
-        command = target
-    else:
-        command = step * fraction
-        command += start
-    return np.minimum(np.maximum(command, lower), upper), fraction
