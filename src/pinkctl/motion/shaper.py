@@ -180,8 +180,10 @@ class MotionShaper:
 
     @property
     def scale(self) -> float:
-        """The factor :meth:`follow` applied to the wanted velocity on the last tick (``<= 1``;
-        a caller moving other coordinates along, such as a floating base, scales them alike)."""
+        """The share of the wanted velocity :meth:`follow` took on the last tick, in ``[0, 1]``
+        (1 when the command is the wanted velocity; else the fraction of the step toward it
+        times the velocity-limit and, for a fixed target, the braking factor). A caller moving
+        other coordinates along, such as a floating base, scales them alike."""
         return self._native.scale if self._native is not None else self._scale
 
     @property
