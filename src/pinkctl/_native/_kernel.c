@@ -51,11 +51,12 @@ typedef struct Kernel {
     const double *ramp;           /* A/J + dt (dt without jerk limits) */
     const double *acceleration;   /* the limits' acceleration (not shrunk) */
     double min_loop_scale;
-    double windup_decay, windup_recovery, hold_windup_decay, hold_windup_recovery;
+    double hold_windup_decay, hold_windup_recovery;
     double saturation_tolerance;
     /* shaper state */
     double loop_scale;
     double scale;
+    double *lag; /* the part of the last wanted velocity the command did not take */
     /* work buffers */
     double *target, *command;
 } Kernel;
@@ -208,46 +209,74 @@ void pk_commit(Kernel *k, const double *v) {
     pk_update(k, k->command);
 }
 
-/* MotionShaper.follow with the filter; the command lands in q, v. */
-void pk_follow(Kernel *k, const double *wanted, int holding, double gain) {
+/* MotionShaper.follow with the filter (at_rest: the reference motion is 0); the command
+ * lands in q, v. */
+void pk_follow(Kernel *k, const double *wanted, int at_rest, double gain) {
     int n = k->n;
-    double top_speed = -INFINITY;
-    double scale = INFINITY;
-    for (int i = 0; i < n; ++i) {
-        double speed = fabs(wanted[i]);
-        top_speed = max2(top_speed, speed);
-        scale = min2(scale, k->velocity_limit[i] / max2(speed, 1e-300));
+    double *target = k->target, *command = k->command;
+    if (!at_rest) {
+        /* a target that jumps (its motion beyond the velocity limits) is a fixed one */
+        double excess = -INFINITY;
+        for (int i = 0; i < n; ++i)
+            excess = max2(excess, fabs(wanted[i] - gain * k->lag[i]) - k->velocity_limit[i]);
+        at_rest = excess > 0.0;
     }
-    if (holding && gain > 0.0) {
+    /* the gap g goes to the target array */
+    for (int i = 0; i < n; ++i) target[i] = at_rest ? wanted[i] : gain * k->lag[i];
+    double closing = 1.0;
+    if (gain > 0.0) {
         double four_gain_dt = 4.0 * gain * k->dt;
         double two_dt = 2.0 * k->dt;
         for (int i = 0; i < n; ++i) {
+            double speed = fabs(target[i]);
             double g_ramp = gain * k->ramp[i];
-            double root = sqrt(g_ramp * g_ramp + four_gain_dt * fabs(wanted[i]) / k->acceleration[i]);
-            scale = min2(scale, two_dt / (root + g_ramp));
+            double root = sqrt(g_ramp * g_ramp + four_gain_dt * speed / k->acceleration[i]);
+            double envelope = two_dt / (root + g_ramp);
+            double deadbeat = 0.5 * min2(k->adt[i], k->w[i]);
+            deadbeat = deadbeat / max2(speed, deadbeat);
+            closing = min2(closing, max2(envelope, deadbeat));
         }
     }
-    scale *= k->loop_scale;
-    k->scale = min2(scale, 1.0);
-    if (!k->fresh) compute(k);
-    double tolerance = k->saturation_tolerance * (1.0 + top_speed * min2(scale, 1.0));
-    int saturated = 0;
+    if (at_rest) closing *= k->loop_scale;
+    else k->loop_scale = 1.0;
+    double limit = INFINITY;
+    double top_speed = -INFINITY;
     for (int i = 0; i < n; ++i) {
-        double target = scale < 1.0 ? wanted[i] * scale : wanted[i];
-        double command = min2(max2(target, -k->m_lo[i]), k->m_up[i]);
-        double cut = fabs(command - target);
-        /* holding: only a cut that keeps a joint from reversing winds up */
-        if (cut > tolerance && (!holding || command * target < 0.0)) saturated = 1;
-        k->command[i] = command;
+        double t = closing < 1.0 ? wanted[i] - (1.0 - closing) * target[i] : wanted[i];
+        target[i] = t;
+        limit = min2(limit, k->velocity_limit[i] / max2(fabs(t), 1e-300));
+        top_speed = max2(top_speed, fabs(wanted[i]));
     }
-    if (saturated) {
-        double decay = holding ? k->hold_windup_decay : k->windup_decay;
-        k->loop_scale = max2(k->min_loop_scale, decay * k->loop_scale);
-    } else if (k->loop_scale < 1.0) {
-        double recovery = holding ? k->hold_windup_recovery : k->windup_recovery;
-        k->loop_scale = min2(1.0, k->loop_scale * recovery);
+    if (!k->fresh) compute(k);
+    double fraction = 1.0;
+    for (int i = 0; i < n; ++i) {
+        if (limit < 1.0) target[i] = target[i] * limit;
+        double lower = -k->m_lo[i], upper = k->m_up[i];
+        double start = min2(max2(k->v[i], lower), upper);
+        double step = target[i] - start;
+        double room = step > 0.0 ? upper - start : lower - start;
+        if (step != 0.0) fraction = min2(fraction, room / step);
+        command[i] = start; /* the start, until the fraction is known */
     }
-    pk_update(k, k->command);
+    fraction = max2(0.0, fraction);
+    for (int i = 0; i < n; ++i) {
+        double c = fraction == 1.0 ? target[i] : (target[i] - command[i]) * fraction + command[i];
+        command[i] = min2(max2(c, -k->m_lo[i]), k->m_up[i]);
+    }
+    k->scale = fraction * min2(limit, 1.0) * (at_rest ? closing : 1.0);
+    if (at_rest) {
+        /* anti-windup: only a cut that keeps a joint from reversing winds up */
+        double cut = -INFINITY;
+        for (int i = 0; i < n; ++i)
+            cut = max2(cut, fabs(command[i] - target[i]) * (command[i] * target[i] < 0.0 ? 1.0 : 0.0));
+        double tolerance = k->saturation_tolerance * (1.0 + top_speed * min2(k->scale, 1.0));
+        if (cut > tolerance)
+            k->loop_scale = max2(k->min_loop_scale, k->hold_windup_decay * k->loop_scale);
+        else if (k->loop_scale < 1.0)
+            k->loop_scale = min2(1.0, k->loop_scale * k->hold_windup_recovery);
+    }
+    pk_update(k, command);
+    for (int i = 0; i < n; ++i) k->lag[i] = wanted[i] - k->v[i];
 }
 
 /*

@@ -64,14 +64,14 @@ static PyObject *commit(PyObject *module, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
-/* follow(kernel, wanted, holding, gain) */
+/* follow(kernel, wanted, at_rest, gain) */
 static PyObject *follow(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     void *p[2];
     if (exactly("follow", nargs, 4) || addresses("follow", args, 2, p)) return NULL;
-    int holding = PyObject_IsTrue(args[2]);
+    int at_rest = PyObject_IsTrue(args[2]);
     double gain = PyFloat_AsDouble(args[3]);
-    if (holding < 0 || (gain == -1.0 && PyErr_Occurred())) return NULL;
-    pk_follow(p[0], p[1], holding, gain);
+    if (at_rest < 0 || (gain == -1.0 && PyErr_Occurred())) return NULL;
+    pk_follow(p[0], p[1], at_rest, gain);
     Py_RETURN_NONE;
 }
 
@@ -114,7 +114,7 @@ static PyMethodDef methods[] = {
     FAST(update, "update(kernel, v): record the velocity command sent on this tick."),
     FAST(bounds, "bounds(kernel, lower, upper) -> recovering: write the velocity box."),
     FAST(commit, "commit(kernel, v): v clipped into the box, recorded as the command."),
-    FAST(follow, "follow(kernel, wanted, holding, gain): the shaper's approach."),
+    FAST(follow, "follow(kernel, wanted, at_rest, gain): the shaper's approach."),
     FAST(box_qp, "box_qp(n, H, c, lb, ub, x, state, work) -> factorisations, 0 to fall back."),
     FAST(ik_problem_size, "ik_problem_size() -> sizeof(IKProblem) in bytes."),
     FAST(ik_local, "ik_local(problem) -> success: one local IK solve (releases the GIL)."),

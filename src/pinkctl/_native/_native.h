@@ -14,7 +14,7 @@ void pk_reset(struct Kernel *k, const double *q, const double *v, const double *
 void pk_update(struct Kernel *k, const double *v);
 int pk_bounds(struct Kernel *k, double *lower, double *upper);
 void pk_commit(struct Kernel *k, const double *v);
-void pk_follow(struct Kernel *k, const double *wanted, int holding, double gain);
+void pk_follow(struct Kernel *k, const double *wanted, int at_rest, double gain);
 int pk_box_qp(int n, const double *H, const double *c, const double *lb, const double *ub,
               double *x, int *state, double *work);
 

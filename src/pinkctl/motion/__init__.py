@@ -8,8 +8,6 @@ from .shaper import (
     HOLD_WINDUP_DECAY,
     HOLD_WINDUP_RECOVERY,
     SATURATION_TOLERANCE,
-    WINDUP_DECAY,
-    WINDUP_RECOVERY,
     MotionShaper,
 )
 
@@ -23,7 +21,5 @@ __all__ = [
     "MotionShaper",
     "SATURATION_TOLERANCE",
     "Violation",
-    "WINDUP_DECAY",
-    "WINDUP_RECOVERY",
     "check_trajectory",
 ]

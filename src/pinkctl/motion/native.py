@@ -60,13 +60,12 @@ class _Kernel(ctypes.Structure):
             )
         ],
         ("min_loop_scale", ctypes.c_double),
-        ("windup_decay", ctypes.c_double),
-        ("windup_recovery", ctypes.c_double),
         ("hold_windup_decay", ctypes.c_double),
         ("hold_windup_recovery", ctypes.c_double),
         ("saturation_tolerance", ctypes.c_double),
         ("loop_scale", ctypes.c_double),
         ("scale", ctypes.c_double),
+        ("lag", _double_p),
         ("target", _double_p),
         ("command", _double_p),
     ]
@@ -91,7 +90,7 @@ class NativeShaperKernel:
         ramp: np.ndarray,
         acceleration: np.ndarray,
         min_loop_scale: float,
-        windup: tuple[float, float, float, float],
+        windup: tuple[float, float],
         saturation_tolerance: float,
     ) -> None:
         available, reason = native_available()
@@ -132,15 +131,10 @@ class NativeShaperKernel:
             ("acceleration", acceleration),
         ):
             setattr(k, name, owned(name, values))
-        for name in ("q", "v", "a", "dyn_up", "dyn_lo", "m_up", "m_lo", "target", "command"):
+        for name in ("q", "v", "a", "dyn_up", "dyn_lo", "m_up", "m_lo", "lag", "target", "command"):
             setattr(k, name, owned(name))
         k.min_loop_scale = min_loop_scale
-        (
-            k.windup_decay,
-            k.windup_recovery,
-            k.hold_windup_decay,
-            k.hold_windup_recovery,
-        ) = windup
+        k.hold_windup_decay, k.hold_windup_recovery = windup
         k.saturation_tolerance = saturation_tolerance
         k.loop_scale = 1.0
         k.scale = 1.0
@@ -219,9 +213,10 @@ class NativeShaperKernel:
         return self._arrays["q"].copy(), self._arrays["v"].copy()
 
     def follow(
-        self, wanted: np.ndarray, holding: bool, gain: float
+        self, wanted: np.ndarray, at_rest: bool, gain: float
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`MotionShaper.follow`'s approach; the command's positions and velocity."""
+        """:meth:`MotionShaper.follow`'s approach (``at_rest``: the reference motion is 0);
+        the command's positions and velocity."""
         self._input[:] = wanted
-        self._lib.follow(self._pointer, self._input_pointer, holding, gain)
+        self._lib.follow(self._pointer, self._input_pointer, at_rest, gain)
         return self._arrays["q"].copy(), self._arrays["v"].copy()

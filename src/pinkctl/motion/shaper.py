@@ -24,29 +24,10 @@ Three entry points, one per kind of tick:
   closest to 0. A joint under acceleration and jerk limits comes to rest within
   ``v/A + A/J`` seconds plus a few ticks, never with an instant stop.
 
-Approach policy of :meth:`MotionShaper.follow` (acceleration limits only):
-
-1. one scale ``s`` for every joint keeps the direction of ``v*`` (the tool stays on the
-   line the tasks ask for): ``s <= V_i / |v*_i|`` (velocity limits);
-2. for a target that holds still, each joint must be able to stop within the motion left,
-   ``d = |v*| dt / gain`` (the dead-beat step at gain 1): braking at ``A/2`` after a
-   jerk-limited ramp of ``A/J + dt`` seconds stops from ``|v|`` within
-   ``v^2 / A + v (A/J + dt) <= d``, hence
-
-   .. math::
-
-       s \\le \\frac{2\\,dt}{\\sqrt{g^2 T^2 + 4 g |v^*| dt / A} + g T}, \\quad T = A/J + dt,
-
-   written without the difference of square roots that cancels to 0 for tiny ``|v*|``;
-3. anti-windup: while the box cuts the approach, the loop gain ``loop_scale`` shrinks (not
-   below the gain the slowest jerk ramp can follow, ``2 dt / max(T)``) and grows back once
-   free. For a moving target every cut counts (:data:`WINDUP_DECAY`,
-   :data:`WINDUP_RECOVERY`). For a fixed one only a cut that keeps a joint from reversing
-   does (:data:`HOLD_WINDUP_DECAY`, :data:`HOLD_WINDUP_RECOVERY`): near a singular
-   direction the dead-beat step turns over from tick to tick, and jerk-limited joints that
-   cannot follow it fall into a limit cycle (a UR10 3.6 cm from its target: 1 mm,
-   0.16 rad/s, forever) unless the loop slows down;
-4. the command velocity moves toward ``s v*`` as fast as the box allows.
+Approach policy of :meth:`MotionShaper.follow` (acceleration limits only): see
+:mod:`pinkctl.motion.approach`. It is *transparent* (while the tasks' velocities form a
+sequence inside the limits, the command is that sequence, bit for bit) and, where a limit
+binds, it keeps the direction of the tasks' motion instead of clipping joint by joint.
 
 All arrays are over the shaper's joints, in the order of ``limits.joint_names``.
 """
@@ -58,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import InputError
+from .approach import closing_factor, toward
 from .filter import MotionLimitFilter
 from .limits import MotionLimits
 from .native import NativeShaperKernel, native_available
@@ -67,18 +49,11 @@ __all__ = [
     "HOLD_WINDUP_RECOVERY",
     "MotionShaper",
     "SATURATION_TOLERANCE",
-    "WINDUP_DECAY",
-    "WINDUP_RECOVERY",
 ]
 
-#: Moving target: loop-gain factor per tick while the box cuts the command (10 cut ticks:
-#: x0.35), tuned on the UR10 waypoint demo (corners its jerk limits cannot take).
-WINDUP_DECAY = 0.9
-#: Moving target: loop-gain factor per uncut tick (from 0.1 back to 1 in about 1,200 ticks).
-WINDUP_RECOVERY = 1.002
-#: Fixed target: factor per tick that a cut keeps a joint from reversing. Gentler than
-#: :data:`WINDUP_DECAY`: a curved joint path reverses a joint now and then, a limit cycle does
-#: it every few ticks (measured at 1 kHz: UR10 settles in 0.2 s, SO-101 position-only in 3 s).
+#: Fixed target: factor per tick that a cut keeps a joint from reversing (a curved joint path
+#: reverses a joint now and then, a limit cycle does it every few ticks; measured at 1 kHz:
+#: UR10 settles in 0.2 s, SO-101 position-only in 3 s).
 HOLD_WINDUP_DECAY = 0.99
 #: Fixed target: factor per tick without such a cut (from 0.04 back to 1 in 320 ticks).
 HOLD_WINDUP_RECOVERY = 1.01
@@ -125,6 +100,11 @@ class MotionShaper:
         self._min_loop_scale = 1.0
         self._ramp = np.zeros(0)
         self._acceleration = np.zeros(0)
+        self._deadbeat = np.zeros(0)
+        # follow's reference motion: the part of the last v* the command did not take, and
+        # whether the last tick was a follow (else the reference is at rest)
+        self._lag = np.zeros(limits.num_joints)
+        self._follows = False
         if limits.acceleration is not None:
             self._acceleration = np.asarray(limits.acceleration, dtype=np.float64)
             ramp = np.zeros_like(self._acceleration)
@@ -133,6 +113,9 @@ class MotionShaper:
             self._ramp = ramp + self._dt
             # the loop gain the slowest acceleration ramp can follow without ringing
             self._min_loop_scale = min(1.0, 2.0 * self._dt / float(np.max(self._ramp)))
+            constants = reference.constants
+            # a gap closed in one tick: half the acceleration (and jerk) step of a tick
+            self._deadbeat = 0.5 * np.minimum(constants.acceleration_dt, constants.jerk_step)
             if native or (native is None and native_available()[0]):
                 self._native = NativeShaperKernel(
                     reference,
@@ -140,12 +123,7 @@ class MotionShaper:
                     ramp=self._ramp,
                     acceleration=self._acceleration,
                     min_loop_scale=self._min_loop_scale,
-                    windup=(
-                        WINDUP_DECAY,
-                        WINDUP_RECOVERY,
-                        HOLD_WINDUP_DECAY,
-                        HOLD_WINDUP_RECOVERY,
-                    ),
+                    windup=(HOLD_WINDUP_DECAY, HOLD_WINDUP_RECOVERY),
                     saturation_tolerance=SATURATION_TOLERANCE,
                 )
                 self._filter = self._native
@@ -202,8 +180,10 @@ class MotionShaper:
 
     @property
     def scale(self) -> float:
-        """The factor :meth:`follow` applied to the wanted velocity on the last tick (``<= 1``;
-        a caller moving other coordinates along, such as a floating base, scales them alike)."""
+        """The share of the wanted velocity :meth:`follow` took on the last tick, in ``[0, 1]``
+        (1 when the command is the wanted velocity; else the fraction of the step toward it
+        times the velocity-limit and, for a fixed target, the braking factor). A caller moving
+        other coordinates along, such as a floating base, scales them alike."""
         return self._native.scale if self._native is not None else self._scale
 
     @property
@@ -230,6 +210,7 @@ class MotionShaper:
         self._velocity = np.zeros_like(q)
         self._velocity.setflags(write=False)
         self._loop_scale = 1.0
+        self._follows = False
         if self._native is not None:
             self._native.loop_scale = 1.0
 
@@ -275,6 +256,7 @@ class MotionShaper:
         Returns:
             The command positions ``q_k`` and velocity ``(q_k - q_{k-1}) / dt`` (read-only).
         """
+        self._follows = False
         if self._native is not None:
             return self._record(*self._native.commit(velocity))
         if self._filter is not None:
@@ -327,8 +309,10 @@ class MotionShaper:
         Returns:
             The command positions and velocity, as :meth:`commit`.
         """
+        at_rest = holding or not self._follows  # the reference motion is 0
+        self._follows = True
         if self._native is not None:  # the everyday tick: _record inline
-            positions, velocity = self._native.follow(wanted, holding, gain)
+            positions, velocity = self._native.follow(wanted, at_rest, gain)
             positions.setflags(write=False)
             velocity.setflags(write=False)
             self._position = positions
@@ -336,31 +320,39 @@ class MotionShaper:
             return positions, velocity
         if self._filter is None:
             return self.commit(wanted)
-        speed = np.abs(wanted)
-        top_speed = max(speed.tolist())  # a few floats: cheaper than a numpy reduction
-        # one scale for all joints keeps the direction: within the velocity limits
-        scale = min((self._velocity_limit / np.maximum(speed, 1e-300)).tolist())
-        if holding and gain > 0.0:
-            # ... and slow enough that each joint can still stop within the motion left
-            g_ramp = gain * self._ramp
-            root = np.sqrt(g_ramp * g_ramp + (4.0 * gain * self._dt) * speed / self._acceleration)
-            scale = min(scale, *((2.0 * self._dt) / (root + g_ramp)).tolist())
-        scale *= self._loop_scale
-        self._scale = min(scale, 1.0)
-        target = wanted * scale if scale < 1.0 else wanted
-        lower, upper = self._filter.bounds()
-        command = np.minimum(np.maximum(target, lower), upper)
-        cut = command - target
-        tolerance = SATURATION_TOLERANCE * (1.0 + top_speed * min(scale, 1.0))
-        if holding:
-            # only a cut that keeps a joint from reversing winds up
-            saturated = max((np.abs(cut) * (command * target < 0.0)).tolist()) > tolerance
+        gap = wanted
+        if not at_rest:
+            gap = gain * self._lag
+            # a target that jumps (its motion beyond the velocity limits) is a fixed one
+            at_rest = max((np.abs(wanted - gap) - self._velocity_limit).tolist()) > 0.0
+            if at_rest:
+                gap = wanted
+        closing = closing_factor(
+            gap, gain, self._dt, self._ramp, self._acceleration, self._deadbeat
+        )
+        if at_rest:
+            closing *= self._loop_scale
         else:
-            saturated = max(np.abs(cut).tolist()) > tolerance
-        if saturated:
-            decay = HOLD_WINDUP_DECAY if holding else WINDUP_DECAY
-            self._loop_scale = max(self._min_loop_scale, decay * self._loop_scale)
+            self._loop_scale = 1.0
+        target = wanted - (1.0 - closing) * gap if closing < 1.0 else wanted
+        # the velocity limits, keeping the direction
+        limit = min((self._velocity_limit / np.maximum(np.abs(target), 1e-300)).tolist())
+        if limit < 1.0:
+            target = target * limit
+        lower, upper = self._filter.bounds()
+        command, fraction = toward(self._filter.v, target, lower, upper)
+        self._scale = fraction * min(limit, 1.0) * (closing if at_rest else 1.0)
+        if at_rest:
+            self._wind(command, target, max(np.abs(wanted).tolist()))
+        positions, velocity = self._send(command)
+        self._lag = wanted - velocity
+        return positions, velocity
+
+    def _wind(self, command: np.ndarray, target: np.ndarray, top_speed: float) -> None:
+        """Anti-windup of a fixed target (:mod:`~pinkctl.motion.approach`, item 5)."""
+        cut = np.abs(command - target) * (command * target < 0.0)
+        tolerance = SATURATION_TOLERANCE * (1.0 + top_speed * min(self._scale, 1.0))
+        if max(cut.tolist()) > tolerance:
+            self._loop_scale = max(self._min_loop_scale, HOLD_WINDUP_DECAY * self._loop_scale)
         elif self._loop_scale < 1.0:
-            recovery = HOLD_WINDUP_RECOVERY if holding else WINDUP_RECOVERY
-            self._loop_scale = min(1.0, self._loop_scale * recovery)
-        return self._send(command)
+            self._loop_scale = min(1.0, self._loop_scale * HOLD_WINDUP_RECOVERY)
