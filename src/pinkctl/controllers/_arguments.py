@@ -14,6 +14,7 @@ import pinocchio as pin
 from pink import Configuration
 
 from .._validation import choice, real_number
+from ..core.ball_joints import expand_ball_joints
 from ..core.robot import PinkRobot
 from ..core.state import RobotState
 from ..errors import InputError
@@ -266,7 +267,7 @@ def resolve_motion_limits(
     """The limits the motion shaper enforces (the controller's ``motion_limits`` argument):
     ``None``: the robot's acceleration and jerk limits when it declares them; ``False``:
     position and velocity limits only; the velocity limits are the configured ones."""
-    controlled = list(robot.controlled_joint_names)
+    controlled = expand_ball_joints(robot.model, list(robot.controlled_joint_names))
     if isinstance(motion_limits, MotionLimits):
         if list(motion_limits.joint_names) != controlled:
             raise InputError(

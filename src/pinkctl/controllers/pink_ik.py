@@ -270,8 +270,8 @@ class PinkIKController(BaseController, ArrayStep):
     def shape(self, velocity: np.ndarray) -> tuple[np.ndarray, np.ndarray, RootState | None]:
         """Phase 5: the next command (controlled positions and velocities, the floating base's
         root state or None) from the QP's velocity, by the :class:`~pinkctl.motion.MotionShaper`."""
-        shaper = self._shaper
-        n_base = self._joints.n_base
+        shaper, n_base = self._shaper, self._joints.n_base
+        joint_velocity = self._joints.chart_velocity(velocity[n_base:], shaper.position)
         approach = self._mode is TickMode.APPROACH
         if approach:
             # the target holds when it is the one of the previous solved tick (approach policy)
@@ -280,10 +280,10 @@ class PinkIKController(BaseController, ArrayStep):
             holding = target is not None and held is not None and target.isApprox(held, 1e-14)
             self._held_target = None if target is None else target.copy()
             positions, command_velocity = shaper.follow(
-                velocity[n_base:], holding=holding, gain=float(task.gain)
+                joint_velocity, holding=holding, gain=float(task.gain)
             )
         else:
-            positions, command_velocity = shaper.commit(velocity[n_base:])
+            positions, command_velocity = shaper.commit(joint_velocity)
         base = self._joints.base
         if base is None:
             return positions, command_velocity, None

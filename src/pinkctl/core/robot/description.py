@@ -80,6 +80,21 @@ class RobotDescription:
             return pin.buildModelFromXML(self.xml, pin.JointModelFreeFlyer(), mimic=True)
         return pin.buildModelFromXML(self.xml, mimic=True)
 
+    def ball_ranges(self) -> dict[str, float]:
+        """The range of each limited ball joint of an MJCF: its largest rotation angle [rad]
+        (MuJoCo's reading of ``range="0 θmax"``), by name; empty for a URDF."""
+        if self.kind != "mjcf":
+            return {}
+        import mujoco  # noqa: PLC0415 (MuJoCo's compiler resolves units and autolimits)
+
+        model = mujoco.MjModel.from_xml_path(str(self.path))
+        ball = int(mujoco.mjtJoint.mjJNT_BALL)
+        return {
+            model.joint(j).name: float(model.jnt_range[j, 1])
+            for j in range(model.njnt)
+            if int(model.jnt_type[j]) == ball and model.jnt_limited[j] and model.joint(j).name
+        }
+
     def build_collision_model(self, model: pin.Model) -> pin.GeometryModel:
         """The collision geometry of ``model`` (all pairs, before any SRDF filtering)."""
         if self.kind == "mjcf":

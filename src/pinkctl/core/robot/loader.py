@@ -254,6 +254,7 @@ def load_pink_robot(
         actuator_kp=kp,
         actuator_kv=kv,
         armature=armature,
+        ball_ranges=description.ball_ranges(),
         config=dict(cfg.raw) if cfg is not None else {},
         description=description,
         floating_base=floating,
