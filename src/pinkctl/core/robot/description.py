@@ -95,6 +95,27 @@ class RobotDescription:
             if int(model.jnt_type[j]) == ball and model.jnt_limited[j] and model.joint(j).name
         }
 
+    def place_free_joint(self, model: pin.Model, q: np.ndarray) -> bool:
+        """Put an MJCF's own root free joint in ``q`` at the pose the file gives its body
+        (MuJoCo's ``qpos0``; Pinocchio's parser leaves the joint at the origin). Returns
+        whether ``q`` changed (False for a URDF or a root without a free joint of the file)."""
+        if self.kind != "mjcf" or model.njoints < 2:
+            return False
+        import mujoco  # noqa: PLC0415
+
+        from ..mujoco_qpos import from_mujoco_qpos  # noqa: PLC0415
+
+        root = model.names[1]
+        compiled = mujoco.MjModel.from_xml_path(str(self.path))
+        joint = mujoco.mj_name2id(compiled, mujoco.mjtObj.mjOBJ_JOINT, root)
+        if joint < 0 or int(compiled.jnt_type[joint]) != int(mujoco.mjtJoint.mjJNT_FREE):
+            return False
+        others = {name: None for name in model.names[2:]}
+        placed = from_mujoco_qpos(model, compiled, compiled.qpos0, q=q, joint_map=others)
+        changed = not np.allclose(placed, q)
+        q[:] = placed
+        return changed
+
     def build_collision_model(self, model: pin.Model) -> pin.GeometryModel:
         """The collision geometry of ``model`` (all pairs, before any SRDF filtering)."""
         if self.kind == "mjcf":
