@@ -111,9 +111,7 @@ class JointMapping:
         """The controlled joints' velocities (``velocity``, controlled order) as rates of their
         positions at ``positions``: a ball joint's angular velocity becomes the rate of its
         rotation vector (:func:`~pinkctl.core.ball_joints.rotation_rate`), so that integrating
-        the positions follows the rotation; ``velocity`` itself without ball joints."""
-        if not self.controlled.balls:
-            return velocity
+        the positions follows the rotation (a new array)."""
         rates = np.array(velocity, dtype=np.float64)
         for first, _ in self.controlled.balls:
             part = slice(first, first + 3)
