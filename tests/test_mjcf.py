@@ -228,6 +228,9 @@ def test_ball_range_limit_rows() -> None:
     assert np.allclose(G, rotation / angle) and np.isclose(h[0], 0.5 * (0.8 - angle))
     G, h = limit.compute_qp_inequalities(At(pin.neutral(model)), 0.01)
     assert not G.any() and h[0] == 0.4
+    braking = BallRangeLimit(model, {"ball": 0.8}, accelerations={"ball": 2.0})
+    G, h = braking.compute_qp_inequalities(At(q), 0.01)
+    assert np.isclose(h[0], 0.01 * np.sqrt(2.0 * 2.0 * (0.8 - angle)))  # can stop in time
     with pytest.raises(InputError, match="not a joint"):
         BallRangeLimit(model, {"nope": 0.5})
     with pytest.raises(InputError):
@@ -277,3 +280,18 @@ def test_quaternions_round_trip_through_the_simulation(tmp_path) -> None:
     sim.data.qpos[:] = q  # index by index: the quaternions read in the wrong order
     mujoco.mj_forward(sim.model, sim.data)
     assert np.linalg.norm(sim.get_site_pose("tip")[0] - data.oMf[frame].translation) > 1e-2
+
+
+def test_ball_joints_leave_acceleration_limits_to_the_qp(tmp_path) -> None:
+    """The motion shaper brakes each coordinate ahead of its own range, not a ball joint's
+    cone: a robot with ball joints runs without acceleration shaping, and asking for it is
+    an InputError."""
+    robot = _ball_robot(tmp_path)
+    robot.acceleration_limits = {"j1": 5.0, "shoulder": 5.0, "elbow": 5.0}
+    sim = _sim(robot)
+    controller = PinkIKController(robot, sim.joint_names, sim.site_names, dt=sim.timestep)
+    assert controller.motion_limits is None
+    with pytest.raises(InputError, match="ball joints"):
+        PinkIKController(
+            robot, sim.joint_names, sim.site_names, dt=sim.timestep, motion_limits=True
+        )

@@ -17,8 +17,12 @@ row per joint, as pink's configuration limit writes its bounds,
 with the gain :math:`\\gamma \\in (0, 1]` (``gain``): each step closes at most the fraction
 :math:`\\gamma` of the margin left, so the angle approaches the bound without crossing it
 (to second order in the step: a displacement across the axis turns the rotation away from
-the bound's normal). At :math:`\\theta = 0` the axis is undefined and the row is empty (no
-step of a velocity-limited joint reaches a bound from there in one tick).
+the bound's normal). With an acceleration limit :math:`a` of the joint (``accelerations``:
+a command whose acceleration is limited cannot stop at once), the step is also at most
+:math:`\\mathrm{d}t \\sqrt{2 a (\\theta_{\\max} - \\theta)}`, the speed from which it can
+still stop within the margin (pink's acceleration limit's braking term). At
+:math:`\\theta = 0` the axis is undefined and the row is empty (no step of a
+velocity-limited joint reaches a bound from there in one tick).
 """
 
 from __future__ import annotations
@@ -49,10 +53,13 @@ class BallRangeLimit(Limit):
             (0, π].
         gain: Fraction in (0, 1] of the margin to the bound a step may close (pink's
             ``config_limit_gain``).
+        accelerations: Acceleration limit [rad/s²] of limited joints, by name, for the
+            braking term (joints not named: none).
 
     Attributes:
         model: The model.
-        joints: ``(name, idx_q, idx_v, max angle)`` of each limited joint.
+        joints: ``(name, idx_q, idx_v, max angle, acceleration or inf)`` of each limited
+            joint.
         gain: The gain.
 
     Raises:
@@ -60,14 +67,22 @@ class BallRangeLimit(Limit):
             (0, π].
     """
 
-    def __init__(self, model: pin.Model, ranges: Mapping[str, float], *, gain: float = 0.5):
+    def __init__(
+        self,
+        model: pin.Model,
+        ranges: Mapping[str, float],
+        *,
+        gain: float = 0.5,
+        accelerations: Mapping[str, float] | None = None,
+    ):
         if not isinstance(model, pin.Model):
             raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
         if not isinstance(ranges, Mapping):
             raise InputError(f"ranges must map ball joint names to angles, got {ranges!r}")
         self.model = model
         self.gain = real_number(gain, "gain", low=0.0, high=1.0, low_open=True)
-        joints: list[tuple[str, int, int, float]] = []
+        accelerations = dict(accelerations or {})
+        joints: list[tuple[str, int, int, float, float]] = []
         for name, angle in ranges.items():
             if not isinstance(name, str) or not model.existJointName(name):
                 raise InputError(f"ranges: {name!r} is not a joint of the model")
@@ -76,30 +91,36 @@ class BallRangeLimit(Limit):
                 raise InputError(f"ranges: joint {name!r} is not a ball joint")
             limit = real_number(angle, f"ranges[{name!r}]", low=0.0, high=np.pi, low_open=True)
             joint = model.joints[index]
-            joints.append((name, int(joint.idx_q), int(joint.idx_v), limit))
+            braking = np.inf
+            if name in accelerations:
+                braking = real_number(accelerations[name], f"accelerations[{name!r}]", low=0.0)
+            joints.append((name, int(joint.idx_q), int(joint.idx_v), limit, braking))
         self.joints = tuple(joints)
 
     def angles(self, q: np.ndarray) -> np.ndarray:
         """The rotation angle [rad] of each limited joint at configuration ``q``."""
         return np.array(
-            [np.linalg.norm(rotation_vector(q[iq : iq + 4])) for _, iq, _, _ in self.joints]
+            [np.linalg.norm(rotation_vector(q[iq : iq + 4])) for _, iq, _, _, _ in self.joints]
         )
 
     def compute_qp_inequalities(
         self, configuration: Any, dt: float
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """``(G, h)`` with ``G Δq <= h``: one row per limited ball joint over the tangent
-        displacement ``Δq`` (``model.nv``), or None without limited joints (``dt`` unused: the
-        bound is on the displacement)."""
+        displacement ``Δq`` (``model.nv``) over a step of ``dt`` [s], or None without limited
+        joints."""
         if not self.joints:
             return None
         q = np.asarray(configuration.q)
         G = np.zeros((len(self.joints), self.model.nv))
         h = np.empty(len(self.joints))
-        for row, (_, idx_q, idx_v, limit) in enumerate(self.joints):
+        for row, (_, idx_q, idx_v, limit, braking) in enumerate(self.joints):
             rotation = rotation_vector(q[idx_q : idx_q + 4])
             angle = float(np.linalg.norm(rotation))
             if angle > _AXIS_EPSILON:
                 G[row, idx_v : idx_v + 3] = rotation / angle
-            h[row] = self.gain * (limit - angle)
+            margin = limit - angle
+            h[row] = self.gain * margin
+            if margin > 0.0 and braking < np.inf:
+                h[row] = min(h[row], dt * np.sqrt(2.0 * braking * margin))
         return G, h
