@@ -69,7 +69,8 @@ class JointSpaceMap:
         if len(set(controlled)) != len(controlled):
             raise InputError(f"controlled_joint_names has duplicates: {controlled}")
         space = name_space(robot_joint_space, "robot_joint_space")
-        idx_q, idx_v, kinds, cols, coordinates = [], [], [], [], []
+        idx_q, idx_v, kinds, cols = [], [], [], []
+        coordinates: list[str] = []
         balls: list[tuple[int, int]] = []
         for name in controlled:
             if model.existJointName(name) and is_ball_joint(model, model.getJointId(name)):
