@@ -61,6 +61,7 @@ from .ik import (
     local_ik,
     retarget_poses,
 )
+from .qp import BallRangeLimit
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from .trajectories import (
     CircleTrajectory,
@@ -73,6 +74,7 @@ from .trajectories import (
 from .world import CollisionScene, RobotGeometry, World
 
 __all__ = [
+    "BallRangeLimit",
     "BaseController",
     "ChainedController",
     "CircleTrajectory",

@@ -14,6 +14,7 @@ import pinocchio as pin
 from pink import Configuration
 
 from .._validation import choice, real_number
+from ..core.ball_joints import expand_ball_joints
 from ..core.robot import PinkRobot
 from ..core.state import RobotState
 from ..errors import InputError
@@ -265,8 +266,23 @@ def resolve_motion_limits(
 ) -> MotionLimits:
     """The limits the motion shaper enforces (the controller's ``motion_limits`` argument):
     ``None``: the robot's acceleration and jerk limits when it declares them; ``False``:
-    position and velocity limits only; the velocity limits are the configured ones."""
-    controlled = list(robot.controlled_joint_names)
+    position and velocity limits only; the velocity limits are the configured ones.
+
+    A robot with controlled ball joints gets position and velocity limits only (``None``;
+    ``True`` or acceleration limits raise InputError): the shaper brakes each coordinate
+    ahead of its own range, while a ball joint's range bounds the norm of its three
+    coordinates, which the QP's :class:`~pinkctl.qp.BallRangeLimit` holds only when the
+    command follows the QP's step."""
+    controlled = expand_ball_joints(robot.model, list(robot.controlled_joint_names))
+    balls = len(controlled) != len(robot.controlled_joint_names)
+    smooth_asked = motion_limits is True or (
+        isinstance(motion_limits, MotionLimits) and motion_limits.acceleration is not None
+    )
+    if balls and smooth_asked:
+        raise InputError(
+            "motion_limits: acceleration and jerk limits are not enforced on robots with "
+            "controlled ball joints (their range is held by the QP); use None or False"
+        )
     if isinstance(motion_limits, MotionLimits):
         if list(motion_limits.joint_names) != controlled:
             raise InputError(
@@ -278,5 +294,7 @@ def resolve_motion_limits(
         raise InputError(
             f"motion_limits must be None, a bool or a MotionLimits, got {motion_limits!r}"
         )
-    smooth = bool(robot.acceleration_limits) if motion_limits is None else motion_limits
+    smooth = (
+        bool(robot.acceleration_limits) and not balls if motion_limits is None else motion_limits
+    )
     return MotionLimits.from_robot(robot, controlled, use_acceleration=smooth)

@@ -3,8 +3,10 @@
 Built once from the controller's arguments (each checked, naming the argument on failure):
 a frame task on the tool frame, a posture task unless its cost is 0, the user's extra tasks;
 pink's configuration limit (the position range) and velocity limit (the robot's *configured*
-velocity limits, robot.toml, not only the URDF's), the user's extra limits; the user's
-barriers; optional strict priority levels (:mod:`pinkctl.controllers.priority_levels`).
+velocity limits, robot.toml, not only the URDF's), a :class:`~pinkctl.qp.BallRangeLimit` when
+the robot has ball joints with a range (``robot.ball_ranges``, with the configuration limit's
+gain), the user's extra limits; the user's barriers; optional strict priority levels
+(:mod:`pinkctl.controllers.priority_levels`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from .._validation import choice, real_number
 from ..core.joint_info import configured_velocity_limits
 from ..core.robot import PinkRobot
 from ..errors import InputError
-from ..qp import ReferenceQP, TickQP, compile_cascade, compile_qp
+from ..qp import BallRangeLimit, ReferenceQP, TickQP, compile_cascade, compile_qp
 from ._arguments import MAX_WEIGHT, QPSettings, check_cost, check_pink_objects
 from .priority_levels import resolve_priority_levels
 from .tick_mode import TickMode
@@ -40,7 +42,9 @@ class IKProblem:
         posture: The posture task, or None.
         tasks: Frame, posture (if any), extras.
         range_limit: pink's configuration limit (the position range).
-        limits: The range, the velocity limit, the extras.
+        range_limits: The range limit, and the ball joints' (:class:`~pinkctl.qp.BallRangeLimit`)
+            when the robot has ball joints with a range.
+        limits: The range limits, the velocity limit, the extras.
         extra_limits: The user's limits.
         barriers: The user's barriers.
         levels: The tasks per priority level, or None.
@@ -84,9 +88,13 @@ class IKProblem:
             configuration_limit_gain, "configuration_limit_gain", low=0.0, high=1.0, low_open=True
         )
         self.range_limit = ConfigurationLimit(model, config_limit_gain=limit_gain)
+        self.range_limits: tuple[Limit, ...] = (self.range_limit,)
+        if robot.ball_ranges:
+            balls = BallRangeLimit(model, robot.ball_ranges, gain=limit_gain)
+            self.range_limits = (self.range_limit, balls)
         velocity = VelocityLimit(model, configured_velocity_limits(robot))
         self.extra_limits = tuple(check_pink_objects(extra_limits, Limit, "extra_limits", model))
-        self.limits: tuple[Limit, ...] = (self.range_limit, velocity, *self.extra_limits)
+        self.limits: tuple[Limit, ...] = (*self.range_limits, velocity, *self.extra_limits)
         self.barriers: tuple[Barrier, ...] = tuple(
             check_pink_objects(extra_barriers, Barrier, "extra_barriers", model)
         )
@@ -105,13 +113,13 @@ class IKProblem:
         self, model: pin.Model, columns: np.ndarray, mode: TickMode, settings: QPSettings
     ) -> TickQP:
         """The QP of a tick over the tangent ``columns`` (the QP variables) with these settings:
-        the range alone as its limit in :attr:`TickMode.APPROACH`, every limit otherwise; a
+        the range limits alone in :attr:`TickMode.APPROACH`, every limit otherwise; a
         cascade with priority levels; pink's path with ``settings.path == "pink"``.
 
         Raises:
             InputError: Priority levels on pink's path, or what compiling raises.
         """
-        limits = (self.range_limit,) if mode is TickMode.APPROACH else self.limits
+        limits = self.range_limits if mode is TickMode.APPROACH else self.limits
         common: dict[str, Any] = {
             "limits": limits,
             "barriers": self.barriers,

@@ -270,8 +270,10 @@ class PinkIKController(BaseController, ArrayStep):
     def shape(self, velocity: np.ndarray) -> tuple[np.ndarray, np.ndarray, RootState | None]:
         """Phase 5: the next command (controlled positions and velocities, the floating base's
         root state or None) from the QP's velocity, by the :class:`~pinkctl.motion.MotionShaper`."""
-        shaper = self._shaper
-        n_base = self._joints.n_base
+        shaper, maps = self._shaper, self._joints
+        joint_velocity = velocity[maps.n_base :]
+        if maps.controlled.balls:  # as rates of the rotation vectors (JointMapping)
+            joint_velocity = maps.chart_velocity(joint_velocity, shaper.position)
         approach = self._mode is TickMode.APPROACH
         if approach:
             # the target holds when it is the one of the previous solved tick (approach policy)
@@ -279,16 +281,13 @@ class PinkIKController(BaseController, ArrayStep):
             target, held = task.transform_target_to_world, self._held_target
             holding = target is not None and held is not None and target.isApprox(held, 1e-14)
             self._held_target = None if target is None else target.copy()
-            positions, command_velocity = shaper.follow(
-                velocity[n_base:], holding=holding, gain=float(task.gain)
-            )
+            positions, rates = shaper.follow(joint_velocity, holding=holding, gain=float(task.gain))
         else:
-            positions, command_velocity = shaper.commit(velocity[n_base:])
-        base = self._joints.base
-        if base is None:
-            return positions, command_velocity, None
-        twist = velocity[:n_base] * (shaper.scale if approach else 1.0)  # the joints' scale
-        return positions, command_velocity, base.step(twist, self.dt, self._base_start)
+            positions, rates = shaper.commit(joint_velocity)
+        if maps.base is None:
+            return positions, rates, None
+        twist = velocity[: maps.n_base] * (shaper.scale if approach else 1.0)  # the joints' scale
+        return positions, rates, maps.base.step(twist, self.dt, self._base_start)
 
     def write_command(
         self, positions: np.ndarray, velocity: np.ndarray, root: RootState | None = None

@@ -124,12 +124,13 @@ def joint_info(model: pin.Model, name: str, *, what: str = "joint") -> JointInfo
 
 def configured_velocity_limits(robot: PinkRobot) -> np.ndarray:
     """The robot's velocity limit per tangent coordinate (``nv``,) [rad/s or m/s]: the
-    configured ``robot.velocity_limits`` over the model's ``velocityLimit``."""
+    configured ``robot.velocity_limits`` over the model's ``velocityLimit`` (a ball joint's
+    value on each of its three coordinates)."""
     model = robot.model
     limits = np.array(model.velocityLimit, dtype=np.float64)
     for name, value in robot.velocity_limits.items():
         if model.existJointName(name):
             joint = model.joints[model.getJointId(name)]
-            if joint.nv == 1:
-                limits[joint.idx_v] = value
+            if joint.nv == 1 or joint.shortname() == "JointModelSpherical":
+                limits[joint.idx_v : joint.idx_v + joint.nv] = value
     return limits

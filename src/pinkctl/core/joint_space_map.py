@@ -2,7 +2,8 @@
 
 A controller builds one per set of controlled joints and reads its estimates and writes its
 commands through it, with a handful of vectorised numpy operations per call (conventions in
-:mod:`pinkctl.core.joints`; joint kinds and indices from :mod:`pinkctl.core.joint_info`).
+:mod:`pinkctl.core.joints`; joint kinds and indices from :mod:`pinkctl.core.joint_info`). A
+controlled ball joint is three coordinates, its rotation vector (:mod:`pinkctl.core.ball_joints`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InputError
+from .ball_joints import ball_coordinate_names, is_ball_joint, quaternion_of, rotation_vector
 from .indexing import as_index
 from .joint_info import JointInfo, joint_info
 from .state import JointState, name_space
@@ -42,12 +44,17 @@ class JointSpaceMap:
         model: Pinocchio model.
         controlled_joint_names: Joints the controller commands, in the order used by the
             ``positions`` arguments below; each has one velocity coordinate (scalar or
-            continuous joint) and is in ``robot_joint_space``.
+            continuous joint) and is in ``robot_joint_space``, or is a ball joint whose three
+            coordinates (``<joint>:x``, ``:y``, ``:z``: its rotation vector) are.
         robot_joint_space: Ordered joint names of the robot's :class:`JointState`.
+
+    Attributes:
+        coordinate_names: The names of the ``positions`` arrays: the controlled joints, a
+            ball joint as its three coordinates.
 
     Raises:
         ValueError: If a controlled joint is unknown to the model, not in the joint space,
-            repeated, a mimic joint, or a multi-coordinate joint.
+            repeated, a mimic joint, or a multi-coordinate joint other than a ball joint.
     """
 
     def __init__(
@@ -63,7 +70,23 @@ class JointSpaceMap:
             raise InputError(f"controlled_joint_names has duplicates: {controlled}")
         space = name_space(robot_joint_space, "robot_joint_space")
         idx_q, idx_v, kinds, cols = [], [], [], []
+        coordinates: list[str] = []
+        balls: list[tuple[int, int]] = []
         for name in controlled:
+            if model.existJointName(name) and is_ball_joint(model, model.getJointId(name)):
+                joint = model.joints[model.getJointId(name)]
+                balls.append((len(coordinates), int(joint.idx_q)))
+                for k, coordinate in enumerate(ball_coordinate_names(name)):
+                    if coordinate not in space.index:
+                        raise InputError(
+                            f"ball joint coordinate {coordinate!r} is not in robot_joint_space"
+                        )
+                    idx_q.append(joint.idx_q)
+                    idx_v.append(joint.idx_v + k)
+                    kinds.append(False)
+                    cols.append(space.index[coordinate])
+                    coordinates.append(coordinate)
+                continue
             info = scalar_joint(model, name, what="controlled joint")
             if info.kind == "mimic":
                 raise InputError(
@@ -75,8 +98,12 @@ class JointSpaceMap:
             idx_v.append(info.idx_v)
             kinds.append(info.kind == "continuous")
             cols.append(space.index[name])
+            coordinates.append(name)
         self.model = model
         self.controlled_joint_names = controlled
+        self.coordinate_names = coordinates
+        #: ``(first position index, idx_q)`` of each controlled ball joint.
+        self.balls = tuple(balls)
         self._space = space
         self.idx_q = np.array(idx_q, dtype=np.intp)
         self.idx_v = np.array(idx_v, dtype=np.intp)
@@ -87,12 +114,15 @@ class JointSpaceMap:
             arr.flags.writeable = False
         self.q_neutral.flags.writeable = False
 
-        n = len(controlled)
-        self._scalar_sel = np.flatnonzero(~self.is_continuous)
+        n = len(coordinates)
+        in_ball = np.zeros(n, dtype=bool)
+        for first, _ in balls:
+            in_ball[first : first + 3] = True
+        self._scalar_sel = np.flatnonzero(~self.is_continuous & ~in_ball)
         self._scalar_q = self.idx_q[self._scalar_sel]
         self._cont_sel = np.flatnonzero(self.is_continuous)
         self._cont_q = self.idx_q[self._cont_sel]
-        self._all_scalar = not self.is_continuous.any()
+        self._all_scalar = not self.is_continuous.any() and not balls
         # Slices where the indices are contiguous ranges (views: cheaper than fancy indexing)
         self._q_index: np.ndarray | slice = as_index(self.idx_q) if n else self.idx_q
         self._cols: np.ndarray | slice = as_index(self.space_indices) if n else self.space_indices
@@ -127,9 +157,9 @@ class JointSpaceMap:
             cols = self._foreign[1]
         else:
             index = space.index
-            if any(name not in index for name in self.controlled_joint_names):
+            if any(name not in index for name in self.coordinate_names):
                 return None
-            cols = np.array([index[n] for n in self.controlled_joint_names], dtype=np.intp)
+            cols = np.array([index[n] for n in self.coordinate_names], dtype=np.intp)
             self._foreign = (space, cols)
         valid, data = joints.valid_array, joints.data_array
         if cols is self._cols:
@@ -151,7 +181,8 @@ class JointSpaceMap:
             q_base: (nq,) configuration for the other joints; default ``pin.neutral``.
 
         Returns:
-            A new (nq,) array; continuous joints written as ``(cos θ, sin θ)``.
+            A new (nq,) array; continuous joints written as ``(cos θ, sin θ)``, ball joints
+            as the quaternion of their rotation vector.
         """
         n = self.idx_q.shape[0]
         if positions.shape != (n,):
@@ -167,12 +198,15 @@ class JointSpaceMap:
             angles = positions[self._cont_sel]
             q[self._cont_q] = np.cos(angles)
             q[self._cont_q + 1] = np.sin(angles)
+            for first, index in self.balls:
+                q[index : index + 4] = quaternion_of(positions[first : first + 3])
         return q
 
     def configuration_to_positions(self, q: np.ndarray) -> np.ndarray:
         """Controlled joint positions (controlled order) read from ``q``.
 
-        Continuous joints give ``atan2(sin, cos)``, wrapped to (-π, π].
+        Continuous joints give ``atan2(sin, cos)``, wrapped to (-π, π]; ball joints their
+        rotation vector.
         """
         if q.shape != (self.model.nq,):
             raise InputError(f"q must have shape ({self.model.nq},), got {q.shape}")
@@ -181,6 +215,8 @@ class JointSpaceMap:
         out = np.empty(self.idx_q.shape[0])
         out[self._scalar_sel] = q[self._scalar_q]
         out[self._cont_sel] = np.arctan2(q[self._cont_q + 1], q[self._cont_q])
+        for first, index in self.balls:
+            out[first : first + 3] = rotation_vector(q[index : index + 4])
         return out
 
     def command_state(self, positions: np.ndarray, velocities: np.ndarray) -> JointState:

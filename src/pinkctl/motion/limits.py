@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core.ball_joints import expand_ball_joints, split_ball_coordinate
 from ..core.joint_info import configured_velocity_limits, joint_info
 from ..errors import InputError
 from ._vectors import _as_vector, _positive_finite, _readonly
@@ -133,8 +134,11 @@ class MotionLimits:
 
         Args:
             robot: The robot.
-            joint_names: The joints (default: ``robot.controlled_joint_names``). Each must have
-                exactly one velocity coordinate.
+            joint_names: The joints (default: ``robot.controlled_joint_names``, a ball joint as
+                its three coordinates). Each must have
+                exactly one velocity coordinate, or be a ball joint's coordinate
+                (``<joint>:x`` ..., :mod:`pinkctl.core.ball_joints`: no range; the ball
+                joint's velocity, acceleration and jerk limits).
             use_acceleration: Include acceleration limits when the robot declares them.
             use_jerk: Include jerk limits when the robot declares them (only together with
                 acceleration limits).
@@ -145,13 +149,23 @@ class MotionLimits:
                 acceleration or jerk limits for some of the joints only.
         """
         model = robot.model
-        names = list(robot.controlled_joint_names if joint_names is None else joint_names)
+        controlled = list(robot.controlled_joint_names)
+        names = expand_ball_joints(model, controlled) if joint_names is None else list(joint_names)
         n = len(names)
         lower = np.empty(n)
         upper = np.empty(n)
         velocity = np.empty(n)
         configured = configured_velocity_limits(robot)
+        joints = list(names)  # the joint of each name (a ball joint's, for its coordinates)
         for i, name in enumerate(names):
+            ball = split_ball_coordinate(name)
+            if ball is not None and model.existJointName(ball[0]):
+                info = joint_info(model, ball[0])
+                if info.nq == 4 and info.nv == 3:  # a ball joint's coordinate: no range
+                    joints[i] = ball[0]
+                    lower[i], upper[i] = -np.inf, np.inf
+                    velocity[i] = float(configured[info.idx_v + ball[1]])
+                    continue
             if not model.existJointName(name):
                 raise InputError(f"joint {name!r} is not in the model of robot {robot.name!r}")
             info = joint_info(model, name)
@@ -165,15 +179,18 @@ class MotionLimits:
             if not (math.isfinite(vel) and vel > 0.0):
                 raise InputError(f"joint {name!r} has no positive velocity limit (got {vel})")
             velocity[i] = vel
+        if not np.all(np.isfinite(velocity) & (velocity > 0.0)):
+            bad = [names[i] for i in np.flatnonzero(~(np.isfinite(velocity) & (velocity > 0.0)))]
+            raise InputError(f"joints {bad} have no positive velocity limit")
 
         def table(values: dict[str, float], what: str) -> np.ndarray | None:
-            present = [j for j in names if j in values]
+            present = [j for j in joints if j in values]
             if not present:
                 return None
             if len(present) != n:
-                missing = [j for j in names if j not in values]
+                missing = [j for j in joints if j not in values]
                 raise InputError(f"robot {robot.name!r} lacks {what} limits for joints {missing}")
-            return np.array([values[j] for j in names], dtype=np.float64)
+            return np.array([values[j] for j in joints], dtype=np.float64)
 
         acceleration = (
             table(robot.acceleration_limits, "acceleration") if use_acceleration else None

@@ -10,6 +10,7 @@
   qpsolvers), the reference the compiled QP is tested against, behind the same verb.
 - :class:`QPProblem`: a read-only view of one tick's problem (:meth:`CompiledQP.build`).
 - :class:`QPSolveError`: a tick without a usable solution.
+- :class:`BallRangeLimit`: a pink limit on the rotation angle of ball joints (their range).
 
 Solvers (``"box"``, the default, ``"daqp"``, ``"quadprog"``, ...) and their accuracy are
 documented in :mod:`pinkctl.qp.solvers`; how a tick's problem is written in
@@ -18,6 +19,7 @@ documented in :mod:`pinkctl.qp.solvers`; how a tick's problem is written in
 
 from __future__ import annotations
 
+from .ball_range_limit import BallRangeLimit
 from .cascade_qp import CascadeQP, compile_cascade
 from .compiled import CompiledQP, TickQP, compile_qp
 from .errors import QPSolveError
@@ -35,6 +37,7 @@ from .solving import SolverChain
 
 __all__ = [
     "BOX_SOLVER",
+    "BallRangeLimit",
     "CascadeQP",
     "CompiledQP",
     "DEFAULT_SOLVER",

@@ -12,11 +12,11 @@
   exclusions are part of its configuration);
 - gravity and joint-friction compensation (real arms compensate both in firmware; the
   description's joint damping stays, and the servo's velocity feed-forward offsets it),
-  position servos on the
-  controlled and gripper joints (``robot.actuator_kp``/``actuator_kv``, inferred from the
-  joints' inertia when not configured), servos named ``hold:<joint>`` that hold every other
-  scalar joint of the robot where it was reset, a spring on every ball joint holding its
-  reference rotation, and armature;
+  one position servo on each controlled and gripper joint (an MJCF's own position actuator
+  where it has one, else pinkctl's, with ``robot.actuator_kp``/``actuator_kv``, inferred
+  from the joints' inertia when not configured; three on a ball joint), servos that hold
+  every other joint of the robot where it was reset (:mod:`pinkctl.sim.scene_servos`), and
+  armature;
 - a free joint on the root link for a floating-base robot;
 - a floor (at ``robot.floor``, or just below the robot's lowest point at home, never above
   z = 0: :func:`pinkctl.world.floor_height`, which the world's floor shares), lights, an
@@ -41,6 +41,7 @@ import pinocchio as pin
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError, PinkctlWarning
 from ..world.floor import add_free_joint, floor_height, home_qpos, robot_spec
+from .scene_servos import HOLD_PREFIX, add_servos
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
@@ -104,56 +105,6 @@ def _add_sites(spec: mujoco.MjSpec, robot: PinkRobot, frames: Sequence[str]) -> 
             size=[0.005, 0.0, 0.0],
             rgba=[1, 0.2, 0.2, 1],
         )
-
-
-#: Name prefix of the servos that hold a robot's other joints at their reset position.
-HOLD_PREFIX = "hold:"
-
-
-def _add_hold_servos(
-    spec: mujoco.MjSpec,
-    robot: PinkRobot,
-    actuated: Sequence[str],
-    kp: float | None,
-    kv: float | None,
-) -> None:
-    """A position servo on every other scalar joint of the robot, holding it where it was
-    reset (a hand's fingers, a head, wheels): real robots hold the joints they do not move.
-    Mimic followers (joint equalities) follow their master instead."""
-    followers = {e.name1 for e in spec.equalities if e.type == mujoco.mjtEq.mjEQ_JOINT and e.name1}
-    kinds = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
-    joints = {j.name: j for j in spec.joints if j.type in kinds}
-    for name in robot.joint_names:
-        if name in actuated or name in followers or name not in joints:
-            continue
-        gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
-        gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
-        actuator = spec.add_actuator(name=HOLD_PREFIX + name, target=name)
-        actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
-        actuator.set_to_position(kp=gain_p, kv=gain_v)
-
-
-def _hold_ball_joints(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
-    """A spring and damper on every ball joint of the robot, holding its reference rotation
-    (MuJoCo has no position servo for ball joints): the same bandwidth as the servos, on the
-    largest inertia the joint moves at home."""
-    from ..core.robot.inference import SERVO_FREQUENCY  # noqa: PLC0415
-
-    model = robot.model
-    inertia = pin.crba(model, model.createData(), robot.q0)
-    balls = {
-        model.names[j]: model.joints[j]
-        for j in range(1, model.njoints)
-        if model.joints[j].shortname() == "JointModelSpherical"
-    }
-    for joint in spec.joints:
-        if joint.type != mujoco.mjtJoint.mjJNT_BALL or joint.name not in balls:
-            continue
-        v = balls[joint.name].idx_v
-        m = max(float(np.max(np.diag(inertia)[v : v + 3])), 1e-4)
-        # MuJoCo 4's spring and damper coefficients are polynomials: the linear term only
-        joint.stiffness = [m * SERVO_FREQUENCY**2, 0.0, 0.0]
-        joint.damping = [2.0 * m * SERVO_FREQUENCY, 0.0, 0.0]
 
 
 def _exclude_parents(spec: mujoco.MjSpec) -> None:
@@ -288,16 +239,7 @@ def build_spec(
     for name in robot.joint_names:
         if name in joints:
             joints[name].frictionloss = 0.0
-    for name in actuated:
-        if name not in joints:
-            raise InputError(f"actuated joint {name!r} is not a joint of the MuJoCo model")
-        gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
-        gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
-        actuator = spec.add_actuator(name=name, target=name)
-        actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
-        actuator.set_to_position(kp=gain_p, kv=gain_v)
-    _add_hold_servos(spec, robot, actuated, kp, kv)
-    _hold_ball_joints(spec, robot)
+    add_servos(spec, robot, actuated, kp, kv)
     probe = spec.compile()
     touching = _contacts_at_home(probe, robot)
     for body1, body2 in touching:

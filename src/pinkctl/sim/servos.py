@@ -1,62 +1,106 @@
 """Position servos of a compiled model, addressed by joint name, with velocity feed-forward.
 
-:func:`~pinkctl.sim.scene.build_spec` gives every actuated joint a position servo named like
-the joint,
+:func:`~pinkctl.sim.scene.build_spec` gives every actuated joint a position servo: the
+description's own position actuator on that joint when it has one (an MJCF's
+``<position joint=...>``, its own gains), else one named like the joint,
 
 .. math::
 
     \\tau = k_p (u - q) - k_v \\dot{q} - d \\dot{q},
 
-(``gainprm[0] = kp``, ``biasprm[2] = -kv``, ``d`` the joint's own damping), and every other
-scalar joint a *hold* servo (named ``hold:<joint>``) that keeps it where the last reset put it.
+(``gainprm[0] = kp``, ``biasprm[2] = -kv``, ``d`` the joint's own damping); a ball joint
+three, named like its coordinates (``<joint>:x`` ..., gear along each axis: MuJoCo's length
+of a ball-joint actuator is that component of the rotation vector). Every other scalar joint
+of the robot gets a *hold* servo (named ``hold:<joint>``), or keeps the description's own
+position actuator, that holds it where the last reset put it.
 Commanding :math:`u = q_{des} + ((k_v + d) / k_p) \\dot{q}_{des}` turns the damping terms into
 :math:`(k_v + d) (\\dot{q}_{des} - \\dot{q})`: the servo tracks a velocity as well.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import mujoco
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InputError
-from .scene import HOLD_PREFIX
+from .coordinates import JointCoordinates
+from .scene_servos import HOLD_PREFIX
 
-__all__ = ["PositionServos"]
+__all__ = ["PositionServos", "is_position_servo"]
+
+
+def is_position_servo(model: mujoco.MjModel, actuator: int) -> bool:
+    """Whether ``actuator`` is a plain position servo on one joint: joint transmission,
+    unit gear on its axis, fixed gain ``kp > 0`` and affine bias ``-kp q - kv q̇``."""
+    kp = float(model.actuator_gainprm[actuator, 0])
+    return (
+        int(model.actuator_trntype[actuator]) == int(mujoco.mjtTrn.mjTRN_JOINT)
+        and int(model.actuator_gaintype[actuator]) == int(mujoco.mjtGain.mjGAIN_FIXED)
+        and int(model.actuator_biastype[actuator]) == int(mujoco.mjtBias.mjBIAS_AFFINE)
+        and kp > 0.0
+        and float(model.actuator_biasprm[actuator, 1]) == -kp
+        and float(model.actuator_gear[actuator, 0]) == 1.0
+    )
 
 
 class PositionServos:
-    """The servos of a model's actuated joints, and the hold servos of the others.
+    """The servos of a model's actuated joints, and those holding other joints.
 
     Args:
         model: The compiled model.
-        joint_names: Joints with a position servo of the same name, in command order.
-        dof_addresses: Velocity address of each scalar joint (for its damping).
+        joint_names: Joints (or ball coordinates) with a position servo, in command order:
+            the actuator named like each, else a position servo on the joint
+            (:func:`is_position_servo`).
+        coordinates: The model's joint coordinates.
+        held_joints: Joints whose own position servos hold them at their reset position
+            (besides the ``hold:`` servos).
+
+    Raises:
+        InputError: A joint without a position servo.
     """
 
     def __init__(
-        self, model: mujoco.MjModel, joint_names: Sequence[str], dof_addresses: Mapping[str, int]
+        self,
+        model: mujoco.MjModel,
+        joint_names: Sequence[str],
+        coordinates: JointCoordinates,
+        held_joints: Sequence[str] = (),
     ) -> None:
         self.model = model
         self.joint_names = list(joint_names)
+        self._coordinates = coordinates
+        servos: dict[int, list[int]] = {}  # joint id -> its position servos
+        for i in range(model.nu):
+            if is_position_servo(model, i):
+                servos.setdefault(int(model.actuator_trnid[i, 0]), []).append(i)
         #: MuJoCo actuator id of each actuated joint.
-        self.actuator_of = {
-            n: int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n))
-            for n in self.joint_names
-        }
-        self._joint_damping = {n: float(model.dof_damping[a]) for n, a in dof_addresses.items()}
+        self.actuator_of: dict[str, int] = {}
+        missing = []
+        for name in self.joint_names:
+            actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
+            if actuator < 0 and not coordinates.is_ball(name):
+                actuator = next(iter(servos.get(coordinates.joint_id.get(name, -1), [])), -1)
+            if actuator < 0:
+                missing.append(name)
+            self.actuator_of[name] = int(actuator)
+        if missing:
+            raise InputError(f"joints {missing} have no position servo in the model")
+        held = {coordinates.joint_id[n] for n in held_joints if n in coordinates.joint_id}
         self._holds = [
             (i, int(model.jnt_qposadr[model.actuator_trnid[i, 0]]))
             for i in range(model.nu)
             if (model.actuator(i).name or "").startswith(HOLD_PREFIX)
+            or (int(model.actuator_trnid[i, 0]) in held and is_position_servo(model, i))
         ]
 
-    def hold(self, data: mujoco.MjData, qpos_addresses: Mapping[str, int]) -> None:
+    def hold(self, data: mujoco.MjData) -> None:
         """Command every servo (actuated joints and holds) to its joint's current position."""
-        for name, actuator in self.actuator_of.items():
-            data.ctrl[actuator] = data.qpos[qpos_addresses[name]]
+        names = self.joint_names
+        for name, value in zip(names, self._coordinates.positions(data, names)):
+            data.ctrl[self.actuator_of[name]] = value
         for actuator, address in self._holds:
             data.ctrl[actuator] = data.qpos[address]
 
@@ -92,6 +136,7 @@ class PositionServos:
             if vel is not None:
                 # read the gains now: a caller may have changed them since the build
                 gain_p = self.model.actuator_gainprm[actuator, 0]
-                gain_v = -self.model.actuator_biasprm[actuator, 2] + self._joint_damping[n]
+                damping = self.model.dof_damping[self._coordinates.dof_address[n]]
+                gain_v = -self.model.actuator_biasprm[actuator, 2] + damping
                 u += gain_v / gain_p * vel[k]
             data.ctrl[actuator] = u

@@ -13,7 +13,12 @@ with the gains of ``robot.toml``. Bodies carry gravity compensation (``gravcomp 
 arms compensate gravity in firmware. When a command carries velocities, the servo gets velocity
 feed-forward (:mod:`pinkctl.sim.servos`).
 
-Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention.
+Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention. Whole
+configurations cross between the engines only through :func:`~pinkctl.to_mujoco_qpos` and
+:func:`~pinkctl.from_mujoco_qpos` (:meth:`MujocoSimulation.get_configuration`,
+:meth:`MujocoSimulation.set_configuration`, the reset to the robot's home), which reorder
+quaternions (Pinocchio's (x, y, z, w), MuJoCo's (w, x, y, z)). A ball joint is three named
+coordinates, its rotation vector (:mod:`pinkctl.sim.coordinates`).
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ from numpy.typing import ArrayLike
 
 from .._gl import open_renderer
 from .._validation import callable_or_none, real_number
+from ..core.ball_joints import expand_ball_joints
 from ..core.poses import checked_pose
 from ..core.state import JointSpace, RobotState
 from ..errors import InputError
+from .coordinates import ConfigurationMap, JointCoordinates
 from .scene import TARGET_BODY, build_spec
 from .sensing import site_pose, site_state
 from .servos import PositionServos
@@ -53,8 +60,11 @@ class MujocoSimulation:
     and camera.
 
     Build it with :meth:`from_robot`. Joints are addressed by name; ``joint_names`` lists every
-    scalar (hinge or slide) joint of the robot in model order, mimic followers included, which
-    is the robot's joint space as a simulator reports it.
+    scalar (hinge or slide) joint of the robot in model order, mimic followers included, and
+    each ball joint as its three coordinates (``<joint>:x``, ``:y``, ``:z``), which is the
+    robot's joint space as a simulator reports it. ``servo_actuators`` names the actuator
+    that is each actuated joint's servo (an MJCF's own position actuators are used as they
+    are: :mod:`pinkctl.sim.servos`).
     """
 
     def __init__(
@@ -71,18 +81,19 @@ class MujocoSimulation:
         self.robot = robot
         #: The MjSpec the model was compiled from (None when built from a model directly).
         self.spec: mujoco.MjSpec | None = None
-        self.joint_names: list[str] = [
-            model.joint(i).name
-            for i in range(model.njnt)
-            if int(model.jnt_type[i])
-            in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
-            and model.joint(i).name
-        ]
-        self._qpos_adr = {n: int(model.joint(n).qposadr[0]) for n in self.joint_names}
-        self._dof_adr = {n: int(model.joint(n).dofadr[0]) for n in self.joint_names}
-        self.actuated_joint_names = list(actuated_joint_names)
-        self._servos = PositionServos(model, self.actuated_joint_names, self._dof_adr)
+        self._coordinates = JointCoordinates(model)
+        self.joint_names: list[str] = list(self._coordinates.names)
+        pin_model = None if robot is None else robot.model
+        actuated = list(actuated_joint_names)
+        held = [] if robot is None else [n for n in robot.joint_names if n not in actuated]
+        self.actuated_joint_names = (
+            actuated if pin_model is None else expand_ball_joints(pin_model, actuated)
+        )
+        self._servos = PositionServos(model, self.actuated_joint_names, self._coordinates, held)
         self._actuator_of = self._servos.actuator_of
+        #: The actuator that is each actuated joint's servo (joint name -> actuator name).
+        self.servo_actuators = {n: model.actuator(a).name for n, a in self._actuator_of.items()}
+        self._configurations = None if robot is None else ConfigurationMap(robot, model)
         self.site_names = list(site_names)
         self._joint_spaces: dict[tuple[str, ...], JointSpace] = {}
         self._site_ids = {
@@ -186,8 +197,9 @@ class MujocoSimulation:
         """Reset time, velocities and positions; hold servos at the reset positions.
 
         Args:
-            q: Joint positions by name; default: the robot's home (``q0``). Joints not named
-                keep their home value. Mimic followers follow their master.
+            q: Joint positions by name; default: the robot's home (``q0``, through
+                :func:`~pinkctl.to_mujoco_qpos`). Joints not named keep their home value.
+                Mimic followers follow their master.
 
         Raises:
             ValueError: Unknown joint names or non-finite values (nothing is changed).
@@ -196,55 +208,46 @@ class MujocoSimulation:
         if q is not None:
             if not isinstance(q, dict):
                 raise InputError(f"q must be a dict of joint positions by name, got {q!r}")
-            unknown = [n for n in q if n not in self._qpos_adr]
-            if unknown:
-                raise InputError(f"unknown joints {unknown}; joints are {self.joint_names}")
+            self._coordinates.check(list(q))
             requested = {k: real_number(v, f"q[{k!r}]") for k, v in q.items()}
         mujoco.mj_resetData(self.model, self.data)
-        positions: dict[str, float] = {}
-        if self.robot is not None:
-            positions.update(self.robot.home_positions())
-        positions.update(requested)
-        self._write_mimic_followers(positions)
-        for name, value in positions.items():
-            if name in self._qpos_adr:
-                self.data.qpos[self._qpos_adr[name]] = value
-        self._servos.hold(self.data, self._qpos_adr)
+        if self._configurations is not None:
+            self.data.qpos[:] = self._configurations.home_qpos()
+        self._coordinates.add_mimic_followers(self.model, requested)
+        self._coordinates.write_positions(self.data, list(requested), list(requested.values()))
+        self._servos.hold(self.data)
         mujoco.mj_forward(self.model, self.data)
 
-    def _write_mimic_followers(self, positions: dict[str, float]) -> None:
-        """Fill mimic followers from their masters using the model's joint equalities."""
-        m = self.model
-        for i in range(m.neq):
-            if int(m.eq_type[i]) != int(mujoco.mjtEq.mjEQ_JOINT) or m.eq_obj2id[i] < 0:
-                continue
-            follower = m.joint(int(m.eq_obj1id[i])).name
-            master = m.joint(int(m.eq_obj2id[i])).name
-            if master in positions:
-                c = m.eq_data[i]
-                positions[follower] = float(c[0] + c[1] * positions[master])
-
     # ------------------------------------------------------------------ joints
-    def _check_names(self, names: Sequence[str]) -> None:
-        unknown = [n for n in names if n not in self._qpos_adr]
-        if unknown:
-            raise InputError(f"unknown joints {unknown}; joints are {self.joint_names}")
+    def get_configuration(self) -> np.ndarray:
+        """The robot's Pinocchio configuration ``q`` (quaternions (x, y, z, w)) of the
+        simulated state, by :func:`~pinkctl.from_mujoco_qpos` (joints MuJoCo lacks: home).
+        InputError without a robot."""
+        return ConfigurationMap.of(self).q(self.data.qpos)
+
+    def set_configuration(self, q: ArrayLike) -> None:
+        """Teleport the robot to the Pinocchio configuration ``q`` (quaternions (x, y, z, w))
+        by :func:`~pinkctl.to_mujoco_qpos` (no dynamics; the scene's other joints kept) and
+        refresh kinematics. InputError without a robot or for a malformed ``q``."""
+        self.data.qpos[:] = ConfigurationMap.of(self).qpos(q, self.data.qpos)
+        mujoco.mj_forward(self.model, self.data)
 
     def get_joint_positions(self, names: Sequence[str] | None = None) -> np.ndarray:
-        """Joint positions [rad] or [m], in the order of ``names`` (default: ``joint_names``)."""
+        """Joint positions [rad] or [m], in the order of ``names`` (default: ``joint_names``;
+        a ball joint's coordinates: its rotation vector [rad])."""
         names = self.joint_names if names is None else list(names)
-        self._check_names(names)
-        return np.array([self.data.qpos[self._qpos_adr[n]] for n in names])
+        self._coordinates.check(names)
+        return self._coordinates.positions(self.data, names)
 
     def get_joint_velocities(self, names: Sequence[str] | None = None) -> np.ndarray:
         """Joint velocities [rad/s] or [m/s], in the order of ``names``."""
         names = self.joint_names if names is None else list(names)
-        self._check_names(names)
-        return np.array([self.data.qvel[self._dof_adr[n]] for n in names])
+        self._coordinates.check(names)
+        return self._coordinates.velocities(self.data, names)
 
     def _checked_values(self, names: Sequence[str], values: ArrayLike) -> np.ndarray:
         """``values`` as one finite number per joint of ``names`` (known joints)."""
-        self._check_names(names)
+        self._coordinates.check(names)
         values_arr = np.asarray(values, dtype=float).reshape(-1)
         if values_arr.shape != (len(names),) or not np.all(np.isfinite(values_arr)):
             raise InputError(f"values must be {len(names)} finite numbers, got {values!r}")
@@ -253,15 +256,14 @@ class MujocoSimulation:
     def set_joint_positions(self, names: Sequence[str], values: ArrayLike) -> None:
         """Teleport joints (no dynamics) and refresh kinematics."""
         names = list(names)
-        for n, v in zip(names, self._checked_values(names, values)):
-            self.data.qpos[self._qpos_adr[n]] = v
+        self._coordinates.write_positions(self.data, names, self._checked_values(names, values))
         mujoco.mj_forward(self.model, self.data)
 
     def set_joint_velocities(self, names: Sequence[str], values: ArrayLike) -> None:
-        """Set joint velocities."""
+        """Set joint velocities (a ball joint's coordinates: its angular velocity)."""
         names = list(names)
         for n, v in zip(names, self._checked_values(names, values)):
-            self.data.qvel[self._dof_adr[n]] = v
+            self.data.qvel[self._coordinates.dof_address[n]] = v
 
     def set_position_targets(
         self,
@@ -296,12 +298,10 @@ class MujocoSimulation:
 
     def joint_position_limits(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)`` position limits [rad] or [m] of ``names`` in the model (-inf and
-        inf for a joint without limits)."""
-        self._check_names(names)
-        ids = [self.model.joint(n).id for n in names]
-        limited = self.model.jnt_limited[ids].astype(bool)
-        ranges = self.model.jnt_range[ids].reshape(-1, 2)
-        return np.where(limited, ranges[:, 0], -np.inf), np.where(limited, ranges[:, 1], np.inf)
+        inf for a joint without limits, and for a ball joint's coordinates: its range is an
+        angle, :class:`~pinkctl.qp.BallRangeLimit`)."""
+        self._coordinates.check(names)
+        return self._coordinates.limits(self.model, names)
 
     # ------------------------------------------------------------------ sites and states
     def get_site_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:

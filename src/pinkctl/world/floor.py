@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import mujoco
 import numpy as np
 
+from ..core.mujoco_qpos import to_mujoco_qpos
 from ..errors import InputError
 
 if TYPE_CHECKING:
@@ -55,22 +56,15 @@ def add_free_joint(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
 
 
 def home_qpos(model: mujoco.MjModel, robot: PinkRobot) -> np.ndarray:
-    """MuJoCo's ``qpos`` of the robot's home configuration ``robot.q0``."""
-    qpos = model.qpos0.copy()
-    home = robot.home_positions()
-    scalar = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
-    for j in range(model.njnt):
-        name = model.joint(j).name
-        if name in home and int(model.jnt_type[j]) in scalar:
-            qpos[model.jnt_qposadr[j]] = home[name]
-    if robot.floating_base:
-        free_type = int(mujoco.mjtJoint.mjJNT_FREE)
-        free = [j for j in range(model.njnt) if int(model.jnt_type[j]) == free_type]
-        if free:
-            adr = model.jnt_qposadr[free[0]]
-            x, y, z, qx, qy, qz, qw = robot.q0[:7]
-            qpos[adr : adr + 7] = [x, y, z, qw, qx, qy, qz]
-    return qpos
+    """MuJoCo's ``qpos`` of the robot's home configuration ``robot.q0``
+    (:func:`~pinkctl.to_mujoco_qpos`: quaternions reordered, a free joint placed; joints
+    MuJoCo lacks left out, the model's ``qpos0`` elsewhere)."""
+    missing = {
+        name: None
+        for name in robot.model.names[1:]
+        if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) < 0
+    }
+    return to_mujoco_qpos(robot.model, model, robot.q0, joint_map=missing)
 
 
 def lowest_point(model: mujoco.MjModel, robot: PinkRobot) -> float:

@@ -80,6 +80,42 @@ class RobotDescription:
             return pin.buildModelFromXML(self.xml, pin.JointModelFreeFlyer(), mimic=True)
         return pin.buildModelFromXML(self.xml, mimic=True)
 
+    def ball_ranges(self) -> dict[str, float]:
+        """The range of each limited ball joint of an MJCF: its largest rotation angle [rad]
+        (MuJoCo's reading of ``range="0 θmax"``), by name; empty for a URDF."""
+        if self.kind != "mjcf":
+            return {}
+        import mujoco  # noqa: PLC0415 (MuJoCo's compiler resolves units and autolimits)
+
+        model = mujoco.MjModel.from_xml_path(str(self.path))
+        ball = int(mujoco.mjtJoint.mjJNT_BALL)
+        return {
+            model.joint(j).name: float(model.jnt_range[j, 1])
+            for j in range(model.njnt)
+            if int(model.jnt_type[j]) == ball and model.jnt_limited[j] and model.joint(j).name
+        }
+
+    def place_free_joint(self, model: pin.Model, q: np.ndarray) -> bool:
+        """Put an MJCF's own root free joint in ``q`` at the pose the file gives its body
+        (MuJoCo's ``qpos0``; Pinocchio's parser leaves the joint at the origin). Returns
+        whether ``q`` changed (False for a URDF or a root without a free joint of the file)."""
+        if self.kind != "mjcf" or model.njoints < 2:
+            return False
+        import mujoco  # noqa: PLC0415
+
+        from ..mujoco_qpos import from_mujoco_qpos  # noqa: PLC0415
+
+        root = model.names[1]
+        compiled = mujoco.MjModel.from_xml_path(str(self.path))
+        joint = mujoco.mj_name2id(compiled, mujoco.mjtObj.mjOBJ_JOINT, root)
+        if joint < 0 or int(compiled.jnt_type[joint]) != int(mujoco.mjtJoint.mjJNT_FREE):
+            return False
+        others = {name: None for name in model.names[2:]}
+        placed = from_mujoco_qpos(model, compiled, compiled.qpos0, q=q, joint_map=others)
+        changed = not np.allclose(placed, q)
+        q[:] = placed
+        return changed
+
     def build_collision_model(self, model: pin.Model) -> pin.GeometryModel:
         """The collision geometry of ``model`` (all pairs, before any SRDF filtering)."""
         if self.kind == "mjcf":

@@ -204,6 +204,10 @@ def load_pink_robot(
     q0 = pin.neutral(model)
     requested = home if home is not None else (cfg.home if cfg is not None else None)
     set_home(model, q0, requested, srdf, source, inferred)
+    if description.place_free_joint(model, q0):
+        inferred["base pose"] = (
+            f"the pose the MJCF gives the body of its free joint {model.names[1]!r}"
+        )
 
     limits = cfg.limits if cfg is not None else {}
     velocity = velocity_limits(model, controlled, limits.get("velocity"), source, notes)
@@ -254,6 +258,7 @@ def load_pink_robot(
         actuator_kp=kp,
         actuator_kv=kv,
         armature=armature,
+        ball_ranges=description.ball_ranges(),
         config=dict(cfg.raw) if cfg is not None else {},
         description=description,
         floating_base=floating,

@@ -39,6 +39,8 @@ class PinkRobot:
         actuator_kp: MuJoCo position-servo stiffness per actuated joint, by name.
         actuator_kv: MuJoCo position-servo damping per actuated joint, by name.
         armature: MuJoCo joint armature per joint [kg m²], by name.
+        ball_ranges: Largest rotation angle [rad] of each limited ball joint, by name (the
+            controller keeps it with a :class:`~pinkctl.qp.BallRangeLimit`).
         config: The raw configuration table (empty without one).
         description: The normalised description both engines are built from.
         floating_base: Whether the root is a free-flyer joint.
@@ -69,6 +71,7 @@ class PinkRobot:
     actuator_kp: dict[str, float] = field(default_factory=dict)
     actuator_kv: dict[str, float] = field(default_factory=dict)
     armature: dict[str, float] = field(default_factory=dict)
+    ball_ranges: dict[str, float] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     description: RobotDescription | None = None
     floating_base: bool = False
