@@ -75,6 +75,16 @@ _KEYS = {
     "limits",
     "mujoco",
 }
+_STRING_KEYS = (
+    "name",
+    "description",
+    "urdf",
+    "mjcf",
+    "package",
+    "srdf",
+    "tool_frame",
+    "planning_group",
+)
 _LIMIT_KEYS = ("velocity", "acceleration", "jerk")
 _MUJOCO_KEYS = ("kp", "kv", "armature")
 _PACKAGES = ("example-robot-data",)
@@ -166,72 +176,28 @@ class RobotConfig:
         Raises:
             ValueError: On an unknown key or a malformed value (the message names both).
         """
-        if not isinstance(data, Mapping):
-            raise ConfigurationError(f"{source}: a configuration must be a table, got {data!r}")
-        unknown = sorted(set(data) - _KEYS)
-        if unknown:
-            raise ConfigurationError(
-                f"{source}: unknown keys {unknown}; known keys: {sorted(_KEYS)}"
-            )
-        package = _string(data.get("package"), "package", source)
-        if package is not None and package not in _PACKAGES:
-            raise ConfigurationError(f"{source}: package must be one of {list(_PACKAGES)}")
-        if data.get("urdf") is not None and data.get("mjcf") is not None:
-            raise ConfigurationError(f"{source}: give either urdf or mjcf, not both")
-        controlled = data.get("controlled_joints")
-        gripper = data.get("gripper_joints")
-        home = data.get("home")
-        if home is not None and not isinstance(home, str):
-            if not isinstance(home, Mapping):
-                raise ConfigurationError(
-                    f"{source}: home must be a table of joint values or a name"
-                )
-            home = {str(k): _home_value(v, str(k), source) for k, v in home.items()}
+        _check_keys(data, source)
         floating = data.get("floating_base", False)
         if not isinstance(floating, bool):
             raise ConfigurationError(f"{source}: floating_base must be true or false")
-        floor = data.get("floor")
-        if floor is not None and not isinstance(floor, bool):
-            floor = _vector([floor], 1, "floor", source)[0]
-        base = data.get("base", {})
-        if not isinstance(base, Mapping) or set(base) - {"position", "rpy"}:
-            raise ConfigurationError(f"{source}: [base] takes position and rpy")
-        position = base.get("position")
-        rpy = base.get("rpy")
-        if floating and (position is not None or rpy is not None):
-            raise ConfigurationError(f"{source}: a floating base has no fixed [base] placement")
-        limits = _section(data.get("limits"), _LIMIT_KEYS, "limits", source, positive=True)
-        mujoco = _section(data.get("mujoco"), _MUJOCO_KEYS, "mujoco", source, positive=None)
-        dirs = data.get("package_dirs", [])
+        position, rpy = _base(data.get("base", {}), floating, source)
+        strings = {key: _string(data.get(key), key, source) for key in _STRING_KEYS}
         return cls(
-            name=_string(data.get("name"), "name", source),
-            description=_string(data.get("description"), "description", source),
-            urdf=_string(data.get("urdf"), "urdf", source),
-            mjcf=_string(data.get("mjcf"), "mjcf", source),
-            package=package,
-            srdf=_string(data.get("srdf"), "srdf", source),
-            package_dirs=tuple(name_list(dirs, f"{source}: package_dirs")),
-            tool_frame=_string(data.get("tool_frame"), "tool_frame", source),
-            tool_frames=tuple(name_list(data.get("tool_frames", []), f"{source}: tool_frames")),
-            controlled_joints=None
-            if controlled is None
-            else tuple(name_list(controlled, f"{source}: controlled_joints")),
-            planning_group=_string(data.get("planning_group"), "planning_group", source),
-            gripper_joints=None
-            if gripper is None
-            else tuple(name_list(gripper, f"{source}: gripper_joints")),
-            home=home,
-            floating_base=floating,
-            floor=floor,
-            inertia_repairs=tuple(
-                name_list(data.get("inertia_repairs", []), f"{source}: inertia_repairs")
+            **strings,
+            package_dirs=_names(data.get("package_dirs", []), "package_dirs", source),
+            tool_frames=_names(data.get("tool_frames", []), "tool_frames", source),
+            controlled_joints=_optional_names(
+                data.get("controlled_joints"), "controlled_joints", source
             ),
-            base_position=None
-            if position is None
-            else _vector(position, 3, "base.position", source),
-            base_rpy=None if rpy is None else _vector(rpy, 3, "base.rpy", source),
-            limits=limits,
-            mujoco=mujoco,
+            gripper_joints=_optional_names(data.get("gripper_joints"), "gripper_joints", source),
+            home=_home(data.get("home"), source),
+            floating_base=floating,
+            floor=_floor(data.get("floor"), source),
+            inertia_repairs=_names(data.get("inertia_repairs", []), "inertia_repairs", source),
+            base_position=position,
+            base_rpy=rpy,
+            limits=_section(data.get("limits"), _LIMIT_KEYS, "limits", source, positive=True),
+            mujoco=_section(data.get("mujoco"), _MUJOCO_KEYS, "mujoco", source, positive=None),
             folder=folder,
             source=source,
             raw=dict(data),
@@ -262,6 +228,62 @@ class RobotConfig:
                 "allow_outside_paths=True to load files elsewhere"
             )
         return resolved
+
+
+def _check_keys(data: Any, source: str) -> None:
+    """A table of known keys, with at most one description file and a known package."""
+    if not isinstance(data, Mapping):
+        raise ConfigurationError(f"{source}: a configuration must be a table, got {data!r}")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise ConfigurationError(f"{source}: unknown keys {unknown}; known keys: {sorted(_KEYS)}")
+    package = _string(data.get("package"), "package", source)
+    if package is not None and package not in _PACKAGES:
+        raise ConfigurationError(f"{source}: package must be one of {list(_PACKAGES)}")
+    if data.get("urdf") is not None and data.get("mjcf") is not None:
+        raise ConfigurationError(f"{source}: give either urdf or mjcf, not both")
+
+
+def _names(value: Any, what: str, source: str) -> tuple[str, ...]:
+    """A list of unique names, as a tuple."""
+    return tuple(name_list(value, f"{source}: {what}"))
+
+
+def _optional_names(value: Any, what: str, source: str) -> tuple[str, ...] | None:
+    """A list of unique names as a tuple, or None."""
+    return None if value is None else _names(value, what, source)
+
+
+def _home(value: Any, source: str) -> dict[str, float] | str | None:
+    """Home joint values by name, or the name of an SRDF state (None stays None)."""
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{source}: home must be a table of joint values or a name")
+    return {str(k): _home_value(v, str(k), source) for k, v in value.items()}
+
+
+def _floor(value: Any, source: str) -> bool | float | None:
+    """``floor``: None, a boolean, or a finite height [m]."""
+    if value is None or isinstance(value, bool):
+        return value
+    return _vector([value], 1, "floor", source)[0]
+
+
+def _base(
+    base: Any, floating: bool, source: str
+) -> tuple[tuple[float, ...] | None, tuple[float, ...] | None]:
+    """``[base]``'s position [m] and rpy [rad] (None when not given)."""
+    if not isinstance(base, Mapping) or set(base) - {"position", "rpy"}:
+        raise ConfigurationError(f"{source}: [base] takes position and rpy")
+    position = base.get("position")
+    rpy = base.get("rpy")
+    if floating and (position is not None or rpy is not None):
+        raise ConfigurationError(f"{source}: a floating base has no fixed [base] placement")
+    return (
+        None if position is None else _vector(position, 3, "base.position", source),
+        None if rpy is None else _vector(rpy, 3, "base.rpy", source),
+    )
 
 
 def _home_value(value: Any, joint: str, source: str) -> float:

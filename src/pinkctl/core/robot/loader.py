@@ -149,23 +149,17 @@ def load_pink_robot(
     model = _build_model(description, floating)
     notes = list(description.repairs) + disambiguate_frames(model)
     inferred: dict[str, str] = {}
-    frame, controlled, gripper = _joints_and_tool(
+    tool_frames, controlled, gripper = _joints_and_tools(
         model, settings, srdf, inferred, controlled_joint_names, gripper_joint_names, tool_frame
     )
-    extra_frames = list(settings.tool_frames)
-    for extra in extra_frames:
-        resolve_frame(model, extra, what="tool_frames")
 
     q0 = pin.neutral(model)
     set_home(model, q0, home if home is not None else settings.home, srdf, source, inferred)
     velocity = velocity_limits(model, controlled, settings.limits.get("velocity"), source, notes)
     acceleration, jerk = _motion_limits(controlled, settings, notes)
-    actuated = list(controlled) + [j for j in gripper if j not in controlled]
+    actuated = list(dict.fromkeys([*controlled, *gripper]))  # each joint once
     armature, kp, kv = servo_settings(model, q0, actuated, settings.mujoco, source, inferred)
-    collision_model = collision_data = None
-    if build_collision_model:
-        collision_model = _collision_model(description, model, srdf)
-        collision_data = pin.GeometryData(collision_model)
+    collision_model = _collision_model(description, model, srdf) if build_collision_model else None
 
     robot = PinkRobot(
         directory=description_path.parent,
@@ -173,12 +167,12 @@ def load_pink_robot(
         data=model.createData(),
         controlled_joint_names=list(controlled),
         collision_model=collision_model,
-        collision_data=collision_data,
+        collision_data=None if collision_model is None else pin.GeometryData(collision_model),
         q0=q0,
         name=name or settings.name or description_path.stem,
         urdf_path=description_path,
         srdf_path=srdf,
-        tool_frame=frame,
+        tool_frame=tool_frames[0],
         gripper_joint_names=gripper,
         velocity_limits=velocity,
         acceleration_limits=acceleration,
@@ -191,7 +185,7 @@ def load_pink_robot(
         floating_base=floating,
         base_placement=placement if placement is not None else pin.SE3.Identity(),
         floor=settings.floor,
-        tool_frames=[frame] + [f for f in extra_frames if f != frame],
+        tool_frames=tool_frames,
         inferred=inferred,
         notes=notes,
     )
@@ -212,7 +206,7 @@ def load_pink_robot(
     return robot
 
 
-def _joints_and_tool(
+def _joints_and_tools(
     model: pin.Model,
     settings: RobotConfig,
     srdf: Path | None,
@@ -220,9 +214,10 @@ def _joints_and_tool(
     controlled_joint_names: Sequence[str] | None,
     gripper_joint_names: Sequence[str] | None,
     tool_frame: str | None,
-) -> tuple[str, list[str], list[str]]:
-    """The tool frame, the controlled joints and the gripper joints (keywords first, then the
-    configuration, then inferred)."""
+) -> tuple[list[str], list[str], list[str]]:
+    """The tool frames (the IK controller's first, then the configuration's ``tool_frames``),
+    the controlled joints and the gripper joints (keywords first, then the configuration,
+    then inferred)."""
     frame = tool_frame if tool_frame is not None else settings.tool_frame
     setting = "tool_frame" if tool_frame is not None else f"{settings.source}: tool_frame"
     controlled, gripper_found = controlled_joints(
@@ -233,18 +228,30 @@ def _joints_and_tool(
         inferred,
         tool_frame=None if frame is None else (frame, setting),
     )
-    if gripper_joint_names is not None:
-        gripper = checked_joints(model, gripper_joint_names, "gripper_joint_names")
-    elif settings.gripper_joints is not None:
-        what = f"{settings.source}: gripper_joints"
-        gripper = checked_joints(model, settings.gripper_joints, what)
-    else:
-        gripper = gripper_found or []
+    gripper = _gripper_joints(model, settings, gripper_joint_names, gripper_found)
     if frame is None:
         frame = infer_tool_frame(model, controlled[-1])
         inferred["tool frame"] = f"the tip of the chain after {controlled[-1]!r}"
     resolve_frame(model, frame, what="tool_frame")
-    return frame, controlled, gripper
+    for extra in settings.tool_frames:
+        resolve_frame(model, extra, what="tool_frames")
+    return [frame] + [f for f in settings.tool_frames if f != frame], controlled, gripper
+
+
+def _gripper_joints(
+    model: pin.Model,
+    settings: RobotConfig,
+    names: Sequence[str] | None,
+    found: list[str] | None,
+) -> list[str]:
+    """The gripper joints: the ones named, else the configuration's, else those found at
+    the end of the inferred chain (none when not inferred)."""
+    if names is not None:
+        return checked_joints(model, names, "gripper_joint_names")
+    if settings.gripper_joints is not None:
+        what = f"{settings.source}: gripper_joints"
+        return checked_joints(model, settings.gripper_joints, what)
+    return found or []
 
 
 def _motion_limits(
