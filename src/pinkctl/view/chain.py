@@ -21,7 +21,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 import mujoco
 import numpy as np
@@ -29,7 +29,10 @@ import numpy as np
 from ..core.robot import PinkRobot
 from ..errors import InputError
 
-__all__ = ["JointSelection", "Selector", "chain_robot", "select_joints"]
+if TYPE_CHECKING:
+    from ..sim import MujocoSimulation
+
+__all__ = ["JointSelection", "Selector", "chain_robot", "select_joints", "target_site"]
 
 #: A list of names, or a regular expression (string or compiled) searched in each name.
 Selector = Union[Sequence[str], str, "re.Pattern[str]"]
@@ -242,3 +245,18 @@ def _all_or_none(limits: dict[str, float], joints: Sequence[str]) -> dict[str, f
     if all(n in limits for n in joints):
         return {n: limits[n] for n in joints}
     return {}
+
+
+def target_site(sim: MujocoSimulation, robot: PinkRobot | None, site: str | None) -> str:
+    """The site a target follows: the one named, else the robot's tool frame, else the
+    simulation's first site.
+
+    Raises:
+        ValueError: A site the simulation does not have (or none at all).
+    """
+    if site is None:
+        site = robot.tool_frame if robot is not None and robot.tool_frame else None
+        site = site or (sim.site_names[0] if sim.site_names else None)
+    if not isinstance(site, str) or site not in sim.site_names:
+        raise InputError(f"site {site!r} is not a site of the simulation: {sim.site_names}")
+    return site
