@@ -124,8 +124,15 @@ def callable_or_none(value: Any, name: str) -> Any:
     return value
 
 
-def choice(value: Any, name: str, options: Sequence[str]) -> str:
-    """``value`` if it is one of the strings ``options``."""
-    if not isinstance(value, str) or value not in options:
+def choice(value: Any, name: str, options: Sequence[Any]) -> Any:
+    """``value`` if it equals one of ``options`` and is of its kind: a string for a string
+    option, else the option's exact type (``True`` is not ``1``, ``1.0`` not ``1``)."""
+    if not any(_same_kind(value, option) and value == option for option in options):
         raise InputError(f"{name} must be one of {list(options)}, got {value!r}")
     return value
+
+
+def _same_kind(value: Any, option: Any) -> bool:
+    if isinstance(option, str):
+        return isinstance(value, str)
+    return type(value) is type(option)

@@ -41,11 +41,10 @@ from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
 
-from .._validation import real_array, real_number
+from .._validation import choice, real_array, real_number
 from ..controllers._arguments import DT_RANGE
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
-from ._checks import finite_float, one_of, positive_float
 from .gripper import ctrl_to_normalized, normalized_to_ctrl
 from .placement import Placement
 from .scene import limit_margin
@@ -156,9 +155,9 @@ class CartesianArm:
     ) -> None:
         self.n_substeps = substeps(control_dt, physics_dt)
         self.control_dt = float(control_dt)
-        self.action_scale = positive_float(action_scale, "action_scale")
-        self.orientation = one_of(orientation, "orientation", ORIENTATIONS)
-        weight = positive_float(orientation_cost, "orientation_cost")
+        self.action_scale = real_number(action_scale, "action_scale", low=0.0, low_open=True)
+        self.orientation = choice(orientation, "orientation", ORIENTATIONS)
+        weight = real_number(orientation_cost, "orientation_cost", low=0.0, low_open=True)
         try:
             box = np.array(bounds, dtype=float)
         except (TypeError, ValueError):
@@ -215,7 +214,7 @@ class CartesianArm:
         self._gripper_goal = self._gripper_ctrl = 0.0
         speed = math.inf
         if gripper_speed is not None:
-            speed = positive_float(gripper_speed, "gripper_speed")
+            speed = real_number(gripper_speed, "gripper_speed", low=0.0, low_open=True)
         self._gripper_step = speed * float(physics_dt)
         if gripper_joint is not None:
             actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, gripper_joint)
@@ -337,7 +336,7 @@ class CartesianArm:
         """
         raw = real_array(delta, "delta", (3,))
         if opening is not None:
-            opening = finite_float(opening, "opening")
+            opening = real_number(opening, "opening")
         zero = float(np.linalg.norm(raw)) < ZERO_ACTION_TOLERANCE
         if zero and not self._last_zero:
             self._target = self.point_position()

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._validation import real_number
 from ..errors import InputError
-from ._checks import finite_float
 
 __all__ = ["ctrl_to_normalized", "normalized_to_ctrl"]
 
@@ -47,7 +47,7 @@ def normalized_to_ctrl(
             pair of finite numbers.
     """
     low, high = _range(ctrlrange)
-    opening = min(max(finite_float(norm, "norm"), 0.0), 1.0)
+    opening = min(max(real_number(norm, "norm"), 0.0), 1.0)
     fraction = opening if closed_at_low else 1.0 - opening
     return low + fraction * (high - low)
 
@@ -67,5 +67,5 @@ def ctrl_to_normalized(
         ValueError: If ``ctrl`` is not a finite number or ``ctrlrange`` is malformed.
     """
     low, high = _range(ctrlrange)
-    fraction = (finite_float(ctrl, "ctrl") - low) / (high - low)
+    fraction = (real_number(ctrl, "ctrl") - low) / (high - low)
     return fraction if closed_at_low else 1.0 - fraction
