@@ -16,7 +16,15 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["callable_or_none", "choice", "integer", "name_list", "real_array", "real_number"]
+__all__ = [
+    "callable_or_none",
+    "choice",
+    "integer",
+    "name_list",
+    "positive_number",
+    "real_array",
+    "real_number",
+]
 
 #: dtype kinds of real numbers: signed and unsigned integers, floats (not bool, complex, str).
 REAL_KINDS = "iuf"
@@ -48,6 +56,11 @@ def real_number(
     if too_low or too_high:
         raise InputError(f"{name} must be in {interval}, got {value!r}")
     return number
+
+
+def positive_number(value: Any, name: str) -> float:
+    """``value`` as a finite float > 0 (:func:`real_number` on ``(0, inf]``)."""
+    return real_number(value, name, low=0.0, low_open=True)
 
 
 def integer(value: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:

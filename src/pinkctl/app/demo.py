@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import choice, name_list, real_number
+from .._validation import choice, name_list, positive_number
 from ..controllers import ChainedController, PinkIKController, TrajectoryFollower
 from ..core.robot import PinkRobot
 from ..core.state import RobotState, SpatialState
@@ -113,7 +113,7 @@ class DemoConfig:
             raise InputError(missing_solver_message(self.solver))
         for name in ("period", "duration", "size", "control_rate", "ramp_time"):
             if getattr(self, name) is not None:
-                real_number(getattr(self, name), name, low=0.0, low_open=True)
+                positive_number(getattr(self, name), name)
         if self.tool_frame is not None and (
             not isinstance(self.tool_frame, str) or not self.tool_frame
         ):

@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
 
-from .._validation import choice, real_array, real_number
+from .._validation import choice, positive_number, real_array, real_number
 from ..controllers._arguments import DT_RANGE
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
@@ -168,9 +168,9 @@ class CartesianArm:
     ) -> None:
         self.n_substeps = substeps(control_dt, physics_dt)
         self.control_dt = float(control_dt)
-        self.action_scale = real_number(action_scale, "action_scale", low=0.0, low_open=True)
+        self.action_scale = positive_number(action_scale, "action_scale")
         self.orientation = choice(orientation, "orientation", ORIENTATIONS)
-        weight = real_number(orientation_cost, "orientation_cost", low=0.0, low_open=True)
+        weight = positive_number(orientation_cost, "orientation_cost")
         self.bounds = _box(bounds)
         site = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_SITE, point)
         if site < 0 or not robot.model.existFrame(point):
@@ -218,7 +218,7 @@ class CartesianArm:
         self._gripper_goal = self._gripper_ctrl = 0.0
         speed = math.inf
         if gripper_speed is not None:
-            speed = real_number(gripper_speed, "gripper_speed", low=0.0, low_open=True)
+            speed = positive_number(gripper_speed, "gripper_speed")
         self._gripper_step = speed * float(physics_dt)
         if gripper_joint is not None:
             self._gripper_actuator, self._gripper_qpos, self.gripper_range = gripper_servo(

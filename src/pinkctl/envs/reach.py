@@ -34,7 +34,7 @@ import pinocchio as pin
 
 from pinkctl import IKSolver, PinkRobot, load_pink_supported_robot, supported_robots
 
-from .._validation import choice, real_number
+from .._validation import choice, positive_number
 from ..errors import InputError
 from .base import CartesianIKEnv
 from .rendering import GymRenderingSpec
@@ -116,9 +116,7 @@ class ReachEnv(CartesianIKEnv):
         )
         available = supported_robots()
         choice(robot, "robot", available)
-        self.success_threshold = real_number(
-            success_threshold, "success_threshold", low=0.0, low_open=True
-        )
+        self.success_threshold = positive_number(success_threshold, "success_threshold")
         pink_robot = load_pink_supported_robot(robot)
         tool = pink_robot.tool_frame
         if tool is None:

@@ -27,7 +27,7 @@ import mujoco
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import choice, real_number
+from .._validation import choice, positive_number, real_number
 from ..errors import InputError
 from ._checks import count, model_and_data, object_id, vector
 
@@ -201,7 +201,7 @@ def compute_ik_levenberg_marquardt(
     model, data, site, dofs, target, q = _common(
         model, data, site_id, dof_ids, target_pos, current_q
     )
-    damping = real_number(damping, "damping", low=0.0, low_open=True)
+    damping = positive_number(damping, "damping")
     iterations = count(max_iterations, "max_iterations", low=0)
     tolerance = real_number(tolerance, "tolerance", low=0.0)
     offset = None if point_offset is None else vector(point_offset, 3, "point_offset")
@@ -240,7 +240,7 @@ def compute_ik_pseudoinverse(
     )
     iterations = count(max_iterations, "max_iterations", low=0)
     tolerance = real_number(tolerance, "tolerance", low=0.0)
-    step_size = real_number(step_size, "step_size", low=0.0, low_open=True)
+    step_size = positive_number(step_size, "step_size")
     with _Restore(model, data):
         for _ in range(iterations):
             _set(model, data, dofs, q)

@@ -35,7 +35,7 @@ import mujoco
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import choice, real_number
+from .._validation import choice, positive_number, real_number
 from ..errors import InputError
 from ._checks import count, model_and_data, object_id, vector
 from .joints import dof_columns, joint_ids, project_to_limits
@@ -280,13 +280,13 @@ def solve_joints(
     order = choice(quaternion_order, "quaternion_order", ("wxyz", "xyzw"))
     goal_quaternion = None if quaternion is None else target_quaternion(quaternion, order)
     iterations = count(max_iterations, "max_iterations", low=1)
-    damping = real_number(damping, "damping", low=0.0, low_open=True)
+    damping = positive_number(damping, "damping")
     wp = real_number(position_weight, "position_weight", low=0.0)
     wr = real_number(rotation_weight, "rotation_weight", low=0.0)
     if wp == 0.0 and (goal_quaternion is None or wr == 0.0):
         raise InputError("position_weight and rotation_weight leave nothing to solve for")
     tolerance = real_number(tolerance, "tolerance", low=0.0)
-    bound = None if max_step is None else real_number(max_step, "max_step", low=0.0, low_open=True)
+    bound = None if max_step is None else positive_number(max_step, "max_step")
     q = _start(model, ids, qpos, data)
 
     problem = _Problem(model, data, site_id, ids, goal_position, goal_quaternion, (wp, wr))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import real_number
+from .._validation import positive_number, real_number
 from ..core.poses import (
     canonical_quaternion,
     rotate_by_vector,
@@ -279,7 +279,7 @@ class TargetRecorder:
     """
 
     def __init__(self, *, sample_period: float = 0.02) -> None:
-        self.sample_period = real_number(sample_period, "sample_period", low=0.0, low_open=True)
+        self.sample_period = positive_number(sample_period, "sample_period")
         self._recording = False
         self._times: list[float] = []
         self._poses: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}

@@ -41,7 +41,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .._validation import callable_or_none, real_number
+from .._validation import callable_or_none, positive_number
 from ..controllers import ControllerStatus, PinkIKController
 from ..core.poses import checked_pose, quaternion_angle, se3_to_pose
 from ..core.robot import PinkRobot
@@ -130,7 +130,7 @@ class IkTarget(MovingTarget):
         if robot is None and ik_solve_fn is None:
             raise InputError("an IkTarget needs a robot (sim.robot or robot=) or an ik_solve_fn")
         selection = select_joints(sim.model, site, joints=joints, actuators=actuators)
-        dt = sim.timestep if dt is None else real_number(dt, "dt", low=0.0, low_open=True)
+        dt = sim.timestep if dt is None else positive_number(dt, "dt")
         self.selection: JointSelection = selection
         self.robot = robot
         self._ik_solve_fn = ik_solve_fn
