@@ -122,12 +122,19 @@ def name_list(value: Any, name: str, *, allow_empty: bool = True) -> list[str]:
     bad = [n for n in names if not isinstance(n, str) or not n]
     if bad:
         raise InputError(f"{name} must hold non-empty strings, got {bad!r}")
-    if len(set(names)) != len(names):
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = _duplicates(names)
+    if duplicates:
         raise InputError(f"{name} has duplicates: {duplicates}")
     if not names and not allow_empty:
         raise InputError(f"{name} must not be empty")
     return names
+
+
+def _duplicates(names: list[str]) -> list[str]:
+    """The names listed more than once, sorted."""
+    if len(set(names)) == len(names):
+        return []
+    return sorted({n for n in names if names.count(n) > 1})
 
 
 def callable_or_none(value: Any, name: str) -> Any:

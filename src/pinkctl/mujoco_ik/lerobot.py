@@ -47,22 +47,26 @@ DEFAULT_ORIENTATION_WEIGHT = 0.1
 _SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 
 
+def _dof_ids(dof_ids: Any, nv: int) -> np.ndarray:
+    """``dof_ids`` as a non-empty 1-D integer array of distinct DOF ids in ``[0, nv)``."""
+    try:
+        ids = np.asarray(dof_ids).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"dof_ids must be integer DOF ids, got {dof_ids!r}") from None
+    if ids.size == 0 or ids.dtype.kind not in "iu":
+        raise InputError(f"dof_ids must be a non-empty array of integer DOF ids, got {dof_ids!r}")
+    if np.any(ids < 0) or np.any(ids >= nv):
+        raise InputError(f"dof_ids must be in [0, {nv}), got {ids.tolist()}")
+    if len(set(ids.tolist())) != ids.size:
+        raise InputError(f"dof_ids repeats a DOF: {ids.tolist()}")
+    return ids
+
+
 class _Dofs:
     """The DOFs of a call: velocity columns, ``qpos`` addresses and ranges (checked)."""
 
     def __init__(self, model: mujoco.MjModel, dof_ids: Any) -> None:
-        try:
-            ids = np.asarray(dof_ids).reshape(-1)
-        except (TypeError, ValueError):
-            raise InputError(f"dof_ids must be integer DOF ids, got {dof_ids!r}") from None
-        if ids.size == 0 or ids.dtype.kind not in "iu":
-            raise InputError(
-                f"dof_ids must be a non-empty array of integer DOF ids, got {dof_ids!r}"
-            )
-        if np.any(ids < 0) or np.any(ids >= model.nv):
-            raise InputError(f"dof_ids must be in [0, {model.nv}), got {ids.tolist()}")
-        if len(set(ids.tolist())) != ids.size:
-            raise InputError(f"dof_ids repeats a DOF: {ids.tolist()}")
+        ids = _dof_ids(dof_ids, model.nv)
         joints = model.dof_jntid[ids]
         scalar = [int(model.jnt_type[j]) in _SCALAR for j in joints]
         if not all(scalar):

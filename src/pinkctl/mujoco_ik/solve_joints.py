@@ -226,6 +226,17 @@ def _start(
     return start
 
 
+def _weights(
+    position_weight: float, rotation_weight: float, *, position_only: bool
+) -> tuple[float, float]:
+    """The rows' weights, >= 0, at least one that counts."""
+    wp = real_number(position_weight, "position_weight", low=0.0)
+    wr = real_number(rotation_weight, "rotation_weight", low=0.0)
+    if wp == 0.0 and (position_only or wr == 0.0):
+        raise InputError("position_weight and rotation_weight leave nothing to solve for")
+    return wp, wr
+
+
 def solve_joints(
     model: mujoco.MjModel,
     data: mujoco.MjData,
@@ -281,10 +292,7 @@ def solve_joints(
     goal_quaternion = None if quaternion is None else target_quaternion(quaternion, order)
     iterations = count(max_iterations, "max_iterations", low=1)
     damping = positive_number(damping, "damping")
-    wp = real_number(position_weight, "position_weight", low=0.0)
-    wr = real_number(rotation_weight, "rotation_weight", low=0.0)
-    if wp == 0.0 and (goal_quaternion is None or wr == 0.0):
-        raise InputError("position_weight and rotation_weight leave nothing to solve for")
+    wp, wr = _weights(position_weight, rotation_weight, position_only=goal_quaternion is None)
     tolerance = real_number(tolerance, "tolerance", low=0.0)
     bound = None if max_step is None else positive_number(max_step, "max_step")
     q = _start(model, ids, qpos, data)
