@@ -24,6 +24,7 @@ __all__ = [
     "positive_number",
     "real_array",
     "real_number",
+    "real_vector",
 ]
 
 #: dtype kinds of real numbers: signed and unsigned integers, floats (not bool, complex, str).
@@ -102,6 +103,29 @@ def real_array(value: Any, name: str, shape: tuple[int, ...], *, finite: bool = 
     result = array.astype(np.float64)  # always a copy
     if finite and not np.isfinite(result).all():
         raise InputError(f"{name} must be finite (no NaN or infinite values), got {value!r}")
+    return result
+
+
+def real_vector(value: Any, name: str, size: int, *, unit: str = "") -> np.ndarray:
+    """``value`` as a new finite float64 1-D array of ``size`` real numbers, from any shape
+    holding that many (a (1, 3) or (3, 1) position is a 3-vector here, unlike in
+    :func:`real_array`). ``unit`` follows ``size`` in messages (e.g. ``"[rad]"``)."""
+    what = f"{size} real numbers" + (f" {unit}" if unit else "")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise InputError(f"{name} must be {what}, got {value!r}") from exc
+    if array.dtype.kind not in REAL_KINDS or (
+        not isinstance(value, np.ndarray) and _holds_bool(value)
+    ):
+        raise InputError(f"{name} must be {what}, got {value!r}")
+    if array.size != size:
+        raise InputError(
+            f"{name} must have {size} values" + (f" {unit}" if unit else "") + f", got {array.size}"
+        )
+    result = array.astype(np.float64).reshape(-1)  # always a copy
+    if not np.isfinite(result).all():
+        raise InputError(f"{name} must be finite (no NaN or infinity), got {result.tolist()}")
     return result
 
 

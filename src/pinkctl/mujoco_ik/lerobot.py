@@ -27,9 +27,9 @@ import mujoco
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import choice, positive_number, real_number
+from .._validation import choice, positive_number, real_number, real_vector
 from ..errors import InputError
-from ._checks import count, model_and_data, object_id, vector
+from ._checks import count, model_and_data, object_id
 
 __all__ = [
     "DEFAULT_ORIENTATION_WEIGHT",
@@ -145,8 +145,8 @@ def _common(
     model, data = model_and_data(model, data)
     site = object_id(model, site_id, mujoco.mjtObj.mjOBJ_SITE, "site_id")
     dofs = _Dofs(model, dof_ids)
-    target = vector(target_pos, 3, "target_pos")
-    q = vector(current_q, dofs.columns.size, "current_q")
+    target = real_vector(target_pos, "target_pos", 3)
+    q = real_vector(current_q, "current_q", dofs.columns.size)
     return model, data, site, dofs, target, q
 
 
@@ -157,7 +157,7 @@ def _approach(
         return None
     if isinstance(approach_axis, (bool, np.bool_)) or approach_axis not in (0, 1, 2):
         raise InputError(f"approach_axis must be 0, 1, 2 or None, got {approach_axis!r}")
-    direction = vector(approach_dir, 3, "approach_dir")
+    direction = real_vector(approach_dir, "approach_dir", 3)
     norm = float(np.linalg.norm(direction))
     if norm < 1e-9:
         raise InputError("approach_dir must not be zero")
@@ -208,7 +208,7 @@ def compute_ik_levenberg_marquardt(
     damping = positive_number(damping, "damping")
     iterations = count(max_iterations, "max_iterations", low=0)
     tolerance = real_number(tolerance, "tolerance", low=0.0)
-    offset = None if point_offset is None else vector(point_offset, 3, "point_offset")
+    offset = None if point_offset is None else real_vector(point_offset, "point_offset", 3)
     approach = _approach(approach_axis, approach_dir, orientation_weight)
     with _Restore(model, data):
         for _ in range(iterations):

@@ -35,9 +35,9 @@ import mujoco
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import choice, positive_number, real_number
+from .._validation import choice, positive_number, real_number, real_vector
 from ..errors import InputError
-from ._checks import count, model_and_data, object_id, vector
+from ._checks import count, model_and_data, object_id
 from .joints import dof_columns, joint_ids, project_to_limits
 
 __all__ = ["JointSolution", "solve_joints", "target_quaternion"]
@@ -85,7 +85,7 @@ def target_quaternion(
 ) -> NDArray[np.float64]:
     """A target quaternion as a unit ``(w, x, y, z)``; ``order`` is ``"wxyz"`` (MuJoCo's)
     or ``"xyzw"`` (three.js's). Any non-zero norm is accepted and normalised."""
-    values = vector(quaternion, 4, name)
+    values = real_vector(quaternion, name, 4)
     if order == "xyzw":
         values = values[[3, 0, 1, 2]]
     norm = float(np.linalg.norm(values))
@@ -215,7 +215,7 @@ class _Problem:
 def _start(
     model: mujoco.MjModel, ids: tuple[int, ...], qpos: Any, data: mujoco.MjData
 ) -> NDArray[np.float64]:
-    start = data.qpos.copy() if qpos is None else vector(qpos, model.nq, "qpos")
+    start = data.qpos.copy() if qpos is None else real_vector(qpos, "qpos", model.nq)
     for j in ids:
         kind = int(model.jnt_type[j])
         if kind in (int(mujoco.mjtJoint.mjJNT_BALL), int(mujoco.mjtJoint.mjJNT_FREE)):
@@ -287,7 +287,7 @@ def solve_joints(
     model, data = model_and_data(model, data)
     site_id = object_id(model, site, mujoco.mjtObj.mjOBJ_SITE, "site")
     ids = joint_ids(model, site_id, joints)
-    goal_position = vector(position, 3, "position")
+    goal_position = real_vector(position, "position", 3)
     order = choice(quaternion_order, "quaternion_order", ("wxyz", "xyzw"))
     goal_quaternion = None if quaternion is None else target_quaternion(quaternion, order)
     iterations = count(max_iterations, "max_iterations", low=1)
