@@ -37,15 +37,15 @@ loader is told to allow others.
 
 from __future__ import annotations
 
-import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..._validation import name_list
-from ...errors import ConfigurationError, DescriptionNotFoundError
+from ..._validation import name_list, real_array, real_number
+from ...errors import ConfigurationError, DescriptionNotFoundError, InputError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -91,13 +91,19 @@ _PACKAGES = ("example-robot-data",)
 
 
 def _number(value: Any, what: str, source: str, *, positive: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(f"{source}: {what} must be a number, got {value!r}")
-    number = float(value)
-    bound = "> 0" if positive else ">= 0"
-    if not math.isfinite(number) or number < 0.0 or (positive and number == 0.0):
-        raise ConfigurationError(f"{source}: {what} must be finite and {bound}, got {value!r}")
-    return number
+    """A finite number >= 0 (> 0 when ``positive``)."""
+    with _as_configuration_error():
+        return real_number(value, f"{source}: {what}", low=0.0, low_open=positive)
+
+
+@contextmanager
+def _as_configuration_error() -> Iterator[None]:
+    """An argument check's :class:`~pinkctl.errors.InputError` as a
+    :class:`~pinkctl.errors.ConfigurationError` (a file's value, not an argument)."""
+    try:
+        yield
+    except InputError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 def _per_joint_table(
@@ -123,16 +129,9 @@ def _string(value: Any, what: str, source: str) -> str | None:
 
 
 def _vector(value: Any, size: int, what: str, source: str) -> tuple[float, ...]:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != size:
-        raise ConfigurationError(f"{source}: {what} must be {size} numbers, got {value!r}")
-    out = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, (int, float)):
-            raise ConfigurationError(f"{source}: {what} must be {size} numbers, got {value!r}")
-        if not math.isfinite(float(item)):
-            raise ConfigurationError(f"{source}: {what} must be finite, got {value!r}")
-        out.append(float(item))
-    return tuple(out)
+    """``size`` finite numbers, as a tuple."""
+    with _as_configuration_error():
+        return tuple(real_array(value, f"{source}: {what}", (size,)).tolist())
 
 
 @dataclass(frozen=True)
@@ -287,13 +286,8 @@ def _base(
 
 
 def _home_value(value: Any, joint: str, source: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(
-            f"{source}: home value of {joint!r} must be a number, got {value!r}"
-        )
-    if not math.isfinite(float(value)):
-        raise ConfigurationError(f"{source}: home value of {joint!r} must be finite, got {value!r}")
-    return float(value)
+    with _as_configuration_error():
+        return real_number(value, f"{source}: home value of {joint!r}")
 
 
 def _section(
