@@ -1,6 +1,6 @@
 """Tracking the demo's figure-eight: kinematic loop at 1 kHz and MuJoCo closed loop at 500 Hz.
 
-The trajectory is the demo's (:func:`pinkctl.demo.build_trajectory`): a figure-eight of
+The trajectory is the demo's (:func:`pinkctl.app.demo.build_trajectory`): a figure-eight of
 0.15 m half-width in the vertical world y-z plane, period 8 s, two periods after a 1 s
 ramp-in, starting at the tool's home pose with a constant orientation. Per solver:
 
@@ -9,7 +9,7 @@ ramp-in, starting at the tool's home pose with a constant orientation. Per solve
   (a perfect servo). The error of a tick is the tool pose after the tick against the target
   of that tick: what the controller leaves on the table (posture regularisation, limits,
   solver accuracy).
-- **MuJoCo, 500 Hz**: :func:`pinkctl.demo.run_demo` (trajectory follower chained into the
+- **MuJoCo, 500 Hz**: :func:`pinkctl.app.demo.run_demo` (trajectory follower chained into the
   controller, which integrates its own command; gravity-compensated position servos with
   velocity feed-forward, 2 ms physics step). The error of a tick is the simulated tool pose
   one control period later against the target of the tick.
@@ -169,7 +169,7 @@ def run_mujoco(
     cycles: float = 2.0,
     duration: float | None = None,
 ) -> dict[str, Any]:
-    """The demo's MuJoCo closed loop at 500 Hz (:func:`pinkctl.demo.run_demo`).
+    """The demo's MuJoCo closed loop at 500 Hz (:func:`pinkctl.app.demo.run_demo`).
 
     Returns:
         A row (see :func:`run`).
@@ -307,7 +307,7 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
         f"{' / '.join(durations)} s per run, errors over the whole run. Kinematic: "
         "`PinkIKController` (defaults) at 1 kHz with its output fed back as the measurement, "
         "tool pose "
-        "after the tick vs the tick's target. MuJoCo: `pinkctl.demo.run_demo` at 500 Hz "
+        "after the tick vs the tick's target. MuJoCo: `pinkctl.app.demo.run_demo` at 500 Hz "
         "(controller integrating its own command, gravity-compensated position servos with "
         "velocity feed-forward), simulated tool pose one period later vs the tick's target."
     )

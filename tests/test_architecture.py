@@ -91,8 +91,6 @@ LAYERS: dict[str, set[str]] = {
         "_progress",
     },
 }
-#: Deprecated shims of old module paths (they only re-export).
-SHIMS = {"state", "transforms", "motion_limits", "demo", "robot"}
 #: The marker a long module writes at its top, with the reason.
 LONG_MODULE_NOTE = "This module is long because"
 MAX_LINES = 400
@@ -151,7 +149,7 @@ def test_layers_import_only_downward() -> None:
 
 def test_every_top_level_package_has_a_layer() -> None:
     layers = {_layer(name) for name in _modules()} - {""}
-    assert layers <= set(LAYERS) | SHIMS | {"__main__"}, layers - set(LAYERS) - SHIMS
+    assert layers <= set(LAYERS) | {"__main__"}, layers - set(LAYERS)
 
 
 def test_no_import_cycle() -> None:

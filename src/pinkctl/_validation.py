@@ -16,7 +16,16 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["callable_or_none", "choice", "integer", "name_list", "real_array", "real_number"]
+__all__ = [
+    "callable_or_none",
+    "choice",
+    "integer",
+    "name_list",
+    "positive_number",
+    "real_array",
+    "real_number",
+    "real_vector",
+]
 
 #: dtype kinds of real numbers: signed and unsigned integers, floats (not bool, complex, str).
 REAL_KINDS = "iuf"
@@ -48,6 +57,11 @@ def real_number(
     if too_low or too_high:
         raise InputError(f"{name} must be in {interval}, got {value!r}")
     return number
+
+
+def positive_number(value: Any, name: str) -> float:
+    """``value`` as a finite float > 0 (:func:`real_number` on ``(0, inf]``)."""
+    return real_number(value, name, low=0.0, low_open=True)
 
 
 def integer(value: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:
@@ -92,6 +106,29 @@ def real_array(value: Any, name: str, shape: tuple[int, ...], *, finite: bool = 
     return result
 
 
+def real_vector(value: Any, name: str, size: int, *, unit: str = "") -> np.ndarray:
+    """``value`` as a new finite float64 1-D array of ``size`` real numbers, from any shape
+    holding that many (a (1, 3) or (3, 1) position is a 3-vector here, unlike in
+    :func:`real_array`). ``unit`` follows ``size`` in messages (e.g. ``"[rad]"``)."""
+    what = f"{size} real numbers" + (f" {unit}" if unit else "")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise InputError(f"{name} must be {what}, got {value!r}") from exc
+    if array.dtype.kind not in REAL_KINDS or (
+        not isinstance(value, np.ndarray) and _holds_bool(value)
+    ):
+        raise InputError(f"{name} must be {what}, got {value!r}")
+    if array.size != size:
+        raise InputError(
+            f"{name} must have {size} values" + (f" {unit}" if unit else "") + f", got {array.size}"
+        )
+    result = array.astype(np.float64).reshape(-1)  # always a copy
+    if not np.isfinite(result).all():
+        raise InputError(f"{name} must be finite (no NaN or infinity), got {result.tolist()}")
+    return result
+
+
 def _holds_bool(value: Any) -> bool:
     """Whether a (nested) sequence holds a boolean (numpy reads ``[True, 0.5]`` as floats)."""
     if isinstance(value, (bool, np.bool_)):
@@ -109,12 +146,19 @@ def name_list(value: Any, name: str, *, allow_empty: bool = True) -> list[str]:
     bad = [n for n in names if not isinstance(n, str) or not n]
     if bad:
         raise InputError(f"{name} must hold non-empty strings, got {bad!r}")
-    if len(set(names)) != len(names):
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = _duplicates(names)
+    if duplicates:
         raise InputError(f"{name} has duplicates: {duplicates}")
     if not names and not allow_empty:
         raise InputError(f"{name} must not be empty")
     return names
+
+
+def _duplicates(names: list[str]) -> list[str]:
+    """The names listed more than once, sorted."""
+    if len(set(names)) == len(names):
+        return []
+    return sorted({n for n in names if names.count(n) > 1})
 
 
 def callable_or_none(value: Any, name: str) -> Any:
@@ -124,8 +168,15 @@ def callable_or_none(value: Any, name: str) -> Any:
     return value
 
 
-def choice(value: Any, name: str, options: Sequence[str]) -> str:
-    """``value`` if it is one of the strings ``options``."""
-    if not isinstance(value, str) or value not in options:
+def choice(value: Any, name: str, options: Sequence[Any]) -> Any:
+    """``value`` if it equals one of ``options`` and is of its kind: a string for a string
+    option, else the option's exact type (``True`` is not ``1``, ``1.0`` not ``1``)."""
+    if not any(_same_kind(value, option) and value == option for option in options):
         raise InputError(f"{name} must be one of {list(options)}, got {value!r}")
     return value
+
+
+def _same_kind(value: Any, option: Any) -> bool:
+    if isinstance(option, str):
+        return isinstance(value, str)
+    return type(value) is type(option)

@@ -57,18 +57,20 @@ def _cmd_robots(_: argparse.Namespace) -> int:
     for name in supported_robots():
         config = read_config(robot_configurations_dir() / name / "robot.toml")
         dof = str(len(config.controlled_joints)) if config.controlled_joints else "?"
-        source = "hand-written (bundled)"
-        if config.package is not None:
-            module = config.package.replace("-", "_")
-            installed = importlib.util.find_spec(module) is not None or _has_distribution(
-                config.package
-            )
-            source = config.package + ("" if installed else " (pip install 'pinkctl[robots]')")
-        rows.append((name, dof, config.tool_frame or "-", source))
+        rows.append((name, dof, config.tool_frame or "-", _description_source(config.package)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     return OK
+
+
+def _description_source(package: str | None) -> str:
+    """Where a catalog robot's description comes from, with the extra to install if missing."""
+    if package is None:
+        return "hand-written (bundled)"
+    module = package.replace("-", "_")
+    installed = importlib.util.find_spec(module) is not None or _has_distribution(package)
+    return package + ("" if installed else " (pip install 'pinkctl[robots]')")
 
 
 def _has_distribution(name: str) -> bool:

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import mujoco
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import name_list
+from .._validation import choice, name_list, positive_number
 from ..controllers import ChainedController, PinkIKController, TrajectoryFollower
 from ..core.robot import PinkRobot
 from ..core.state import RobotState, SpatialState
@@ -31,9 +30,10 @@ from ..motion.check import LimitReport, check_trajectory
 from ..motion.limits import MotionLimits
 from ..qp import available_solvers, missing_solver_message
 from ..sim import ClosedLoopLog, MujocoSimulation, VideoRecorder, run_closed_loop
-from ..sim.video import check_writer, free_camera
+from ..sim.video import check_writer
 from ..trajectories import Trajectory
 from .demo_trajectory import TRAJECTORIES, Fit, build_trajectory, fit_size
+from .demo_video import demo_recorder, write_outputs
 
 __all__ = [
     "DemoConfig",
@@ -108,16 +108,12 @@ class DemoConfig:
         from .inspect import check_robot_name  # noqa: PLC0415
 
         check_robot_name(self.robot)
-        if self.trajectory not in TRAJECTORIES:
-            raise InputError(
-                f"trajectory must be one of {', '.join(TRAJECTORIES)}, got {self.trajectory!r}"
-            )
+        choice(self.trajectory, "trajectory", TRAJECTORIES)
         if self.solver not in available_solvers():
             raise InputError(missing_solver_message(self.solver))
         for name in ("period", "duration", "size", "control_rate", "ramp_time"):
-            value = getattr(self, name)
-            if value is not None and (not np.isfinite(value) or value <= 0):
-                raise InputError(f"{name} must be a positive number, got {value!r}")
+            if getattr(self, name) is not None:
+                positive_number(getattr(self, name), name)
         if self.tool_frame is not None and (
             not isinstance(self.tool_frame, str) or not self.tool_frame
         ):
@@ -223,11 +219,7 @@ def run_demo(
     if robot.tool_frame is None:
         raise InputError(f"{robot.name}: no tool frame to move; give one in its robot.toml")
     sim = MujocoSimulation.from_robot(robot, timestep=config.timestep())
-    recorder = None
-    if video is not None or picture is not None:
-        recorder = VideoRecorder(
-            sim, video, tool_frame=robot.tool_frame, camera=_camera(sim, robot.tool_frame)
-        )
+    recorder = demo_recorder(sim, robot.tool_frame, video, picture)
     # an arm with fewer than six joints cannot hold an orientation along a curve: it tracks
     # the tool position only
     position_only = len(robot.controlled_joint_names) < 6
@@ -249,12 +241,7 @@ def run_demo(
     tell(f"simulating {duration:.1f} s at {config.control_rate:g} Hz in MuJoCo")
     log = _simulate(robot, sim, trajectory, config, duration, position_only, progress, recorder)
     if recorder is not None:
-        if picture is not None:
-            tell(f"picture written to {recorder.snapshot(picture)}")
-        label = f"pinkctl demo: writing {Path(video).name}" if video is not None else None
-        written = recorder.close(progress=progress, label=label)
-        if written is not None:
-            tell(f"video written to {written}")
+        write_outputs(recorder, video, picture, progress, tell)
     return _result(config, robot, log, fit, duration)
 
 
@@ -359,14 +346,6 @@ def _result(
         fit=fit,
         failures=failures,
     )
-
-
-def _camera(sim: MujocoSimulation, frame: str) -> mujoco.MjvCamera:
-    """A camera in front of the robot, to its right, that sees the tool's curve (which lies
-    in the world y-z plane) and the arm."""
-    tool = sim.get_site_pose(frame)[0]
-    look_at = tool * np.array([0.55, 1.0, 0.8])  # between the base and the tool
-    return free_camera(look_at, 2.4 * max(float(np.linalg.norm(tool)), 0.2), 150.0, -20.0)
 
 
 def _positions_only(trajectory: Trajectory, frame: str) -> Callable[[float], RobotState | None]:

@@ -143,6 +143,17 @@ class DemoScale:
     angular_acceleration: float
 
 
+def _reach(robot: PinkRobot, tool_position: np.ndarray) -> float:
+    """The arm's length at home [m]: joint origins along the controlled chain, then the
+    tool (at least 5 cm)."""
+    model = robot.model
+    data = model.createData()
+    pin.forwardKinematics(model, data, robot.q0)
+    points = [data.oMi[model.getJointId(n)].translation for n in robot.controlled_joint_names]
+    points.append(tool_position)
+    return max(sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:])), 0.05)
+
+
 def demo_scale(
     robot: PinkRobot, kind: str, size: float | None, period: float, tool_position: np.ndarray
 ) -> DemoScale:
@@ -157,12 +168,7 @@ def demo_scale(
     that speed and acceleration.
     """
     model = robot.model
-    data = model.createData()
-    pin.forwardKinematics(model, data, robot.q0)
-    # the arm's length: joint origins along the chain, then the tool, at home
-    points = [data.oMi[model.getJointId(n)].translation for n in robot.controlled_joint_names]
-    points.append(tool_position)
-    reach = max(sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:])), 0.05)
+    reach = _reach(robot, tool_position)
     size = size if size is not None else SIZE_OF_REACH[kind] * reach
     # revolute joints only: a slow prismatic torso (m/s) says nothing about the arm's reach
     names = [

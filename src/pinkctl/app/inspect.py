@@ -13,13 +13,16 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 
 from ..core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
 from ..errors import DescriptionNotFoundError, InputError
+
+if TYPE_CHECKING:
+    from ..sim import MujocoSimulation
 
 __all__ = ["InspectReport", "check_robot_name", "inspect_robot", "load_robot"]
 
@@ -165,22 +168,45 @@ def inspect_robot(
     """
     from ..sim import MujocoSimulation  # noqa: PLC0415
 
+    robot, collision_pairs = _load(target, load_options)
+    report = InspectReport(robot=robot)
+    report.lines += _description_rows(robot, collision_pairs)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sim = MujocoSimulation.from_robot(robot)
+        report.lines += [f"  note: {warning.message}" for warning in caught]
+    except Exception as exc:  # noqa: BLE001 - reported as the reason it cannot run
+        report.problems.append(f"MuJoCo cannot build the simulation: {exc}")
+        return report
+    try:
+        _check_kinematics(report, sim, fk_samples, seed)
+        _check_hold(report, sim, hold_seconds)
+    finally:
+        sim.close()
+    return report
+
+
+def _load(target: str | Path, load_options: dict[str, Any]) -> tuple[PinkRobot, int | None]:
+    """The robot and its number of collision pairs (None without a collision model, with a
+    note saying why); the loader's warnings are left to the notes."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the notes are reported below
         robot = load_robot(target, **load_options)
-        collision_pairs = None
         try:
             collision = load_robot(
                 target, build_collision_model=True, **load_options
             ).collision_model
-            collision_pairs = len(collision.collisionPairs) if collision is not None else None
         except (ValueError, RuntimeError, FileNotFoundError) as exc:
-            collision_pairs = None
             robot.notes.append(f"no collision model: {exc}")
+            return robot, None
+    return robot, len(collision.collisionPairs) if collision is not None else None
+
+
+def _description_rows(robot: PinkRobot, collision_pairs: int | None) -> list[str]:
+    """The report's lines on what was loaded and inferred."""
     model = robot.model
-    report = InspectReport(robot=robot)
-    lines = report.lines
-    lines.append(f"{robot.name}: {robot.urdf_path}")
+    lines = [f"{robot.name}: {robot.urdf_path}"]
     lines.append(
         f"  {model.nq} configuration / {model.nv} velocity coordinates, "
         f"{len(robot.joint_names)} scalar joints"
@@ -194,45 +220,41 @@ def inspect_robot(
     lines += _limits_rows(robot)
     if collision_pairs is not None:
         lines.append(f"  collision pairs (after the SRDF): {collision_pairs}")
-    for key, reason in robot.inferred.items():
-        lines.append(f"  inferred {key}: {reason}")
-    for note in robot.notes:
-        lines.append(f"  note: {note}")
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            sim = MujocoSimulation.from_robot(robot)
-        for warning in caught:
-            lines.append(f"  note: {warning.message}")
-    except Exception as exc:  # noqa: BLE001 - reported as the reason it cannot run
-        report.problems.append(f"MuJoCo cannot build the simulation: {exc}")
-        return report
-    try:
-        rng = np.random.default_rng(seed)
-        report.fk_error = _fk_error(robot, sim, fk_samples, rng)
-        lines.append(
-            f"  Pinocchio vs MuJoCo, tool frame over {fk_samples} random configurations: "
-            f"{report.fk_error:.1e} m"
+    lines += [f"  inferred {key}: {reason}" for key, reason in robot.inferred.items()]
+    lines += [f"  note: {note}" for note in robot.notes]
+    return lines
+
+
+def _check_kinematics(
+    report: InspectReport, sim: MujocoSimulation, fk_samples: int, seed: int
+) -> None:
+    """Pinocchio against MuJoCo on the tool frame over random configurations."""
+    report.fk_error = _fk_error(report.robot, sim, fk_samples, np.random.default_rng(seed))
+    report.lines.append(
+        f"  Pinocchio vs MuJoCo, tool frame over {fk_samples} random configurations: "
+        f"{report.fk_error:.1e} m"
+    )
+    if not report.fk_error <= FK_TOLERANCE:
+        report.problems.append(
+            f"Pinocchio and MuJoCo disagree on the tool frame by {report.fk_error:.2e} m"
         )
-        if not report.fk_error <= FK_TOLERANCE:
-            report.problems.append(
-                f"Pinocchio and MuJoCo disagree on the tool frame by {report.fk_error:.2e} m"
-            )
-        assert robot.tool_frame is not None
-        start = sim.get_site_pose(robot.tool_frame)[0]
-        sim.step(int(round(hold_seconds / sim.timestep)))
-        report.drift = float(np.linalg.norm(sim.get_site_pose(robot.tool_frame)[0] - start))
-        lines.append(
-            f"  hold at home for {hold_seconds:g} s: tool drift {report.drift * 1e3:.3f} mm"
+
+
+def _check_hold(report: InspectReport, sim: MujocoSimulation, hold_seconds: float) -> None:
+    """How far the tool drifts while the simulated robot holds its home."""
+    tool = report.robot.tool_frame
+    assert tool is not None
+    start = sim.get_site_pose(tool)[0]
+    sim.step(int(round(hold_seconds / sim.timestep)))
+    report.drift = float(np.linalg.norm(sim.get_site_pose(tool)[0] - start))
+    report.lines.append(
+        f"  hold at home for {hold_seconds:g} s: tool drift {report.drift * 1e3:.3f} mm"
+    )
+    if not report.drift <= DRIFT_TOLERANCE:
+        report.problems.append(
+            f"the simulated robot does not hold still at home (drift "
+            f"{report.drift * 1e3:.2f} mm in {hold_seconds:g} s)"
         )
-        if not report.drift <= DRIFT_TOLERANCE:
-            report.problems.append(
-                f"the simulated robot does not hold still at home (drift "
-                f"{report.drift * 1e3:.2f} mm in {hold_seconds:g} s)"
-            )
-    finally:
-        sim.close()
-    return report
 
 
 def parse_joint_list(text: str | None, option: str = "--controlled-joints") -> Sequence[str] | None:

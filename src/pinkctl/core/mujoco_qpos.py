@@ -40,6 +40,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import real_vector
 from ..errors import InputError
 
 __all__ = ["from_mujoco_qpos", "to_mujoco_qpos"]
@@ -64,18 +65,6 @@ def _mj_model(value: Any) -> mujoco.MjModel:
     if not isinstance(model, mujoco.MjModel):
         raise InputError(f"mj_model must be a mujoco.MjModel or a simulation, got {value!r}")
     return model
-
-
-def _vector(value: ArrayLike, size: int, name: str) -> NDArray[np.float64]:
-    try:
-        array = np.array(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be {size} real numbers, got {value!r}") from None
-    if array.size != size:
-        raise InputError(f"{name} must have {size} values, got {array.size}")
-    if not np.all(np.isfinite(array)):
-        raise InputError(f"{name} must be finite (no NaN or infinity)")
-    return array
 
 
 def _unit(quaternion: NDArray[np.float64], name: str) -> NDArray[np.float64]:
@@ -169,8 +158,8 @@ def to_mujoco_qpos(
             kind.
     """
     pm, mm = _pin_model(pin_model), _mj_model(mj_model)
-    q = _vector(q, pm.nq, "q")
-    out = mm.qpos0.copy() if qpos is None else _vector(qpos, mm.nq, "qpos")
+    q = real_vector(q, "q", pm.nq)
+    out = mm.qpos0.copy() if qpos is None else real_vector(qpos, "qpos", mm.nq)
     for index, joint in _pairs(pm, mm, joint_map):
         kind = _kind(pm, index, mm, joint)
         i, a = pm.joints[index].idx_q, int(mm.jnt_qposadr[joint])
@@ -221,8 +210,8 @@ def from_mujoco_qpos(
         InputError: As :func:`to_mujoco_qpos`.
     """
     pm, mm = _pin_model(pin_model), _mj_model(mj_model)
-    qpos = _vector(qpos, mm.nq, "qpos")
-    out = pin.neutral(pm) if q is None else _vector(q, pm.nq, "q")
+    qpos = real_vector(qpos, "qpos", mm.nq)
+    out = pin.neutral(pm) if q is None else real_vector(q, "q", pm.nq)
     for index, joint in _pairs(pm, mm, joint_map):
         kind = _kind(pm, index, mm, joint)
         i, a = pm.joints[index].idx_q, int(mm.jnt_qposadr[joint])

@@ -41,14 +41,12 @@ from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkIKController, PinkRobot, RobotState, SpatialState
 
-from .._validation import real_array, real_number
+from .._validation import choice, positive_number, real_array, real_number
 from ..controllers._arguments import DT_RANGE
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
-from ._checks import finite_float, one_of, positive_float
-from .gripper import ctrl_to_normalized, normalized_to_ctrl
+from .gripper import ctrl_to_normalized, gripper_servo, normalized_to_ctrl
 from .placement import Placement
-from .scene import limit_margin
 
 __all__ = [
     "CONTROL_DT_RANGE",
@@ -105,6 +103,20 @@ def _down_rotation(rotation: np.ndarray) -> np.ndarray:
     return pin.exp3(axis * angle) @ rotation
 
 
+def _box(bounds: ArrayLike) -> np.ndarray:
+    """``bounds`` as a (2, 3) array of finite lower and upper corners, lower <= upper."""
+    try:
+        box = np.array(bounds, dtype=float)
+    except (TypeError, ValueError):
+        box = np.full(1, np.nan)
+    if box.shape != (2, 3) or not np.all(np.isfinite(box)) or np.any(box[0] > box[1]):
+        raise InputError(
+            "cartesian_bounds must be a (2, 3) array of finite [lower, upper] corners "
+            f"with lower <= upper, got {bounds!r}"
+        )
+    return box
+
+
 class CartesianArm:
     """An arm in a :class:`~pinkctl.MujocoSimulation` moved by Cartesian position actions.
 
@@ -156,19 +168,10 @@ class CartesianArm:
     ) -> None:
         self.n_substeps = substeps(control_dt, physics_dt)
         self.control_dt = float(control_dt)
-        self.action_scale = positive_float(action_scale, "action_scale")
-        self.orientation = one_of(orientation, "orientation", ORIENTATIONS)
-        weight = positive_float(orientation_cost, "orientation_cost")
-        try:
-            box = np.array(bounds, dtype=float)
-        except (TypeError, ValueError):
-            box = np.full(1, np.nan)
-        if box.shape != (2, 3) or not np.all(np.isfinite(box)) or np.any(box[0] > box[1]):
-            raise InputError(
-                "cartesian_bounds must be a (2, 3) array of finite [lower, upper] corners "
-                f"with lower <= upper, got {bounds!r}"
-            )
-        self.bounds = box
+        self.action_scale = positive_number(action_scale, "action_scale")
+        self.orientation = choice(orientation, "orientation", ORIENTATIONS)
+        weight = positive_number(orientation_cost, "orientation_cost")
+        self.bounds = _box(bounds)
         site = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_SITE, point)
         if site < 0 or not robot.model.existFrame(point):
             raise InputError(f"point {point!r} must be a frame of the robot and a site of sim")
@@ -215,19 +218,12 @@ class CartesianArm:
         self._gripper_goal = self._gripper_ctrl = 0.0
         speed = math.inf
         if gripper_speed is not None:
-            speed = positive_float(gripper_speed, "gripper_speed")
+            speed = positive_number(gripper_speed, "gripper_speed")
         self._gripper_step = speed * float(physics_dt)
         if gripper_joint is not None:
-            actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, gripper_joint)
-            if actuator < 0:
-                raise InputError(f"gripper_joint {gripper_joint!r} has no servo in sim")
-            self._gripper_actuator = int(actuator)
-            self._gripper_qpos = int(model.joint(gripper_joint).qposadr[0])
-            low, high = (float(v) for v in model.jnt_range[model.joint(gripper_joint).id])
-            margin = limit_margin(low, high)  # as the arm: never pushed into the limit zone
-            self.gripper_range = (low + margin, high - margin)
-            if gripper_range is not None:
-                self.gripper_range = (float(gripper_range[0]), float(gripper_range[1]))
+            self._gripper_actuator, self._gripper_qpos, self.gripper_range = gripper_servo(
+                model, gripper_joint, gripper_range
+            )
         self._target = np.zeros(3)
         self._held_rotation = np.eye(3)
         self._command = np.zeros(len(arm))
@@ -337,14 +333,8 @@ class CartesianArm:
         """
         raw = real_array(delta, "delta", (3,))
         if opening is not None:
-            opening = finite_float(opening, "opening")
-        zero = float(np.linalg.norm(raw)) < ZERO_ACTION_TOLERANCE
-        if zero and not self._last_zero:
-            self._target = self.point_position()
-        elif not zero:
-            self._target = self._target + self.action_scale * raw
-        self._last_zero = zero
-        np.clip(self._target, self.bounds[0], self.bounds[1], out=self._target)
+            opening = real_number(opening, "opening")
+        self._move_target(raw)
         if opening is not None and self.gripper_joint is not None:
             self._gripper_goal = normalized_to_ctrl(opening, self.gripper_range)
 
@@ -361,17 +351,34 @@ class CartesianArm:
             self.sim.get_robot_state(site_space=[]), setpoint, self._time
         )
         previous = self._command
-        new = previous
-        if desired is not None and desired.joints is not None:
-            joints = desired.joints
-            if joints.positions is not None:
-                if joints.position_names == self._arm_names:
-                    new = np.asarray(joints.positions, dtype=float)
-                else:  # the same joints in another order
-                    by_name = dict(zip(joints.position_names, joints.positions))
-                    new = np.array([by_name[name] for name in self._arm_names])
+        new = self._arm_positions(desired)
+        if new is None:
+            new = previous
         self._step_servos(previous, new)
         self._command = new
+
+    def _move_target(self, raw: np.ndarray) -> None:
+        """Move the target by a position action (a zero action after a move: the target
+        snaps to the point, so the arm settles where it is), inside the bounds."""
+        zero = float(np.linalg.norm(raw)) < ZERO_ACTION_TOLERANCE
+        if zero and not self._last_zero:
+            self._target = self.point_position()
+        elif not zero:
+            self._target = self._target + self.action_scale * raw
+        self._last_zero = zero
+        np.clip(self._target, self.bounds[0], self.bounds[1], out=self._target)
+
+    def _arm_positions(self, desired: RobotState | None) -> np.ndarray | None:
+        """The arm joints' positions of a controller output, in the robot's order (None
+        when it gives none)."""
+        joints = None if desired is None else desired.joints
+        positions = None if joints is None else joints.positions
+        if joints is None or positions is None:
+            return None
+        if joints.position_names == self._arm_names:
+            return np.asarray(positions, dtype=float)
+        by_name = dict(zip(joints.position_names, positions))  # the joints in another order
+        return np.array([by_name[name] for name in self._arm_names])
 
     def _step_servos(self, previous: np.ndarray, new: np.ndarray) -> None:
         """Ramp the arm servos from ``previous`` to ``new`` over the substeps."""

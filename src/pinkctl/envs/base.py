@@ -32,9 +32,8 @@ from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkRobot
 
-from .._validation import real_array
+from .._validation import choice, real_array
 from ..errors import InputError
-from ._checks import one_of
 from .arm import CartesianArm
 from .mujoco_env import MujocoGymEnv, check_seed
 from .placement import Placement
@@ -80,9 +79,9 @@ class CartesianIKEnv(MujocoGymEnv):
         if not isinstance(image_obs, bool):
             raise InputError(f"image_obs must be a bool, got {image_obs!r}")
         mode = render_spec.mode if render_mode is None else render_mode
-        self.render_mode = one_of(mode, "render_mode", RENDER_MODES)
+        self.render_mode = choice(mode, "render_mode", RENDER_MODES)
         self.image_obs = image_obs
-        self.reward_type = one_of(reward_type, "reward_type", ("sparse", "dense"))
+        self.reward_type = choice(reward_type, "reward_type", ("sparse", "dense"))
         #: Where the robot's base stands, and the frame of observations and actions.
         self.placement = Placement(base_position, base_yaw, frame)
         self._needs_reset = True

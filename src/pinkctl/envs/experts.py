@@ -19,7 +19,7 @@ Usage::
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -168,23 +168,39 @@ class PickCubeExpert(_CartesianExpert):
     def _opening(self) -> float:
         return OPEN if self.phase in (Phase.APPROACH, Phase.DESCEND) else CLOSED
 
+    #: The phase that follows each phase left when the grasp point reaches its waypoint
+    #: (or the phase times out).
+    _ON_REACHED: ClassVar[dict[Phase, Phase]] = {
+        Phase.APPROACH: Phase.DESCEND,
+        Phase.DESCEND: Phase.CLOSE,
+    }
+
     def _advance(self) -> None:
-        """Phase transitions of the pick part (approach to lift)."""
+        """Phase transitions: a dropped block starts over, a reached waypoint (or a timeout)
+        moves on (:attr:`_ON_REACHED`), closing and releasing last a number of steps."""
         env = self.env
         assert isinstance(env, SO101PickCubeGymEnv)
-        error = float(np.linalg.norm(env.grasp_point_pos - self._waypoint()))
         self._ticks += 1
-        timed_out = self._ticks > PHASE_TIMEOUT
-        if self.phase is Phase.APPROACH and (error < REACHED or timed_out):
-            self._enter(Phase.DESCEND)
-        elif self.phase is Phase.DESCEND and (error < REACHED or timed_out):
-            self._enter(Phase.CLOSE)
-        elif self.phase is Phase.CLOSE and self._ticks >= CLOSE_STEPS:
-            self._grasp_offset = env.grasp_point_pos - env.block_pos
-            self._carry_height = float(env.grasp_point_pos[2]) + LIFT_RISE
-            self._enter(Phase.LIFT)
-        elif self.phase in (Phase.LIFT, Phase.TRANSPORT) and self._dropped():
+        if self.phase in (Phase.LIFT, Phase.TRANSPORT) and self._dropped():
             self._enter(Phase.APPROACH)
+        elif self.phase in self._ON_REACHED and self._reached(env):
+            self._enter(self._ON_REACHED[self.phase])
+        elif self.phase is Phase.CLOSE and self._ticks >= CLOSE_STEPS:
+            self._lift(env)
+        elif self.phase is Phase.RELEASE and self._ticks >= RELEASE_STEPS:
+            self._enter(Phase.RETREAT)
+
+    def _reached(self, env: SO101PickCubeGymEnv) -> bool:
+        """Whether the grasp point is at its waypoint, or the phase has timed out."""
+        error = float(np.linalg.norm(env.grasp_point_pos - self._waypoint()))
+        return error < REACHED or self._ticks > PHASE_TIMEOUT
+
+    def _lift(self, env: SO101PickCubeGymEnv) -> None:
+        """Lift the grasped block: remember where it sits in the jaws and how high to carry
+        it."""
+        self._grasp_offset = env.grasp_point_pos - env.block_pos
+        self._carry_height = float(env.grasp_point_pos[2]) + LIFT_RISE
+        self._enter(Phase.LIFT)
 
     def _dropped(self) -> bool:
         """Whether the block is no longer between the jaws."""
@@ -213,6 +229,14 @@ class PickPlaceExpert(PickCubeExpert):
         max_step: Largest target move per control step [m].
     """
 
+    _ON_REACHED: ClassVar[dict[Phase, Phase]] = {
+        Phase.APPROACH: Phase.DESCEND,
+        Phase.DESCEND: Phase.CLOSE,
+        Phase.LIFT: Phase.TRANSPORT,
+        Phase.TRANSPORT: Phase.LOWER,
+        Phase.LOWER: Phase.RELEASE,
+    }
+
     @staticmethod
     def _env_type() -> type:
         return SO101PickPlaceGymEnv
@@ -233,26 +257,6 @@ class PickPlaceExpert(PickCubeExpert):
         if self.phase in (Phase.RELEASE, Phase.RETREAT):
             return OPEN
         return super()._opening()
-
-    def _advance(self) -> None:
-        env = self.env
-        assert isinstance(env, SO101PickPlaceGymEnv)
-        if self.phase in (Phase.APPROACH, Phase.DESCEND, Phase.CLOSE):
-            super()._advance()
-            return
-        error = float(np.linalg.norm(env.grasp_point_pos - self._waypoint()))
-        self._ticks += 1
-        timed_out = self._ticks > PHASE_TIMEOUT
-        if self.phase in (Phase.LIFT, Phase.TRANSPORT) and self._dropped():
-            self._enter(Phase.APPROACH)
-        elif self.phase is Phase.LIFT and (error < REACHED or timed_out):
-            self._enter(Phase.TRANSPORT)
-        elif self.phase is Phase.TRANSPORT and (error < REACHED or timed_out):
-            self._enter(Phase.LOWER)
-        elif self.phase is Phase.LOWER and (error < REACHED or timed_out):
-            self._enter(Phase.RELEASE)
-        elif self.phase is Phase.RELEASE and self._ticks >= RELEASE_STEPS:
-            self._enter(Phase.RETREAT)
 
 
 def make_expert(env: gym.Env[Any, Any], **kwargs: Any) -> ReachExpert | PickCubeExpert:

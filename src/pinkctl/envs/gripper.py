@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import mujoco
 import numpy as np
 
+from .._validation import real_number
 from ..errors import InputError
-from ._checks import finite_float
+from .scene import limit_margin
 
-__all__ = ["ctrl_to_normalized", "normalized_to_ctrl"]
+__all__ = ["ctrl_to_normalized", "gripper_servo", "normalized_to_ctrl"]
 
 
 def _range(ctrlrange: Sequence[float] | np.ndarray) -> tuple[float, float]:
@@ -47,7 +49,7 @@ def normalized_to_ctrl(
             pair of finite numbers.
     """
     low, high = _range(ctrlrange)
-    opening = min(max(finite_float(norm, "norm"), 0.0), 1.0)
+    opening = min(max(real_number(norm, "norm"), 0.0), 1.0)
     fraction = opening if closed_at_low else 1.0 - opening
     return low + fraction * (high - low)
 
@@ -67,5 +69,21 @@ def ctrl_to_normalized(
         ValueError: If ``ctrl`` is not a finite number or ``ctrlrange`` is malformed.
     """
     low, high = _range(ctrlrange)
-    fraction = (finite_float(ctrl, "ctrl") - low) / (high - low)
+    fraction = (real_number(ctrl, "ctrl") - low) / (high - low)
     return fraction if closed_at_low else 1.0 - fraction
+
+
+def gripper_servo(
+    model: mujoco.MjModel, joint: str, given: tuple[float, float] | None
+) -> tuple[int, int, tuple[float, float]]:
+    """The gripper joint's actuator id, ``qpos`` address and ``(closed, open)`` servo
+    targets (``given``, else its range narrowed by the joint-limit margin, as the arm's)."""
+    actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, joint)
+    if actuator < 0:
+        raise InputError(f"gripper_joint {joint!r} has no servo in sim")
+    low, high = (float(v) for v in model.jnt_range[model.joint(joint).id])
+    margin = limit_margin(low, high)  # as the arm: never pushed into the limit zone
+    targets = (low + margin, high - margin)
+    if given is not None:
+        targets = (float(given[0]), float(given[1]))
+    return int(actuator), int(model.joint(joint).qposadr[0]), targets

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import choice
 from ..errors import InputError
-from ._checks import one_of
 from .rendering import GymRenderingSpec
 from .so101_env import CARTESIAN_BOUNDS, HOME_POSITION, TOP_DOWN_BOUNDS, SO101GymEnv
 from .so101_scene import GRASP_POINT, GRIPPER_LINK, PAD_GAP
@@ -154,7 +154,7 @@ class SO101PickCubeGymEnv(SO101GymEnv):
         base_position: ArrayLike = (0.0, 0.0, 0.0),
         base_yaw: float = 0.0,
     ) -> None:
-        reward_type = one_of(reward_type, "reward_type", ("sparse", "dense"))
+        reward_type = choice(reward_type, "reward_type", ("sparse", "dense"))
         for name, flag in (
             ("random_block_position", random_block_position),
             ("random_block_look", random_block_look),

@@ -34,8 +34,8 @@ import pinocchio as pin
 
 from pinkctl import IKSolver, PinkRobot, load_pink_supported_robot, supported_robots
 
+from .._validation import choice, positive_number
 from ..errors import InputError
-from ._checks import positive_float
 from .base import CartesianIKEnv
 from .rendering import GymRenderingSpec
 from .scene import add_front_camera, add_goal_marker, build_simulation
@@ -115,9 +115,8 @@ class ReachEnv(CartesianIKEnv):
             base_yaw=base_yaw,
         )
         available = supported_robots()
-        if not isinstance(robot, str) or robot not in available:
-            raise InputError(f"robot must be one of {available}, got {robot!r}")
-        self.success_threshold = positive_float(success_threshold, "success_threshold")
+        choice(robot, "robot", available)
+        self.success_threshold = positive_number(success_threshold, "success_threshold")
         pink_robot = load_pink_supported_robot(robot)
         tool = pink_robot.tool_frame
         if tool is None:

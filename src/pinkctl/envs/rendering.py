@@ -19,6 +19,7 @@ from typing import Any, Literal
 import mujoco
 import numpy as np
 
+from .._validation import choice, integer
 from ..errors import InputError
 
 __all__ = ["GymRenderingSpec", "SceneCamera"]
@@ -50,21 +51,17 @@ class GymRenderingSpec:
     mode: Literal["rgb_array", "human"] = "rgb_array"
 
     def __post_init__(self) -> None:
-        for name in ("height", "width"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise InputError(f"render_spec.{name} must be an integer, got {value!r}")
-            if not 1 <= int(value) <= 4096:
-                raise InputError(f"render_spec.{name} must be in [1, 4096], got {value!r}")
+        integer(self.height, "render_spec.height", low=1, high=4096)
+        integer(self.width, "render_spec.width", low=1, high=4096)
         camera = self.camera_id
-        if isinstance(camera, bool) or not isinstance(camera, (str, int, np.integer)):
+        if isinstance(camera, str):
+            if not camera:
+                raise InputError("render_spec.camera_id must not be an empty name")
+        elif isinstance(camera, bool) or not isinstance(camera, (int, np.integer)):
             raise InputError(f"render_spec.camera_id must be a name or an int, got {camera!r}")
-        if isinstance(camera, str) and not camera:
-            raise InputError("render_spec.camera_id must not be an empty name")
-        if not isinstance(camera, str) and int(camera) < -1:
-            raise InputError(f"render_spec.camera_id must be >= -1, got {camera!r}")
-        if self.mode not in RENDER_MODES:
-            raise InputError(f"render_spec.mode must be one of {list(RENDER_MODES)}")
+        else:
+            integer(camera, "render_spec.camera_id", low=-1)
+        choice(self.mode, "render_spec.mode", RENDER_MODES)
 
 
 def has_display() -> bool:

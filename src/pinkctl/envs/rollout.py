@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..errors import InputError
+from .._validation import integer
 
 __all__ = ["Episode", "rollout"]
 
@@ -101,8 +102,7 @@ def rollout(
     Raises:
         ValueError: If ``max_steps`` is not a positive integer or None.
     """
-    if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
-        raise InputError(f"max_steps must be a positive int or None, got {max_steps!r}")
+    steps = math.inf if max_steps is None else integer(max_steps, "max_steps", low=1)
     observation, _ = env.reset(seed=seed)
     reset = getattr(policy, "reset", None)
     if callable(reset):
@@ -113,7 +113,7 @@ def rollout(
     rewards: list[float] = []
     successes: list[bool] = []
     terminated = truncated = False
-    while not (terminated or truncated) and (max_steps is None or len(actions) < max_steps):
+    while not (terminated or truncated) and len(actions) < steps:
         action = np.asarray(policy(observation))
         observation, reward, terminated, truncated, info = env.step(action)
         observations.append(_flatten(observation))
@@ -123,7 +123,7 @@ def rollout(
         if render:
             frames.append(np.asarray(env.render()))
     return Episode(
-        observations={k: np.stack([o[k] for o in observations]) for k in observations[0]},
+        observations=_stacked(observations),
         actions=np.array(actions, dtype=np.float32),
         rewards=np.array(rewards),
         successes=np.array(successes, dtype=bool),
@@ -132,3 +132,8 @@ def rollout(
         seed=seed,
         frames=np.stack(frames) if render else None,
     )
+
+
+def _stacked(observations: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Flattened observations stacked along a first (time) axis, key by key."""
+    return {k: np.stack([o[k] for o in observations]) for k in observations[0]}

@@ -163,26 +163,13 @@ class SO101GymEnv(CartesianIKEnv):
         robot = load_pink_supported_robot("so101")
         self.home_position = _checked_home(home_position, robot)
         self.scene = SO101PickScene(robot)
-        if xml_path is None:
-
-            def build(spec: mujoco.MjSpec) -> None:
-                self.scene.callback()(spec)
-                set_jaw_pads(spec, jaw_pads)
-
-            sim = build_simulation(
-                robot, build, physics_dt=self.physics_dt, placement=self.placement
-            )
-        else:
-            sim = self._load_scene(xml_path, robot)
+        sim = self._simulation(xml_path, robot)
         if cartesian_bounds is None:
             cartesian_bounds = TOP_DOWN_BOUNDS if top_down_ik else CARTESIAN_BOUNDS
         model = sim.model
         gripper = model.actuator(GRIPPER_JOINT).id
         direct = self.grasp_mode == "direct"
-        ctrlrange = tuple(float(v) for v in model.actuator_ctrlrange[gripper])
-        if not model.actuator_ctrllimited[gripper]:  # an MJCF of one's own: the joint's range
-            ctrlrange = tuple(float(v) for v in model.joint(GRIPPER_JOINT).range)
-        self._gripper_ctrlrange: tuple[float, float] = (ctrlrange[0], ctrlrange[1])
+        self._gripper_ctrlrange = _gripper_ctrlrange(model, gripper)
         self._setup(
             robot,
             sim,
@@ -207,6 +194,17 @@ class SO101GymEnv(CartesianIKEnv):
         return {k: v for k, v in self.observation_space.spaces.items() if k != "environment_state"}
 
     # ------------------------------------------------------------------ construction
+    def _simulation(self, xml_path: str | Path | None, robot: PinkRobot) -> MujocoSimulation:
+        """pinkctl's scene (pads set by ``jaw_pads``), or the one of ``xml_path``."""
+        if xml_path is not None:
+            return self._load_scene(xml_path, robot)
+
+        def build(spec: mujoco.MjSpec) -> None:
+            self.scene.callback()(spec)
+            set_jaw_pads(spec, self.jaw_pads)
+
+        return build_simulation(robot, build, physics_dt=self.physics_dt, placement=self.placement)
+
     def _load_scene(self, xml_path: str | Path, robot: PinkRobot) -> MujocoSimulation:
         """The simulation of an MJCF scene holding pinkctl's SO-101 (names and kinematics
         checked), its pads set by ``jaw_pads``, moved to the placement."""
@@ -348,6 +346,14 @@ class SO101GymEnv(CartesianIKEnv):
             )
         else:
             self.observation_space = spaces.Dict({"agent_pos": agent, "environment_state": state})
+
+
+def _gripper_ctrlrange(model: mujoco.MjModel, gripper: int) -> tuple[float, float]:
+    """The gripper servo's control range (an MJCF of one's own without one: the joint's)."""
+    ctrlrange = model.actuator_ctrlrange[gripper]
+    if not model.actuator_ctrllimited[gripper]:
+        ctrlrange = model.joint(GRIPPER_JOINT).range
+    return float(ctrlrange[0]), float(ctrlrange[1])
 
 
 def _checked_home(home_position: ArrayLike, robot: PinkRobot) -> np.ndarray:

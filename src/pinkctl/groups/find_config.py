@@ -219,9 +219,7 @@ def find_config(
     budget = integer(max_trials, "max_trials", low=1, high=MAX_TRIALS)
     seconds = None if max_time is None else real_number(max_time, "max_time", low=0.0)
     callable_or_none(validate, "validate")
-    if not (rng is None or isinstance(rng, np.random.Generator)):
-        rng = integer(rng, "rng", low=0)
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    generator = _generator(rng)
     if not group.flags & GroupFlags.ENABLED or group.layout().empty:
         reason = "the group is disabled, has no enabled element, or no joint free to move"
         return FoundConfig(FindResult.ERROR, q_in, _values(searched, q_in), 0, reason)
@@ -229,15 +227,37 @@ def find_config(
     trial = 0
     while trial < budget:
         trial += 1
-        try:
-            sample = group.scene.apply_dependencies(_draw(searched, q_in, generator))
-        except NonFiniteDependency:  # a draw outside a dependency law's domain
-            continue
-        if _distance(group, sample, weights) <= limit:
-            solution, code = group.solve(sample)
-            if not code & ResultCode.FAILED and _accepts(validate, solution):
-                values = _values(searched, solution)
-                return FoundConfig(FindResult.FOUND, solution, values, trial)
+        solution = _trial(group, _draw(searched, q_in, generator), weights, limit, validate)
+        if solution is not None:
+            return FoundConfig(FindResult.FOUND, solution, _values(searched, solution), trial)
         if seconds is not None and time.monotonic() - start >= seconds:
             break
     return FoundConfig(FindResult.NOT_FOUND, q_in, _values(searched, q_in), trial)
+
+
+def _generator(rng: int | np.random.Generator | None) -> np.random.Generator:
+    """The generator of the draws: ``rng`` itself, or one seeded with it (checked)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(None if rng is None else integer(rng, "rng", low=0))
+
+
+def _trial(
+    group: IKGroup,
+    draw: np.ndarray,
+    weights: np.ndarray,
+    limit: float,
+    validate: Callable[[np.ndarray], bool] | None,
+) -> np.ndarray | None:
+    """One draw: the group's solution from it when the draw is within ``limit`` of the
+    targets and the solve succeeds and is accepted, else None."""
+    try:
+        sample = group.scene.apply_dependencies(draw)
+    except NonFiniteDependency:  # a draw outside a dependency law's domain
+        return None
+    if _distance(group, sample, weights) > limit:
+        return None
+    solution, code = group.solve(sample)
+    if code & ResultCode.FAILED or not _accepts(validate, solution):
+        return None
+    return solution

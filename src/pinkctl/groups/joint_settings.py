@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._validation import choice, real_number
+from .._validation import choice, positive_number, real_number
 
 __all__ = [
     "DEFAULT_MAX_STEP_ANGULAR",
@@ -52,7 +52,7 @@ class JointSettings:
         margin = real_number(self.limit_margin, "limit_margin", low=0.0)
         object.__setattr__(self, "limit_margin", margin)
         if self.max_step is not None:
-            step = real_number(self.max_step, "max_step", low=0.0, low_open=True)
+            step = positive_number(self.max_step, "max_step")
             object.__setattr__(self, "max_step", step)
 
     @property

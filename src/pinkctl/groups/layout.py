@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pinocchio as pin
 
 from ..errors import InputError
 from .element import IKElement
@@ -181,6 +182,17 @@ def _moving_joints(
     return moving, fold_pairs
 
 
+def _fold(model: pin.Model, dependent: int, master: int, law: JointDependency) -> Fold:
+    """The fold of the dependent joint ``dependent`` into the column of ``master``."""
+    return Fold(
+        joint=model.names[dependent],
+        dependent_v=model.joints[dependent].idx_v,
+        master_v=model.joints[master].idx_v,
+        master_q=model.joints[master].idx_q,
+        law=law,
+    )
+
+
 def chain_columns(
     scene: KinematicScene, on_chain: set[int], settings: Callable[[str], JointSettings]
 ) -> Columns:
@@ -191,7 +203,7 @@ def chain_columns(
     columns: list[Column] = []
     v_indices: list[int] = []
     q_index: list[int] = []
-    per_column: list[tuple[float, float, JointSettings, bool]] = []
+    per_column: list[tuple[float, float, float, float, float]] = []
     for joint in sorted(moving):
         jmodel = model.joints[joint]
         name = model.names[joint]
@@ -202,26 +214,22 @@ def chain_columns(
             columns.append(Column(name, k))
             v_indices.append(jmodel.idx_v + k)
             q_index.append(jmodel.idx_q if scalar else -1)
-            per_column.append((lower, upper, settings(name), rotational))
-    folds = tuple(
-        Fold(
-            joint=model.names[dep],
-            dependent_v=model.joints[dep].idx_v,
-            master_v=model.joints[master].idx_v,
-            master_q=model.joints[master].idx_q,
-            law=law,
-        )
-        for dep, master, law in fold_pairs
-    )
+            own = settings(name)
+            per_column.append(
+                (lower, upper, own.weight, own.limit_margin, own.step_limit(rotational))
+            )
+    folds = tuple(_fold(model, dep, master, law) for dep, master, law in fold_pairs)
+    # one row per quantity: lower, upper, weight, margin, max step (each row contiguous)
+    table = np.array(per_column, dtype=np.float64).reshape(-1, 5).T.copy()
     return Columns(
         columns=tuple(columns),
         v_indices=np.array(v_indices, dtype=np.intp),
         q_index=np.array(q_index, dtype=np.intp),
-        lower=np.array([c[0] for c in per_column], dtype=np.float64),
-        upper=np.array([c[1] for c in per_column], dtype=np.float64),
-        weights=np.array([c[2].weight for c in per_column], dtype=np.float64),
-        margins=np.array([c[2].limit_margin for c in per_column], dtype=np.float64),
-        max_steps=np.array([c[2].step_limit(c[3]) for c in per_column], dtype=np.float64),
+        lower=table[0],
+        upper=table[1],
+        weights=table[2],
+        margins=table[3],
+        max_steps=table[4],
         folds=folds,
     )
 

@@ -263,7 +263,12 @@ def _iterate(run: _Run, state: _State) -> bool:
     except CannotInvert:
         state.code |= ResultCode.CANNOT_INVERT
         return False
-    dq, halved = _take(run, state.q, state.evaluations, cumulative)
+    return _step(run, state, *_take(run, state.q, state.evaluations, cumulative))
+
+
+def _step(run: _Run, state: _State, dq: np.ndarray, halved: bool) -> bool:
+    """Take the step ``dq`` (inside the joint limits); False when its dependent joints
+    cannot follow (the solve ends)."""
     stop = bool(run.flags & GroupFlags.STOP_ON_LIMIT_HIT)
     q_next, hits, stopped = advance(
         run.scene.model, state.q, dq, run.columns.layout, run.limits, stop
@@ -288,31 +293,36 @@ def _finish(run: _Run, groups: Sequence[IKGroup], q_in: np.ndarray, state: _Stat
     within = [ev.within(lay) for ev, lay in zip(state.evaluations, run.layouts)]
     if not all(all(w) for w in within):
         state.code |= ResultCode.NOT_WITHIN_TOLERANCE
-    restore = any(
-        (g.flags & GroupFlags.RESTORE_ON_BAD_LIN_TOL and not linear)
-        or (g.flags & GroupFlags.RESTORE_ON_BAD_ANG_TOL and not angular)
-        for g, (linear, angular) in zip(run.groups, within)
-    )
     evaluations = state.evaluations
-    if restore:
+    if _restores(run.groups, within):
         state.q = q_in.copy()
         evaluations = [evaluate(run.scene, lay, state.q, jacobian=False) for lay in run.layouts]
-    reports = {
-        id(g): GroupReport(
-            state.code,
-            state.steps,
-            (float(np.max(ev.linear, initial=0.0)), float(np.max(ev.angular, initial=0.0))),
-            dict(state.hits),
-            state.reason,
-        )
-        for g, ev in zip(run.groups, evaluations)
-    }
+    reports = {id(g): _report(state, ev) for g, ev in zip(run.groups, evaluations)}
     for group in groups:
         group.last_report = reports.get(
             id(group),
             GroupReport(state.code | ResultCode.NOT_PERFORMED, 0, (0.0, 0.0), {}, state.reason),
         )
     return GroupResult(state.q, state.code)
+
+
+def _restores(groups: Sequence[IKGroup], within: list[tuple[bool, bool]]) -> bool:
+    """Whether a group asks to restore the start for a tolerance it misses."""
+    return any(
+        (g.flags & GroupFlags.RESTORE_ON_BAD_LIN_TOL and not linear)
+        or (g.flags & GroupFlags.RESTORE_ON_BAD_ANG_TOL and not angular)
+        for g, (linear, angular) in zip(groups, within)
+    )
+
+
+def _report(state: _State, evaluation: Evaluation) -> GroupReport:
+    """A solved group's report: the solve's code, steps, hits and reason, and the group's
+    largest errors (linear [m], angular [rad])."""
+    errors = (
+        float(np.max(evaluation.linear, initial=0.0)),
+        float(np.max(evaluation.angular, initial=0.0)),
+    )
+    return GroupReport(state.code, state.steps, errors, dict(state.hits), state.reason)
 
 
 def solve(groups: Sequence[IKGroup], q: Any, *, priority: str = "cascade") -> GroupResult:

@@ -177,6 +177,16 @@ def prioritized_steps(
                 "for a group solved alone or with priority='nullspace'"
             )
         return tuple(y * weights for y in _cascade(levels, box))
+    cumulative = _nullspace_steps(levels, box, weights, q)
+    low, high = box.lower * weights, box.upper * weights
+    return tuple(np.clip(dq, low, high) for dq in cumulative)
+
+
+def _nullspace_steps(
+    levels: Sequence[Level], box: Box, weights: np.ndarray, q: np.ndarray
+) -> list[np.ndarray]:
+    """``dq`` after each level of a null-space priority: each level's own step, projected
+    into the null spaces of the levels above it (not yet clipped to the box)."""
     own = [_own_step(level, box, weights, False, q) for level in levels]
     projectors = [_projector(level, weights) for level in levels[:-1]]
     cumulative = []
@@ -187,5 +197,4 @@ def prioritized_steps(
         cumulative.append(dq)
     if not all(np.isfinite(dq).all() for dq in cumulative):
         raise CannotInvert("non-finite step")
-    low, high = box.lower * weights, box.upper * weights
-    return tuple(np.clip(dq, low, high) for dq in cumulative)
+    return cumulative

@@ -28,6 +28,33 @@ def _split_key(text: str) -> list[str]:
 
 
 @dataclass
+class _Quote:
+    """Whether a scan is inside a quoted string (``"..."`` with backslash escapes, or
+    ``'...'``)."""
+
+    quote: str = ""
+    escaped: bool = False
+
+    def inside(self, char: str) -> bool:
+        """Advance over ``char`` when inside a string (closing quote included): True then."""
+        if not self.quote:
+            return False
+        if self.escaped:
+            self.escaped = False
+        elif char == "\\" and self.quote == '"':
+            self.escaped = True
+        elif char == self.quote:
+            self.quote = ""
+        return True
+
+    def opens(self, char: str) -> bool:
+        """Whether ``char`` opens a string (then the scan is inside it)."""
+        if char in "\"'":
+            self.quote = char
+        return bool(self.quote)
+
+
+@dataclass
 class _Scan:
     """Where a scan of an array's text is: bracket depth (1 inside the array), the number of
     top-level commas seen (the index of the current item), whether an item has started."""
@@ -36,27 +63,28 @@ class _Scan:
     commas: int = 0
     started: bool = False
 
+    def structure(self, char: str) -> None:
+        """Advance over a character outside strings: brackets and the array's commas."""
+        if char in "[{":
+            self.depth += 1
+        elif char in "]}":
+            self.depth -= 1
+        elif char == "," and self.depth == 1:
+            self.commas += 1
+            self.started = False
+
 
 def _inline_keys(text: str) -> list[list[str]]:
     """The keys of the inline table that ``text`` starts with (``{ a = 1, b.c = [2] }``)."""
-    keys, piece, depth, quote, escaped = [], "", 0, "", False
+    keys, piece, depth, quotes = [], "", 0, _Quote()
     for char in text[1:]:
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\" and quote == '"':
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            if depth == 0:
-                break
-            depth -= 1
-        elif char == "," and depth == 0:
+        if quotes.inside(char) or quotes.opens(char):
+            piece += char
+            continue
+        if char in "]}" and depth == 0:
+            break
+        depth += (char in "[{") - (char in "]}")
+        if char == "," and depth == 0:
             keys.append(piece)
             piece = ""
             continue
@@ -69,30 +97,17 @@ def _scan(text: str, scan: _Scan) -> list[tuple[int, str]]:
     """Advance ``scan`` over one line of a value; the items starting on it at depth 1, as
     ``(index, text from the item on)``."""
     starts: list[tuple[int, str]] = []
-    quote, escaped = "", False
+    quotes = _Quote()
     for offset, char in enumerate(text):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\" and quote == '"':
-                escaped = True
-            elif char == quote:
-                quote = ""
+        if quotes.inside(char):
             continue
         if char == "#":
             break
         if scan.depth == 1 and not scan.started and char not in " \t,]":
             starts.append((scan.commas, text[offset:]))
             scan.started = True
-        if char in "\"'":
-            quote = char
-        elif char in "[{":
-            scan.depth += 1
-        elif char in "]}":
-            scan.depth -= 1
-        elif char == "," and scan.depth == 1:
-            scan.commas += 1
-            scan.started = False
+        if not quotes.opens(char):
+            scan.structure(char)
     return starts
 
 

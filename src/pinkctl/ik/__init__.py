@@ -11,8 +11,8 @@
 
 Options are three dataclasses (:class:`IKOptions` for the solver, :class:`LocalOptions` and
 :class:`SearchOptions` for a query); every entry point also takes their fields as keywords.
-``solve_ik`` and ``solve_ik_batch`` are deprecated aliases (pink's ``solve_ik`` is one
-differential step, not an IK solve).
+There is no ``solve_ik`` here: pink's ``solve_ik`` is one differential step, not an IK solve
+(:func:`local_ik` is the one-shot solve).
 
 Methods (``method=``): ``"lm"`` (default), ``"dls"``, ``"pinv"``, ``"pinv_undamped"``,
 ``"transpose"``, ``"qp"`` (pink + DAQP). Goals: full pose, position only, position plus an

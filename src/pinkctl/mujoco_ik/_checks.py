@@ -1,4 +1,5 @@
-"""Argument checks of the MuJoCo-level IK: models, ids, names, vectors and counts.
+"""Argument checks of the MuJoCo-level IK: models, objects by name or id, counts (vectors:
+:func:`pinkctl._validation.real_vector`).
 
 Each raises :class:`~pinkctl.errors.InputError` naming the argument; nothing here touches
 ``data``.
@@ -10,11 +11,10 @@ from typing import Any
 
 import mujoco
 import numpy as np
-from numpy.typing import NDArray
 
 from ..errors import InputError
 
-__all__ = ["count", "model_and_data", "object_id", "vector"]
+__all__ = ["count", "model_and_data", "object_id"]
 
 
 def model_and_data(model: Any, data: Any) -> tuple[mujoco.MjModel, mujoco.MjData]:
@@ -45,21 +45,8 @@ def object_id(model: mujoco.MjModel, value: Any, kind: mujoco.mjtObj, name: str)
     return int(value)
 
 
-def vector(value: Any, size: int, name: str) -> NDArray[np.float64]:
-    """``value`` as ``size`` finite floats (a new array)."""
-    try:
-        array = np.array(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be {size} real numbers, got {value!r}") from None
-    if array.size != size:
-        raise InputError(f"{name} must have {size} values, got {array.size}")
-    if not np.all(np.isfinite(array)):
-        raise InputError(f"{name} must be finite (no NaN or infinity), got {array.tolist()}")
-    return array
-
-
 def count(value: Any, name: str, *, low: int) -> int:
-    """``value`` as an int ``>= low`` (booleans and floats rejected)."""
+    """``value`` as an int ``>= low`` (booleans and floats rejected; the seed's wording)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
     if int(value) < low:

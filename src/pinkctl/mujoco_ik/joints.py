@@ -64,13 +64,7 @@ def joint_ids(model: mujoco.MjModel, site_id: int, joints: Any) -> tuple[int, ..
         InputError: Not a sequence, an unknown name or id, a repeated joint, none at all.
     """
     if joints is None:
-        ids = chain_joints(model, site_id)
-        if not ids:
-            raise InputError(
-                f"site {model.site(site_id).name!r} has no hinge or slide joint between it "
-                "and the world: name the joints (joints=[...])"
-            )
-        return ids
+        return _site_chain(model, site_id)
     if isinstance(joints, (str, bytes)) or not isinstance(joints, (Sequence, np.ndarray)):
         raise InputError(f"joints must be a sequence of joint names or ids, got {joints!r}")
     ids = tuple(
@@ -81,6 +75,17 @@ def joint_ids(model: mujoco.MjModel, site_id: int, joints: Any) -> tuple[int, ..
     if len(set(ids)) != len(ids):
         repeated = sorted({model.joint(j).name or str(j) for j in ids if ids.count(j) > 1})
         raise InputError(f"joints names a joint twice: {repeated}")
+    return ids
+
+
+def _site_chain(model: mujoco.MjModel, site_id: int) -> tuple[int, ...]:
+    """The site's chain (at least one joint)."""
+    ids = chain_joints(model, site_id)
+    if not ids:
+        raise InputError(
+            f"site {model.site(site_id).name!r} has no hinge or slide joint between it "
+            "and the world: name the joints (joints=[...])"
+        )
     return ids
 
 

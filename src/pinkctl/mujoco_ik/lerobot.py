@@ -27,9 +27,9 @@ import mujoco
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import choice, real_number
+from .._validation import choice, positive_number, real_number, real_vector
 from ..errors import InputError
-from ._checks import count, model_and_data, object_id, vector
+from ._checks import count, model_and_data, object_id
 
 __all__ = [
     "DEFAULT_ORIENTATION_WEIGHT",
@@ -47,22 +47,26 @@ DEFAULT_ORIENTATION_WEIGHT = 0.1
 _SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 
 
+def _dof_ids(dof_ids: Any, nv: int) -> np.ndarray:
+    """``dof_ids`` as a non-empty 1-D integer array of distinct DOF ids in ``[0, nv)``."""
+    try:
+        ids = np.asarray(dof_ids).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"dof_ids must be integer DOF ids, got {dof_ids!r}") from None
+    if ids.size == 0 or ids.dtype.kind not in "iu":
+        raise InputError(f"dof_ids must be a non-empty array of integer DOF ids, got {dof_ids!r}")
+    if np.any(ids < 0) or np.any(ids >= nv):
+        raise InputError(f"dof_ids must be in [0, {nv}), got {ids.tolist()}")
+    if len(set(ids.tolist())) != ids.size:
+        raise InputError(f"dof_ids repeats a DOF: {ids.tolist()}")
+    return ids
+
+
 class _Dofs:
     """The DOFs of a call: velocity columns, ``qpos`` addresses and ranges (checked)."""
 
     def __init__(self, model: mujoco.MjModel, dof_ids: Any) -> None:
-        try:
-            ids = np.asarray(dof_ids).reshape(-1)
-        except (TypeError, ValueError):
-            raise InputError(f"dof_ids must be integer DOF ids, got {dof_ids!r}") from None
-        if ids.size == 0 or ids.dtype.kind not in "iu":
-            raise InputError(
-                f"dof_ids must be a non-empty array of integer DOF ids, got {dof_ids!r}"
-            )
-        if np.any(ids < 0) or np.any(ids >= model.nv):
-            raise InputError(f"dof_ids must be in [0, {model.nv}), got {ids.tolist()}")
-        if len(set(ids.tolist())) != ids.size:
-            raise InputError(f"dof_ids repeats a DOF: {ids.tolist()}")
+        ids = _dof_ids(dof_ids, model.nv)
         joints = model.dof_jntid[ids]
         scalar = [int(model.jnt_type[j]) in _SCALAR for j in joints]
         if not all(scalar):
@@ -141,8 +145,8 @@ def _common(
     model, data = model_and_data(model, data)
     site = object_id(model, site_id, mujoco.mjtObj.mjOBJ_SITE, "site_id")
     dofs = _Dofs(model, dof_ids)
-    target = vector(target_pos, 3, "target_pos")
-    q = vector(current_q, dofs.columns.size, "current_q")
+    target = real_vector(target_pos, "target_pos", 3)
+    q = real_vector(current_q, "current_q", dofs.columns.size)
     return model, data, site, dofs, target, q
 
 
@@ -153,7 +157,7 @@ def _approach(
         return None
     if isinstance(approach_axis, (bool, np.bool_)) or approach_axis not in (0, 1, 2):
         raise InputError(f"approach_axis must be 0, 1, 2 or None, got {approach_axis!r}")
-    direction = vector(approach_dir, 3, "approach_dir")
+    direction = real_vector(approach_dir, "approach_dir", 3)
     norm = float(np.linalg.norm(direction))
     if norm < 1e-9:
         raise InputError("approach_dir must not be zero")
@@ -201,10 +205,10 @@ def compute_ik_levenberg_marquardt(
     model, data, site, dofs, target, q = _common(
         model, data, site_id, dof_ids, target_pos, current_q
     )
-    damping = real_number(damping, "damping", low=0.0, low_open=True)
+    damping = positive_number(damping, "damping")
     iterations = count(max_iterations, "max_iterations", low=0)
     tolerance = real_number(tolerance, "tolerance", low=0.0)
-    offset = None if point_offset is None else vector(point_offset, 3, "point_offset")
+    offset = None if point_offset is None else real_vector(point_offset, "point_offset", 3)
     approach = _approach(approach_axis, approach_dir, orientation_weight)
     with _Restore(model, data):
         for _ in range(iterations):
@@ -240,7 +244,7 @@ def compute_ik_pseudoinverse(
     )
     iterations = count(max_iterations, "max_iterations", low=0)
     tolerance = real_number(tolerance, "tolerance", low=0.0)
-    step_size = real_number(step_size, "step_size", low=0.0, low_open=True)
+    step_size = positive_number(step_size, "step_size")
     with _Restore(model, data):
         for _ in range(iterations):
             _set(model, data, dofs, q)

@@ -35,9 +35,9 @@ import mujoco
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import choice, real_number
+from .._validation import choice, positive_number, real_number, real_vector
 from ..errors import InputError
-from ._checks import count, model_and_data, object_id, vector
+from ._checks import count, model_and_data, object_id
 from .joints import dof_columns, joint_ids, project_to_limits
 
 __all__ = ["JointSolution", "solve_joints", "target_quaternion"]
@@ -85,7 +85,7 @@ def target_quaternion(
 ) -> NDArray[np.float64]:
     """A target quaternion as a unit ``(w, x, y, z)``; ``order`` is ``"wxyz"`` (MuJoCo's)
     or ``"xyzw"`` (three.js's). Any non-zero norm is accepted and normalised."""
-    values = vector(quaternion, 4, name)
+    values = real_vector(quaternion, name, 4)
     if order == "xyzw":
         values = values[[3, 0, 1, 2]]
     norm = float(np.linalg.norm(values))
@@ -215,7 +215,7 @@ class _Problem:
 def _start(
     model: mujoco.MjModel, ids: tuple[int, ...], qpos: Any, data: mujoco.MjData
 ) -> NDArray[np.float64]:
-    start = data.qpos.copy() if qpos is None else vector(qpos, model.nq, "qpos")
+    start = data.qpos.copy() if qpos is None else real_vector(qpos, "qpos", model.nq)
     for j in ids:
         kind = int(model.jnt_type[j])
         if kind in (int(mujoco.mjtJoint.mjJNT_BALL), int(mujoco.mjtJoint.mjJNT_FREE)):
@@ -224,6 +224,17 @@ def _start(
                 raise InputError(f"qpos holds a zero quaternion for joint {model.joint(j).name!r}")
     project_to_limits(model, ids, start)
     return start
+
+
+def _weights(
+    position_weight: float, rotation_weight: float, *, position_only: bool
+) -> tuple[float, float]:
+    """The rows' weights, >= 0, at least one that counts."""
+    wp = real_number(position_weight, "position_weight", low=0.0)
+    wr = real_number(rotation_weight, "rotation_weight", low=0.0)
+    if wp == 0.0 and (position_only or wr == 0.0):
+        raise InputError("position_weight and rotation_weight leave nothing to solve for")
+    return wp, wr
 
 
 def solve_joints(
@@ -276,17 +287,14 @@ def solve_joints(
     model, data = model_and_data(model, data)
     site_id = object_id(model, site, mujoco.mjtObj.mjOBJ_SITE, "site")
     ids = joint_ids(model, site_id, joints)
-    goal_position = vector(position, 3, "position")
+    goal_position = real_vector(position, "position", 3)
     order = choice(quaternion_order, "quaternion_order", ("wxyz", "xyzw"))
     goal_quaternion = None if quaternion is None else target_quaternion(quaternion, order)
     iterations = count(max_iterations, "max_iterations", low=1)
-    damping = real_number(damping, "damping", low=0.0, low_open=True)
-    wp = real_number(position_weight, "position_weight", low=0.0)
-    wr = real_number(rotation_weight, "rotation_weight", low=0.0)
-    if wp == 0.0 and (goal_quaternion is None or wr == 0.0):
-        raise InputError("position_weight and rotation_weight leave nothing to solve for")
+    damping = positive_number(damping, "damping")
+    wp, wr = _weights(position_weight, rotation_weight, position_only=goal_quaternion is None)
     tolerance = real_number(tolerance, "tolerance", low=0.0)
-    bound = None if max_step is None else real_number(max_step, "max_step", low=0.0, low_open=True)
+    bound = None if max_step is None else positive_number(max_step, "max_step")
     q = _start(model, ids, qpos, data)
 
     problem = _Problem(model, data, site_id, ids, goal_position, goal_quaternion, (wp, wr))

@@ -132,18 +132,25 @@ def reach_ball(robot: PinkRobot, frame: str, joint_names: list[str]) -> tuple[np
     for j in chain[first:]:
         if j != chain[first]:
             radius += float(np.linalg.norm(model.jointPlacements[j].translation))
-        if j not in moved:
-            continue
-        kind, idx = model.joints[j].shortname(), model.joints[j].idx_q
-        if model.joints[j].nq > 2:
-            radius = np.inf
-        elif kind.startswith("JointModelP"):  # prismatic (planar has nq 4)
-            travel = max(abs(model.lowerPositionLimit[idx]), abs(model.upperPositionLimit[idx]))
-            radius += float(travel) if travel < 1e10 else np.inf
+        if j in moved:
+            radius += _travel(model, j)
     data = model.createData()
     pin.forwardKinematics(model, data, robot.q0)
     world = data.oMi[chain[first]].translation
     return robot.base_placement.actInv(pin.SE3(np.eye(3), world)).translation.copy(), radius
+
+
+def _travel(model: pin.Model, joint: int) -> float:
+    """How far a moved joint can carry what it holds beyond its links [m]: a prismatic
+    joint's largest travel (infinite if unbounded), infinite for a joint of several
+    coordinates (ball, free flyer), 0 for a revolute joint."""
+    if model.joints[joint].nq > 2:
+        return np.inf
+    if not model.joints[joint].shortname().startswith("JointModelP"):  # planar has nq 4
+        return 0.0
+    idx = model.joints[joint].idx_q
+    travel = max(abs(model.lowerPositionLimit[idx]), abs(model.upperPositionLimit[idx]))
+    return float(travel) if travel < 1e10 else np.inf
 
 
 def default_bounds(centre: np.ndarray, radius: float) -> np.ndarray:

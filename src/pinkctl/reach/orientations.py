@@ -61,10 +61,20 @@ def orientation_set(orientations: int | ArrayLike | None) -> np.ndarray | None:
         return spread_orientations(int(orientations))
     arr = np.asarray(orientations, dtype=np.float64)
     if arr.ndim == 2 and arr.shape[1] == 4:
-        norms = np.linalg.norm(arr, axis=1)
-        if not np.all(np.isfinite(arr)) or np.any(np.abs(norms - 1.0) > 1e-6):
-            raise InputError("orientations: quaternions (w, x, y, z) must be unit and finite")
-        arr = np.array([pin.Quaternion(*q).toRotationMatrix() for q in arr])
+        arr = _quaternion_matrices(arr)
+    return _checked_rotations(arr)
+
+
+def _quaternion_matrices(quaternions: np.ndarray) -> np.ndarray:
+    """``(n, 4)`` unit quaternions (w, x, y, z) as ``(n, 3, 3)`` rotation matrices."""
+    norms = np.linalg.norm(quaternions, axis=1)
+    if not np.all(np.isfinite(quaternions)) or np.any(np.abs(norms - 1.0) > 1e-6):
+        raise InputError("orientations: quaternions (w, x, y, z) must be unit and finite")
+    return np.array([pin.Quaternion(*q).toRotationMatrix() for q in quaternions])
+
+
+def _checked_rotations(arr: np.ndarray) -> np.ndarray:
+    """``arr`` if it is ``(n, 3, 3)`` rotation matrices, n >= 1."""
     if arr.ndim != 3 or arr.shape[1:] != (3, 3) or arr.shape[0] < 1:
         raise InputError(
             "orientations: expected a count, (n, 3, 3) rotation matrices or (n, 4) "

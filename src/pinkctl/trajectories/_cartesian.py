@@ -7,7 +7,6 @@ from abc import abstractmethod
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from ..core.state import RobotState, SpatialState, name_space
 from ..errors import InputError
@@ -30,30 +29,6 @@ def check_frame_and_space(frame: str, site_space: Sequence[str] | None) -> list[
     if frame not in space:
         raise InputError(f"frame {frame!r} is not in site_space {space}")
     return space
-
-
-def positive_scalar(value: float, argument: str) -> float:
-    """Return ``value`` as a float; ValueError unless finite and > 0."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{argument} must be a finite number > 0, got {value!r}") from None
-    if not (np.isfinite(number) and number > 0.0):
-        raise InputError(f"{argument} must be a finite number > 0, got {value!r}")
-    return number
-
-
-def vector3(value: ArrayLike, argument: str) -> np.ndarray:
-    """Return ``value`` as a finite float64 array of shape (3,); ValueError otherwise."""
-    try:
-        array = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"{argument} must be a 3-vector of real numbers") from None
-    if array.shape != (3,):
-        raise InputError(f"{argument} must have shape (3,), got {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise InputError(f"{argument} must be finite (no NaN or infinity)")
-    return array
 
 
 class SiteStateWriter:

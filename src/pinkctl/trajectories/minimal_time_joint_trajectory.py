@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import name_list, positive_number
 from ..core.state import JointState, RobotState
 from ..errors import InputError
 from .time_scaling import TrapezoidTimeScaling
@@ -16,16 +17,28 @@ from .trajectory import Trajectory, _check_time
 __all__ = ["MinimalTimeJointTrajectory"]
 
 
-def _name_list(names: Sequence[str], argument: str) -> list[str]:
-    if isinstance(names, str) or not isinstance(names, Sequence):
-        raise InputError(f"{argument} must be a list of joint names, got {type(names).__name__}")
-    result = list(names)
-    for name in result:
-        if not isinstance(name, str):
-            raise InputError(f"{argument} must contain strings, got {name!r}")
-    if len(set(result)) != len(result):
-        raise InputError(f"{argument} contains duplicate names: {result}")
-    return result
+def _active_joints(names: Sequence[str], joint_space: list[str], width: int) -> list[str]:
+    """The joint of each waypoint column, all in ``joint_space``."""
+    active = name_list(names, "active_joints")
+    if len(active) != width:
+        raise InputError(
+            f"active_joints must name one joint per waypoint column ({width}), "
+            f"got {len(active)} names"
+        )
+    unknown = [name for name in active if name not in joint_space]
+    if unknown:
+        raise InputError(f"active_joints {unknown} are not in robot_joint_space")
+    return active
+
+
+def _check_distinct(points: np.ndarray, *, rtol: float, atol: float) -> None:
+    """No two consecutive waypoints equal within the tolerances."""
+    for k in range(points.shape[0] - 1):
+        if np.allclose(points[k], points[k + 1], rtol=rtol, atol=atol):
+            raise InputError(
+                f"waypoints {k} and {k + 1} are equal within the tolerances "
+                f"(rtol={rtol}, atol={atol}); remove the duplicate"
+            )
 
 
 def _limit_vector(values: ArrayLike, size: int, argument: str) -> np.ndarray:
@@ -78,30 +91,19 @@ class MinimalTimeJointTrajectory(Trajectory):
         count, width = points.shape
         v_max = _limit_vector(max_velocities, width, "max_velocities")
         a_max = _limit_vector(max_accelerations, width, "max_accelerations")
-        joint_space = _name_list(robot_joint_space, "robot_joint_space")
-        active = _name_list(active_joints, "active_joints")
-        if len(active) != width:
-            raise InputError(
-                f"active_joints must name one joint per waypoint column ({width}), "
-                f"got {len(active)} names"
-            )
-        unknown = [name for name in active if name not in joint_space]
-        if unknown:
-            raise InputError(f"active_joints {unknown} are not in robot_joint_space")
+        joint_space = name_list(robot_joint_space, "robot_joint_space")
+        active = _active_joints(active_joints, joint_space, width)
         if count < 2:
             raise InputError(f"a trajectory needs at least 2 waypoints, got {count}")
-        rtol = float(waypoint_relative_difference_tolerance)
-        atol = float(waypoint_absolute_difference_tolerance)
-        if not rtol > 0.0:
-            raise InputError(f"waypoint_relative_difference_tolerance must be > 0, got {rtol}")
-        if not atol > 0.0:
-            raise InputError(f"waypoint_absolute_difference_tolerance must be > 0, got {atol}")
-        for k in range(count - 1):
-            if np.allclose(points[k], points[k + 1], rtol=rtol, atol=atol):
-                raise InputError(
-                    f"waypoints {k} and {k + 1} are equal within the tolerances "
-                    f"(rtol={rtol}, atol={atol}); remove the duplicate"
-                )
+        _check_distinct(
+            points,
+            rtol=positive_number(
+                waypoint_relative_difference_tolerance, "waypoint_relative_difference_tolerance"
+            ),
+            atol=positive_number(
+                waypoint_absolute_difference_tolerance, "waypoint_absolute_difference_tolerance"
+            ),
+        )
 
         deltas = np.diff(points, axis=0)
         profiles = [TrapezoidTimeScaling.synchronized(d, v_max, a_max) for d in deltas]

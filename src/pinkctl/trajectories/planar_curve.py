@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, TypedDict
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import positive_number, real_array, real_number
 from ..core.poses import rotate_by_vector, unit_quaternions
 from ..errors import InputError
-from ._cartesian import SiteTrajectory, positive_scalar, vector3
+from ._cartesian import SiteTrajectory
 from .phase import RampedPhase
 from .trajectory import _check_time
 
@@ -67,11 +68,7 @@ def plane_axes(
     if plane is not None and normal is not None:
         raise InputError("give either plane or normal, not both")
     if normal is not None:
-        n = vector3(normal, "normal")
-        norm = float(np.linalg.norm(n))
-        if norm < 1e-9:
-            raise InputError("normal must be a non-zero vector")
-        n = n / norm
+        n = _unit(normal, "normal")
         seed = _AXES["xyz"[int(np.argmin(np.abs(n)))]]
         u = seed - (seed @ n) * n
         u = u / np.linalg.norm(u)
@@ -79,18 +76,18 @@ def plane_axes(
     if plane is None:
         plane = "yz"
     if isinstance(plane, str):
-        name = plane.lower()
-        if len(name) != 2 or name[0] == name[1] or any(c not in _AXES for c in name):
-            raise InputError(
-                f"plane must be two distinct letters of 'xyz' (e.g. 'yz'), got {plane!r}"
-            )
-        return _AXES[name[0]].copy(), _AXES[name[1]].copy()
+        return _named_axes(plane)
+    return _given_axes(plane)
+
+
+def _given_axes(plane: tuple[ArrayLike, ArrayLike]) -> tuple[np.ndarray, np.ndarray]:
+    """A pair of orthonormal 3-vectors (checked to 1e-6), re-orthonormalised exactly."""
     if not isinstance(plane, Sequence) or len(plane) != 2:
         raise InputError(
             f"plane must be a name like 'yz' or a pair of 3-vectors (u, v), got {plane!r}"
         )
-    u = vector3(plane[0], "plane u axis")
-    v = vector3(plane[1], "plane v axis")
+    u = real_array(plane[0], "plane u axis", (3,))
+    v = real_array(plane[1], "plane v axis", (3,))
     if (
         abs(float(u @ u) - 1.0) > _ORTHONORMAL_TOLERANCE
         or abs(float(v @ v) - 1.0) > _ORTHONORMAL_TOLERANCE
@@ -100,6 +97,23 @@ def plane_axes(
     u = u / np.linalg.norm(u)
     v = v - (v @ u) * u
     return u, v / np.linalg.norm(v)
+
+
+def _named_axes(plane: str) -> tuple[np.ndarray, np.ndarray]:
+    """The world axes a plane name like ``"yz"`` names, in its order."""
+    name = plane.lower()
+    if len(name) != 2 or name[0] == name[1] or any(c not in _AXES for c in name):
+        raise InputError(f"plane must be two distinct letters of 'xyz' (e.g. 'yz'), got {plane!r}")
+    return _AXES[name[0]].copy(), _AXES[name[1]].copy()
+
+
+def _unit(value: ArrayLike, name: str) -> np.ndarray:
+    """A non-zero finite 3-vector, normalised."""
+    vector = real_array(value, name, (3,))
+    norm = float(np.linalg.norm(vector))
+    if norm < 1e-9:
+        raise InputError(f"{name} must be a non-zero vector")
+    return vector / norm
 
 
 @dataclass(frozen=True)
@@ -204,7 +218,7 @@ class PlanarCurveTrajectory(SiteTrajectory):
         options: PlanarCurveOptions | None = None,
         **changes: Unpack[PlanarCurveChanges],
     ) -> None:
-        self._size = positive_scalar(size, size_name)
+        self._size = positive_number(size, size_name)
         self._size_name = size_name
         if options is None:
             options = PlanarCurveOptions()
@@ -212,33 +226,17 @@ class PlanarCurveTrajectory(SiteTrajectory):
             raise InputError(f"options must be PlanarCurveOptions, got {type(options).__name__}")
         o = dataclasses.replace(options, **changes) if changes else options
         super().__init__(frame, o.site_space)
-        c = vector3(center, "center")
-        period = positive_scalar(period, "period")
+        c = real_array(center, "center", (3,))
+        period = positive_number(period, "period")
         u, v = plane_axes(o.plane, o.normal)
         q0 = unit_quaternions(o.orientation, "orientation", count=1)[0]
-        ramp = float(o.ramp_time)
-        if not (math.isfinite(ramp) and ramp >= 0.0):
-            raise InputError(f"ramp_time must be a finite number >= 0, got {o.ramp_time!r}")
-        if o.cycles is not None and o.duration is not None:
-            raise InputError("give either cycles or duration, not both")
-        if o.duration is None:
-            n = positive_scalar(1.0 if o.cycles is None else o.cycles, "cycles")
-            total = n * period + ramp
-        else:
-            total = positive_scalar(o.duration, "duration")
-        amplitude = float(o.orientation_amplitude)
-        if not math.isfinite(amplitude):
-            raise InputError(
-                f"orientation_amplitude must be finite, got {o.orientation_amplitude!r}"
-            )
+        ramp = real_number(o.ramp_time, "ramp_time", low=0.0)
+        total = _duration(o, period, ramp)
+        amplitude = real_number(o.orientation_amplitude, "orientation_amplitude")
         if o.orientation_axis is None:
             axis = u.copy()
         else:
-            axis = vector3(o.orientation_axis, "orientation_axis")
-            axis_norm = float(np.linalg.norm(axis))
-            if axis_norm < 1e-9:
-                raise InputError("orientation_axis must be a non-zero vector")
-            axis = axis / axis_norm
+            axis = _unit(o.orientation_axis, "orientation_axis")
         phase = RampedPhase(rate=2.0 * math.pi / period, ramp_time=ramp, duration=total)
 
         self._center = c
@@ -315,3 +313,13 @@ class PlanarCurveTrajectory(SiteTrajectory):
             f"{type(self).__name__}(frame={self._frame!r}, {self._size_name}={self._size}, "
             f"period={self._period}, duration={self.duration:.6g} s)"
         )
+
+
+def _duration(options: PlanarCurveOptions, period: float, ramp: float) -> float:
+    """The run time [s]: ``duration``, else ``cycles`` periods (default 1) after the ramp."""
+    if options.cycles is not None and options.duration is not None:
+        raise InputError("give either cycles or duration, not both")
+    if options.duration is not None:
+        return positive_number(options.duration, "duration")
+    cycles = positive_number(1.0 if options.cycles is None else options.cycles, "cycles")
+    return cycles * period + ramp

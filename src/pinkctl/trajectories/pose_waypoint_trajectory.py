@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import positive_number
 from ..core.poses import rotate_by_vector, rotation_vector_between, unit_quaternions
 from ..errors import InputError
-from ._cartesian import SiteTrajectory, positive_scalar
+from ._cartesian import SiteTrajectory
 from .time_scaling import TrapezoidTimeScaling
 from .trajectory import _check_time
 
@@ -68,28 +69,19 @@ class PoseWaypointTrajectory(SiteTrajectory):
         site_space: Sequence[str] | None = None,
     ) -> None:
         super().__init__(frame, site_space)
-        try:
-            points = np.array(positions, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError("positions must be a (K, 3) array of real numbers") from None
-        if points.ndim != 2 or points.shape[1] != 3:
-            raise InputError(f"positions must have shape (K, 3), got {points.shape}")
-        if not np.all(np.isfinite(points)):
-            raise InputError("positions must be finite (no NaN or infinity)")
+        points = _waypoints(positions)
         count = points.shape[0]
-        if count < 2:
-            raise InputError(f"a trajectory needs at least 2 waypoints, got {count}")
         rotations = unit_quaternions(orientations, "orientations", count=count)
         v_max = np.array(
             [
-                positive_scalar(max_linear_velocity, "max_linear_velocity"),
-                positive_scalar(max_angular_velocity, "max_angular_velocity"),
+                positive_number(max_linear_velocity, "max_linear_velocity"),
+                positive_number(max_angular_velocity, "max_angular_velocity"),
             ]
         )
         a_max = np.array(
             [
-                positive_scalar(max_linear_acceleration, "max_linear_acceleration"),
-                positive_scalar(max_angular_acceleration, "max_angular_acceleration"),
+                positive_number(max_linear_acceleration, "max_linear_acceleration"),
+                positive_number(max_angular_acceleration, "max_angular_acceleration"),
             ]
         )
 
@@ -97,15 +89,10 @@ class PoseWaypointTrajectory(SiteTrajectory):
         rotation_vectors = [
             rotation_vector_between(rotations[k], rotations[k + 1]) for k in range(count - 1)
         ]
-        profiles = []
-        for k in range(count - 1):
-            length = float(np.linalg.norm(translations[k]))
-            angle = float(np.linalg.norm(rotation_vectors[k]))
-            if length <= _POSITION_TOLERANCE and angle <= _ANGLE_TOLERANCE:
-                raise InputError(
-                    f"waypoints {k} and {k + 1} have the same pose; remove the duplicate"
-                )
-            profiles.append(TrapezoidTimeScaling.synchronized([length, angle], v_max, a_max))
+        profiles = [
+            _profile(k, translations[k], rotation_vectors[k], v_max, a_max)
+            for k in range(count - 1)
+        ]
         starts = np.concatenate(([0.0], np.cumsum([profile.duration for profile in profiles])))
 
         self._positions = points
@@ -151,3 +138,34 @@ class PoseWaypointTrajectory(SiteTrajectory):
             f"PoseWaypointTrajectory(frame={self._frame!r}, {len(self._positions)} waypoints, "
             f"duration={self._duration:.6g} s)"
         )
+
+
+def _waypoints(positions: ArrayLike) -> np.ndarray:
+    """``positions`` as a finite (K, 3) float array, K >= 2."""
+    try:
+        points = np.array(positions, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("positions must be a (K, 3) array of real numbers") from None
+    if points.ndim != 2 or points.shape[1] != 3:
+        raise InputError(f"positions must have shape (K, 3), got {points.shape}")
+    if not np.all(np.isfinite(points)):
+        raise InputError("positions must be finite (no NaN or infinity)")
+    if points.shape[0] < 2:
+        raise InputError(f"a trajectory needs at least 2 waypoints, got {points.shape[0]}")
+    return points
+
+
+def _profile(
+    k: int, translation: np.ndarray, rotation: np.ndarray, v_max: np.ndarray, a_max: np.ndarray
+) -> TrapezoidTimeScaling:
+    """The time scaling of segment ``k`` (translation [m] and rotation vector [rad]), both
+    parts synchronised.
+
+    Raises:
+        ValueError: If the segment does not move (its waypoints have the same pose).
+    """
+    length = float(np.linalg.norm(translation))
+    angle = float(np.linalg.norm(rotation))
+    if length <= _POSITION_TOLERANCE and angle <= _ANGLE_TOLERANCE:
+        raise InputError(f"waypoints {k} and {k + 1} have the same pose; remove the duplicate")
+    return TrapezoidTimeScaling.synchronized([length, angle], v_max, a_max)

@@ -168,46 +168,71 @@ def run_view(
         stderr: Where the reason goes (default ``sys.stderr``).
     """
     stream = sys.stderr if stderr is None else stderr
+    scene, reason = _prepare(robot_or_path, sites, native, replay)
+    if scene is None:
+        return _fail(reason, stream)
+    problem: str | None = None
+    if record:
+        scene.recorder.start()
+    try:
+        if native:
+            problem = _run_native(scene, duration)
+        else:
+            problem = _run_web(scene, host, port, record or "session.json", duration)
+    except KeyboardInterrupt:
+        problem = None
+    finally:
+        scene.stop()
+        if record and scene.recorder.samples:
+            print(f"session written to {scene.recorder.session().save(record)}", flush=True)
+    return 0 if problem is None else _fail(problem, stream)
+
+
+def _prepare(
+    robot_or_path: str, sites: Sequence[str] | None, native: bool, replay: str | None
+) -> tuple[InteractiveScene | None, str]:
+    """The scene, a recorded session replayed in it; or None and why it cannot start."""
     if native:
         from .native import display_problem
 
         problem = display_problem()
         if problem is not None:
-            return _fail(problem, stream)
+            return None, problem
     try:
         robot = load_robot(robot_or_path, sites)
         scene = build_scene(robot, sites)
         session = RecordedSession.load(replay) if replay else None
     except (FileNotFoundError, ValueError) as exc:
-        return _fail(str(exc).splitlines()[0], stream)
+        return None, str(exc).splitlines()[0]
     if session is not None:
         session.replay(scene.targets)
-    if record:
-        scene.recorder.start()
-    try:
-        if native:
-            from .native import NativeViewerError, run_native
+    return scene, ""
 
-            try:
-                run_native(scene, duration=duration)
-            except NativeViewerError as exc:
-                return _fail(str(exc), stream)
-        else:
-            try:
-                from .web import WebViewer
-            except ImportError:
-                return _fail("the web page needs viser: pip install 'pinkctl[view]'", stream)
-            viewer = WebViewer(scene, host=host, port=port, session_path=record or "session.json")
-            with viewer:
-                print(f"pinkctl view: {viewer.title} at {viewer.url} (Ctrl-C to stop)", flush=True)
-                _wait(duration)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        scene.stop()
-        if record and scene.recorder.samples:
-            print(f"session written to {scene.recorder.session().save(record)}", flush=True)
-    return 0
+
+def _run_native(scene: InteractiveScene, duration: float | None) -> str | None:
+    """Run MuJoCo's passive viewer; the reason it cannot run, or None."""
+    from .native import NativeViewerError, run_native
+
+    try:
+        run_native(scene, duration=duration)
+    except NativeViewerError as exc:
+        return str(exc)
+    return None
+
+
+def _run_web(
+    scene: InteractiveScene, host: str, port: int, session_path: str, duration: float | None
+) -> str | None:
+    """Serve the web page until ``duration`` is over; the reason it cannot run, or None."""
+    try:
+        from .web import WebViewer
+    except ImportError:
+        return "the web page needs viser: pip install 'pinkctl[view]'"
+    viewer = WebViewer(scene, host=host, port=port, session_path=session_path)
+    with viewer:
+        print(f"pinkctl view: {viewer.title} at {viewer.url} (Ctrl-C to stop)", flush=True)
+        _wait(duration)
+    return None
 
 
 def _wait(duration: float | None) -> None:

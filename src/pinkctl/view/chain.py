@@ -21,7 +21,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 import mujoco
 import numpy as np
@@ -29,7 +29,10 @@ import numpy as np
 from ..core.robot import PinkRobot
 from ..errors import InputError
 
-__all__ = ["JointSelection", "Selector", "chain_robot", "select_joints"]
+if TYPE_CHECKING:
+    from ..sim import MujocoSimulation
+
+__all__ = ["JointSelection", "Selector", "chain_robot", "select_joints", "target_site"]
 
 #: A list of names, or a regular expression (string or compiled) searched in each name.
 Selector = Union[Sequence[str], str, "re.Pattern[str]"]
@@ -57,14 +60,7 @@ class JointSelection:
 def _match(selector: Selector, names: list[str], what: str) -> list[str]:
     """Names chosen by ``selector`` among ``names`` (see the module docstring)."""
     if isinstance(selector, (str, re.Pattern)):
-        try:
-            pattern = re.compile(selector)
-        except re.error as exc:
-            raise InputError(f"{what}: invalid regular expression {selector!r}: {exc}") from exc
-        chosen = [n for n in names if pattern.search(n)]
-        if not chosen:
-            raise InputError(f"{what}: {pattern.pattern!r} matches none of {names}")
-        return chosen
+        return _search(selector, names, what)
     if not isinstance(selector, Sequence) or not all(isinstance(n, str) for n in selector):
         raise InputError(f"{what} must be a sequence of names or a regular expression")
     chosen = list(selector)
@@ -73,6 +69,18 @@ def _match(selector: Selector, names: list[str], what: str) -> list[str]:
         raise InputError(f"{what}: unknown names {unknown}; available: {names}")
     if len(set(chosen)) != len(chosen) or not chosen:
         raise InputError(f"{what} must name at least one item, each once, got {chosen}")
+    return chosen
+
+
+def _search(selector: str | re.Pattern[str], names: list[str], what: str) -> list[str]:
+    """The names a regular expression finds (at least one)."""
+    try:
+        pattern = re.compile(selector)
+    except re.error as exc:
+        raise InputError(f"{what}: invalid regular expression {selector!r}: {exc}") from exc
+    chosen = [n for n in names if pattern.search(n)]
+    if not chosen:
+        raise InputError(f"{what}: {pattern.pattern!r} matches none of {names}")
     return chosen
 
 
@@ -124,43 +132,66 @@ def select_joints(
     """
     if joints is not None and actuators is not None:
         raise InputError("give joints or actuators, not both")
-    scalar = [
-        model.joint(j).name
-        for j in range(model.njnt)
-        if int(model.jnt_type[j]) in _SCALAR and model.joint(j).name
-    ]
-    joint_actuators: dict[str, int] = {}
-    for a in range(model.nu):
-        if int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_JOINT):
-            joint_actuators.setdefault(model.joint(int(model.actuator_trnid[a, 0])).name, a)
     if actuators is not None:
-        names = [model.actuator(a).name for a in range(model.nu)]
-        chosen = _match(actuators, names, "actuators")
-        ids = [names.index(n) for n in chosen]
-        joint_names = []
-        for a in ids:
-            if int(model.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT):
-                raise InputError(f"actuator {names[a]!r} does not drive a joint")
-            joint = model.joint(int(model.actuator_trnid[a, 0]))
-            if int(model.jnt_type[joint.id]) not in _SCALAR:
-                raise InputError(f"actuator {names[a]!r} drives {joint.name!r}, not a scalar joint")
-            joint_names.append(joint.name)
+        joint_names, ids = _actuated_joints(model, actuators)
     else:
-        if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site) < 0:
-            raise InputError(f"the MuJoCo model has no site {site!r}")
-        joint_names = (
-            chain_joints(model, site) if joints is None else _match(joints, scalar, "joints")
-        )
-        missing = [j for j in joint_names if j not in joint_actuators]
-        if missing:
-            raise InputError(f"joints {missing} have no actuator driving them")
-        ids = [joint_actuators[j] for j in joint_names]
+        joint_names, ids = _site_joints(model, site, joints)
     return JointSelection(
         joint_names=tuple(joint_names),
         actuator_ids=tuple(ids),
         actuator_names=tuple(model.actuator(a).name for a in ids),
         qpos_addresses=tuple(int(model.joint(j).qposadr[0]) for j in joint_names),
     )
+
+
+def _actuated_joints(model: mujoco.MjModel, actuators: Selector) -> tuple[list[str], list[int]]:
+    """The scalar joints of the chosen actuators and the actuators' ids, in their order."""
+    names = [model.actuator(a).name for a in range(model.nu)]
+    ids = [names.index(n) for n in _match(actuators, names, "actuators")]
+    joint_names = []
+    for a in ids:
+        if int(model.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT):
+            raise InputError(f"actuator {names[a]!r} does not drive a joint")
+        joint = model.joint(int(model.actuator_trnid[a, 0]))
+        if int(model.jnt_type[joint.id]) not in _SCALAR:
+            raise InputError(f"actuator {names[a]!r} drives {joint.name!r}, not a scalar joint")
+        joint_names.append(joint.name)
+    return joint_names, ids
+
+
+def _site_joints(
+    model: mujoco.MjModel, site: str, joints: Selector | None
+) -> tuple[list[str], list[int]]:
+    """The chosen joints (default: the site's chain) and the first actuator driving each."""
+    if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site) < 0:
+        raise InputError(f"the MuJoCo model has no site {site!r}")
+    if joints is None:
+        joint_names = chain_joints(model, site)
+    else:
+        joint_names = _match(joints, _scalar_joints(model), "joints")
+    joint_actuators = _joint_actuators(model)
+    missing = [j for j in joint_names if j not in joint_actuators]
+    if missing:
+        raise InputError(f"joints {missing} have no actuator driving them")
+    return joint_names, [joint_actuators[j] for j in joint_names]
+
+
+def _scalar_joints(model: mujoco.MjModel) -> list[str]:
+    """Names of the named hinge and slide joints, in model order."""
+    return [
+        model.joint(j).name
+        for j in range(model.njnt)
+        if int(model.jnt_type[j]) in _SCALAR and model.joint(j).name
+    ]
+
+
+def _joint_actuators(model: mujoco.MjModel) -> dict[str, int]:
+    """The first joint-driven actuator of each joint, by joint name."""
+    out: dict[str, int] = {}
+    for a in range(model.nu):
+        if int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_JOINT):
+            out.setdefault(model.joint(int(model.actuator_trnid[a, 0])).name, a)
+    return out
 
 
 def position_servo_gains(model: mujoco.MjModel, actuator_ids: Sequence[int]) -> np.ndarray:
@@ -196,12 +227,8 @@ def chain_robot(robot: PinkRobot, joints: Sequence[str], site: str) -> PinkRobot
         )
         for n in joints
     }
-    acceleration: dict[str, float] = {}
-    jerk: dict[str, float] = {}
-    if all(n in robot.acceleration_limits for n in joints):
-        acceleration = {n: robot.acceleration_limits[n] for n in joints}
-        if all(n in robot.jerk_limits for n in joints):
-            jerk = {n: robot.jerk_limits[n] for n in joints}
+    acceleration = _all_or_none(robot.acceleration_limits, joints)
+    jerk = _all_or_none(robot.jerk_limits, joints) if acceleration else {}
     return dataclasses.replace(
         robot,
         controlled_joint_names=list(joints),
@@ -211,3 +238,25 @@ def chain_robot(robot: PinkRobot, joints: Sequence[str], site: str) -> PinkRobot
         acceleration_limits=acceleration,
         jerk_limits=jerk,
     )
+
+
+def _all_or_none(limits: dict[str, float], joints: Sequence[str]) -> dict[str, float]:
+    """``limits`` of ``joints`` when it has one for every joint, else none."""
+    if all(n in limits for n in joints):
+        return {n: limits[n] for n in joints}
+    return {}
+
+
+def target_site(sim: MujocoSimulation, robot: PinkRobot | None, site: str | None) -> str:
+    """The site a target follows: the one named, else the robot's tool frame, else the
+    simulation's first site.
+
+    Raises:
+        ValueError: A site the simulation does not have (or none at all).
+    """
+    if site is None:
+        site = robot.tool_frame if robot is not None and robot.tool_frame else None
+        site = site or (sim.site_names[0] if sim.site_names else None)
+    if not isinstance(site, str) or site not in sim.site_names:
+        raise InputError(f"site {site!r} is not a site of the simulation: {sim.site_names}")
+    return site

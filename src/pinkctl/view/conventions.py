@@ -29,6 +29,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import real_vector
 from ..core.poses import canonical_quaternion, matrix_to_quaternion, quaternion_to_matrix
 from ..errors import InputError
 
@@ -37,18 +38,6 @@ __all__ = ["PINKCTL", "THREEJS", "Conventions", "GizmoStats", "as_conventions"]
 Vector = NDArray[np.float64]
 #: Three.js's test for gimbal lock in ``Euler.setFromRotationMatrix`` (order XYZ).
 _GIMBAL = 0.9999999
-
-
-def _finite(value: ArrayLike, size: int, name: str, layout: str) -> Vector:
-    try:
-        array = np.array(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be {size} real numbers {layout}, got {value!r}") from None
-    if array.size != size:
-        raise InputError(f"{name} must have {size} values {layout}, got {array.size}")
-    if not np.all(np.isfinite(array)):
-        raise InputError(f"{name} must be finite, got {array.tolist()}")
-    return array
 
 
 def _xyz_to_matrix(angles: Vector) -> Vector:
@@ -108,7 +97,7 @@ class Conventions:
     def quaternion_in(self, quaternion: ArrayLike, name: str = "quaternion") -> Vector:
         """A quaternion written in these conventions, as (w, x, y, z) (not normalised: the
         pose checks downstream normalise it and reject a zero one)."""
-        values = _finite(quaternion, 4, name, f"({', '.join(self.quaternion_order)})")
+        values = real_vector(quaternion, name, 4, unit=f"({', '.join(self.quaternion_order)})")
         return values[[3, 0, 1, 2]] if self.quaternion_order == "xyzw" else values
 
     def quaternion_out(self, quaternion_wxyz: ArrayLike) -> Vector:
@@ -118,7 +107,7 @@ class Conventions:
 
     def euler_in(self, angles: ArrayLike, name: str = "euler") -> Vector:
         """Euler angles [rad] in these conventions, as a unit (w, x, y, z) quaternion."""
-        values = _finite(angles, 3, name, "[rad]")
+        values = real_vector(angles, name, 3, unit="[rad]")
         if self.euler_order == "XYZ":
             return matrix_to_quaternion(_xyz_to_matrix(values))
         return matrix_to_quaternion(pin.rpy.rpyToMatrix(*values.tolist()))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import real_number
+from .._validation import positive_number, real_number
 from ..core.poses import canonical_quaternion, rotate_by_vector, rotation_vector_between
 
 __all__ = ["MinimumJerkMove", "minimum_jerk"]
@@ -57,7 +57,7 @@ class MinimumJerkMove:
         duration: float,
     ) -> None:
         self.start_time = real_number(start_time, "start_time")
-        self.duration = real_number(duration, "duration", low=0.0, low_open=True)
+        self.duration = positive_number(duration, "duration")
         self.start_position = np.array(start_position, dtype=float)
         self.start_quaternion = np.array(start_quaternion, dtype=float)
         self.goal_position = np.array(goal_position, dtype=float)

@@ -22,12 +22,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import real_number
+from .._validation import positive_number, real_number
 from ..core.poses import (
     canonical_quaternion,
     rotate_by_vector,
@@ -67,19 +67,7 @@ class SampledPoseTrajectory(Trajectory):
     ) -> None:
         if not isinstance(site, str) or not site:
             raise InputError(f"site must be a non-empty string, got {site!r}")
-        t = np.asarray(times, dtype=float).reshape(-1)
-        p = np.asarray(positions, dtype=float)
-        q = np.asarray(quaternions, dtype=float)
-        if t.size < 1 or p.shape != (t.size, 3) or q.shape != (t.size, 4):
-            raise InputError(
-                f"times (N,), positions (N, 3) and quaternions (N, 4) must match, got "
-                f"{t.shape}, {p.shape}, {q.shape}"
-            )
-        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
-            raise InputError("samples contain NaN or infinite values")
-        if np.any(np.diff(t) <= 0.0):
-            raise InputError("sample times must be strictly increasing")
-        q = unit_quaternions(q, "quaternions")
+        t, p, q = _samples(times, positions, quaternions)
         q[q[:, 0] < 0] *= -1.0  # w >= 0
         self.site = site
         self.times = t - t[0]
@@ -234,27 +222,53 @@ class RecordedSession:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"session file not found: {path}")
+        readers = {".npz": _read_npz, ".json": _read_json}
+        reader = readers.get(path.suffix.lower())
+        if reader is None:
+            raise InputError(f"a session file ends in .npz or .json, got {path.name!r}")
         try:
-            if path.suffix.lower() == ".npz":
-                with np.load(path, allow_pickle=False) as archive:
-                    if str(archive["format"]) != FORMAT:
-                        raise InputError("not a pinkctl target session")
-                    sites = [str(s) for s in archive["sites"]]
-                    positions, quaternions = archive["positions"], archive["quaternions"]
-                    poses = {s: (positions[k], quaternions[k]) for k, s in enumerate(sites)}
-                    return cls(archive["time"], poses)
-            if path.suffix.lower() == ".json":
-                document = json.loads(path.read_text())
-                if not isinstance(document, dict) or document.get("format") != FORMAT:
-                    raise InputError("not a pinkctl target session")
-                poses = {
-                    site: (entry["position"], entry["quaternion"])
-                    for site, entry in document["sites"].items()
-                }
-                return cls(document["time"], poses)
+            return cls(*reader(path))
         except (KeyError, TypeError, ValueError, OSError) as exc:
             raise InputError(f"cannot read session {path}: {exc}") from exc
-        raise InputError(f"a session file ends in .npz or .json, got {path.name!r}")
+
+
+def _read_npz(path: Path) -> tuple[Any, dict[str, tuple[Any, Any]]]:
+    """The times and poses by site of a ``.npz`` session."""
+    with np.load(path, allow_pickle=False) as archive:
+        if str(archive["format"]) != FORMAT:
+            raise InputError("not a pinkctl target session")
+        sites = [str(s) for s in archive["sites"]]
+        positions, quaternions = archive["positions"], archive["quaternions"]
+        return archive["time"], {s: (positions[k], quaternions[k]) for k, s in enumerate(sites)}
+
+
+def _read_json(path: Path) -> tuple[Any, dict[str, tuple[Any, Any]]]:
+    """The times and poses by site of a ``.json`` session."""
+    document = json.loads(path.read_text())
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise InputError("not a pinkctl target session")
+    sites = document["sites"].items()
+    return document["time"], {s: (e["position"], e["quaternion"]) for s, e in sites}
+
+
+def _samples(
+    times: ArrayLike, positions: ArrayLike, quaternions: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pose samples checked: N >= 1 finite samples, times strictly increasing, unit
+    quaternions."""
+    t = np.asarray(times, dtype=float).reshape(-1)
+    p = np.asarray(positions, dtype=float)
+    q = np.asarray(quaternions, dtype=float)
+    if t.size < 1 or p.shape != (t.size, 3) or q.shape != (t.size, 4):
+        raise InputError(
+            f"times (N,), positions (N, 3) and quaternions (N, 4) must match, got "
+            f"{t.shape}, {p.shape}, {q.shape}"
+        )
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
+        raise InputError("samples contain NaN or infinite values")
+    if np.any(np.diff(t) <= 0.0):
+        raise InputError("sample times must be strictly increasing")
+    return t, p, unit_quaternions(q, "quaternions")
 
 
 class TargetRecorder:
@@ -265,7 +279,7 @@ class TargetRecorder:
     """
 
     def __init__(self, *, sample_period: float = 0.02) -> None:
-        self.sample_period = real_number(sample_period, "sample_period", low=0.0, low_open=True)
+        self.sample_period = positive_number(sample_period, "sample_period")
         self._recording = False
         self._times: list[float] = []
         self._poses: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}

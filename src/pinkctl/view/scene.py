@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import mujoco
 import numpy as np
 
-from .._validation import real_number
+from .._validation import positive_number, real_number
 from ..errors import InputError
 from .recording import TargetRecorder
 from .target import IkTarget
@@ -50,7 +50,7 @@ class InteractiveScene:
     def __init__(self, sim: MujocoSimulation, *, control_period: float | None = None) -> None:
         timestep = sim.timestep
         period = timestep if control_period is None else control_period
-        period = real_number(period, "control_period", low=0.0, low_open=True)
+        period = positive_number(period, "control_period")
         substeps = round(period / timestep)
         if substeps < 1 or abs(substeps * timestep - period) > 1e-9 * period:
             raise InputError(
@@ -181,7 +181,7 @@ class InteractiveScene:
         Args:
             speed: Simulated seconds per wall-clock second, > 0.
         """
-        speed = real_number(speed, "speed", low=0.0, low_open=True)
+        speed = positive_number(speed, "speed")
         if self.running:
             return
         self.loop_error = None

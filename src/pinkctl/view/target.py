@@ -41,16 +41,24 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .._validation import callable_or_none, real_number
+from .._validation import callable_or_none, positive_number
 from ..controllers import ControllerStatus, PinkIKController
 from ..core.poses import checked_pose, quaternion_angle, se3_to_pose
 from ..core.robot import PinkRobot
 from ..core.state import JointState, RobotState, SpatialState
 from ..errors import InputError
-from ..ik import IKSolver, IKTarget
-from .chain import JointSelection, Selector, chain_robot, position_servo_gains, select_joints
+from ..ik import IKTarget
+from .chain import (
+    JointSelection,
+    Selector,
+    chain_robot,
+    position_servo_gains,
+    select_joints,
+    target_site,
+)
 from .conventions import Conventions
 from .moving_target import MovingTarget
+from .site_query import SiteQuery
 from .solve_fn import IkSolveFn, call_solve_fn
 
 if TYPE_CHECKING:
@@ -117,16 +125,12 @@ class IkTarget(MovingTarget):
         robot = sim.robot if robot is None else robot
         if robot is not None and not isinstance(robot, PinkRobot):
             raise InputError(f"robot must be a PinkRobot, got {type(robot).__name__}")
-        if site is None:
-            site = robot.tool_frame if robot is not None and robot.tool_frame else None
-            site = site or (sim.site_names[0] if sim.site_names else None)
-        if not isinstance(site, str) or site not in sim.site_names:
-            raise InputError(f"site {site!r} is not a site of the simulation: {sim.site_names}")
+        site = target_site(sim, robot, site)
         callable_or_none(ik_solve_fn, "ik_solve_fn")
         if robot is None and ik_solve_fn is None:
             raise InputError("an IkTarget needs a robot (sim.robot or robot=) or an ik_solve_fn")
         selection = select_joints(sim.model, site, joints=joints, actuators=actuators)
-        dt = sim.timestep if dt is None else real_number(dt, "dt", low=0.0, low_open=True)
+        dt = sim.timestep if dt is None else positive_number(dt, "dt")
         self.selection: JointSelection = selection
         self.robot = robot
         self._ik_solve_fn = ik_solve_fn
@@ -134,10 +138,10 @@ class IkTarget(MovingTarget):
         self._controller: PinkIKController | None = None
         self._home = np.zeros(len(selection.joint_names))
         self._home_pose: tuple[np.ndarray, np.ndarray] | None = None
+        self._query: SiteQuery | None = None
         if robot is not None:
-            chain = chain_robot(robot, selection.joint_names, site)
             self._controller = PinkIKController(
-                chain,
+                chain_robot(robot, selection.joint_names, site),
                 sim.joint_names,
                 [site],
                 dt=dt,
@@ -147,14 +151,10 @@ class IkTarget(MovingTarget):
                 posture_cost=posture_cost,
                 integrate_from=integrate_from,
             )
-            home = robot.home_positions()
-            self._home = np.array([home.get(n, 0.0) for n in selection.joint_names])
-            data = robot.model.createData()
-            pin.framesForwardKinematics(robot.model, data, robot.q0)
-            self._home_pose = se3_to_pose(data.oMf[robot.model.getFrameId(site)])
+            self._home, self._home_pose = _home_of(robot, selection.joint_names, site)
+            self._query = SiteQuery(robot, sim, site, list(selection.joint_names))
         self._feed_forward = position_servo_gains(sim.model, selection.actuator_ids)
         self._lower, self._upper = sim.joint_position_limits(selection.joint_names)
-        self._ik_solvers: dict[bool, IKSolver] = {}
         self._needs_reset = True
         self._setpoint: RobotState | None = None
         self.last_error: str | None = None
@@ -301,39 +301,23 @@ class IkTarget(MovingTarget):
         goal_position, goal_quaternion = checked_pose(
             position, (1.0, 0.0, 0.0, 0.0) if quaternion is None else quaternion
         )
-        n = len(self.selection.joint_names)
-        if current_q is None:
-            start = self._measured_q()
-        else:
-            start = np.asarray(current_q, dtype=float).reshape(-1)
-            if start.size != n or not np.all(np.isfinite(start)):
-                raise InputError(f"current_q must hold {n} finite joint positions")
+        start = self._start(current_q)
         q_goal = None if quaternion is None else goal_quaternion
         if self._ik_solve_fn is not None:  # a query does not change the loop's last_error
             return self._call_hook(goal_position, q_goal, start.copy())[0]
-        assert self.robot is not None
-        solver = self._ik_solvers.get(q_goal is None)
-        if solver is None:
-            solver = IKSolver(
-                self.robot,
-                frame=self.site,
-                joint_names=self.joint_names,
-                position_only=q_goal is None,
-            )
-            self._ik_solvers[q_goal is None] = solver
-        model, qpos = self.sim.model, self.sim.data.qpos
-        known = self.robot.home_positions()
-        seed = {
-            name: float(qpos[model.joint(name).qposadr[0]])
-            for name in self.sim.joint_names
-            if name in known and name not in self.joint_names
-        }
-        seed.update(zip(self.joint_names, start.tolist(), strict=True))
+        assert self._query is not None
         target: IKTarget = goal_position if q_goal is None else (goal_position, q_goal)
-        result = solver.solve(target, seed=seed, max_iterations=200)
-        if not result.success:
-            result = solver.find(target, seed=seed, time_budget_ms=None, max_restarts=50, rng=0)
-        return np.array(result.q, dtype=float) if result.success else None
+        return self._query.solve(target, start)
+
+    def _start(self, current_q: ArrayLike | None) -> np.ndarray:
+        """A query's start: ``current_q`` checked, else the measured joint positions."""
+        if current_q is None:
+            return self._measured_q()
+        n = len(self.selection.joint_names)
+        start = np.asarray(current_q, dtype=float).reshape(-1)
+        if start.size != n or not np.all(np.isfinite(start)):
+            raise InputError(f"current_q must hold {n} finite joint positions")
+        return start
 
     # ------------------------------------------------------------------ the control tick
     def _setpoint_state(self) -> RobotState:
@@ -374,13 +358,16 @@ class IkTarget(MovingTarget):
         if not self._enabled:
             return False
         if self._ik_solve_fn is not None:
-            q, error = self._call_hook(self._position, self._quaternion, self._measured_q())
-            if q is None:
-                self.last_error = error
-                return False
-            self.last_error = None
+            return self._step_hook()
+        return self._step_controller(t, estimated)
+
+    def _step_hook(self) -> bool:
+        q, self.last_error = self._call_hook(self._position, self._quaternion, self._measured_q())
+        if q is not None:
             self._write(np.clip(q, self._lower, self._upper), None)
-            return True
+        return q is not None
+
+    def _step_controller(self, t: float, estimated: RobotState | None) -> bool:
         controller = self._controller
         assert controller is not None
         if estimated is None:
@@ -397,3 +384,14 @@ class IkTarget(MovingTarget):
         names = self.joint_names
         self._write(desired.joints.get_positions(names), desired.joints.get_velocities(names))
         return True
+
+
+def _home_of(
+    robot: PinkRobot, joint_names: tuple[str, ...], site: str
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The home positions of ``joint_names`` and the pose of ``site`` at the robot's home."""
+    home = robot.home_positions()
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, robot.q0)
+    pose = se3_to_pose(data.oMf[robot.model.getFrameId(site)])
+    return np.array([home.get(n, 0.0) for n in joint_names]), pose

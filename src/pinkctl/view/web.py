@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import real_number
+from .._validation import positive_number, real_number
 from ..errors import InputError
 from .conventions import Conventions, as_conventions
 from .meshes import body_meshes
@@ -106,13 +106,9 @@ class WebViewer:
         self.title = title or (robot.name if robot is not None and robot.name else "pinkctl")
         self.update_rate = real_number(update_rate, "update_rate", low=1.0, high=240.0)
         self.trajectory_size = (
-            None
-            if trajectory_size is None
-            else real_number(trajectory_size, "trajectory_size", low=0.0, low_open=True)
+            None if trajectory_size is None else positive_number(trajectory_size, "trajectory_size")
         )
-        self.trajectory_period = real_number(
-            trajectory_period, "trajectory_period", low=0.0, low_open=True
-        )
+        self.trajectory_period = positive_number(trajectory_period, "trajectory_period")
         self.session_path = Path(session_path)
         self.environment_map = bool(environment_map)
         self.shadows = bool(shadows)

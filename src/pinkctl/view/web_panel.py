@@ -310,25 +310,34 @@ class TargetPanel:
             f"/paths/{self.target.site}", segments, (255, 140, 0), thickness=0.004
         )
 
-    def refresh(self, state: TargetSnapshot) -> None:
-        """Show the target's state (called by the display thread, outside the scene lock)."""
-        self.site_frame.position = state.site_position
-        self.site_frame.wxyz = state.site_quaternion
-        position, quaternion = state.position, state.quaternion
-        if not self.dragging and (
+    def _move_gizmo(self, position: np.ndarray, quaternion: np.ndarray) -> None:
+        """Put the gizmo at the target's pose (untouched when already there)."""
+        if (
             np.abs(self.gizmo.position - position).max() > 1e-7
             or np.abs(self.gizmo.wxyz - quaternion).max() > 1e-7
         ):
             self.gizmo.position = position
             self.gizmo.wxyz = quaternion
+
+    def _stop_following(self) -> None:
+        """The trajectory ended, or a gizmo drag overrode it: its menu to off, path hidden."""
+        if self.trajectory.value != "off":
+            self.trajectory.value = "off"
+        self._show_path(None)
+
+    def refresh(self, state: TargetSnapshot) -> None:
+        """Show the target's state (called by the display thread, outside the scene lock)."""
+        self.site_frame.position = state.site_position
+        self.site_frame.wxyz = state.site_quaternion
+        position, quaternion = state.position, state.quaternion
+        if not self.dragging:
+            self._move_gizmo(position, quaternion)
         # widgets follow the target's own changes only (a stale snapshot must not undo a
         # click that arrived after it was taken)
         if state.following != self._shown_following:
             self._shown_following = state.following
-            if not state.following and self.trajectory.value != "off":
-                self.trajectory.value = "off"  # ended, or a gizmo drag overrode it
             if not state.following:
-                self._show_path(None)
+                self._stop_following()
         if state.enabled != self._shown_enabled:
             self._shown_enabled = state.enabled
             if self.enabled.value != state.enabled:

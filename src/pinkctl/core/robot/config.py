@@ -37,15 +37,15 @@ loader is told to allow others.
 
 from __future__ import annotations
 
-import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..._validation import name_list
-from ...errors import ConfigurationError, DescriptionNotFoundError
+from ..._validation import name_list, real_array, real_number
+from ...errors import ConfigurationError, DescriptionNotFoundError, InputError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,19 +75,35 @@ _KEYS = {
     "limits",
     "mujoco",
 }
+_STRING_KEYS = (
+    "name",
+    "description",
+    "urdf",
+    "mjcf",
+    "package",
+    "srdf",
+    "tool_frame",
+    "planning_group",
+)
 _LIMIT_KEYS = ("velocity", "acceleration", "jerk")
 _MUJOCO_KEYS = ("kp", "kv", "armature")
 _PACKAGES = ("example-robot-data",)
 
 
 def _number(value: Any, what: str, source: str, *, positive: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(f"{source}: {what} must be a number, got {value!r}")
-    number = float(value)
-    bound = "> 0" if positive else ">= 0"
-    if not math.isfinite(number) or number < 0.0 or (positive and number == 0.0):
-        raise ConfigurationError(f"{source}: {what} must be finite and {bound}, got {value!r}")
-    return number
+    """A finite number >= 0 (> 0 when ``positive``)."""
+    with _as_configuration_error():
+        return real_number(value, f"{source}: {what}", low=0.0, low_open=positive)
+
+
+@contextmanager
+def _as_configuration_error() -> Iterator[None]:
+    """An argument check's :class:`~pinkctl.errors.InputError` as a
+    :class:`~pinkctl.errors.ConfigurationError` (a file's value, not an argument)."""
+    try:
+        yield
+    except InputError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 def _per_joint_table(
@@ -113,16 +129,9 @@ def _string(value: Any, what: str, source: str) -> str | None:
 
 
 def _vector(value: Any, size: int, what: str, source: str) -> tuple[float, ...]:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != size:
-        raise ConfigurationError(f"{source}: {what} must be {size} numbers, got {value!r}")
-    out = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, (int, float)):
-            raise ConfigurationError(f"{source}: {what} must be {size} numbers, got {value!r}")
-        if not math.isfinite(float(item)):
-            raise ConfigurationError(f"{source}: {what} must be finite, got {value!r}")
-        out.append(float(item))
-    return tuple(out)
+    """``size`` finite numbers, as a tuple."""
+    with _as_configuration_error():
+        return tuple(real_array(value, f"{source}: {what}", (size,)).tolist())
 
 
 @dataclass(frozen=True)
@@ -166,72 +175,28 @@ class RobotConfig:
         Raises:
             ValueError: On an unknown key or a malformed value (the message names both).
         """
-        if not isinstance(data, Mapping):
-            raise ConfigurationError(f"{source}: a configuration must be a table, got {data!r}")
-        unknown = sorted(set(data) - _KEYS)
-        if unknown:
-            raise ConfigurationError(
-                f"{source}: unknown keys {unknown}; known keys: {sorted(_KEYS)}"
-            )
-        package = _string(data.get("package"), "package", source)
-        if package is not None and package not in _PACKAGES:
-            raise ConfigurationError(f"{source}: package must be one of {list(_PACKAGES)}")
-        if data.get("urdf") is not None and data.get("mjcf") is not None:
-            raise ConfigurationError(f"{source}: give either urdf or mjcf, not both")
-        controlled = data.get("controlled_joints")
-        gripper = data.get("gripper_joints")
-        home = data.get("home")
-        if home is not None and not isinstance(home, str):
-            if not isinstance(home, Mapping):
-                raise ConfigurationError(
-                    f"{source}: home must be a table of joint values or a name"
-                )
-            home = {str(k): _home_value(v, str(k), source) for k, v in home.items()}
+        _check_keys(data, source)
         floating = data.get("floating_base", False)
         if not isinstance(floating, bool):
             raise ConfigurationError(f"{source}: floating_base must be true or false")
-        floor = data.get("floor")
-        if floor is not None and not isinstance(floor, bool):
-            floor = _vector([floor], 1, "floor", source)[0]
-        base = data.get("base", {})
-        if not isinstance(base, Mapping) or set(base) - {"position", "rpy"}:
-            raise ConfigurationError(f"{source}: [base] takes position and rpy")
-        position = base.get("position")
-        rpy = base.get("rpy")
-        if floating and (position is not None or rpy is not None):
-            raise ConfigurationError(f"{source}: a floating base has no fixed [base] placement")
-        limits = _section(data.get("limits"), _LIMIT_KEYS, "limits", source, positive=True)
-        mujoco = _section(data.get("mujoco"), _MUJOCO_KEYS, "mujoco", source, positive=None)
-        dirs = data.get("package_dirs", [])
+        position, rpy = _base(data.get("base", {}), floating, source)
+        strings = {key: _string(data.get(key), key, source) for key in _STRING_KEYS}
         return cls(
-            name=_string(data.get("name"), "name", source),
-            description=_string(data.get("description"), "description", source),
-            urdf=_string(data.get("urdf"), "urdf", source),
-            mjcf=_string(data.get("mjcf"), "mjcf", source),
-            package=package,
-            srdf=_string(data.get("srdf"), "srdf", source),
-            package_dirs=tuple(name_list(dirs, f"{source}: package_dirs")),
-            tool_frame=_string(data.get("tool_frame"), "tool_frame", source),
-            tool_frames=tuple(name_list(data.get("tool_frames", []), f"{source}: tool_frames")),
-            controlled_joints=None
-            if controlled is None
-            else tuple(name_list(controlled, f"{source}: controlled_joints")),
-            planning_group=_string(data.get("planning_group"), "planning_group", source),
-            gripper_joints=None
-            if gripper is None
-            else tuple(name_list(gripper, f"{source}: gripper_joints")),
-            home=home,
-            floating_base=floating,
-            floor=floor,
-            inertia_repairs=tuple(
-                name_list(data.get("inertia_repairs", []), f"{source}: inertia_repairs")
+            **strings,
+            package_dirs=_names(data.get("package_dirs", []), "package_dirs", source),
+            tool_frames=_names(data.get("tool_frames", []), "tool_frames", source),
+            controlled_joints=_optional_names(
+                data.get("controlled_joints"), "controlled_joints", source
             ),
-            base_position=None
-            if position is None
-            else _vector(position, 3, "base.position", source),
-            base_rpy=None if rpy is None else _vector(rpy, 3, "base.rpy", source),
-            limits=limits,
-            mujoco=mujoco,
+            gripper_joints=_optional_names(data.get("gripper_joints"), "gripper_joints", source),
+            home=_home(data.get("home"), source),
+            floating_base=floating,
+            floor=_floor(data.get("floor"), source),
+            inertia_repairs=_names(data.get("inertia_repairs", []), "inertia_repairs", source),
+            base_position=position,
+            base_rpy=rpy,
+            limits=_section(data.get("limits"), _LIMIT_KEYS, "limits", source, positive=True),
+            mujoco=_section(data.get("mujoco"), _MUJOCO_KEYS, "mujoco", source, positive=None),
             folder=folder,
             source=source,
             raw=dict(data),
@@ -264,14 +229,65 @@ class RobotConfig:
         return resolved
 
 
+def _check_keys(data: Any, source: str) -> None:
+    """A table of known keys, with at most one description file and a known package."""
+    if not isinstance(data, Mapping):
+        raise ConfigurationError(f"{source}: a configuration must be a table, got {data!r}")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise ConfigurationError(f"{source}: unknown keys {unknown}; known keys: {sorted(_KEYS)}")
+    package = _string(data.get("package"), "package", source)
+    if package is not None and package not in _PACKAGES:
+        raise ConfigurationError(f"{source}: package must be one of {list(_PACKAGES)}")
+    if data.get("urdf") is not None and data.get("mjcf") is not None:
+        raise ConfigurationError(f"{source}: give either urdf or mjcf, not both")
+
+
+def _names(value: Any, what: str, source: str) -> tuple[str, ...]:
+    """A list of unique names, as a tuple."""
+    return tuple(name_list(value, f"{source}: {what}"))
+
+
+def _optional_names(value: Any, what: str, source: str) -> tuple[str, ...] | None:
+    """A list of unique names as a tuple, or None."""
+    return None if value is None else _names(value, what, source)
+
+
+def _home(value: Any, source: str) -> dict[str, float] | str | None:
+    """Home joint values by name, or the name of an SRDF state (None stays None)."""
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{source}: home must be a table of joint values or a name")
+    return {str(k): _home_value(v, str(k), source) for k, v in value.items()}
+
+
+def _floor(value: Any, source: str) -> bool | float | None:
+    """``floor``: None, a boolean, or a finite height [m]."""
+    if value is None or isinstance(value, bool):
+        return value
+    return _vector([value], 1, "floor", source)[0]
+
+
+def _base(
+    base: Any, floating: bool, source: str
+) -> tuple[tuple[float, ...] | None, tuple[float, ...] | None]:
+    """``[base]``'s position [m] and rpy [rad] (None when not given)."""
+    if not isinstance(base, Mapping) or set(base) - {"position", "rpy"}:
+        raise ConfigurationError(f"{source}: [base] takes position and rpy")
+    position = base.get("position")
+    rpy = base.get("rpy")
+    if floating and (position is not None or rpy is not None):
+        raise ConfigurationError(f"{source}: a floating base has no fixed [base] placement")
+    return (
+        None if position is None else _vector(position, 3, "base.position", source),
+        None if rpy is None else _vector(rpy, 3, "base.rpy", source),
+    )
+
+
 def _home_value(value: Any, joint: str, source: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(
-            f"{source}: home value of {joint!r} must be a number, got {value!r}"
-        )
-    if not math.isfinite(float(value)):
-        raise ConfigurationError(f"{source}: home value of {joint!r} must be finite, got {value!r}")
-    return float(value)
+    with _as_configuration_error():
+        return real_number(value, f"{source}: home value of {joint!r}")
 
 
 def _section(

@@ -30,13 +30,15 @@ import numpy as np
 import pinocchio as pin
 
 from ...errors import ConfigurationError, DescriptionNotFoundError, PinkctlWarning
-from ..poses import quaternion_to_matrix
 from .meshes import mujoco_readable, resolve_mesh_uri
+from .placement import place_base, place_mjcf_root
 
 __all__ = ["RobotDescription", "read_description"]
 
 #: Smallest principal moment of inertia kept by the repair [kg m^2].
 MIN_INERTIA = 1e-8
+#: The URDF inertia attributes, in the order of the tensor's upper triangle, row by row.
+_INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class RobotDescription:
         if self.kind == "mjcf":
             model = pin.buildModelFromMJCF(str(self.path))
             if not floating_base:
-                _place_mjcf_root(model, self.path)
+                place_mjcf_root(model, self.path)
             elif model.njoints < 2 or model.joints[1].shortname() != "JointModelFreeFlyer":
                 # pin 4.1 takes the root joint with its name (and returns the model with
                 # the file's constraints); a file whose root already has a free joint keeps it
@@ -131,43 +133,39 @@ class RobotDescription:
         return geometry
 
 
-def _place_mjcf_root(model: pin.Model, path: Path) -> None:
-    """Put the root body where MuJoCo puts it (Pinocchio's MJCF parser leaves the first body
-    at the origin, ready for a free-flyer): every joint and frame hanging from the universe is
-    moved by the root body's placement, in place."""
-    import mujoco  # noqa: PLC0415
-
-    root = next(
-        (f for f in list(model.frames)[1:] if f.parentJoint == 0 and f.type == pin.FrameType.BODY),
-        None,
-    )
-    if root is None:
-        return
-    compiled = mujoco.MjModel.from_xml_path(str(path))
-    data = mujoco.MjData(compiled)
-    mujoco.mj_kinematics(compiled, data)
-    body = mujoco.mj_name2id(compiled, mujoco.mjtObj.mjOBJ_BODY, root.name)
-    if body < 0:
-        return
-    offset = pin.SE3(quaternion_to_matrix(data.xquat[body]), data.xpos[body].copy())
-    offset = offset * root.placement.inverse()
-    if offset.isIdentity(1e-15):
-        return
-    for j in range(1, model.njoints):
-        if model.parents[j] == 0:
-            model.jointPlacements[j] = offset * model.jointPlacements[j]
-    for index in range(1, model.nframes):
-        frame = model.frames[index]
-        if frame.parentJoint == 0:
-            frame.placement = offset * frame.placement
-            model.frames[index] = frame
-
-
 def _floats(text: str | None, count: int, default: float) -> list[float]:
     values = (text or "").split()
     if not values:
         return [default] * count
     return [float(v) for v in values]
+
+
+def _inertia_tensor(link: ET.Element) -> np.ndarray:
+    """The link's inertia tensor [kg m^2] (values checked: numbers, finite)."""
+    inertia = link.find("inertial/inertia")
+    assert inertia is not None
+    try:
+        xx, xy, xz, yy, yz, zz = (float(inertia.get(k, "0")) for k in _INERTIA_KEYS)
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"link {link.get('name')!r}: inertia values must be numbers"
+        ) from exc
+    tensor = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    if not np.isfinite(tensor).all():
+        raise ConfigurationError(f"link {link.get('name')!r}: inertia values must be finite")
+    return tensor
+
+
+def _physical(moments: np.ndarray) -> np.ndarray:
+    """Principal moments made physical: at least :data:`MIN_INERTIA`, and the triangle
+    inequality A + B >= C (with a relative margin)."""
+    fixed = np.maximum(moments, MIN_INERTIA)
+    for _ in range(3):
+        order = np.argsort(fixed)
+        small, middle, large = fixed[order]
+        if small + middle < large * (1.0 + 1e-9):
+            fixed[order[0]] = max(small, large * (1.0 + 1e-6) - middle)
+    return fixed
 
 
 def _repair_inertia(link: ET.Element) -> str | None:
@@ -179,69 +177,54 @@ def _repair_inertia(link: ET.Element) -> str | None:
     inertia = link.find("inertial/inertia")
     if inertia is None:
         return None
-    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-    try:
-        xx, xy, xz, yy, yz, zz = (float(inertia.get(k, "0")) for k in keys)
-    except ValueError as exc:
-        raise ConfigurationError(
-            f"link {link.get('name')!r}: inertia values must be numbers"
-        ) from exc
-    tensor = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    if not np.isfinite(tensor).all():
-        raise ConfigurationError(f"link {link.get('name')!r}: inertia values must be finite")
+    tensor = _inertia_tensor(link)
     mass_element = link.find("inertial/mass")
     mass = float(mass_element.get("value", "0")) if mass_element is not None else 0.0
     if mass <= 0.0 and not tensor.any():
         return None  # a massless frame link: nothing to simulate
     moments, axes = np.linalg.eigh(tensor)
-    fixed = np.maximum(moments, MIN_INERTIA)
-    # triangle inequality A + B >= C on the principal moments, with a relative margin
-    for _ in range(3):
-        order = np.argsort(fixed)
-        small, middle, large = fixed[order]
-        if small + middle < large * (1.0 + 1e-9):
-            fixed[order[0]] = max(small, large * (1.0 + 1e-6) - middle)
+    fixed = _physical(moments)
     if np.allclose(fixed, moments, rtol=1e-12, atol=0.0):
         return None
     repaired = axes @ np.diag(fixed) @ axes.T
-    values = {
-        "ixx": repaired[0, 0],
-        "ixy": repaired[0, 1],
-        "ixz": repaired[0, 2],
-        "iyy": repaired[1, 1],
-        "iyz": repaired[1, 2],
-        "izz": repaired[2, 2],
-    }
-    for key, value in values.items():
+    for key, value in zip(_INERTIA_KEYS, repaired[np.triu_indices(3)]):
         inertia.set(key, repr(float(value)))
     return f"{np.round(moments, 9).tolist()} -> {np.round(fixed, 9).tolist()}"
 
 
+def _zero_range(joint: ET.Element) -> float | None:
+    """The value of a revolute/prismatic joint whose range is one value (lower = upper)."""
+    limit = joint.find("limit")
+    if joint.get("type") not in ("revolute", "prismatic") or limit is None:
+        return None
+    if limit.get("lower") is None or limit.get("upper") is None:
+        return None
+    lower, upper = float(limit.get("lower", "0")), float(limit.get("upper", "0"))
+    return lower if lower == upper else None
+
+
 def _lock_zero_range(joint: ET.Element, locked: dict[str, float]) -> None:
     """Turn a revolute/prismatic joint with lower = upper into a fixed joint at that value."""
-    if joint.get("type") not in ("revolute", "prismatic"):
-        return
-    limit = joint.find("limit")
-    if limit is None or limit.get("lower") is None or limit.get("upper") is None:
-        return
-    lower, upper = float(limit.get("lower", "0")), float(limit.get("upper", "0"))
-    if lower != upper:
+    value = _zero_range(joint)
+    if value is None:
         return
     origin = joint.find("origin")
     if origin is None:
         origin = ET.SubElement(joint, "origin")
-    xyz = np.array(_floats(origin.get("xyz"), 3, 0.0))
-    rpy = _floats(origin.get("rpy"), 3, 0.0)
     axis_element = joint.find("axis")
-    axis = np.array(_floats(None if axis_element is None else axis_element.get("xyz"), 3, 0.0))
     if axis_element is None:
         axis = np.array([1.0, 0.0, 0.0])
-    axis = axis / max(float(np.linalg.norm(axis)), 1e-12)
-    placement = pin.SE3(pin.rpy.rpyToMatrix(*rpy), xyz)
-    if joint.get("type") == "revolute":
-        motion = pin.SE3(pin.exp3(axis * lower), np.zeros(3))
     else:
-        motion = pin.SE3(np.eye(3), axis * lower)
+        axis = np.array(_floats(axis_element.get("xyz"), 3, 0.0))
+    axis = axis / max(float(np.linalg.norm(axis)), 1e-12)
+    placement = pin.SE3(
+        pin.rpy.rpyToMatrix(*_floats(origin.get("rpy"), 3, 0.0)),
+        np.array(_floats(origin.get("xyz"), 3, 0.0)),
+    )
+    if joint.get("type") == "revolute":
+        motion = pin.SE3(pin.exp3(axis * value), np.zeros(3))
+    else:
+        motion = pin.SE3(np.eye(3), axis * value)
     fixed = placement * motion
     origin.set("xyz", " ".join(repr(float(v)) for v in fixed.translation))
     origin.set("rpy", " ".join(repr(float(v)) for v in pin.rpy.matrixToRpy(fixed.rotation)))
@@ -249,35 +232,7 @@ def _lock_zero_range(joint: ET.Element, locked: dict[str, float]) -> None:
     for tag in ("axis", "limit", "dynamics", "mimic", "safety_controller", "calibration"):
         for child in joint.findall(tag):
             joint.remove(child)
-    locked[joint.get("name", "")] = lower
-
-
-def _place_base(root: ET.Element, placement: pin.SE3) -> None:
-    """Add ``world`` -> root link as a fixed joint at ``placement``."""
-    links = {link.get("name") for link in root.findall("link")}
-    children = {child.get("link") for child in root.findall("joint/child")}
-    roots = sorted(name for name in links - children if name)
-    if "world" in roots:
-        raise ConfigurationError(
-            "the description already has a 'world' link; base placement is set there"
-        )
-    if len(roots) != 1:
-        raise ConfigurationError(f"a URDF must have exactly one root link, found {roots}")
-    world = ET.Element("link", {"name": "world"})
-    joint = ET.Element("joint", {"name": "world_to_" + roots[0], "type": "fixed"})
-    ET.SubElement(joint, "parent", {"link": "world"})
-    ET.SubElement(joint, "child", {"link": roots[0]})
-    rpy = pin.rpy.matrixToRpy(placement.rotation)
-    ET.SubElement(
-        joint,
-        "origin",
-        {
-            "xyz": " ".join(repr(float(v)) for v in placement.translation),
-            "rpy": " ".join(repr(float(v)) for v in rpy),
-        },
-    )
-    root.insert(0, joint)
-    root.insert(0, world)
+    locked[joint.get("name", "")] = value
 
 
 def read_description(
@@ -305,13 +260,7 @@ def read_description(
             ``expected_repairs`` names a link the description does not have.
     """
     source = Path(path)
-    if not source.is_file():
-        kind = "MJCF" if source.suffix.lower() == ".xml" else "URDF"
-        raise DescriptionNotFoundError(f"{kind} file not found: {source}")
-    try:
-        root = ET.parse(source).getroot()
-    except ET.ParseError as exc:
-        raise ConfigurationError(f"cannot parse {source}: {exc}") from exc
+    root = _parse(source)
     dirs = tuple(Path(p) for p in package_dirs)
     if root.tag == "mujoco":
         if base_placement is not None:
@@ -319,16 +268,56 @@ def read_description(
                 "base_placement applies to URDF descriptions; move the MJCF body"
             )
         return RobotDescription(path=source, kind="mjcf", package_dirs=dirs)
-    if root.tag != "robot":
+    repairs = _repair_inertias(root, source, expected_repairs, repairs_setting)
+    locked: dict[str, float] = {}
+    for joint in root.findall("joint"):
+        _lock_zero_range(joint, locked)
+    if locked:
+        note = f"zero-range joints locked (fixed at their value): {locked}"
+        repairs.append(note)
+        warnings.warn(note, PinkctlWarning, stacklevel=2)
+    if base_placement is not None:
+        place_base(root, base_placement)
+    for extra in root.findall("mujoco"):
+        root.remove(extra)
+    xml, mujoco_xml = _with_meshes(root, source, dirs)
+    return RobotDescription(
+        path=source,
+        kind="urdf",
+        xml=xml,
+        mujoco_xml=mujoco_xml,
+        package_dirs=dirs,
+        locked=locked,
+        repairs=tuple(repairs),
+    )
+
+
+def _parse(source: Path) -> ET.Element:
+    """The root element of a URDF (``<robot>``) or MJCF (``<mujoco>``) file."""
+    if not source.is_file():
+        kind = "MJCF" if source.suffix.lower() == ".xml" else "URDF"
+        raise DescriptionNotFoundError(f"{kind} file not found: {source}")
+    try:
+        root = ET.parse(source).getroot()
+    except ET.ParseError as exc:
+        raise ConfigurationError(f"cannot parse {source}: {exc}") from exc
+    if root.tag not in ("mujoco", "robot"):
         raise ConfigurationError(
             f"cannot parse {source}: root element <{root.tag}>, expected <robot>"
         )
-    repairs: list[str] = []
-    locked: dict[str, float] = {}
+    return root
+
+
+def _repair_inertias(
+    root: ET.Element, source: Path, expected: Collection[str], setting: str
+) -> list[str]:
+    """Repair every link's inertia (:func:`_repair_inertia`), one line per repaired link; one
+    warning names the repairs the caller did not expect."""
     links = root.findall("link")
-    unknown = sorted(set(expected_repairs) - {link.get("name", "") for link in links})
+    unknown = sorted(set(expected) - {link.get("name", "") for link in links})
     if unknown:
-        raise ConfigurationError(f"{repairs_setting}: {unknown} are not links of {source}")
+        raise ConfigurationError(f"{setting}: {unknown} are not links of {source}")
+    repairs: list[str] = []
     surprises = []
     for link in links:
         repair = _repair_inertia(link)
@@ -336,7 +325,7 @@ def read_description(
             continue
         name = link.get("name", "")
         repairs.append(f"inertia of link {name!r} repaired: principal moments {repair} kg m^2")
-        if name not in expected_repairs:
+        if name not in expected:
             surprises.append(f"{name!r} {repair}")
     if surprises:
         # one warning per description, whatever the number of links
@@ -345,18 +334,14 @@ def read_description(
             f"MuJoCo rejects it), principal moments [kg m^2]: {'; '.join(surprises)}. Fix the "
             "description, or list the links in the configuration's inertia_repairs",
             PinkctlWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    for joint in root.findall("joint"):
-        _lock_zero_range(joint, locked)
-    if locked:
-        note = f"zero-range joints locked (fixed at their value): {locked}"
-        repairs.append(note)
-        warnings.warn(note, PinkctlWarning, stacklevel=2)
-    if base_placement is not None:
-        _place_base(root, base_placement)
-    for extra in root.findall("mujoco"):
-        root.remove(extra)
+    return repairs
+
+
+def _with_meshes(root: ET.Element, source: Path, dirs: tuple[Path, ...]) -> tuple[str, str]:
+    """The URDF text with absolute mesh paths, and MuJoCo's copy (MuJoCo-readable meshes,
+    its compiler options)."""
     meshes = list(root.iter("mesh"))
     resolved = [
         resolve_mesh_uri(m.get("filename", ""), description=source, package_dirs=dirs)
@@ -376,13 +361,4 @@ def read_description(
             "balanceinertia": "true",
         }
     )
-    mujoco_xml = ET.tostring(root, encoding="unicode")
-    return RobotDescription(
-        path=source,
-        kind="urdf",
-        xml=xml,
-        mujoco_xml=mujoco_xml,
-        package_dirs=dirs,
-        locked=locked,
-        repairs=tuple(repairs),
-    )
+    return xml, ET.tostring(root, encoding="unicode")

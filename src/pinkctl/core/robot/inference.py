@@ -211,37 +211,15 @@ def infer_tool_frame(model: pin.Model, last_joint: str) -> str:
         ValueError: If several frames qualify equally (listed).
     """
     joint = model.getJointId(last_joint)
-    kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME)
-    candidates = [
-        i for i, f in enumerate(model.frames) if f.parentJoint == joint and f.type in kinds
-    ]
-    if not candidates:
+    leaves = _leaf_frames(model, joint)
+    if not leaves:
         return str(model.names[joint])
-
-    def depth(i: int) -> int:
-        d = 0
-        while model.frames[i].parentJoint == joint and i != 0:
-            i = model.frames[i].parentFrame
-            d += 1
-        return d
-
-    def ancestors(i: int) -> set[int]:
-        out = set()
-        while i != 0 and model.frames[i].parentJoint == joint:
-            i = model.frames[i].parentFrame
-            out.add(i)
-        return out
-
-    inner = set().union(*(ancestors(i) for i in candidates))
-    leaves = [i for i in candidates if i not in inner]
-    pool = leaves
-    for pattern in _TOOL_NAMES:
-        named = [i for i in leaves if pattern.search(model.frames[i].name)]
-        if named:
-            pool = named
-            break
-    deepest = max(depth(i) for i in pool)
-    best = [i for i in pool if depth(i) == deepest]
+    pool = next(
+        (named for named in (_named_like(model, leaves, p) for p in _TOOL_NAMES) if named),
+        leaves,
+    )
+    depth = {i: len(_frames_above(model, i, joint)) for i in pool}
+    best = [i for i in pool if depth[i] == max(depth.values())]
     if len(best) > 1:
         names = [model.frames[i].name for i in best]
         raise ConfigurationError(
@@ -249,6 +227,29 @@ def infer_tool_frame(model: pin.Model, last_joint: str) -> str:
             "name one with tool_frame="
         )
     return str(model.frames[best[0]].name)
+
+
+def _leaf_frames(model: pin.Model, joint: int) -> list[int]:
+    """The body and operational frames on ``joint`` with no such frame below them."""
+    kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME)
+    candidates = [
+        i for i, f in enumerate(model.frames) if f.parentJoint == joint and f.type in kinds
+    ]
+    inner = set().union(*(_frames_above(model, i, joint) for i in candidates))
+    return [i for i in candidates if i not in inner]
+
+
+def _frames_above(model: pin.Model, frame: int, joint: int) -> set[int]:
+    """The frames between ``frame`` and its joint ``joint`` (its depth below the joint)."""
+    out = set()
+    while frame != 0 and model.frames[frame].parentJoint == joint:
+        frame = model.frames[frame].parentFrame
+        out.add(frame)
+    return out
+
+
+def _named_like(model: pin.Model, frames: list[int], pattern: re.Pattern[str]) -> list[int]:
+    return [i for i in frames if pattern.search(model.frames[i].name)]
 
 
 def _inside(model: pin.Model, values: dict[str, float]) -> bool:
@@ -267,12 +268,25 @@ def _inside(model: pin.Model, values: dict[str, float]) -> bool:
 def infer_home(model: pin.Model, srdf: Path | None) -> tuple[dict[str, float], str]:
     """Home joint values and where they came from (see the module docstring)."""
     if srdf is not None:
-        states = srdf_group_states(srdf)
-        ordered = sorted(states, key=lambda s: s[0] != "home")
-        for name, values in ordered:
-            known = {k: v for k, v in values.items() if model.existJointName(k)}
-            if known and _inside(model, known):
-                return known, f"SRDF group_state {name!r}"
+        found = _srdf_home(model, srdf)
+        if found is not None:
+            return found
+    return _middle_of_ranges(model), "the middle of each joint's range"
+
+
+def _srdf_home(model: pin.Model, srdf: Path) -> tuple[dict[str, float], str] | None:
+    """The first SRDF state (``home`` first) that gives a joint of the model and keeps every
+    joint in its range, with where it came from; None when no state does."""
+    ordered = sorted(srdf_group_states(srdf), key=lambda s: s[0] != "home")
+    for name, values in ordered:
+        known = {k: v for k, v in values.items() if model.existJointName(k)}
+        if known and _inside(model, known):
+            return known, f"SRDF group_state {name!r}"
+    return None
+
+
+def _middle_of_ranges(model: pin.Model) -> dict[str, float]:
+    """The middle of each one-coordinate joint's range (0 for an unbounded joint)."""
     middle: dict[str, float] = {}
     for j in independent_joints(model):
         joint = model.joints[j]
@@ -282,7 +296,7 @@ def infer_home(model: pin.Model, srdf: Path | None) -> tuple[dict[str, float], s
         hi = float(model.upperPositionLimit[joint.idx_q])
         finite = np.isfinite(lo) and np.isfinite(hi) and max(abs(lo), abs(hi)) < 1e10
         middle[model.names[j]] = 0.5 * (lo + hi) if finite else 0.0
-    return middle, "the middle of each joint's range"
+    return middle
 
 
 def servo_gains(

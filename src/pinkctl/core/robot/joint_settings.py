@@ -115,14 +115,28 @@ def controlled_joints(
         setting = f"{cfg.source}: controlled_joints"
         return _not_empty(checked_joints(model, cfg.controlled_joints, setting), setting), None
     if cfg is not None and cfg.planning_group is not None:
-        setting = f"{cfg.source}: planning_group {cfg.planning_group!r}"
-        if srdf is None:
-            raise ConfigurationError(f"{setting} needs an srdf")
-        movable = {model.names[j] for j in independent_joints(model)}
-        group = srdf_group_joints(model, srdf, cfg.planning_group)
-        joints = [j for j in group if j in movable]
-        inferred["controlled joints"] = f"SRDF planning group {cfg.planning_group!r}"
-        return _not_empty(joints, f"{setting} (in {srdf})"), None
+        return _group_joints(model, cfg.planning_group, cfg.source, srdf, inferred), None
+    return _inferred_chain(model, tool_frame, inferred)
+
+
+def _group_joints(
+    model: pin.Model, group: str, source: str, srdf: Path | None, inferred: dict[str, str]
+) -> list[str]:
+    """The movable joints of the SRDF planning group ``group``."""
+    setting = f"{source}: planning_group {group!r}"
+    if srdf is None:
+        raise ConfigurationError(f"{setting} needs an srdf")
+    movable = {model.names[j] for j in independent_joints(model)}
+    joints = [j for j in srdf_group_joints(model, srdf, group) if j in movable]
+    inferred["controlled joints"] = f"SRDF planning group {group!r}"
+    return _not_empty(joints, f"{setting} (in {srdf})")
+
+
+def _inferred_chain(
+    model: pin.Model, tool_frame: tuple[str, str] | None, inferred: dict[str, str]
+) -> tuple[list[str], list[str] | None]:
+    """The chain to ``tool_frame`` (its name and the setting that gave it), else the tree's
+    serial chain, and the gripper joints found after it."""
     if tool_frame is not None:
         frame, setting = tool_frame
         chain, gripper = chain_to_frame(model, resolve_frame(model, frame, what=setting), setting)
@@ -194,20 +208,38 @@ def servo_settings(
     armature = per_joint(configured.get("armature"), actuated, "mujoco.armature", source) or {}
     kp = per_joint(configured.get("kp"), actuated, "mujoco.kp", source) or {}
     kv = per_joint(configured.get("kv"), actuated, "mujoco.kv", source) or {}
-    scalar = [
+    missing = [j for j in _servo_joints(model) if j not in kp or j not in kv]
+    if missing:
+        _infer_gains(model, q0, missing, (armature, kp, kv), inferred)
+    return armature, kp, kv
+
+
+def _servo_joints(model: pin.Model) -> list[str]:
+    """The joints that get a servo: independent, one velocity coordinate (revolute,
+    prismatic, continuous)."""
+    return [
         model.names[j]
         for j in independent_joints(model)
         if model.joints[j].nv == 1 and model.joints[j].nq in (1, 2)
     ]
-    missing = [j for j in scalar if j not in kp or j not in kv]
-    if missing:
-        inferred_kp, inferred_kv, added = servo_gains(model, q0, missing, armature)
-        for joint_name in missing:
-            kp.setdefault(joint_name, inferred_kp[joint_name])
-            kv.setdefault(joint_name, inferred_kv[joint_name])
-        armature.update(added)
-        inferred["servo gains"] = (
-            f"{SERVO_FREQUENCY / (2 * math.pi):g} Hz on each joint's inertia at home "
-            f"({len(missing)} joints" + (f", armature added on {sorted(added)})" if added else ")")
-        )
-    return armature, kp, kv
+
+
+def _infer_gains(
+    model: pin.Model,
+    q0: np.ndarray,
+    missing: list[str],
+    settings: tuple[dict[str, float], dict[str, float], dict[str, float]],
+    inferred: dict[str, str],
+) -> None:
+    """Gains of the ``missing`` joints (``kp`` and ``kv`` not configured) into ``settings``
+    (armature, kp, kv), keeping configured values; armature added where needed."""
+    armature, kp, kv = settings
+    inferred_kp, inferred_kv, added = servo_gains(model, q0, missing, armature)
+    for joint_name in missing:
+        kp.setdefault(joint_name, inferred_kp[joint_name])
+        kv.setdefault(joint_name, inferred_kv[joint_name])
+    armature.update(added)
+    inferred["servo gains"] = (
+        f"{SERVO_FREQUENCY / (2 * math.pi):g} Hz on each joint's inertia at home "
+        f"({len(missing)} joints" + (f", armature added on {sorted(added)})" if added else ")")
+    )

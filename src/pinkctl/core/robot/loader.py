@@ -21,15 +21,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-import numpy as np
 import pinocchio as pin
 
 from ...errors import ConfigurationError, DescriptionNotFoundError, PinkctlWarning
 from .config import RobotConfig, read_config
-from .description import read_description
+from .description import RobotDescription, read_description
 from .frames import disambiguate_frames, resolve_frame
 from .home import set_home
 from .inference import infer_tool_frame
+from .inputs import (
+    base_placement,
+    configuration_and_file,
+    description_file,
+    package_folders,
+    srdf_file,
+)
 from .joint_settings import (
     checked_joints,
     controlled_joints,
@@ -126,91 +132,144 @@ def load_pink_robot(
             a tree whose tool frame or chain cannot be inferred (the tips listed), or a
             setting that gives no joint to control (the setting named).
     """
-    cfg: RobotConfig | None = None
-    if urdf_path is not None and Path(urdf_path).suffix == ".toml":
-        cfg = read_config(Path(urdf_path))
-        urdf_path = None
-    if config is not None:
-        if cfg is not None:
-            raise ConfigurationError("give the configuration once: as urdf_path or as config")
-        cfg = read_config(config)
-    source = cfg.source if cfg is not None else "load_pink_robot"
-    if urdf_path is None:
-        if cfg is None or (cfg.urdf is None and cfg.mjcf is None):
-            raise ConfigurationError(
-                "no robot description: pass a URDF/MJCF path or a config naming one"
-            )
-        description_path = cfg.path(
-            "urdf" if cfg.urdf else "mjcf", allow_outside=allow_outside_paths
-        )
-        assert description_path is not None
-    else:
-        description_path = Path(urdf_path)
-    srdf: Path | None = Path(srdf_path) if srdf_path is not None else None
-    if srdf is None and cfg is not None:
-        srdf = cfg.path("srdf", allow_outside=allow_outside_paths)
-    if srdf is not None and not srdf.is_file():
-        raise DescriptionNotFoundError(f"SRDF file not found: {srdf}")
-    dirs: list[Path] = [Path(p) for p in package_dirs] if package_dirs is not None else []
-    if cfg is not None and cfg.folder is not None:
-        dirs += [cfg.folder / p for p in cfg.package_dirs]
-    placement = None
-    if cfg is not None and (cfg.base_position is not None or cfg.base_rpy is not None):
-        placement = pin.SE3(
-            pin.rpy.rpyToMatrix(*(cfg.base_rpy or (0.0, 0.0, 0.0))),
-            np.array(cfg.base_position or (0.0, 0.0, 0.0)),
-        )
+    cfg, given_path = configuration_and_file(urdf_path, config)
+    settings = cfg if cfg is not None else RobotConfig(source="load_pink_robot")
+    source = settings.source
+    description_path = description_file(given_path, settings, allow_outside_paths)
+    srdf = srdf_file(srdf_path, settings, allow_outside_paths)
+    placement = base_placement(settings)
     description = read_description(
         description_path,
-        package_dirs=dirs,
+        package_dirs=package_folders(package_dirs, settings),
         base_placement=placement,
-        expected_repairs=cfg.inertia_repairs if cfg is not None else (),
+        expected_repairs=settings.inertia_repairs,
         repairs_setting=f"{source}: inertia_repairs",
     )
-    floating = bool(
-        cfg.floating_base if floating_base is None and cfg is not None else floating_base
-    )
-    try:
-        model = description.build_model(floating_base=floating)
-    except (RuntimeError, ValueError) as exc:
-        raise ConfigurationError(f"cannot build a model from {description_path}: {exc}") from exc
+    floating = bool(settings.floating_base if floating_base is None else floating_base)
+    model = _build_model(description, floating)
     notes = list(description.repairs) + disambiguate_frames(model)
     inferred: dict[str, str] = {}
-
-    frame = tool_frame if tool_frame is not None else (cfg.tool_frame if cfg else None)
-    frame_setting = "tool_frame" if tool_frame is not None else f"{source}: tool_frame"
-    controlled, gripper_found = controlled_joints(
-        model,
-        cfg,
-        srdf,
-        controlled_joint_names,
-        inferred,
-        tool_frame=None if frame is None else (frame, frame_setting),
+    tool_frames, controlled, gripper = _joints_and_tools(
+        model, settings, srdf, inferred, controlled_joint_names, gripper_joint_names, tool_frame
     )
-    if gripper_joint_names is not None:
-        gripper = checked_joints(model, gripper_joint_names, "gripper_joint_names")
-    elif cfg is not None and cfg.gripper_joints is not None:
-        gripper = checked_joints(model, cfg.gripper_joints, f"{source}: gripper_joints")
-    else:
-        gripper = gripper_found or []
-    if frame is None:
-        frame = infer_tool_frame(model, controlled[-1])
-        inferred["tool frame"] = f"the tip of the chain after {controlled[-1]!r}"
-    resolve_frame(model, frame, what="tool_frame")
-    extra_frames = list(cfg.tool_frames) if cfg is not None else []
-    for extra in extra_frames:
-        resolve_frame(model, extra, what="tool_frames")
 
     q0 = pin.neutral(model)
-    requested = home if home is not None else (cfg.home if cfg is not None else None)
-    set_home(model, q0, requested, srdf, source, inferred)
+    set_home(model, q0, home if home is not None else settings.home, srdf, source, inferred)
     if description.place_free_joint(model, q0):
         inferred["base pose"] = (
             f"the pose the MJCF gives the body of its free joint {model.names[1]!r}"
         )
+    velocity = velocity_limits(model, controlled, settings.limits.get("velocity"), source, notes)
+    acceleration, jerk = _motion_limits(controlled, settings, notes)
+    actuated = list(dict.fromkeys([*controlled, *gripper]))  # each joint once
+    armature, kp, kv = servo_settings(model, q0, actuated, settings.mujoco, source, inferred)
+    collision_model = _collision_model(description, model, srdf) if build_collision_model else None
 
-    limits = cfg.limits if cfg is not None else {}
-    velocity = velocity_limits(model, controlled, limits.get("velocity"), source, notes)
+    robot = PinkRobot(
+        directory=description_path.parent,
+        model=model,
+        data=model.createData(),
+        controlled_joint_names=list(controlled),
+        collision_model=collision_model,
+        collision_data=None if collision_model is None else pin.GeometryData(collision_model),
+        q0=q0,
+        name=name or settings.name or description_path.stem,
+        urdf_path=description_path,
+        srdf_path=srdf,
+        tool_frame=tool_frames[0],
+        gripper_joint_names=gripper,
+        velocity_limits=velocity,
+        acceleration_limits=acceleration,
+        jerk_limits=jerk,
+        actuator_kp=kp,
+        actuator_kv=kv,
+        armature=armature,
+        ball_ranges=description.ball_ranges(),
+        config=dict(settings.raw),
+        description=description,
+        floating_base=floating,
+        base_placement=placement if placement is not None else pin.SE3.Identity(),
+        floor=settings.floor,
+        tool_frames=tool_frames,
+        inferred=inferred,
+        notes=notes,
+    )
+    robot.source = _call_record(
+        cfg,
+        model,
+        urdf_path=description_path,
+        package_dirs=package_dirs,
+        srdf_path=srdf,
+        build_collision_model=build_collision_model,
+        controlled_joint_names=controlled_joint_names,
+        tool_frame=tool_frame,
+        home=home,
+        gripper_joint_names=gripper_joint_names,
+        floating_base=floating_base,
+        name=robot.name,
+    )
+    return robot
+
+
+def _joints_and_tools(
+    model: pin.Model,
+    settings: RobotConfig,
+    srdf: Path | None,
+    inferred: dict[str, str],
+    controlled_joint_names: Sequence[str] | None,
+    gripper_joint_names: Sequence[str] | None,
+    tool_frame: str | None,
+) -> tuple[list[str], list[str], list[str]]:
+    """The tool frames (the IK controller's first, then the configuration's ``tool_frames``),
+    the controlled joints and the gripper joints (keywords first, then the configuration,
+    then inferred)."""
+    frame = tool_frame if tool_frame is not None else settings.tool_frame
+    setting = "tool_frame" if tool_frame is not None else f"{settings.source}: tool_frame"
+    controlled, gripper_found = controlled_joints(
+        model,
+        settings,
+        srdf,
+        controlled_joint_names,
+        inferred,
+        tool_frame=None if frame is None else (frame, setting),
+    )
+    gripper = _gripper_joints(model, settings, gripper_joint_names, gripper_found)
+    if frame is None:
+        frame = infer_tool_frame(model, controlled[-1])
+        inferred["tool frame"] = f"the tip of the chain after {controlled[-1]!r}"
+    resolve_frame(model, frame, what="tool_frame")
+    for extra in settings.tool_frames:
+        resolve_frame(model, extra, what="tool_frames")
+    return [frame] + [f for f in settings.tool_frames if f != frame], controlled, gripper
+
+
+def _gripper_joints(
+    model: pin.Model,
+    settings: RobotConfig,
+    names: Sequence[str] | None,
+    found: list[str] | None,
+) -> list[str]:
+    """The gripper joints: the ones named, else the configuration's, else those found at
+    the end of the inferred chain (none when not inferred)."""
+    if names is not None:
+        return checked_joints(model, names, "gripper_joint_names")
+    if settings.gripper_joints is not None:
+        what = f"{settings.source}: gripper_joints"
+        return checked_joints(model, settings.gripper_joints, what)
+    return found or []
+
+
+def _motion_limits(
+    controlled: list[str], settings: RobotConfig, notes: list[str]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Acceleration and jerk limits by joint (empty when not configured, with a note and a
+    warning for acceleration).
+
+    Raises:
+        ValueError: Jerk limits without acceleration limits, or a malformed table.
+    """
+    source = settings.source
+    limits = settings.limits
     acceleration = per_joint(limits.get("acceleration"), controlled, "limits.acceleration", source)
     jerk = per_joint(limits.get("jerk"), controlled, "limits.jerk", source)
     if jerk is not None and acceleration is None:
@@ -221,73 +280,63 @@ def load_pink_robot(
             "off; set [limits] acceleration (and jerk) to enforce them"
         )
         notes.append(note)
-        warnings.warn(note, PinkctlWarning, stacklevel=2)
+        warnings.warn(note, PinkctlWarning, stacklevel=3)
+    return acceleration or {}, jerk or {}
 
-    actuated = list(controlled) + [j for j in gripper if j not in controlled]
-    servo = cfg.mujoco if cfg is not None else {}
-    armature, kp, kv = servo_settings(model, q0, actuated, servo, source, inferred)
 
-    collision_model = collision_data = None
-    if build_collision_model:
-        try:
-            collision_model = description.build_collision_model(model)
-        except (RuntimeError, ValueError) as exc:
-            raise ConfigurationError(
-                f"cannot build collision model from {description_path}: {exc}"
-            ) from exc
-        if srdf is not None:
-            pin.removeCollisionPairs(model, collision_model, str(srdf))
-        collision_data = pin.GeometryData(collision_model)
+def _collision_model(
+    description: RobotDescription, model: pin.Model, srdf: Path | None
+) -> pin.GeometryModel:
+    """The collision geometry, less the SRDF's disabled pairs."""
+    try:
+        collision_model = description.build_collision_model(model)
+    except (RuntimeError, ValueError) as exc:
+        raise ConfigurationError(
+            f"cannot build collision model from {description.path}: {exc}"
+        ) from exc
+    if srdf is not None:
+        pin.removeCollisionPairs(model, collision_model, str(srdf))
+    return collision_model
 
-    robot = PinkRobot(
-        directory=description_path.parent,
-        model=model,
-        data=model.createData(),
-        controlled_joint_names=list(controlled),
-        collision_model=collision_model,
-        collision_data=collision_data,
-        q0=q0,
-        name=name or (cfg.name if cfg is not None and cfg.name else description_path.stem),
-        urdf_path=description_path,
-        srdf_path=srdf,
-        tool_frame=frame,
-        gripper_joint_names=gripper,
-        velocity_limits=velocity,
-        acceleration_limits=acceleration or {},
-        jerk_limits=jerk or {},
-        actuator_kp=kp,
-        actuator_kv=kv,
-        armature=armature,
-        ball_ranges=description.ball_ranges(),
-        config=dict(cfg.raw) if cfg is not None else {},
-        description=description,
-        floating_base=floating,
-        base_placement=placement if placement is not None else pin.SE3.Identity(),
-        floor=cfg.floor if cfg is not None else None,
-        tool_frames=[frame] + [f for f in extra_frames if f != frame],
-        inferred=inferred,
-        notes=notes,
-    )
+
+def _build_model(description: RobotDescription, floating: bool) -> pin.Model:
+    """The kinematic model of ``description`` (a free-flyer root when ``floating``)."""
+    try:
+        return description.build_model(floating_base=floating)
+    except (RuntimeError, ValueError) as exc:
+        raise ConfigurationError(f"cannot build a model from {description.path}: {exc}") from exc
+
+
+def _call_record(
+    cfg: RobotConfig | None,
+    model: pin.Model,
+    *,
+    urdf_path: Path,
+    package_dirs: Sequence[str | Path] | None,
+    srdf_path: Path | None,
+    controlled_joint_names: Sequence[str] | None,
+    home: Mapping[str, float] | str | None,
+    gripper_joint_names: Sequence[str] | None,
+    **arguments: object,
+) -> RobotSource:
+    """The call that loaded ``model``, its paths resolved and its lists copied, so that
+    :meth:`~pinkctl.core.robot.source.RobotSource.load` can load it again."""
     if cfg is not None and cfg.folder is None:  # a table's relative paths: from this folder
         cfg = dataclasses.replace(cfg, folder=Path.cwd())
-    robot.source = RobotSource(
+    return RobotSource(
         catalog=None,
         arguments={
-            "urdf_path": description_path.resolve(),
+            "urdf_path": urdf_path.resolve(),
             "package_dirs": [Path(p).resolve() for p in (package_dirs or [])],
-            "srdf_path": srdf.resolve() if srdf is not None else None,
-            "build_collision_model": build_collision_model,
+            "srdf_path": srdf_path.resolve() if srdf_path is not None else None,
             "config": cfg,
             "controlled_joint_names": _copied(controlled_joint_names),
-            "tool_frame": tool_frame,
             "home": dict(home) if isinstance(home, Mapping) else home,
             "gripper_joint_names": _copied(gripper_joint_names),
-            "floating_base": floating_base,
-            "name": robot.name,
+            **arguments,
         },
         digest=model_digest(model),
     )
-    return robot
 
 
 def _copied(names: Sequence[str] | None) -> list[str] | None:

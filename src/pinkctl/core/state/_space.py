@@ -63,47 +63,28 @@ class NameSpace:
             cached = key = None
         if cached is not None:
             return cached
-        for name in names:
-            if not isinstance(name, str):
-                raise InputError(f"{what}: names must be str, got {name!r}")
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            raise InputError(f"{what}: duplicate names {dup}")
+        _check_unique_strings(names, f"{what}: names must be str", f"{what}: duplicate names")
         unknown = [n for n in names if n not in self.index]
         if unknown:
             raise InputError(f"{what}: names {unknown} are not in the space {list(self.names)}")
-        found: tuple[np.ndarray | slice, int]
-        if key == self.names:
-            found = (slice(None), len(names))
-        else:
-            idx = np.fromiter((self.index[n] for n in names), dtype=np.intp, count=len(names))
-            idx.flags.writeable = False
-            found = (idx, len(names))
+        found: tuple[np.ndarray | slice, int] = (self._location(names), len(names))
         if key is not None:
             if len(self._subsets) >= _MAX_CACHED_SUBSETS:
                 self._subsets.clear()
             self._subsets[key] = found
         return found
 
+    def _location(self, names: list[str]) -> np.ndarray | slice:
+        """A read-only index array of ``names``, or ``slice(None)`` for the whole space."""
+        if tuple(names) == self.names:
+            return slice(None)
+        idx = np.fromiter((self.index[n] for n in names), dtype=np.intp, count=len(names))
+        idx.flags.writeable = False
+        return idx
+
     def lookup_indices(self, indices: Any, what: str) -> tuple[np.ndarray, int]:
         """Check ``indices`` (a list or 1-D integer array of unique indices); return them."""
-        if isinstance(indices, np.ndarray):
-            if indices.ndim != 1 or indices.dtype.kind not in "iu":
-                raise InputError(
-                    f"{what}: indices must be a 1-D integer array, got dtype {indices.dtype} "
-                    f"and shape {indices.shape}"
-                )
-            idx = indices.astype(np.intp)
-        elif type(indices) is list:
-            for i in indices:
-                if not (type(i) is int or isinstance(i, np.integer)):
-                    raise InputError(f"{what}: indices must be int, got {i!r}")
-            try:
-                idx = np.array(indices, dtype=np.intp)
-            except OverflowError as exc:
-                raise InputError(f"{what}: indices {indices} out of range: {exc}") from exc
-        else:
-            raise InputError(f"{what}: indices must be a list of int, got {type(indices).__name__}")
+        idx = _index_array(indices, what)
         n = len(self.names)
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise InputError(f"{what}: indices {idx.tolist()} out of range [0, {n})")
@@ -131,18 +112,44 @@ def name_space(names: Any, what: str) -> NameSpace:
         return space
     if len(names) == 0:
         raise InputError(f"{what} must not be empty")
-    for name in names:
-        if not isinstance(name, str):
-            raise InputError(f"{what} must hold str names, got {name!r}")
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise InputError(f"{what} has duplicate names {dup}")
+    _check_unique_strings(names, f"{what} must hold str names", f"{what} has duplicate names")
     assert key is not None  # all elements are str, hence hashable
     space = NameSpace(key)
     if len(_SPACES) >= _MAX_CACHED_SPACES:
         _SPACES.clear()
     _SPACES[key] = space
     return space
+
+
+def _check_unique_strings(names: Sequence[Any], not_str: str, duplicates: str) -> None:
+    """Raise ``not_str`` (a message start) for a name that is not a str, ``duplicates`` for
+    names listed twice."""
+    for name in names:
+        if not isinstance(name, str):
+            raise InputError(f"{not_str}, got {name!r}")
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"{duplicates} {dup}")
+
+
+def _index_array(indices: Any, what: str) -> np.ndarray:
+    """A list of ints or a 1-D integer array as an intp array (not yet range-checked)."""
+    if isinstance(indices, np.ndarray):
+        if indices.ndim != 1 or indices.dtype.kind not in "iu":
+            raise InputError(
+                f"{what}: indices must be a 1-D integer array, got dtype {indices.dtype} "
+                f"and shape {indices.shape}"
+            )
+        return indices.astype(np.intp)
+    if type(indices) is not list:
+        raise InputError(f"{what}: indices must be a list of int, got {type(indices).__name__}")
+    for i in indices:
+        if not (type(i) is int or isinstance(i, np.integer)):
+            raise InputError(f"{what}: indices must be int, got {i!r}")
+    try:
+        return np.array(indices, dtype=np.intp)
+    except OverflowError as exc:
+        raise InputError(f"{what}: indices {indices} out of range: {exc}") from exc
 
 
 def _float_array(values: Any, what: str) -> np.ndarray:
@@ -177,6 +184,19 @@ def _unpack_pair(spec: Any, what: str) -> tuple[Any, Any]:
     if not isinstance(spec, (tuple, list)) or len(spec) != 2:
         raise InputError(f"{what} must be a (names_or_indices, values) pair, got {spec!r}")
     return spec[0], spec[1]
+
+
+def _field(
+    space: NameSpace, spec: Any, what: str, by_name: bool
+) -> tuple[np.ndarray | slice, int, np.ndarray]:
+    """A ``(names, values)`` or ``(indices, values)`` pair: where the entries sit in
+    ``space``, how many there are, and the values (floating point, not yet shaped)."""
+    keys, values = _unpack_pair(spec, what)
+    if by_name:
+        idx, count = space.lookup_names(keys, what)
+    else:
+        idx, count = space.lookup_indices(keys, what)
+    return idx, count, _float_array(values, what)
 
 
 def _check_finite(arr: np.ndarray, what: str) -> None:

@@ -13,10 +13,10 @@ from ._space import (
     NameSpace,
     _bool_array,
     _check_finite,
+    _field,
     _float_array,
     _format_entries,
     _readonly,
-    _unpack_pair,
     name_space,
 )
 
@@ -91,21 +91,8 @@ class JointState:
                 continue
             given = True
             what = _JOINT_FIELDS[row]
-            keys, values = _unpack_pair(spec, what)
-            if by_name:
-                idx, count = space.lookup_names(keys, what)
-            else:
-                idx, count = space.lookup_indices(keys, what)
-            vals = _float_array(values, what)
-            if vals.ndim == 2 and vals.shape[0] == 1:
-                vals = vals[0]
-            elif vals.ndim != 1:
-                raise InputError(f"{what}: values must be 1-D or (1, K), got shape {vals.shape}")
-            if vals.shape[0] == 0:
-                raise InputError(f"{what}: at least one value is required")
-            if vals.shape[0] != count:
-                raise InputError(f"{what}: {count} names/indices but {vals.shape[0]} values")
-            data[row, idx] = vals
+            idx, count, vals = _field(space, spec, what, by_name)
+            data[row, idx] = _joint_values(vals, count, what)
             valid[row, idx] = True
         if not given:
             raise InputError("at least one of positions, velocities, efforts is required")
@@ -270,3 +257,16 @@ class JointState:
             if vals is not None:
                 parts.append(f"{what}={_format_entries(self._names(row), vals)}")
         return f"JointState({len(self._space)} joints, {', '.join(parts) or 'empty'})"
+
+
+def _joint_values(vals: np.ndarray, count: int, what: str) -> np.ndarray:
+    """``count`` values of one field, given 1-D or as a (1, K) row."""
+    if vals.ndim == 2 and vals.shape[0] == 1:
+        vals = vals[0]
+    elif vals.ndim != 1:
+        raise InputError(f"{what}: values must be 1-D or (1, K), got shape {vals.shape}")
+    if vals.shape[0] == 0:
+        raise InputError(f"{what}: at least one value is required")
+    if vals.shape[0] != count:
+        raise InputError(f"{what}: {count} names/indices but {vals.shape[0]} values")
+    return vals

@@ -16,10 +16,10 @@ from ._space import (
     _bool_array,
     _check_finite,
     _check_quaternions,
+    _field,
     _float_array,
     _format_entries,
     _readonly,
-    _unpack_pair,
     name_space,
 )
 
@@ -106,12 +106,7 @@ class SpatialState:
                 continue
             given = True
             what, width = _SPATIAL_FIELDS[col], _SPATIAL_WIDTHS[col]
-            keys, values = _unpack_pair(spec, what)
-            if by_name:
-                idx, count = space.lookup_names(keys, what)
-            else:
-                idx, count = space.lookup_indices(keys, what)
-            vals = _float_array(values, what)
+            idx, count, vals = _field(space, spec, what, by_name)
             if vals.ndim != 2 or vals.shape[1] != width:
                 raise InputError(f"{what}: values must have shape (K, {width}), got {vals.shape}")
             if vals.shape[0] == 0:
