@@ -227,7 +227,7 @@ def build_spec(
     for equality in spec.equalities:
         if equality.type == mujoco.mjtEq.mjEQ_JOINT:
             equality.solref = [2.0 * timestep, 1.0]
-    if gravity_compensation:
+    if gravity_compensation and not robot.floating_base:  # else pinkctl.sim.stance
         for body in robot_bodies:
             body.gravcomp = 1.0
     joints = {j.name: j for j in spec.joints}

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 import mujoco
 import numpy as np
 
-from ..core.state import SpatialState
+from ..core.state import RootState, SpatialState
 from ..errors import InputError
 
-__all__ = ["site_pose", "site_state"]
+__all__ = ["root_state", "site_pose", "site_state"]
 
 
 def _site_id(site_ids: Mapping[str, int], name: str) -> int:
@@ -65,3 +65,16 @@ def site_state(
         linear_velocities=(names, linear),
         angular_velocities=(names, angular),
     )
+
+
+def root_state(model: mujoco.MjModel, data: mujoco.MjData) -> RootState | None:
+    """The pose and base-frame twist of the model's first joint when it is a free joint (a
+    floating base), else None."""
+    if model.njnt == 0 or model.jnt_type[0] != mujoco.mjtJoint.mjJNT_FREE:
+        return None
+    first, dof = model.jnt_qposadr[0], model.jnt_dofadr[0]
+    pose = data.qpos[first : first + 7]
+    rotation = np.empty(9)
+    mujoco.mju_quat2Mat(rotation, pose[3:])
+    linear = rotation.reshape(3, 3).T @ data.qvel[dof : dof + 3]  # MuJoCo's is world-frame
+    return RootState(pose[:3], pose[3:], linear, data.qvel[dof + 3 : dof + 6])

@@ -9,9 +9,9 @@ Controlled and gripper joints get position servos
 
     \\tau = k_p (u - q) - k_v \\dot{q},
 
-with the gains of ``robot.toml``. Bodies carry gravity compensation (``gravcomp = 1``), as real
-arms compensate gravity in firmware. When a command carries velocities, the servo gets velocity
-feed-forward (:mod:`pinkctl.sim.servos`).
+with the gains of ``robot.toml``. Bodies carry gravity compensation (``gravcomp = 1``) as real
+arms compensate gravity in firmware (a standing humanoid: :mod:`pinkctl.sim.stance`); a command
+with velocities gets velocity feed-forward (:mod:`pinkctl.sim.servos`).
 
 Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention. Whole
 configurations cross between the engines only through :func:`~pinkctl.to_mujoco_qpos` and
@@ -31,28 +31,21 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._gl import open_renderer
-from .._validation import callable_or_none, real_number
+from .._validation import callable_or_none, name_list, real_number
 from ..core.ball_joints import expand_ball_joints
 from ..core.poses import checked_pose
 from ..core.state import JointSpace, RobotState
 from ..errors import InputError
 from .coordinates import ConfigurationMap, JointCoordinates
 from .scene import TARGET_BODY, build_spec
-from .sensing import site_pose, site_state
+from .sensing import root_state, site_pose, site_state
 from .servos import PositionServos
+from .stance import StanceCompensation
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
 
 __all__ = ["MujocoSimulation"]
-
-
-def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
-    if names is None:
-        return list(default)
-    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-        raise InputError(f"{what} must be a sequence of names, got {names!r}")
-    return list(names)
 
 
 class MujocoSimulation:
@@ -81,6 +74,7 @@ class MujocoSimulation:
         self.robot = robot
         #: The MjSpec the model was compiled from (None when built from a model directly).
         self.spec: mujoco.MjSpec | None = None
+        self._stance: StanceCompensation | None = None
         self._coordinates = JointCoordinates(model)
         self.joint_names: list[str] = list(self._coordinates.names)
         pin_model = None if robot is None else robot.model
@@ -104,7 +98,6 @@ class MujocoSimulation:
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         self._initial_qpos = data.qpos.copy()
 
-    # ------------------------------------------------------------------ construction
     @classmethod
     def from_robot(
         cls,
@@ -126,7 +119,8 @@ class MujocoSimulation:
         Args:
             robot: The robot, e.g. from :func:`~pinkctl.core.robot.load_pink_supported_robot`.
             timestep: Physics step [s], in [1e-6, 0.1].
-            gravity_compensation: Set ``gravcomp = 1`` on every robot body.
+            gravity_compensation: ``gravcomp = 1`` on every robot body; a floating-base robot
+                on a floor: joint torques that carry its weight (:mod:`pinkctl.sim.stance`).
             floor: Add a ground plane (at ``robot.floor``, or just below the robot at home).
             target_marker: Add a mocap body (visual only) to show a target pose.
             site_frames: Frames that get a site of the same name; default: the robot's tool
@@ -150,8 +144,10 @@ class MujocoSimulation:
             kv = real_number(kv, "kv", low=0.0)
         callable_or_none(spec_callback, "spec_callback")
         default_sites = list(robot.tool_frames) or ([robot.tool_frame] if robot.tool_frame else [])
-        sites = _as_name_list(site_frames, default_sites, "site_frames")
-        actuated = _as_name_list(actuated_joint_names, robot.actuated_joint_names, "joints")
+        sites = default_sites if site_frames is None else name_list(site_frames, "site_frames")
+        actuated = robot.actuated_joint_names
+        if actuated_joint_names is not None:
+            actuated = name_list(actuated_joint_names, "actuated_joint_names")
         spec = build_spec(
             robot,
             timestep=timestep,
@@ -168,10 +164,11 @@ class MujocoSimulation:
         data = mujoco.MjData(model)
         sim = cls(model, data, robot=robot, actuated_joint_names=actuated, site_names=sites)
         sim.spec = spec
+        if gravity_compensation and floor and robot.floating_base:
+            sim._stance = StanceCompensation(model, "floor")
         sim.reset()
         return sim
 
-    # ------------------------------------------------------------------ time and stepping
     @property
     def timestep(self) -> float:
         """Physics step [s]."""
@@ -186,8 +183,14 @@ class MujocoSimulation:
         """Advance the physics by ``n`` steps."""
         if int(n) != n or n < 0:
             raise InputError(f"n must be a non-negative integer, got {n!r}")
-        if n > 0:
-            mujoco.mj_step(self.model, self.data, nstep=int(n))
+        stance = self._stance
+        if stance is None:
+            if n > 0:
+                mujoco.mj_step(self.model, self.data, nstep=int(n))
+            return
+        for _ in range(int(n)):  # a standing robot's joint torques, refreshed every step
+            stance.apply(self.data)
+            mujoco.mj_step(self.model, self.data)
 
     def forward(self) -> None:
         """Recompute positions of bodies and sites without advancing time."""
@@ -218,7 +221,6 @@ class MujocoSimulation:
         self._servos.hold(self.data)
         mujoco.mj_forward(self.model, self.data)
 
-    # ------------------------------------------------------------------ joints
     def get_configuration(self) -> np.ndarray:
         """The robot's Pinocchio configuration ``q`` (quaternions (x, y, z, w)) of the
         simulated state, by :func:`~pinkctl.from_mujoco_qpos` (joints MuJoCo lacks: home).
@@ -303,7 +305,6 @@ class MujocoSimulation:
         self._coordinates.check(names)
         return self._coordinates.limits(self.model, names)
 
-    # ------------------------------------------------------------------ sites and states
     def get_site_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World pose of a site: (position [m] (3,), quaternion (w, x, y, z) (4,))."""
         return site_pose(self.data, self._site_ids, name)
@@ -320,7 +321,7 @@ class MujocoSimulation:
         joint_space: Sequence[str] | None = None,
         site_space: Sequence[str] | None = None,
     ) -> RobotState:
-        """Measured state: joint positions and velocities, and the site poses and velocities.
+        """Measured state: joints, sites (poses, velocities), a floating base's root state.
 
         Args:
             joint_space: Ordered joint space of the returned ``JointState``; default
@@ -334,7 +335,8 @@ class MujocoSimulation:
         joint_state = space.state(qpos, qvel)
         sites = self.site_names if site_space is None else list(site_space)
         sites_state = site_state(self.model, self.data, self._site_ids, sites) if sites else None
-        return RobotState(joints=joint_state, sites=sites_state)
+        root = root_state(self.model, self.data) if self._configurations is not None else None
+        return RobotState(joints=joint_state, root=root, sites=sites_state)
 
     def apply(self, desired: RobotState | None) -> bool:
         """Apply a controller's output: joint positions (+ velocity feed-forward) to servos.
@@ -373,7 +375,6 @@ class MujocoSimulation:
         self.data.mocap_pos[self._mocap_id] = position_checked
         self.data.mocap_quat[self._mocap_id] = quaternion_checked
 
-    # ------------------------------------------------------------------ rendering
     def render(
         self, width: int = 640, height: int = 480, camera: str | int = "overview"
     ) -> np.ndarray:

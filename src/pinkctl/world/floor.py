@@ -68,7 +68,8 @@ def home_qpos(model: mujoco.MjModel, robot: PinkRobot) -> np.ndarray:
 
 
 def lowest_point(model: mujoco.MjModel, robot: PinkRobot) -> float:
-    """Lowest z of the robot's geoms at home [m] (geom bounding boxes)."""
+    """Lowest z of the robot's geoms at home [m]: geom bounding boxes, and for a floating-base
+    robot (which stands on the floor) the mesh vertices themselves, where the feet are."""
     data = mujoco.MjData(model)
     data.qpos[:] = home_qpos(model, robot)
     mujoco.mj_forward(model, data)
@@ -76,8 +77,14 @@ def lowest_point(model: mujoco.MjModel, robot: PinkRobot) -> float:
     for g in range(model.ngeom):
         if model.geom_bodyid[g] == 0:
             continue
-        center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
         rotation = data.geom_xmat[g].reshape(3, 3)
+        mesh = int(model.geom_dataid[g])
+        if robot.floating_base and model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH and mesh >= 0:
+            first, count = model.mesh_vertadr[mesh], model.mesh_vertnum[mesh]
+            vertices = model.mesh_vert[first : first + count]
+            lowest = min(lowest, float(data.geom_xpos[g, 2] + np.min(vertices @ rotation[2])))
+            continue
+        center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
         extent_z = float(np.abs(rotation[2]) @ half)
         lowest = min(lowest, float(data.geom_xpos[g, 2] + rotation[2] @ center) - extent_z)
     return lowest
