@@ -6,7 +6,8 @@ pink's configuration limit (the position range) and velocity limit (the robot's 
 velocity limits, robot.toml, not only the URDF's), a :class:`~pinkctl.qp.BallRangeLimit` when
 the robot has ball joints with a range (``robot.ball_ranges``, with the configuration limit's
 gain), the user's extra limits; the user's barriers; optional strict priority levels
-(:mod:`pinkctl.controllers.priority_levels`).
+(:mod:`pinkctl.controllers.priority_levels`); the whole-body tasks and rows
+(:mod:`pinkctl.controllers.whole_body`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..qp import BallRangeLimit, ReferenceQP, TickQP, compile_cascade, compile_q
 from ._arguments import MAX_WEIGHT, QPSettings, check_cost, check_pink_objects
 from .priority_levels import resolve_priority_levels
 from .tick_mode import TickMode
+from .whole_body import WholeBody
 
 __all__ = ["IKProblem"]
 
@@ -40,12 +42,13 @@ class IKProblem:
     Attributes:
         frame: The tool-frame task.
         posture: The posture task, or None.
-        tasks: Frame, posture (if any), extras.
+        tasks: Frame, posture (if any), extras, whole-body tasks.
+        whole_body: The whole-body tasks and rows (:mod:`pinkctl.controllers.whole_body`).
         range_limit: pink's configuration limit (the position range).
         range_limits: The range limit, and the ball joints' (:class:`~pinkctl.qp.BallRangeLimit`)
             when the robot has ball joints with a range.
         limits: The range limits, the velocity limit, the extras.
-        extra_limits: The user's limits.
+        extra_limits: The user's limits and the whole-body rows.
         barriers: The user's barriers.
         levels: The tasks per priority level, or None.
         priority_method: ``"cascade"`` or ``"nullspace"`` (with ``levels``).
@@ -67,6 +70,7 @@ class IKProblem:
         configuration_limit_gain: float,
         priority_levels: Sequence[Sequence[Task | str]] | None,
         priority_method: str,
+        whole_body: dict[str, Any] | None = None,
     ) -> None:
         model = robot.model
         gain = real_number(gain, "gain", low=0.0, high=1.0, low_open=True)
@@ -81,6 +85,13 @@ class IKProblem:
             gain=gain,
         )
         self.posture = PostureTask(cost=posture_weight, gain=gain) if posture_weight > 0 else None
+        options = {"position_cost": position_cost, "orientation_cost": orientation_cost}
+        options |= whole_body or {}
+        site_space = options.pop("site_space", ())
+        self.whole_body = WholeBody(robot, tool_frame, site_space, options, gain=gain)
+        if self.whole_body.tool_costs is not None:
+            self.frame.set_position_cost(self.whole_body.tool_costs.position_cost)
+            self.frame.set_orientation_cost(self.whole_body.tool_costs.orientation_cost)
         extra = check_pink_objects(extra_tasks, Task, "extra_tasks", model)
         posture = [] if self.posture is None else [self.posture]
         self.tasks: tuple[Task, ...] = (self.frame, *posture, *extra)
@@ -94,14 +105,22 @@ class IKProblem:
             self.range_limits = (self.range_limit, balls)
         velocity = VelocityLimit(model, configured_velocity_limits(robot))
         self.extra_limits = tuple(check_pink_objects(extra_limits, Limit, "extra_limits", model))
-        self.limits: tuple[Limit, ...] = (*self.range_limits, velocity, *self.extra_limits)
         self.barriers: tuple[Barrier, ...] = tuple(
             check_pink_objects(extra_barriers, Barrier, "extra_barriers", model)
         )
         self.priority_method = choice(priority_method, "priority_method", ("cascade", "nullspace"))
         self.levels = None
         if priority_levels is not None:
-            self.levels = resolve_priority_levels(priority_levels, self.frame, self.posture, extra)
+            named = self.whole_body.named()
+            self.levels = resolve_priority_levels(
+                priority_levels, self.frame, self.posture, extra, named
+            )
+            self.whole_body.contacts_as_tasks = any(
+                "contacts" in level for level in priority_levels
+            )
+        self.tasks = (*self.tasks, *self.whole_body.tasks)
+        self.extra_limits = (*self.extra_limits, *self.whole_body.limits)
+        self.limits: tuple[Limit, ...] = (*self.range_limits, velocity, *self.extra_limits)
 
     @property
     def has_rows(self) -> bool:
@@ -153,4 +172,5 @@ class IKProblem:
         self.frame.set_target(configuration.get_transform_frame_to_world(self.frame.frame))
         if self.posture is not None:
             self.posture.set_target(q)
+        self.whole_body.reset(configuration)
         return configuration

@@ -9,7 +9,7 @@ brakes (:mod:`pinkctl.controllers.failures`); ``forward`` returns None only befo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -37,6 +37,7 @@ from .ik_problem import IKProblem
 from .joint_mapping import JointMapping
 from .status import ControllerStatus
 from .tick_mode import TickMode, solve_in_box
+from .whole_body import DEFAULT_SOLE, FrameCosts
 
 __all__ = ["PinkIKController"]
 
@@ -86,6 +87,7 @@ class PinkIKController(BaseController, ArrayStep):
             then a :class:`~pinkctl.qp.CascadeQP` (``qp_path="pinkctl"``).
         priority_method: ``"cascade"`` (exact, a QP per level, every limit at every level) or
             ``"nullspace"`` (null-space projection; position and velocity limits only).
+        frames, com_cost, contacts, support_margin, sole: :mod:`~.controllers.whole_body`.
 
     Raises:
         InputError: (a ``ValueError``) on any malformed argument, naming it and what was
@@ -119,6 +121,11 @@ class PinkIKController(BaseController, ArrayStep):
         motion_limits: bool | MotionLimits | None = None,
         priority_levels: Sequence[Sequence[Task | str]] | None = None,
         priority_method: Literal["cascade", "nullspace"] = "cascade",
+        frames: Mapping[str, FrameCosts | Mapping[str, Any] | None] | Sequence[str] | None = None,
+        com_cost: float | Sequence[float] | None = None,
+        contacts: Sequence[str] | None = None,
+        support_margin: float | None = 0.02,
+        sole: Sequence[float] = DEFAULT_SOLE,
     ) -> None:
         super().__init__()
         if not isinstance(pink_robot, PinkRobot):
@@ -145,6 +152,8 @@ class PinkIKController(BaseController, ArrayStep):
             configuration_limit_gain=configuration_limit_gain,
             priority_levels=priority_levels,
             priority_method=priority_method,
+            whole_body={"site_space": site_space, "frames": frames, "com_cost": com_cost}
+            | {"contacts": contacts, "support_margin": support_margin, "sole": sole},
         )
         self.robot = pink_robot
         self.robot_joint_space = joint_space
@@ -195,15 +204,7 @@ class PinkIKController(BaseController, ArrayStep):
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """Phase 1: the measured controlled positions and the Pinocchio ``q`` of the estimate
         (other joints measured, else at home); None (reason in ``last_error``) without them."""
-        joints = None if estimated_state is None else estimated_state.joints
-        if joints is None:
-            self.last_error = "estimated state has no joint state"
-            return None
-        maps = self._joints
-        every = maps.every.positions_from_state(joints)
-        if every is not None:  # the usual estimate: every joint the controller reads
-            return every[: maps.n_controlled], maps.every.to_configuration(every, self.robot.q0)
-        read = maps.read_partial(joints, self.robot.q0)  # some joint missing
+        read = self._joints.read(estimated_state and estimated_state.joints, self.robot.q0)
         if isinstance(read, str):
             self.last_error = read
             return None
@@ -240,7 +241,7 @@ class PinkIKController(BaseController, ArrayStep):
             return True
         sites = setpoint_state.sites
         if sites is not None:
-            refused = self._target.read(sites)
+            refused = self._target.read(sites) or self._problem.whole_body.read(sites)
             if refused is not None:
                 self.last_error = refused
                 return False

@@ -2,16 +2,18 @@
 
 Levels list the controller's tasks from the highest priority down. An entry is ``"frame"``
 (the tool-frame task), ``"posture"`` (the posture task) or one of the pink tasks passed in
-``extra_tasks``; every task of the controller appears in exactly one level, so nothing is
-silently dropped or weighted against another level. For example, the tool pose strictly above
-the posture::
+``extra_tasks``, or a whole-body entry (:mod:`pinkctl.controllers.whole_body`): a frame of
+``frames`` by its name, ``"com"``, ``"contacts"`` (every contact; optional: left out, the
+contacts stay rows held at every level). Every task of the controller appears in exactly one
+level, so nothing is silently dropped or weighted against another level. For example, the
+tool pose strictly above the posture::
 
     PinkIKController(robot, joints, sites, dt=0.005, priority_levels=[["frame"], ["posture"]])
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pink.tasks import Task
@@ -22,7 +24,11 @@ __all__ = ["resolve_priority_levels"]
 
 
 def resolve_priority_levels(
-    levels: Any, frame: Task, posture: Task | None, extra: Sequence[Task]
+    levels: Any,
+    frame: Task,
+    posture: Task | None,
+    extra: Sequence[Task],
+    named: Mapping[str, tuple[Task, ...]] | None = None,
 ) -> tuple[tuple[Task, ...], ...]:
     """The tasks of each level (module docstring).
 
@@ -32,36 +38,43 @@ def resolve_priority_levels(
     """
     if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
         raise InputError(f"priority_levels must be a non-empty sequence of levels, got {levels!r}")
-    names: dict[str, Task | None] = {"frame": frame, "posture": posture}
+    names: dict[str, tuple[Task, ...] | None] = {"frame": (frame,), "posture": None}
+    if posture is not None:
+        names["posture"] = (posture,)
+    names.update(named or {})
     resolved: list[tuple[Task, ...]] = []
     placed: list[Task] = []
     for k, level in enumerate(levels):
         if isinstance(level, (str, bytes)) or not isinstance(level, Sequence) or not level:
             raise InputError(f"priority_levels[{k}] must be a non-empty sequence, got {level!r}")
-        tasks = []
+        tasks: list[Task] = []
         for entry in level:
             if isinstance(entry, str):
                 if entry not in names:
                     raise InputError(
-                        f"priority_levels[{k}]: unknown entry {entry!r} (use 'frame', 'posture' "
-                        "or a task of extra_tasks)"
+                        f"priority_levels[{k}]: unknown entry {entry!r} (use 'frame', 'posture', "
+                        f"a task of extra_tasks or one of {sorted(named or {})})"
                     )
-                task = names[entry]
-                if task is None:
+                entries = names[entry]
+                if entries is None:
                     raise InputError(f"priority_levels[{k}]: no posture task (posture_cost is 0)")
             elif any(entry is t for t in extra):
-                task = entry
+                entries = (entry,)
             else:
                 raise InputError(
                     f"priority_levels[{k}]: {entry!r} is neither 'frame', 'posture' nor a task "
                     "of extra_tasks"
                 )
-            if any(task is t for t in placed):
+            if any(task is t for task in entries for t in placed):
                 raise InputError(f"priority_levels[{k}]: {entry!r} is in more than one level")
-            placed.append(task)
-            tasks.append(task)
+            placed.extend(entries)
+            tasks.extend(entries)
         resolved.append(tuple(tasks))
+    optional = (named or {}).get("contacts", ())
     everything = [frame, *([posture] if posture is not None else []), *extra]
+    everything += [
+        t for name, ts in (named or {}).items() for t in ts if not any(t is o for o in optional)
+    ]
     missing = [t for t in everything if not any(t is p for p in placed)]
     if missing:
         raise InputError(f"priority_levels leaves out tasks of the controller: {missing}")

@@ -21,8 +21,15 @@ from __future__ import annotations
 
 import mujoco
 import numpy as np
+from scipy.optimize import nnls
 
-__all__ = ["StanceCompensation"]
+__all__ = ["FRICTION", "REGULARISATION", "StanceCompensation"]
+
+#: Friction coefficient of the contact forces' pyramid (below the floor's 1: forces that hold).
+FRICTION = 0.5
+#: Weight of the forces' norm, relative to the balance's (spreads the load over the contacts).
+REGULARISATION = 1e-3
+_PYRAMID = np.array([[FRICTION, -FRICTION, 0, 0], [0, 0, FRICTION, -FRICTION], [1, 1, 1, 1.0]])
 
 
 class StanceCompensation:
@@ -45,31 +52,42 @@ class StanceCompensation:
         self._n = int(np.flatnonzero(tree)[-1]) + 1
         self._jacobian = np.zeros((6, model.nv))
 
+    def contacts(self, data: mujoco.MjData) -> list[tuple[int, np.ndarray]]:
+        """The robot's contacts with the floor now: (body id, world point)."""
+        model, floor = self._model, self._floor
+        found = []
+        for contact in data.contact[: data.ncon]:
+            if floor in (contact.geom1, contact.geom2):
+                other = contact.geom2 if contact.geom1 == floor else contact.geom1
+                found.append((int(model.geom_bodyid[other]), contact.pos.copy()))
+        return found
+
     def feet(self, data: mujoco.MjData) -> list[int]:
         """The bodies touching the floor now (ids, sorted)."""
-        model, floor = self._model, self._floor
-        touching = set()
-        for contact in data.contact[: data.ncon]:
-            if contact.geom1 == floor:
-                touching.add(int(model.geom_bodyid[contact.geom2]))
-            elif contact.geom2 == floor:
-                touching.add(int(model.geom_bodyid[contact.geom1]))
-        return sorted(touching)
+        return sorted({body for body, _ in self.contacts(data)})
 
     def torques(self, data: mujoco.MjData) -> np.ndarray:
-        """``τ`` of the robot's joints (``robot_dofs - 6``) at ``data``'s last forward pass."""
-        feet = self.feet(data)
+        """``τ`` of the robot's joints at ``data``'s last forward pass (module docstring)."""
+        contacts = self.contacts(data)
         bias = data.qfrc_bias[: self._n]
-        if not feet:
+        if not contacts:
             return np.zeros(self._n - 6)
-        rows = []
-        for body in feet:
-            jacobian = self._jacobian
-            mujoco.mj_jacBody(self._model, data, jacobian[:3], jacobian[3:], body)
-            rows.append(jacobian[:, : self._n].copy())
-        stacked = np.vstack(rows)
-        wrenches = np.linalg.lstsq(stacked[:, :6].T, bias[:6], rcond=None)[0]
-        return bias[6:] - stacked[:, 6:].T @ wrenches
+        jacobians = []
+        for body, point in contacts:
+            jacobian = np.zeros((3, self._model.nv))
+            mujoco.mj_jac(self._model, data, jacobian, None, point, body)
+            jacobians.append(jacobian[:, : self._n])
+        # every contact's force a non-negative sum of its friction pyramid's edges
+        A = np.hstack([J[:, :6].T @ _PYRAMID for J in jacobians])
+        scale = np.linalg.norm(A)
+        weights = np.vstack([A, REGULARISATION * scale * np.eye(A.shape[1])])
+        target = np.concatenate([bias[:6], np.zeros(A.shape[1])])
+        edges = nnls(weights, target, maxiter=50 * A.shape[1])[0]
+        forces = edges.reshape(len(contacts), _PYRAMID.shape[1])
+        torques = bias[6:].copy()
+        for J, f in zip(jacobians, forces):
+            torques -= J[:, 6:].T @ (_PYRAMID @ f)
+        return torques
 
     def apply(self, data: mujoco.MjData) -> None:
         """Write :meth:`torques` into ``data.qfrc_applied`` (the robot's joints)."""

@@ -20,7 +20,9 @@
   bandwidth ``w`` = :data:`SERVO_FREQUENCY` (see :func:`servo_gains`). Light wrists get soft
   servos and heavy shoulders stiff ones, and armature where a joint is too light for its
   servo: stable at a 2 ms step on any arm (a fixed ``kp = 1000`` made light wrists oscillate
-  at up to 113 rad/s).
+  at up to 113 rad/s). A floating-base robot stands on its lowest links (its feet): the joints
+  between its root and its feet move the rest of the robot about them, so theirs is the larger
+  of ``m`` and that inertia (:func:`support_inertia`).
 """
 
 from __future__ import annotations
@@ -312,6 +314,7 @@ def servo_gains(
     """
     data = model.createData()
     inertia = pin.crba(model, data, q)
+    support = support_inertia(model, q)
     w = SERVO_FREQUENCY
     kp: dict[str, float] = {}
     kv: dict[str, float] = {}
@@ -321,11 +324,42 @@ def servo_gains(
         configured = armature.get(name, 0.0)
         m = max(float(inertia[v, v]) + configured, MIN_SERVO_INERTIA)
         d = float(model.damping[v]) if model.damping.size > v else 0.0
-        gain = max(m * w * w, d * w)
+        gain = max(max(m, support.get(name, 0.0)) * w * w, d * w)
         needed = gain / MAX_SERVO_FREQUENCY**2
         if needed > m:
             added[name] = configured + needed - m
             m = needed
         kp[name] = gain
-        kv[name] = 2.0 * math.sqrt(gain * m)
+        kv[name] = 2.0 * math.sqrt(gain * max(m, support.get(name, 0.0)))
     return kp, kv, added
+
+
+#: Links whose origin is this close to the lowest one at home [m] are a standing robot's feet.
+FOOT_HEIGHT = 0.1
+
+
+def support_inertia(model: pin.Model, q: np.ndarray) -> dict[str, float]:
+    """Inertia [kg m^2] of the rest of a standing floating-base robot about each joint between
+    its root and its feet (the joints whose origin is within :data:`FOOT_HEIGHT` of the
+    lowest): the whole robot's inertia about the joint's axis minus the part the joint
+    carries toward the feet. Empty without a free-flyer root."""
+    if model.njoints < 2 or model.joints[1].shortname() != "JointModelFreeFlyer":
+        return {}
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    heights = np.array([data.oMi[j].translation[2] for j in range(2, model.njoints)])
+    feet = [int(j) + 2 for j in np.flatnonzero(heights <= heights.min() + FOOT_HEIGHT)]
+    chain = sorted({int(k) for foot in feet for k in model.supports[foot] if k > 1})
+    total = pin.Inertia.Zero()  # the whole robot, world frame
+    for j in range(1, model.njoints):
+        total += data.oMi[j].act(model.inertias[j])
+    inertia = pin.crba(model, model.createData(), q)
+    result: dict[str, float] = {}
+    for j in chain:
+        joint = model.joints[j]
+        if joint.nv != 1:
+            continue
+        axis = pin.getJointJacobian(model, data, j, pin.LOCAL)[:, joint.idx_v]
+        about = float(axis @ data.oMi[j].actInv(total).matrix() @ axis)
+        result[model.names[j]] = about - float(inertia[joint.idx_v, joint.idx_v])
+    return result
