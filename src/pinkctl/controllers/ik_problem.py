@@ -28,9 +28,10 @@ from ..core.robot import PinkRobot
 from ..errors import InputError
 from ..qp import BallRangeLimit, ReferenceQP, TickQP, compile_cascade, compile_qp
 from ._arguments import MAX_WEIGHT, QPSettings, check_cost, check_pink_objects
+from .frame_target import FrameTarget
 from .priority_levels import resolve_priority_levels
 from .tick_mode import TickMode
-from .whole_body import WholeBody
+from .whole_body import WholeBody, WholeBodyTargets
 
 __all__ = ["IKProblem"]
 
@@ -155,6 +156,12 @@ class IKProblem:
         if settings.path == "pink":
             return ReferenceQP(model, columns, tasks=self.tasks, **common)
         return compile_qp(model, columns, tasks=self.tasks, **common)
+
+    def targets(self) -> FrameTarget | WholeBodyTargets:
+        """What reads the setpoint's targets: the tool frame's, and the whole-body ones when
+        there are any."""
+        tool = FrameTarget(self.frame)
+        return tool if self.whole_body.reads_nothing else WholeBodyTargets(tool, self.whole_body)
 
     def configuration(self, robot: PinkRobot, q: np.ndarray) -> Configuration:
         """A pink configuration at ``q`` (collision distances only when a barrier reads them),

@@ -83,23 +83,14 @@ class JointMapping:
         self.continuous = np.flatnonzero(self.controlled.is_continuous)
         self.n_controlled = int(self.controlled.idx_v.size)
 
-    def read(
+    def read_partial(
         self, joints: JointState | None, q_home: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray] | str:
-        """The controlled positions and ``q`` of an estimate's joints (other joints measured,
-        else at ``q_home``), or why not."""
+        """The controlled positions and ``q`` of an estimate without every passive joint
+        (those missing keep ``q_home``), or why not (no joint state, a controlled position
+        missing)."""
         if joints is None:
             return "estimated state has no joint state"
-        every = self.every.positions_from_state(joints)
-        if every is not None:  # the usual estimate: every joint the controller reads
-            return every[: self.n_controlled], self.every.to_configuration(every, q_home)
-        return self.read_partial(joints, q_home)  # some joint missing
-
-    def read_partial(
-        self, joints: JointState, q_home: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray] | str:
-        """The controlled positions and ``q`` of an estimate without every passive joint
-        (those missing keep ``q_home``), or why not (a controlled position is missing)."""
         positions = self.controlled.positions_from_state(joints)
         if positions is None:
             return (

@@ -32,7 +32,6 @@ from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSetti
 from .array_step import ArrayStep
 from .base import BaseController
 from .failures import debug_mode, internal_error, run_callback
-from .frame_target import FrameTarget
 from .ik_problem import IKProblem
 from .joint_mapping import JointMapping
 from .status import ControllerStatus
@@ -163,7 +162,7 @@ class PinkIKController(BaseController, ArrayStep):
         self._shaper = MotionShaper(limits, self.dt)
         self._mode = TickMode.of(self._shaper.smooth, self._problem.has_rows)
         self._rebuild(settings)
-        self._target = FrameTarget(self._problem.frame)
+        self._target = self._problem.targets()
         #: the frame target of the previous solved tick (a copy; None after a reset or a brake)
         self._held_target: pin.SE3 | None = None
         self._configuration: Configuration | None = None
@@ -171,8 +170,7 @@ class PinkIKController(BaseController, ArrayStep):
         self._status = ControllerStatus.NOT_READY
 
     def _rebuild(self, settings: QPSettings) -> None:
-        """Compile the QP with these settings (:meth:`IKProblem.compile`); nothing changes if
-        that raises."""
+        """Compile the QP with these settings (:meth:`IKProblem.compile`, or nothing changes)."""
         columns = self._joints.qp_columns
         self._qp = self._problem.compile(self.robot.model, columns, self._mode, settings)
         self._settings = settings
@@ -180,7 +178,7 @@ class PinkIKController(BaseController, ArrayStep):
     def reset(
         self, estimated_state: RobotState, setpoint_state: RobotState | None, t: float, **kw: Any
     ) -> bool:
-        """Seed from the measured state (targets at the tool pose and the configuration, the
+        """Seed from the measured state (targets at the frame poses and the configuration, the
         command at rest; the setpoint is ignored); False (NOT_READY) without the controlled
         joints. ValueError when the states are not RobotState objects."""
         arguments.check_states(estimated_state, setpoint_state)
@@ -202,9 +200,14 @@ class PinkIKController(BaseController, ArrayStep):
     def read_estimate(
         self, estimated_state: RobotState | None
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Phase 1: the measured controlled positions and the Pinocchio ``q`` of the estimate
-        (other joints measured, else at home); None (reason in ``last_error``) without them."""
-        read = self._joints.read(estimated_state and estimated_state.joints, self.robot.q0)
+        """Phase 1: the measured controlled positions and Pinocchio ``q`` (other joints measured,
+        else at home); None (reason in ``last_error``) without them."""
+        joints = None if estimated_state is None else estimated_state.joints
+        maps = self._joints
+        every = None if joints is None else maps.every.positions_from_state(joints)
+        if every is not None:  # the usual estimate: every joint the controller reads
+            return every[: maps.n_controlled], maps.every.to_configuration(every, self.robot.q0)
+        read = maps.read_partial(joints, self.robot.q0)  # no joint state, or some joint missing
         if isinstance(read, str):
             self.last_error = read
             return None
@@ -213,8 +216,7 @@ class PinkIKController(BaseController, ArrayStep):
     def update_configuration(
         self, measured: np.ndarray, q: np.ndarray, root: RootState | None = None
     ) -> None:
-        """Phase 2: forward kinematics and Jacobians where the QP linearises (``"command"``:
-        at the last command)."""
+        """Phase 2: kinematics and Jacobians where the QP linearises ("command": last command)."""
         configuration = self._configuration
         assert configuration is not None
         joints = self._joints
@@ -225,8 +227,7 @@ class PinkIKController(BaseController, ArrayStep):
         if joints.base is not None:  # at the estimate's root ("measured") or where it is held
             self._base_start = joints.base.place(q, root, self._integrate_from == "measured")
         if configuration.collision_model is None:
-            # pink's Configuration.update without collisions, minus its copy of our new q:
-            # joint Jacobians (with forward kinematics) and frame placements
+            # pink's Configuration.update without collisions or its copy of q: Jacobians, frames
             q.setflags(write=False)
             configuration.q = q
             pin.computeJointJacobians(configuration.model, configuration.data, q)
@@ -236,12 +237,12 @@ class PinkIKController(BaseController, ArrayStep):
 
     def update_targets(self, setpoint_state: RobotState | None) -> bool:
         """Phase 3: frame and posture targets from the setpoint; False (reason recorded) when
-        the frame target is refused (:class:`~pinkctl.controllers.frame_target.FrameTarget`)."""
+        a frame target is refused (:class:`~pinkctl.controllers.frame_target.FrameTarget`)."""
         if setpoint_state is None:
             return True
         sites = setpoint_state.sites
         if sites is not None:
-            refused = self._target.read(sites) or self._problem.whole_body.read(sites)
+            refused = self._target.read(sites)
             if refused is not None:
                 self.last_error = refused
                 return False
@@ -254,8 +255,8 @@ class PinkIKController(BaseController, ArrayStep):
         return True
 
     def solve(self) -> np.ndarray | None:
-        """Phase 4: the QP's velocity [rad/s] of every QP variable (floating base first, then
-        the controlled joints; limits per :class:`TickMode`), or None (``last_error``)."""
+        """Phase 4: the QP's velocity [rad/s] of every QP variable (base first; limits per
+        :class:`TickMode`), or None (``last_error``)."""
         configuration = self._configuration
         assert configuration is not None
         try:
@@ -269,8 +270,8 @@ class PinkIKController(BaseController, ArrayStep):
         return None
 
     def shape(self, velocity: np.ndarray) -> tuple[np.ndarray, np.ndarray, RootState | None]:
-        """Phase 5: the next command (controlled positions and velocities, the floating base's
-        root state or None) from the QP's velocity, by the :class:`~pinkctl.motion.MotionShaper`."""
+        """Phase 5: the next command (controlled positions and velocities, a floating base's
+        root state or None) from the QP's velocity (:class:`~pinkctl.motion.MotionShaper`)."""
         shaper, maps = self._shaper, self._joints
         joint_velocity = velocity[maps.n_base :]
         if maps.controlled.balls:  # as rates of the rotation vectors (JointMapping)
@@ -385,13 +386,12 @@ class PinkIKController(BaseController, ArrayStep):
 
     @property
     def tasks(self) -> list[Task]:
-        """Tasks of the QP: frame, posture (if any), extras."""
+        """Tasks of the QP: frame, posture (if any), extras, whole-body tasks."""
         return list(self._problem.tasks)
 
     @property
     def limits(self) -> list[Limit]:
-        """Limits: configuration, velocity, extras (TickMode.APPROACH: the QP holds the
-        first, the shaper the velocity)."""
+        """Limits: configuration, velocity, extras (APPROACH: the shaper holds the velocity)."""
         return list(self._problem.limits)
 
     @property

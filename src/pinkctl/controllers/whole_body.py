@@ -45,7 +45,7 @@ from ..qp.contact_rows import ContactLimit, SupportPolygonLimit, convex_hull
 from ._arguments import check_cost
 from .frame_target import FrameTarget
 
-__all__ = ["COM_SITE", "DEFAULT_SOLE", "FrameCosts", "WholeBody"]
+__all__ = ["COM_SITE", "DEFAULT_SOLE", "FrameCosts", "WholeBody", "WholeBodyTargets"]
 
 #: Name of the setpoint site whose position is the CoM target.
 COM_SITE = "com"
@@ -198,6 +198,11 @@ class WholeBody:
         points = [pose.translation[:2] + (corners @ pose.rotation.T)[:, :2] for pose in poses]
         return convex_hull(np.vstack(points))
 
+    @property
+    def reads_nothing(self) -> bool:
+        """Whether no target comes from the setpoint (no frame, no CoM task)."""
+        return not self._targets and self.com is None
+
     def read(self, sites: SpatialState) -> str | None:
         """Frame and CoM targets from the setpoint's sites; why a target was refused, or None."""
         for target in self._targets:
@@ -209,3 +214,21 @@ class WholeBody:
             if pose is not None:
                 self.com.set_target(pose.translation)
         return None
+
+
+class WholeBodyTargets:
+    """The targets a controller reads from a setpoint: the tool frame's, then the whole-body
+    ones (what :class:`~pinkctl.controllers.frame_target.FrameTarget` does for one frame).
+
+    Args:
+        tool: The tool frame's target.
+        whole_body: The whole-body tasks.
+    """
+
+    def __init__(self, tool: FrameTarget, whole_body: WholeBody) -> None:
+        self.tool = tool
+        self.whole_body = whole_body
+
+    def read(self, sites: SpatialState) -> str | None:
+        """Set every target found in ``sites``; why one was refused, or None."""
+        return self.tool.read(sites) or self.whole_body.read(sites)
