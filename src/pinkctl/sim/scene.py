@@ -227,6 +227,8 @@ def build_spec(
     for equality in spec.equalities:
         if equality.type == mujoco.mjtEq.mjEQ_JOINT:
             equality.solref = [2.0 * timestep, 1.0]
+    if robot.floating_base:  # feet that stand: elliptic friction cones (less creep)
+        spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
     if gravity_compensation and not robot.floating_base:  # else pinkctl.sim.stance
         for body in robot_bodies:
             body.gravcomp = 1.0
