@@ -27,6 +27,7 @@ EXAMPLES = [
     "record_episodes",
     "ik_groups",
     "reachability_map",
+    "humanoid_reach",
 ]
 
 
@@ -65,6 +66,7 @@ def test_every_example_is_covered_and_documented() -> None:
         ("own_robot", ["--quick"]),
         ("learn_to_reach", ["--quick"]),
         ("ik_groups", ["--quick"]),
+        ("humanoid_reach", ["--quick"]),  # g1 stands and reaches two targets
     ],
 )
 def test_example_quick_run_passes(

