@@ -51,3 +51,28 @@ def test_standing_reach_acceptance(name: str) -> None:
     assert len(report.rows) == 10
     assert report.rows[-1].target[2] < report.rows[0].target[2] - 0.3  # the floor target
     assert report.passed == 10, report.table
+
+
+def test_demo_whole_body_needs_a_humanoid(capsys: pytest.CaptureFixture[str]) -> None:
+    from pinkctl.app.cli import BAD_ARGUMENTS, main  # noqa: PLC0415
+
+    assert main(["demo", "franka", "--whole-body"]) == BAD_ARGUMENTS
+    assert "no whole-body set-up for 'franka'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_demo_whole_body_prints_the_reach_table(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pinkctl.app.whole_body as whole_body  # noqa: PLC0415
+    from pinkctl.app.cli import OK, main  # noqa: PLC0415
+
+    quick = whole_body.run_reach
+
+    def two_targets(name: str, **kw):  # type: ignore[no-untyped-def]
+        return quick(name, offsets=[(0.1, 0.0, 0.0)], seconds=2.0, hold=0.5)
+
+    monkeypatch.setattr(whole_body, "run_reach", two_targets)
+    assert main(["demo", "g1", "--whole-body"]) == OK
+    out = capsys.readouterr().out
+    assert "hand [mm]" in out and "g1: 1/1 targets pass" in out

@@ -93,6 +93,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import DemoConfig, run_demo
     from .inspect import parse_joint_list
 
+    if args.whole_body:  # a standing humanoid reaching (pinkctl.app.whole_body)
+        from .whole_body import run_reach
+
+        report = run_reach(args.robot_option or args.robot or "g1")
+        print(report.table)
+        return OK if report.passed == len(report.rows) else FAILED
     for option in ("plot", "save", "video", "picture"):
         _output_file(getattr(args, option), f"--{option}")
     if args.plot and importlib.util.find_spec("matplotlib") is None:
@@ -324,6 +330,7 @@ def _add_demo(sub: Any, common: _Parser) -> None:
         "--tool-frame", help="end-effector frame (alone: the joints from the root to it move)"
     )
     demo.add_argument("--controlled-joints", help="comma-separated joint names")
+    demo.add_argument("--whole-body", action="store_true", help="humanoid stands and reaches")
     demo.add_argument("--trajectory", choices=TRAJECTORIES, default="figure8")
     demo.add_argument("--period", type=_positive, default=8.0, help="trajectory period [s]")
     demo.add_argument("--duration", type=_positive, default=None, help="run time [s]")
