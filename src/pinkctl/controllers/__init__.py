@@ -15,6 +15,7 @@ from .pink_ik import PinkIKController
 from .status import ControllerStatus
 from .tick_mode import TickMode
 from .trajectory_follower import HoldingTrajectoryFollower, TrajectoryFollower
+from .whole_body import FrameCosts
 
 __all__ = [
     "BaseController",
@@ -23,6 +24,7 @@ __all__ = [
     "ControllerContainer",
     "ControllerStatus",
     "EXACT_SOLVERS",
+    "FrameCosts",
     "GripperController",
     "HoldingTrajectoryFollower",
     "ParallelController",
