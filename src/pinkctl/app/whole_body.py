@@ -209,7 +209,7 @@ def run_reach(
         on_tick: Called with the simulation after every control tick (e.g. a video recorder).
     """
     robot, spec = load_humanoid(name)
-    tool, feet = robot.tool_frame, list(spec.feet)
+    tool, feet = str(robot.tool_frame), list(spec.feet)
     sites = [tool, *feet]
     sim = MujocoSimulation.from_robot(robot, site_frames=sites)
     sim.step(int(round(0.5 / sim.timestep)))  # settle into the stance
@@ -263,13 +263,14 @@ def run_reach(
             row.braking += controller.status.value == "braking"
             if command is not None and command.joints is not None:
                 q, v = command.joints.positions, command.joints.velocities
+                assert q is not None
                 row.within_limits &= bool(np.all(q >= lower - 1e-9) and np.all(q <= upper + 1e-9))
                 row.within_limits &= v is None or bool(np.all(np.abs(v) <= velocity + 1e-9))
             sim.apply(command)
             sim.step(steps)
             row.drop = max(row.drop, stance_z - float(sim.data.qpos[2]))
             moved = [np.linalg.norm(sim.get_site_pose(f)[0] - p) for f, p in zip(feet, stance_feet)]
-            row.foot = max(row.foot, *moved)
+            row.foot = max(row.foot, *(float(m) for m in moved))
             com = sim.data.subtree_com[root]
             row.com_margin = min(row.com_margin, float(support.distances(com).min()))
             for contact in sim.data.contact[: sim.data.ncon]:

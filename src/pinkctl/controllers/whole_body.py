@@ -63,8 +63,8 @@ class FrameCosts:
         orientation_cost: [cost]/[rad], scalar or per axis.
     """
 
-    position_cost: float | Sequence[float] = 1.0
-    orientation_cost: float | Sequence[float] = 1.0
+    position_cost: float | Sequence[float] | np.ndarray = 1.0
+    orientation_cost: float | Sequence[float] | np.ndarray = 1.0
 
 
 def _frame_costs(frames: Any, default: FrameCosts) -> dict[str, FrameCosts]:
