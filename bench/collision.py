@@ -125,10 +125,10 @@ def avoidance_variants(target: Any, n_total: int) -> dict[str, _Variant]:
     }  # fmt: skip
 
 
-def tick_rows(steps: int, chunk: int) -> list[dict[str, Any]]:
+def tick_rows(steps: int, chunk: int, warmup: int = WARMUP) -> list[dict[str, Any]]:
     """One row per variant (module docstring): median, p90 [us], ratio, failures, pairs."""
     plain, collision = _robot(False), _robot(True)
-    n_total = WARMUP + steps
+    n_total = warmup + steps
     target = moving_target(home_tool_pose(plain), n_total)
     peer = _peer_models(collision, with_mujoco=True)
     variants: dict[str, _Variant] = {
@@ -156,7 +156,7 @@ def tick_rows(steps: int, chunk: int) -> list[dict[str, Any]]:
                 variant.step(k)
                 elapsed = time.perf_counter_ns() - t0
                 variant.record(k)
-                if k >= WARMUP:
+                if k >= warmup:
                     times[name].append(elapsed)
     base = timing_stats_us(times["pinkctl, no collision"])["median_us"]
     rows = []
