@@ -181,10 +181,24 @@ def test_contacts_count_obstacles_and_depth(franka):
     assert {p[1] for p in report.pairs} == {"block"}
     depth = -CollisionScene(franka, world2).min_distance(franka.q0)
     assert report.obstacle_depth == pytest.approx(depth, abs=1e-3)
-    # removed from the world: no longer collides
-    world2.remove("block")
+    # removed from the world: no longer collides; back: collides again
+    record = world2.remove("block")
     sim2.step()
     assert sim2.contacts().obstacle_contacts == 0
+    world2.add(record)
+    sim2.step()
+    assert sim2.contacts().obstacle_contacts > 0
+
+
+def test_a_moved_static_obstacle_collides_where_it_is(franka):
+    world = World()
+    world.add_box("block", size=(0.1, 0.1, 0.1), position=(1.0, 1.0, 1.0))
+    sim = MujocoSimulation.from_robot(franka, world=world)
+    assert sim.contacts().obstacle_contacts == 0
+    world.move("block", position=sim.get_body_pose("panda_hand")[0] + (0.0, 0.0, 0.06))
+    sim.step()
+    report = sim.contacts()
+    assert report.obstacle_contacts > 0 and report.obstacle_depth > 0.04
 
 
 def test_the_floor_counts_as_an_obstacle(franka):

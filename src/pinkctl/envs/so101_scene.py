@@ -176,7 +176,7 @@ class SO101PickScene:
         table = {"rgba": [0.55, 0.42, 0.3, 1.0], "friction": [1.0, 0.005, 0.0001]}
         table.update(stiff_contact())
         floor = {"rgba": [0.7, 0.72, 0.76, 1.0], "size": [3.0, 3.0, 0.05]}
-        add_obstacles(spec, self.world, style={"table": table, "floor": floor})
+        add_obstacles(spec, self.world, style={"table": table, "floor": floor}, world_body=True)
         self.block.add_to(spec)
         pads = {
             JAW_PAD_GEOMS[0]: (

@@ -8,32 +8,32 @@ the same shape, size and pose, named as the obstacle (a mesh of several convex p
 - capsule and cylinder: ``size = (radius, length / 2)`` (MuJoCo's half-length of the
   cylindrical part, along the local z axis as the obstacle's);
 - half-space: a plane (MuJoCo's plane is solid below its local z, the half-space's normal);
-  a plane geom named as the obstacle that the scene already has (the simulation's ``"floor"``)
-  is put at the half-space's pose instead of a second plane;
+  a plane of the world body named as the obstacle (the simulation's ``"floor"``) is replaced
+  by it (its look kept), not doubled;
 - mesh and convex: one mesh asset per convex piece (MuJoCo collides its convex hull, which is
   the piece).
 
-A static obstacle's geoms hang on the world body; a ``movable`` one is a mocap body of the
-obstacle's name holding its geoms. Every geom collides with the robot (``contype`` and
-``conaffinity`` 1, as the robot's collision geoms). :class:`WorldGeoms` then follows the world
-at run time: :meth:`WorldGeoms.sync` (which :meth:`MujocoSimulation.step
-<pinkctl.sim.MujocoSimulation.step>` calls) compares the world's ``version`` with the one it
-last wrote and puts each moved obstacle at its new pose (a mocap body's pose; a static
-obstacle's geom poses in the model). An obstacle removed from the world stops colliding and
-is hidden; one added after the simulation was built is not simulated (a warning says so:
-build the simulation again).
+Each obstacle is a body of its name at its pose holding its geoms: a static body welded to
+the world, or a mocap body for a ``movable`` one. (Geoms of the world body itself cannot
+move: MuJoCo's midphase keeps their bounding volumes from compile time.) Every geom collides
+with the robot (``contype`` and ``conaffinity`` 1, as the robot's collision geoms).
+:class:`WorldGeoms` then follows the world at run time: :meth:`WorldGeoms.sync` (which
+:meth:`MujocoSimulation.step <pinkctl.sim.MujocoSimulation.step>` calls) compares the world's
+``version`` with the one it last wrote and puts each moved obstacle at its new pose (a mocap
+body's pose in the data, a static body's in the model). An obstacle removed from the world
+stops colliding and is hidden until one of the same shape comes back under its name; one added
+(or reshaped) after the simulation was built is not simulated (a warning says so: build the
+simulation again).
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
-import pinocchio as pin
 
 from ..errors import InputError, PinkctlWarning
 from ..world import Obstacle, World
@@ -79,6 +79,7 @@ def add_obstacles(
     world: World,
     *,
     style: Mapping[str, Mapping[str, Any]] | None = None,
+    world_body: bool = False,
 ) -> None:
     """Add ``world``'s obstacles to ``spec`` (module docstring).
 
@@ -87,6 +88,8 @@ def add_obstacles(
         world: The obstacles (world frame of the scene).
         style: Extra geom attributes by obstacle name (``rgba``, ``friction``, ``solref``,
             ``size`` of a plane, ...), applied to each of its geoms.
+        world_body: Hang the static obstacles' geoms on the world body instead of bodies of
+            their own: for obstacles that never move (:class:`WorldGeoms` cannot move them).
 
     Raises:
         InputError: An obstacle whose name a geom, mesh or body of ``spec`` has already
@@ -99,58 +102,45 @@ def add_obstacles(
     if unknown:
         raise InputError(f"style names no obstacle of the world: {unknown}")
     for obstacle in world.obstacles:
-        extra = dict(style.get(obstacle.name, {}))
-        kind, size = _geom_type_and_size(obstacle)
-        names = _geom_names(obstacle)
+        attributes = {
+            "rgba": list(MOVABLE_RGBA if obstacle.movable else OBSTACLE_RGBA),
+            "contype": 1,
+            "conaffinity": 1,
+            "group": 0,
+        }
+        kind, attributes["size"] = _geom_type_and_size(obstacle)
         existing = spec.geom(obstacle.name)
-        if existing is not None and kind == _GEOM.mjGEOM_PLANE and not obstacle.movable:
+        if existing is not None and kind == _GEOM.mjGEOM_PLANE:
             if existing.type != _GEOM.mjGEOM_PLANE or existing.parent.name != "world":
                 raise InputError(f"the scene has a geom named {obstacle.name!r} already")
-            existing.pos, existing.quat = list(obstacle.position), list(obstacle.orientation)
-            for key, value in extra.items():
-                setattr(existing, key, value)
-            continue
-        for name in names:
-            if spec.geom(name) is not None or spec.mesh(name) is not None:
-                raise InputError(f"the scene has a geom or mesh named {name!r} already")
-        pose = {"pos": list(obstacle.position), "quat": list(obstacle.orientation)}
-        if obstacle.movable:
-            if spec.body(obstacle.name) is not None:
-                raise InputError(f"the scene has a body named {obstacle.name!r} already")
-            parent = spec.worldbody.add_body(name=obstacle.name, mocap=True, **pose)
-            pose = {}
-        else:
-            parent = spec.worldbody
-        rgba = MOVABLE_RGBA if obstacle.movable else OBSTACLE_RGBA
-        attributes = {"rgba": list(rgba), "contype": 1, "conaffinity": 1, "group": 0}
-        attributes.update(pose, **extra)
-        pieces = obstacle.pieces or (None,)
-        for name, piece in zip(names, pieces):
-            if piece is not None:
-                spec.add_mesh(name=name, uservert=np.asarray(piece).reshape(-1).tolist())
-                attributes["meshname"] = name
-            attributes.setdefault("size", size)
-            parent.add_geom(name=name, type=kind, **attributes)
+            attributes.update(size=list(existing.size), rgba=list(existing.rgba))
+            if existing.material:
+                attributes["material"] = existing.material
+            spec.delete(existing)
+        attributes.update(style.get(obstacle.name, {}))
+        _add_obstacle(spec, obstacle, kind, attributes, world_body and not obstacle.movable)
 
 
-@dataclass(frozen=True)
-class _Placed:
-    """The geoms of one obstacle in a compiled model."""
-
-    geoms: tuple[int, ...]
-    local: tuple[pin.SE3, ...]  # each geom in the obstacle's frame
-    mocap: int  # mocap id of its body, -1 for a static obstacle
-
-
-def _geom_pose(model: mujoco.MjModel, geom: int) -> pin.SE3:
-    w, x, y, z = model.geom_quat[geom]
-    rotation = pin.Quaternion(w, x, y, z).normalized().toRotationMatrix()
-    return pin.SE3(rotation, model.geom_pos[geom].copy())
-
-
-def _wxyz(placement: pin.SE3) -> np.ndarray:
-    x, y, z, w = pin.Quaternion(placement.rotation).coeffs()
-    return np.array([w, x, y, z])
+def _add_obstacle(
+    spec: mujoco.MjSpec, obstacle: Obstacle, kind: int, attributes: dict[str, Any], fixed: bool
+) -> None:
+    names = _geom_names(obstacle)
+    for name in names:
+        if spec.geom(name) is not None or spec.mesh(name) is not None:
+            raise InputError(f"the scene has a geom or mesh named {name!r} already")
+    pose = {"pos": list(obstacle.position), "quat": list(obstacle.orientation)}
+    if fixed:
+        body = spec.worldbody
+        attributes.update(pose)
+    elif spec.body(obstacle.name) is not None:
+        raise InputError(f"the scene has a body named {obstacle.name!r} already")
+    else:
+        body = spec.worldbody.add_body(name=obstacle.name, mocap=obstacle.movable, **pose)
+    for name, piece in zip(names, obstacle.pieces or (None,)):
+        if piece is not None:
+            spec.add_mesh(name=name, uservert=np.asarray(piece).reshape(-1).tolist())
+            attributes["meshname"] = name
+        body.add_geom(name=name, type=kind, **attributes)
 
 
 class WorldGeoms:
@@ -169,50 +159,64 @@ class WorldGeoms:
     def __init__(self, world: World, model: mujoco.MjModel) -> None:
         self.world = world
         self.model = model
-        self._placed: dict[str, _Placed] = {}
-        for obstacle in world.obstacles:
-            geoms = []
-            for name in _geom_names(obstacle):
-                geoms.append(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name))
-            body = int(model.geom_bodyid[geoms[0]])
-            mocap = int(model.body_mocapid[body])
-            frame = pin.SE3.Identity() if mocap >= 0 else obstacle.placement
-            local = tuple(frame.actInv(_geom_pose(model, g)) for g in geoms)
-            self._placed[obstacle.name] = _Placed(tuple(geoms), local, mocap)
-        self.geom_ids = {name: placed.geoms for name, placed in self._placed.items()}
+        self._records = {o.name: o for o in world.obstacles}
+        self._bodies = {n: model.body(n).id for n in self._records}
+        self.geom_ids = {
+            name: tuple(model.geom(g).id for g in _geom_names(obstacle))
+            for name, obstacle in self._records.items()
+        }
+        # what each geom was built with, restored when its obstacle comes back
+        self._built = {
+            n: (
+                model.geom_contype[list(g)],
+                model.geom_conaffinity[list(g)],
+                model.geom_rgba[list(g), 3],
+            )
+            for n, g in self.geom_ids.items()
+        }
         self._version = world.version
-        self._shown = {name: world[name] for name in self._placed}
         self._warned: set[str] = set()
 
     def sync(self, data: mujoco.MjData, *, force: bool = False) -> bool:
         """Write the world's obstacle poses into ``model`` and ``data`` when the world changed
         since the last call (always with ``force``, e.g. after a reset). True when it wrote."""
-        world = self.world
+        world, model = self.world, self.model
         if world.version == self._version and not force:
             return False
-        model = self.model
-        for name, placed in self._placed.items():
+        lost = []
+        for name, record in self._records.items():
             obstacle = world.get(name)
+            same = obstacle is not None and (obstacle.kind, obstacle.dimensions) == (
+                record.kind,
+                record.dimensions,
+            )
+            geoms = list(self.geom_ids[name])  # gone (or reshaped): no contacts, not drawn
+            contype, conaffinity, alpha = self._built[name] if same else (0, 0, 0.0)
+            model.geom_contype[geoms], model.geom_conaffinity[geoms] = contype, conaffinity
+            model.geom_rgba[geoms, 3] = alpha
             if obstacle is None:
-                for geom in placed.geoms:  # removed: no contacts, not drawn
-                    model.geom_contype[geom] = model.geom_conaffinity[geom] = 0
-                    model.geom_rgba[geom, 3] = 0.0
                 continue
-            if placed.mocap >= 0:
-                data.mocap_pos[placed.mocap] = obstacle.position
-                data.mocap_quat[placed.mocap] = obstacle.orientation
-            elif force or obstacle is not self._shown.get(name):
-                placement = obstacle.placement
-                for geom, local in zip(placed.geoms, placed.local):
-                    pose = placement * local
-                    model.geom_pos[geom] = pose.translation
-                    model.geom_quat[geom] = _wxyz(pose)
-            self._shown[name] = obstacle
-        added = [n for n in world if n not in self._placed and n not in self._warned]
-        if added:
-            self._warned.update(added)
+            if not same:
+                lost.append(name)
+                continue
+            body = self._bodies[name]
+            mocap = int(model.body_mocapid[body])
+            if mocap >= 0:
+                data.mocap_pos[mocap], data.mocap_quat[mocap] = (
+                    obstacle.position,
+                    obstacle.orientation,
+                )
+            else:
+                model.body_pos[body], model.body_quat[body] = (
+                    obstacle.position,
+                    obstacle.orientation,
+                )
+        lost += [n for n in world if n not in self._records]
+        if set(lost) - self._warned:
+            self._warned.update(lost)
             warnings.warn(
-                f"obstacles added after the simulation was built are not simulated: {added}",
+                f"obstacles added or reshaped after the simulation was built are not "
+                f"simulated: {lost}",
                 PinkctlWarning,
                 stacklevel=3,
             )
