@@ -58,6 +58,10 @@ from pinkctl.ik import IKSolver
 from pinkctl.world import RobotGeometry
 
 WARMUP = 200
+#: Whether this pinkctl's controller avoids collisions (``world=``, ``self_collision=``).
+AVOIDS = "world" in inspect.signature(PinkIKController.__init__).parameters
+#: Options that keep the controller's own avoidance off (on by default where it exists).
+NO_AVOIDANCE: dict[str, Any] = {"self_collision": False} if AVOIDS else {}
 MINK_DETECTION = (0.05, 1.0)  # [m]
 MINK_MARGIN = 0.01  # [m] minimum distance, as pink's d_min
 
@@ -109,20 +113,18 @@ def avoidance_variants(target: Any, n_total: int) -> dict[str, _Variant]:
     """pinkctl's own collision avoidance, when the controller takes ``world=`` (the rows of
     the controller's collision tick bench, ``bench.collision_tick``, join these): self pairs
     only, and self + :func:`five_obstacles`. Empty when this pinkctl has no avoidance."""
-    if "world" not in inspect.signature(PinkIKController.__init__).parameters:
+    if not AVOIDS:
         return {}
     robot = _robot(False)
-    options = {"self_collision": True}
-    return {
-        "pinkctl with avoidance, self only": PinkctlVariant(
+    variants: dict[str, _Variant] = {}
+    for name, world in (("self only", None), ("self + 5 obstacles", five_obstacles(robot))):
+        variant = PinkctlVariant(
             robot, target, "daqp", barrier=False, n_total=n_total, default_settings=True,
-            controller_options=options,
-        ),
-        "pinkctl with avoidance, self + 5 obstacles": PinkctlVariant(
-            robot, target, "daqp", barrier=False, n_total=n_total, default_settings=True,
-            controller_options={**options, "world": five_obstacles(robot)},
-        ),
-    }  # fmt: skip
+            controller_options={"self_collision": True, "world": world},
+        )  # fmt: skip
+        variant.pairs = len(CollisionScene(robot, world).pairs)  # type: ignore[attr-defined]
+        variants[f"pinkctl with avoidance, {name}"] = variant
+    return variants
 
 
 def tick_rows(steps: int, chunk: int, warmup: int = WARMUP) -> list[dict[str, Any]]:
@@ -133,10 +135,22 @@ def tick_rows(steps: int, chunk: int, warmup: int = WARMUP) -> list[dict[str, An
     peer = _peer_models(collision, with_mujoco=True)
     variants: dict[str, _Variant] = {
         "pinkctl, no collision": PinkctlVariant(
-            plain, target, "daqp", barrier=False, n_total=n_total, default_settings=True
+            plain,
+            target,
+            "daqp",
+            barrier=False,
+            n_total=n_total,
+            default_settings=True,
+            controller_options=NO_AVOIDANCE,
         ),
         "pinkctl + pink SelfCollisionBarrier": PinkctlVariant(
-            collision, target, "daqp", barrier=True, n_total=n_total, default_settings=True
+            collision,
+            target,
+            "daqp",
+            barrier=True,
+            n_total=n_total,
+            default_settings=True,
+            controller_options=NO_AVOIDANCE,
         ),
         "pink solve_ik + SelfCollisionBarrier": _Pink(
             peer, target, "daqp", barrier=True, n_total=n_total, solver_options={}
