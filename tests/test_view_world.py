@@ -70,6 +70,7 @@ def test_drag_an_obstacle_with_the_mouse_moves_it_in_the_world_and_the_simulatio
     scene, world = viewer.scene, viewer.scene.sim.world
     gizmos = viewer.obstacles
     assert gizmos is not None and set(gizmos.gizmos) == {"floor", "box", "ball"}
+    assert not {"floor", "box", "ball"} & set(viewer.bodies)  # drawn once, not as robot links
     gizmo = gizmos.gizmos["box"]
     center = np.array(world["box"].position)
     OUT.mkdir(exist_ok=True)

@@ -195,8 +195,11 @@ class WebViewer:
         server.initial_camera.up = (0.0, 0.0, 1.0)
 
     def _add_robot(self, server: viser.ViserServer) -> None:
-        model = self.scene.sim.model
+        model, world = self.scene.sim.model, self.scene.sim.world
+        obstacles = set(world or ())  # bodies drawn by ObstacleGizmos
         for k, mesh in enumerate(body_meshes(model)):
+            if mesh.body_name in obstacles:
+                continue
             frame = self._frames.get(mesh.body_id)
             if frame is None:
                 frame = server.scene.add_frame(f"/robot/{mesh.body_name}", show_axes=False)
