@@ -233,3 +233,19 @@ def test_obstacles_added_later_are_not_simulated_and_say_so(franka):
         warnings.simplefilter("error")
         world.move("late", position=(1.0, 0.0, 0.6))
         sim.step()  # warned once
+
+
+def test_the_so101_pick_scene_table_is_its_world():
+    from pinkctl.envs.scene import build_simulation
+    from pinkctl.envs.so101_scene import SO101PickScene
+
+    robot = load_pink_supported_robot("so101")
+    scene = SO101PickScene(robot)
+    assert list(scene.world) == ["table", "floor"]
+    sim = build_simulation(robot, scene.callback(), physics_dt=0.002)
+    back = World.from_mujoco(sim.model)
+    for name in ("table", "floor"):
+        np.testing.assert_allclose(back[name].position, scene.world[name].position, atol=1e-12)
+        assert back[name].kind == scene.world[name].kind
+    np.testing.assert_allclose(back["table"].dimensions["size"], (0.8, 0.9, 0.04))
+    assert sim.model.geom("table").bodyid[0] == 0  # on the world body: it never moves
