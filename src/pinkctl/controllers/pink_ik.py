@@ -32,6 +32,7 @@ from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSetti
 from .array_step import ArrayStep
 from .base import BaseController
 from .failures import debug_mode, internal_error, run_callback
+from .floating_base import taken_share
 from .ik_problem import IKProblem
 from .joint_mapping import JointMapping
 from .status import ControllerStatus
@@ -86,7 +87,7 @@ class PinkIKController(BaseController, ArrayStep):
             then a :class:`~pinkctl.qp.CascadeQP` (``qp_path="pinkctl"``).
         priority_method: ``"cascade"`` (exact, a QP per level, every limit at every level) or
             ``"nullspace"`` (null-space projection; position and velocity limits only).
-        frames, com_cost, contacts, support_margin, sole: :mod:`~.controllers.whole_body`.
+        frames, com_cost, contacts, support_margin, sole: :mod:`pinkctl.controllers.whole_body`.
 
     Raises:
         InputError: (a ``ValueError``) on any malformed argument, naming it and what was
@@ -255,8 +256,7 @@ class PinkIKController(BaseController, ArrayStep):
         return True
 
     def solve(self) -> np.ndarray | None:
-        """Phase 4: the QP's velocity [rad/s] of every QP variable (base first; limits per
-        :class:`TickMode`), or None (``last_error``)."""
+        """Phase 4: the QP's velocity [rad/s] of its variables (base first), or None (reason)."""
         configuration = self._configuration
         assert configuration is not None
         try:
@@ -288,7 +288,7 @@ class PinkIKController(BaseController, ArrayStep):
             positions, rates = shaper.commit(joint_velocity)
         if maps.base is None:
             return positions, rates, None
-        twist = velocity[: maps.n_base] * (shaper.scale if approach else 1.0)  # the joints' scale
+        twist = velocity[: maps.n_base] * (taken_share(joint_velocity, rates) if approach else 1.0)
         return positions, rates, maps.base.step(twist, self.dt, self._base_start)
 
     def write_command(

@@ -15,10 +15,9 @@ with velocities gets velocity feed-forward (:mod:`pinkctl.sim.servos`).
 
 Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention. Whole
 configurations cross between the engines only through :func:`~pinkctl.to_mujoco_qpos` and
-:func:`~pinkctl.from_mujoco_qpos` (:meth:`MujocoSimulation.get_configuration`,
-:meth:`MujocoSimulation.set_configuration`, the reset to the robot's home), which reorder
-quaternions (Pinocchio's (x, y, z, w), MuJoCo's (w, x, y, z)). A ball joint is three named
-coordinates, its rotation vector (:mod:`pinkctl.sim.coordinates`).
+:func:`~pinkctl.from_mujoco_qpos`, which reorder quaternions. A ball joint is three named
+coordinates, its rotation vector (:mod:`pinkctl.sim.coordinates`). A
+:class:`~pinkctl.world.World`'s obstacles: :mod:`pinkctl.sim.world_geoms`.
 """
 
 from __future__ import annotations
@@ -31,24 +30,26 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._gl import open_renderer
-from .._validation import callable_or_none, name_list, real_number
+from .._validation import callable_or_none, real_number
 from ..core.ball_joints import expand_ball_joints
 from ..core.poses import checked_pose
 from ..core.state import JointSpace, RobotState
 from ..errors import InputError
 from .coordinates import ConfigurationMap, JointCoordinates
-from .scene import TARGET_BODY, build_spec
+from .scene import TARGET_BODY, as_name_list, build_spec
 from .sensing import root_state, site_pose, site_state
 from .servos import PositionServos
 from .stance import StanceCompensation
+from .world_geoms import FollowsWorld
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
+    from ..world import World
 
 __all__ = ["MujocoSimulation"]
 
 
-class MujocoSimulation:
+class MujocoSimulation(FollowsWorld):
     """A MuJoCo model of a :class:`~pinkctl.core.robot.PinkRobot`, with servos, floor, light
     and camera.
 
@@ -112,6 +113,7 @@ class MujocoSimulation:
         kp: float | None = None,
         kv: float | None = None,
         spec_callback: Callable[[mujoco.MjSpec], None] | None = None,
+        world: World | None = None,
     ) -> MujocoSimulation:
         """Compile the robot's description with MjSpec into a simulation (see
         :mod:`pinkctl.sim.scene` for what is added to it).
@@ -119,8 +121,7 @@ class MujocoSimulation:
         Args:
             robot: The robot, e.g. from :func:`~pinkctl.core.robot.load_pink_supported_robot`.
             timestep: Physics step [s], in [1e-6, 0.1].
-            gravity_compensation: ``gravcomp = 1`` on every robot body; a floating-base robot
-                on a floor: joint torques that carry its weight (:mod:`pinkctl.sim.stance`).
+            gravity_compensation: ``gravcomp = 1`` on bodies (standing: :mod:`pinkctl.sim.stance`).
             floor: Add a ground plane (at ``robot.floor``, or just below the robot at home).
             target_marker: Add a mocap body (visual only) to show a target pose.
             site_frames: Frames that get a site of the same name; default: the robot's tool
@@ -132,6 +133,8 @@ class MujocoSimulation:
                 :class:`mujoco.MjSpec` just before it is compiled, to add scene objects (a
                 free cube, a table) or change options. Joints it adds that are hinges or slides
                 appear in ``joint_names``; they get no actuator.
+            world: Obstacles added as geoms (moving ones as mocap bodies) and followed at
+                every step and reset (:mod:`pinkctl.sim.world_geoms`), before ``spec_callback``.
 
         Raises:
             ValueError: On a timestep or gain out of range, unknown frames or joints, or a robot
@@ -144,10 +147,8 @@ class MujocoSimulation:
             kv = real_number(kv, "kv", low=0.0)
         callable_or_none(spec_callback, "spec_callback")
         default_sites = list(robot.tool_frames) or ([robot.tool_frame] if robot.tool_frame else [])
-        sites = default_sites if site_frames is None else name_list(site_frames, "site_frames")
-        actuated = robot.actuated_joint_names
-        if actuated_joint_names is not None:
-            actuated = name_list(actuated_joint_names, "actuated_joint_names")
+        sites = as_name_list(site_frames, default_sites, "site_frames")
+        actuated = as_name_list(actuated_joint_names, robot.actuated_joint_names, "joints")
         spec = build_spec(
             robot,
             timestep=timestep,
@@ -159,6 +160,7 @@ class MujocoSimulation:
             kp=kp,
             kv=kv,
             spec_callback=spec_callback,
+            world=world,
         )
         model = spec.compile()
         data = mujoco.MjData(model)
@@ -166,6 +168,7 @@ class MujocoSimulation:
         sim.spec = spec
         if gravity_compensation and floor and robot.floating_base:
             sim._stance = StanceCompensation(model, "floor")
+        sim._follow_world(world)
         sim.reset()
         return sim
 
@@ -183,14 +186,11 @@ class MujocoSimulation:
         """Advance the physics by ``n`` steps."""
         if int(n) != n or n < 0:
             raise InputError(f"n must be a non-negative integer, got {n!r}")
-        stance = self._stance
-        if stance is None:
-            if n > 0:
-                mujoco.mj_step(self.model, self.data, nstep=int(n))
-            return
-        for _ in range(int(n)):  # a standing robot's joint torques, refreshed every step
-            stance.apply(self.data)
-            mujoco.mj_step(self.model, self.data)
+        self._sync_world()
+        if self._stance is not None:  # a standing robot: its joint torques at every step
+            self._stance.step(self.data, int(n))
+        elif n > 0:
+            mujoco.mj_step(self.model, self.data, nstep=int(n))
 
     def forward(self) -> None:
         """Recompute positions of bodies and sites without advancing time."""
@@ -219,6 +219,7 @@ class MujocoSimulation:
         self._coordinates.add_mimic_followers(self.model, requested)
         self._coordinates.write_positions(self.data, list(requested), list(requested.values()))
         self._servos.hold(self.data)
+        self._sync_world(force=True)
         mujoco.mj_forward(self.model, self.data)
 
     def get_configuration(self) -> np.ndarray:
@@ -335,7 +336,7 @@ class MujocoSimulation:
         joint_state = space.state(qpos, qvel)
         sites = self.site_names if site_space is None else list(site_space)
         sites_state = site_state(self.model, self.data, self._site_ids, sites) if sites else None
-        root = root_state(self.model, self.data) if self._configurations is not None else None
+        root = root_state(self.model, self.data)  # a floating base's, else None
         return RobotState(joints=joint_state, root=root, sites=sites_state)
 
     def apply(self, desired: RobotState | None) -> bool:
@@ -356,10 +357,8 @@ class MujocoSimulation:
             return False
         positions = js.positions
         assert positions is not None  # names is not empty
-        velocities = None
-        if js.velocities is not None and js.velocity_names == names:
-            velocities = js.velocities
-        self.set_position_targets(names, positions, velocities)
+        same = js.velocities is not None and js.velocity_names == names
+        self.set_position_targets(names, positions, js.velocities if same else None)
         return True
 
     @property

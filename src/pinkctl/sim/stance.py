@@ -92,3 +92,9 @@ class StanceCompensation:
     def apply(self, data: mujoco.MjData) -> None:
         """Write :meth:`torques` into ``data.qfrc_applied`` (the robot's joints)."""
         data.qfrc_applied[6 : self._n] = self.torques(data)
+
+    def step(self, data: mujoco.MjData, n: int) -> None:
+        """Advance ``n`` physics steps, the torques refreshed before each."""
+        for _ in range(n):
+            self.apply(data)
+            mujoco.mj_step(self._model, data)
