@@ -21,8 +21,8 @@
   servos and heavy shoulders stiff ones, and armature where a joint is too light for its
   servo: stable at a 2 ms step on any arm (a fixed ``kp = 1000`` made light wrists oscillate
   at up to 113 rad/s). A floating-base robot stands on its lowest links (its feet): the joints
-  between its root and its feet move the rest of the robot about them, so theirs is the larger
-  of ``m`` and that inertia (:func:`support_inertia`).
+  between its root and its feet move the rest of the robot about them, so their servos also
+  get :data:`STANCE_FREQUENCY` on that inertia (:func:`support_inertia`).
 """
 
 from __future__ import annotations
@@ -55,6 +55,11 @@ DEFAULT_VELOCITY = 1.0
 SERVO_FREQUENCY = 2.0 * np.pi * 10.0
 #: Smallest effective joint inertia used for the servo gains [kg m^2] or [kg].
 MIN_SERVO_INERTIA = 1e-4
+#: Bandwidth [rad/s] of a standing robot's leg servos on the inertia they carry
+#: (:func:`support_inertia`): 3 Hz. At 10 Hz the legs' internal forces made g1's feet creep
+#: (8/10 targets of its reach), at 3 Hz 9/10; without it the ankles (2-11 N m/rad, sized on
+#: the foot alone) let it tip over.
+STANCE_FREQUENCY = 2.0 * np.pi * 3.0
 #: Highest natural frequency of a servo on its joint's inertia (armature added above it)
 #: [rad/s]: 250 rad/s is 0.5 rad per 2 ms step, well inside the explicit stiffness's limit.
 MAX_SERVO_FREQUENCY = 250.0
@@ -310,7 +315,9 @@ def servo_gains(
     description's joint damping: ``kp = max(m w^2, d w)`` (a heavily damped joint needs a
     stiffer servo to keep the bandwidth ``w``); the armature is raised until the servo's own
     frequency ``sqrt(kp / m)`` stays below :data:`MAX_SERVO_FREQUENCY` (explicit stiffness at
-    a 2 ms step); ``kv = 2 sqrt(kp m)`` (critical damping, on top of ``d``).
+    a 2 ms step); ``kv = 2 sqrt(kp m)`` (critical damping, on top of ``d``). A standing
+    robot's leg joint: ``kp`` at least :data:`STANCE_FREQUENCY` on the inertia it carries,
+    ``kv`` critical on the larger of the two inertias.
     """
     data = model.createData()
     inertia = pin.crba(model, data, q)
@@ -324,7 +331,8 @@ def servo_gains(
         configured = armature.get(name, 0.0)
         m = max(float(inertia[v, v]) + configured, MIN_SERVO_INERTIA)
         d = float(model.damping[v]) if model.damping.size > v else 0.0
-        gain = max(max(m, support.get(name, 0.0)) * w * w, d * w)
+        carried = support.get(name, 0.0) * STANCE_FREQUENCY**2  # standing: the robot above
+        gain = max(m * w * w, carried, d * w)
         needed = gain / MAX_SERVO_FREQUENCY**2
         if needed > m:
             added[name] = configured + needed - m
