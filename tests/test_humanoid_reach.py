@@ -41,8 +41,8 @@ def test_a_floating_base_humanoid_stands_on_its_feet(name: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.xfail(
-    reason="issue 26: g1 passes 7/10 targets, talos 6/10 (the deepest reaches: the feet creep "
-    "5-25 mm, thighs and pelvis collide in the crude collision geometry)",
+    reason="issue 26: g1 passes 8/10 targets, talos 6/10 (the deepest reaches: the feet creep "
+    "6-50 mm, thighs and pelvis collide in the crude collision geometry)",
     strict=False,
 )
 @pytest.mark.parametrize("name", sorted(HUMANOIDS))

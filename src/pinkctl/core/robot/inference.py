@@ -56,10 +56,10 @@ SERVO_FREQUENCY = 2.0 * np.pi * 10.0
 #: Smallest effective joint inertia used for the servo gains [kg m^2] or [kg].
 MIN_SERVO_INERTIA = 1e-4
 #: Bandwidth [rad/s] of a standing robot's leg servos on the inertia they carry
-#: (:func:`support_inertia`): 3 Hz. At 10 Hz the legs' internal forces made g1's feet creep
-#: (8/10 targets of its reach), at 3 Hz 9/10; without it the ankles (2-11 N m/rad, sized on
-#: the foot alone) let it tip over.
-STANCE_FREQUENCY = 2.0 * np.pi * 3.0
+#: (:func:`support_inertia`): 5 Hz. Without it the ankles (2-11 N m/rad, sized on the foot
+#: alone) let g1 tip over; at 10 Hz the legs' internal forces made its feet creep (7/10
+#: targets of its reach pass, TALOS 6/10), at 3 Hz TALOS sagged (4/10); at 5 Hz 8/10 and 6/10.
+STANCE_FREQUENCY = 2.0 * np.pi * 5.0
 #: Highest natural frequency of a servo on its joint's inertia (armature added above it)
 #: [rad/s]: 250 rad/s is 0.5 rad per 2 ms step, well inside the explicit stiffness's limit.
 MAX_SERVO_FREQUENCY = 250.0
