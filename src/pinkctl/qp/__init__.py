@@ -11,6 +11,8 @@
 - :class:`QPProblem`: a read-only view of one tick's problem (:meth:`CompiledQP.build`).
 - :class:`QPSolveError`: a tick without a usable solution.
 - :class:`BallRangeLimit`: a pink limit on the rotation angle of ball joints (their range).
+- :class:`ContactLimit`, :class:`SupportPolygonLimit`: contacts held and the CoM inside their
+  support polygon, as rows (:mod:`pinkctl.qp.contact_rows`).
 
 Solvers (``"box"``, the default, ``"daqp"``, ``"quadprog"``, ...) and their accuracy are
 documented in :mod:`pinkctl.qp.solvers`; how a tick's problem is written in
@@ -22,6 +24,7 @@ from __future__ import annotations
 from .ball_range_limit import BallRangeLimit
 from .cascade_qp import CascadeQP, compile_cascade
 from .compiled import CompiledQP, TickQP, compile_qp
+from .contact_rows import ContactLimit, SupportPolygonLimit
 from .errors import QPSolveError
 from .problem import QPProblem
 from .reference import ReferenceQP, reference_solve_ik
@@ -40,6 +43,7 @@ __all__ = [
     "BallRangeLimit",
     "CascadeQP",
     "CompiledQP",
+    "ContactLimit",
     "DEFAULT_SOLVER",
     "DEFAULT_SOLVER_OPTIONS",
     "EXACT_SOLVERS",
@@ -47,6 +51,7 @@ __all__ = [
     "QPSolveError",
     "ReferenceQP",
     "SolverChain",
+    "SupportPolygonLimit",
     "TickQP",
     "available_solvers",
     "compile_cascade",
