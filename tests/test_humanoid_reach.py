@@ -72,7 +72,7 @@ def test_demo_whole_body_prints_the_reach_table(
     def two_targets(name: str, **kw):  # type: ignore[no-untyped-def]
         return quick(name, offsets=[(0.1, 0.0, 0.0)], seconds=2.0, hold=0.5)
 
-    monkeypatch.setattr(whole_body, "run_reach", two_targets)
+    monkeypatch.setattr(whole_body, "run_reach", two_targets)  # reach_demo's call
     assert main(["demo", "g1", "--whole-body"]) == OK
     out = capsys.readouterr().out
     assert "hand [mm]" in out and "g1: 1/1 targets pass" in out

@@ -94,11 +94,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .inspect import parse_joint_list
 
     if args.whole_body:  # a standing humanoid reaching (pinkctl.app.whole_body)
-        from .whole_body import run_reach
+        from .whole_body import reach_demo
 
-        report = run_reach(args.robot_option or args.robot or "g1")
-        print(report.table)
-        return OK if report.passed == len(report.rows) else FAILED
+        return OK if reach_demo(args.robot_option or args.robot or "g1") else FAILED
     for option in ("plot", "save", "video", "picture"):
         _output_file(getattr(args, option), f"--{option}")
     if args.plot and importlib.util.find_spec("matplotlib") is None:

@@ -36,6 +36,7 @@ __all__ = [
     "Humanoid",
     "ReachReport",
     "ReachRow",
+    "reach_demo",
     "reach_targets",
     "run_reach",
 ]
@@ -284,3 +285,10 @@ def run_reach(
         rows.append(row)
         start = row.target
     return ReachReport(name, rows)
+
+
+def reach_demo(name: str) -> bool:
+    """``pinkctl demo NAME --whole-body``: run the reach, print its table; whether it passed."""
+    report = run_reach(name)
+    print(report.table)
+    return report.passed == len(report.rows)
