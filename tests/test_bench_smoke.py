@@ -210,3 +210,14 @@ def test_collision_bench_rows():
     blind, checked = collision.ik_rows(6)
     assert checked["in_collision"] == 0.0 and 0.0 < checked["success"] <= 1.0
     assert blind["variant"] == "find_ik, collision-blind"
+
+
+def test_whole_body_bench_rows():
+    whole_body = importlib.import_module("bench.whole_body")
+    rows = whole_body.run(20, warmup=5, chunk=10)
+    assert [r["variant"] for r in rows] == list(whole_body.VARIANTS)
+    for row in rows:
+        assert 0 < row["median_us"] <= row["p99_us"]
+        assert row["max_foot_motion_mm"] < 1.0  # contacts held in every variant
+    assert rows[0]["ratio"] == 1.0
+    assert "× weighted" in whole_body.markdown(rows)
