@@ -257,6 +257,33 @@ def test_get_robot_state() -> None:
     np.testing.assert_allclose(state[11:14], _tool_world(env), atol=1e-7)  # the tool frame
 
 
+def test_sensor_so101_ee_pos_and_block_pos(tmp_path: Path) -> None:
+    """The seed scene's names: the site "gripperframe" and the sensors "so101/ee_pos" and
+    "block_pos" (world frame), read as the seed's get_robot_state and tasks read them, also
+    from a written scene and with the robot placed elsewhere."""
+    placed = SO101PickPlaceGymEnv(base_position=(0.1, 0.2, 0.0), base_yaw=0.5)
+    written = SO101PickCubeGymEnv()
+    written_path = write_pick_scene(tmp_path / "scene.xml")
+    loaded = SO101GymEnv(xml_path=written_path)
+    assert 'name="so101/ee_pos"' in written_path.read_text()
+    for env in (placed, written):
+        observation, _ = env.reset(seed=0)
+        for _ in range(3):
+            observation, *_ = env.step(np.array([0.01, 0.0, -0.01, 0.3], dtype=np.float32))
+        data = env.data
+        np.testing.assert_array_equal(data.site("gripperframe").xpos, _tool_world(env))
+        np.testing.assert_allclose(
+            data.sensor("so101/ee_pos").data, observation["agent_pos"][11:14], atol=1e-6
+        )
+        np.testing.assert_allclose(
+            data.sensor("block_pos").data, observation["environment_state"][:3], atol=1e-6
+        )
+    loaded.reset_robot()
+    np.testing.assert_allclose(
+        loaded.data.sensor("so101/ee_pos").data, loaded.get_robot_state()[11:14], atol=1e-6
+    )
+
+
 def test_observation_layout_matches_the_seed() -> None:
     """SO101PickCubeGymEnv: {agent_pos (14), environment_state (block, 3)}; with image_obs
     {pixels.front, agent_pos}; SO101PickPlaceGymEnv: environment_state = block, goal (6)."""
