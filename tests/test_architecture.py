@@ -65,6 +65,7 @@ LAYERS: dict[str, set[str]] = {
     "envs": {
         "core",
         "controllers",
+        "mujoco_ik",
         "motion",
         "qp",
         "sim",

@@ -83,6 +83,7 @@ class TaskArguments(TypedDict, total=False):
     random_block_look: bool
     observation_layout: str
     grasp_mode: str
+    ik_method: str
     frame: str
     base_position: ArrayLike
     base_yaw: float
@@ -124,6 +125,9 @@ class SO101PickCubeGymEnv(SO101GymEnv):
         observation_layout: ``"seed"`` or ``"pinkctl"`` (see
             :class:`~pinkctl.envs.so101_env.SO101GymEnv`).
         grasp_mode: ``"direct"`` or ``"rate_limited"``.
+        ik_method: ``"pinkctl"``, or the seed's ``"levenberg_marquardt"`` or
+            ``"pseudoinverse"`` on the MuJoCo model (see
+            :class:`~pinkctl.envs.so101_env.SO101GymEnv`).
         frame: ``"world"`` or ``"base"``: axes of the observation and the action deltas.
         base_position: Where the robot's base stands in the world [m].
         base_yaw: The base's rotation about the world's vertical [rad].
@@ -150,6 +154,7 @@ class SO101PickCubeGymEnv(SO101GymEnv):
         random_block_look: bool = False,
         observation_layout: str = "seed",
         grasp_mode: str = "direct",
+        ik_method: str = "pinkctl",
         frame: str = "world",
         base_position: ArrayLike = (0.0, 0.0, 0.0),
         base_yaw: float = 0.0,
@@ -176,6 +181,7 @@ class SO101PickCubeGymEnv(SO101GymEnv):
             jaw_pads,
             observation_layout=observation_layout,
             grasp_mode=grasp_mode,
+            ik_method=ik_method,
             frame=frame,
             base_position=base_position,
             base_yaw=base_yaw,

@@ -40,6 +40,7 @@ from .base import CartesianIKEnv
 from .mujoco_env import load_mjcf
 from .rendering import GymRenderingSpec
 from .scene import build_simulation
+from .seed_arm import IK_METHODS
 from .so101_scene import (
     GRASP_POINT,
     GRIPPER_JOINT,
@@ -54,6 +55,7 @@ __all__ = [
     "CARTESIAN_BOUNDS",
     "GRASP_MODES",
     "HOME_POSITION",
+    "IK_CHOICES",
     "OBSERVATION_LAYOUTS",
     "SO101GymEnv",
     "TOP_DOWN_BOUNDS",
@@ -73,6 +75,8 @@ TOP_DOWN_BOUNDS = np.array([[0.12, -0.15, 0.016], [0.30, 0.15, 0.09]])
 OBSERVATION_LAYOUTS = ("seed", "pinkctl")
 #: ``grasp_mode``: the seed's direct servo command or pinkctl's rate-limited one.
 GRASP_MODES = ("direct", "rate_limited")
+#: ``ik_method``: pinkctl's QP step, or the seed's ``solve_ik`` on the MuJoCo model.
+IK_CHOICES = ("pinkctl", *IK_METHODS)
 KINEMATICS_TOLERANCE = 1e-4  # [m] tool site of an MJCF scene against pinkctl's SO-101
 BASE_ONLY = (
     "SO101GymEnv is a base class (robot control, no task): instantiate a task such as "
@@ -108,6 +112,10 @@ class SO101GymEnv(CartesianIKEnv):
             primitives).
         observation_layout: ``"seed"`` or ``"pinkctl"`` (:data:`OBSERVATION_LAYOUTS`).
         grasp_mode: ``"direct"`` or ``"rate_limited"`` (:data:`GRASP_MODES`).
+        ik_method: ``"pinkctl"`` (one QP step of pinkctl's IK, servo targets ramped with
+            velocity feed-forward) or the seed's ``"levenberg_marquardt"`` /
+            ``"pseudoinverse"`` (:func:`pinkctl.mujoco_ik.solve_ik` on the MuJoCo model, its
+            result held as the servo targets; :mod:`pinkctl.envs.seed_arm`).
         frame: ``"world"`` or ``"base"``: axes of the observation and the action deltas.
         base_position: Where the robot's base stands in the world [m].
         base_yaw: The base's rotation about the world's vertical [rad].
@@ -135,6 +143,7 @@ class SO101GymEnv(CartesianIKEnv):
         *,
         observation_layout: str = "seed",
         grasp_mode: str = "direct",
+        ik_method: str = "pinkctl",
         frame: str = "world",
         base_position: ArrayLike = (0.0, 0.0, 0.0),
         base_yaw: float = 0.0,
@@ -158,6 +167,7 @@ class SO101GymEnv(CartesianIKEnv):
             observation_layout, "observation_layout", OBSERVATION_LAYOUTS
         )
         self.grasp_mode = choice(grasp_mode, "grasp_mode", GRASP_MODES)
+        self.ik_method = choice(ik_method, "ik_method", IK_CHOICES)
         self.top_down_ik = top_down_ik
         self.jaw_pads = jaw_pads
         robot = load_pink_supported_robot("so101")
@@ -181,6 +191,7 @@ class SO101GymEnv(CartesianIKEnv):
             environment_dim=3,
             gripper_range=self._gripper_ctrlrange if direct else None,
             gripper_speed=None if direct else GRIPPER_SPEED,
+            ik_method=self.ik_method,
         )
         self._gripper_actuator = int(gripper)
         self._tool_site = int(model.site(self.scene.tool_frame).id)
