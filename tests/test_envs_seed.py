@@ -597,6 +597,8 @@ def test_pick_place_reset_step_and_goal_pos() -> None:
         (SO101PickCubeGymEnv, {}),
         (SO101PickCubeGymEnv, {"random_block_position": True}),
         (SO101PickPlaceGymEnv, {"random_block_position": True}),
+        (SO101PickCubeGymEnv, {"random_block_position": True, "ik_method": "levenberg_marquardt"}),
+        (SO101PickPlaceGymEnv, {"random_block_position": True, "ik_method": "levenberg_marquardt"}),
     ],
 )
 def test_experts_with_the_seed_defaults(cls: type, options: dict) -> None:
@@ -628,8 +630,9 @@ def _worst(first: dict, second: dict, key: str) -> float:
         (SO101PickPlaceGymEnv, {"random_block_position": True}),
         (SO101PickCubeEnv, {"random_block_position": True}),
         (ReachEnv, {"robot": "franka"}),
+        (SO101PickCubeGymEnv, {"random_block_position": True, "ik_method": "levenberg_marquardt"}),
     ],
-    ids=["pick-place", "pick-cube-preset", "reach-franka"],
+    ids=["pick-place", "pick-cube-preset", "reach-franka", "pick-cube-seed-ik"],
 )
 def test_frame_base_observation_is_invariant_to_the_placement(cls: type, options: dict) -> None:
     """The DLS tutorial's point: in the base frame two placements of the robot give the same
