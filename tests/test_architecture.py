@@ -51,6 +51,7 @@ LAYERS: dict[str, set[str]] = {
     "mujoco_ik": {"core", "errors", "_validation"},
     "view": {
         "core",
+        "mujoco_ik",
         "controllers",
         "ik",
         "motion",
