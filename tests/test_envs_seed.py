@@ -14,9 +14,11 @@ import warnings
 from pathlib import Path
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
+from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
 from pinkctl.envs import (
@@ -167,6 +169,59 @@ def test_so101_gym_env_is_a_base_class() -> None:
         env.apply_action(HOLD_OPEN)
     env.reset_robot()
     env.apply_action(np.array([0.01, 0.0, 0.0, 1.0]))  # usable after reset_robot
+
+
+class _SeedStyleTask(SO101GymEnv):
+    """A task written as the seed writes its own (own reset() and step(), the model and
+    data through _model / _data, the scene's sensors): bring the tool above the block."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(control_dt=0.1, action_scale=0.02, **kwargs)
+        agent = spaces.Box(-np.inf, np.inf, (self.get_robot_state().shape[0],), np.float32)
+        state = spaces.Box(-np.inf, np.inf, (3,), dtype=np.float32)
+        self.observation_space = spaces.Dict({"agent_pos": agent, "environment_state": state})
+        self._block_z = self._model.geom("block").size[2]
+
+    def reset(self, seed=None, **kwargs):
+        self.base_observation = super().reset(seed=seed)[0]
+        mujoco.mj_resetData(self._model, self._data)
+        self.reset_robot()
+        xy = self.np_random.uniform([0.18, -0.08], [0.24, 0.08])
+        self._data.jnt("block").qpos[:3] = (*xy, self._block_z)
+        mujoco.mj_forward(self._model, self._data)
+        return self._compute_observation(), {}
+
+    def _compute_observation(self):
+        block = self._data.sensor("block_pos").data.astype(np.float32)
+        return {"agent_pos": self.get_robot_state(), "environment_state": block}
+
+    def step(self, action):
+        self.apply_action(action)
+        tool = self._data.sensor("so101/ee_pos").data
+        above = self._data.sensor("block_pos").data + [0.0, 0.0, 0.04]
+        distance = float(np.linalg.norm(tool - above))
+        return self._compute_observation(), -distance, distance < 0.01, False, {}
+
+
+def test_a_task_written_the_seed_way() -> None:
+    """SO101GymEnv as the base of a task of one's own, written the seed's way: super().reset
+    seeds the generator (its observation is the seed's base one), the rest is the task's."""
+    env = _SeedStyleTask()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # infinite Box bounds
+        check_env(env)
+    observation, _ = env.reset(seed=3)
+    assert SO101GymEnv().observation_space.contains(env.base_observation)
+    again = _SeedStyleTask().reset(seed=3)[0]
+    np.testing.assert_array_equal(again["environment_state"], observation["environment_state"])
+    steps = 0
+    terminated = False
+    while not terminated and steps < 30:
+        above = observation["environment_state"] + [0.0, 0.0, 0.04]
+        delta = np.clip((above - observation["agent_pos"][11:14]) / 0.02, -1.0, 1.0)
+        observation, _, terminated, _, _ = env.step(np.array([*delta, 1.0], dtype=np.float32))
+        steps += 1
+    assert terminated and steps < 10
 
 
 def test_home_position_and_reset_robot() -> None:

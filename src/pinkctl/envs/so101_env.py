@@ -196,7 +196,7 @@ class SO101GymEnv(CartesianIKEnv):
         self._gripper_actuator = int(gripper)
         self._tool_site = int(model.site(self.scene.tool_frame).id)
         self._robot_ready = False
-        if self.observation_layout == "seed":
+        if self.observation_layout == "seed" or not self._task_defined():
             self.observation_space = spaces.Dict(self._seed_base_space())
 
     def _pinkctl_space(self) -> dict[str, spaces.Space[Any]]:
@@ -320,8 +320,15 @@ class SO101GymEnv(CartesianIKEnv):
         return "front" if camera == -1 else camera
 
     # ------------------------------------------------------------------ task hooks
+    def _task_defined(self) -> bool:
+        """Whether this class implements pinkctl's task hooks; a task written the seed's way
+        overrides ``reset()`` and ``step()`` instead and calls ``super().reset(seed=seed)``
+        for the seeding (its observation then is the seed's base one, ignored)."""
+        return type(self)._reset_task is not SO101GymEnv._reset_task
+
     def _reset_task(self) -> None:
-        raise NotImplementedError(BASE_ONLY)
+        if type(self) is SO101GymEnv:
+            raise NotImplementedError(BASE_ONLY)
 
     def _environment_points(self) -> np.ndarray:
         raise NotImplementedError(BASE_ONLY)
@@ -330,6 +337,11 @@ class SO101GymEnv(CartesianIKEnv):
         raise NotImplementedError(BASE_ONLY)
 
     def _observation(self) -> dict[str, Any]:
+        if not self._task_defined():  # the seed's base observation (_seed_base_space)
+            agent = {**self._tcp(), "gripper_pose": self.get_gripper_pose()}
+            if self.image_obs:
+                return {"agent_pos": agent, "pixels": {"front": self._front_frame()}}
+            return {"agent_pos": agent}
         if self.observation_layout == "pinkctl":
             return super()._observation()
         if self.image_obs:
