@@ -194,3 +194,12 @@ def test_chunk_worker_round_trip():
     finally:
         worker.close()
     assert worker.process.returncode == 0
+
+
+def test_default_solver_bench_rows():
+    """bench.default_solver (docs/isaac.md's numbers): one row per solver, the same commands."""
+    rows = importlib.import_module("bench.default_solver").run(ticks=20, warmup=5)
+    assert [row["solver"] for row in rows] == ["box", "daqp", "osqp"]
+    for row in rows:
+        assert 0.0 < row["median_us"] <= row["p90_us"]
+        assert row["max_dq"] < 1e-6
