@@ -118,7 +118,7 @@ class CartesianIKEnv(MujocoGymEnv):
         self.sim = sim
         self._attach(sim.model, sim.data)
         gripper_joint = robot.gripper_joint_names[0] if gripper else None
-        seed_ik = {} if ik_method == "pinkctl" else {"ik_method": ik_method}
+        seed_ik: dict[str, Any] = {} if ik_method == "pinkctl" else {"ik_method": ik_method}
         self.arm = (MujocoIKArm if seed_ik else CartesianArm)(
             sim,
             robot,

@@ -16,7 +16,7 @@ configuration found (the seed answers ``null`` only when the solve fails).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -64,7 +64,7 @@ def dls_solve_fn(
 
     if not isinstance(target, IkTarget):
         raise InputError(f"target must be an IkTarget, got {type(target).__name__}")
-    options = {  # checked here: inside the control loop a bad option would be a reason
+    options: dict[str, Any] = {  # checked now: in the control loop a bad one is a reason
         "max_iterations": integer(max_iterations, "max_iterations", low=1),
         "damping": positive_number(damping, "damping"),
         "position_weight": real_number(position_weight, "position_weight", low=0.0),
