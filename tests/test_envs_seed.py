@@ -629,6 +629,36 @@ def test_pick_cube_reset_and_step() -> None:
     assert episode.success and env.block_rise >= LIFT_SUCCESS_HEIGHT
 
 
+def test_compute_observation_compute_reward_and_is_success() -> None:
+    """The seed's task hooks: a subclass that overrides them changes what reset() and step()
+    return (pick-place's reward is its success, as in the seed)."""
+
+    class Shaped(SO101PickCubeGymEnv):
+        def _compute_observation(self):
+            return {**super()._compute_observation(), "agent_pos": np.zeros(14, np.float32)}
+
+        def _compute_reward(self) -> float:
+            return -float(np.linalg.norm(self.grasp_point_pos - self.block_pos))
+
+    class Done(SO101PickPlaceGymEnv):
+        def _is_success(self) -> bool:
+            return True
+
+    shaped = Shaped()
+    observation, _ = shaped.reset(seed=0)
+    assert not observation["agent_pos"].any()
+    observation, reward, terminated, _, info = shaped.step(HOLD_OPEN)
+    assert not observation["agent_pos"].any() and not terminated and not info["succeed"]
+    assert reward == pytest.approx(-np.linalg.norm(shaped.grasp_point_pos - shaped.block_pos))
+    plain = SO101PickCubeGymEnv(reward_type="dense")
+    plain.reset(seed=0)
+    assert plain.step(HOLD_OPEN)[1] == pytest.approx(plain._compute_reward())
+    done = Done()
+    done.reset(seed=0)
+    _, reward, terminated, _, info = done.step(HOLD_OPEN)
+    assert reward == 1.0 and terminated and info["succeed"]
+
+
 def test_pick_place_reset_step_and_goal_pos() -> None:
     """goal_pos: where the block should rest (world); success needs a carry and a rest
     within 2 cm of it."""

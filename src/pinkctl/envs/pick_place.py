@@ -144,8 +144,12 @@ class SO101PickPlaceGymEnv(SO101PickCubeGymEnv):
         resting = abs(block[2] - self._z_init) <= REST_TOLERANCE
         return bool(self.was_carried and at_goal and resting)
 
+    def _is_success(self) -> bool:
+        """Whether the task is done (the seed's hook): :meth:`is_placed`."""
+        return self.is_placed()
+
     def _evaluate(self) -> tuple[float, bool, bool]:
-        success = self.is_placed()
+        success = bool(self._is_success())  # the seed's reward: success, not _compute_reward
         xy = self._block_base()[:2]
         outside = bool(np.any(xy < WORKSPACE_XY[0]) or np.any(xy > WORKSPACE_XY[1]))
         return float(success), success, success or outside
