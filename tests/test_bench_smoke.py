@@ -196,6 +196,22 @@ def test_chunk_worker_round_trip():
     assert worker.process.returncode == 0
 
 
+def test_collision_bench_rows():
+    collision = importlib.import_module("bench.collision")
+    rows = collision.tick_rows(4, chunk=2, warmup=1)
+    names = [row["variant"] for row in rows]
+    assert names[:3] == [
+        "pinkctl, no collision",
+        "pinkctl + pink SelfCollisionBarrier",
+        "pink solve_ik + SelfCollisionBarrier",
+    ]
+    assert rows[0]["ratio"] == 1.0 and all(row["failures"] == 0 for row in rows)
+    assert all(row["pairs"] == 165 for row in rows[1:3])
+    blind, checked = collision.ik_rows(6)
+    assert checked["in_collision"] == 0.0 and 0.0 < checked["success"] <= 1.0
+    assert blind["variant"] == "find_ik, collision-blind"
+
+
 def test_default_solver_bench_rows():
     """bench.default_solver (docs/isaac.md's numbers): one row per solver, the same commands."""
     rows = importlib.import_module("bench.default_solver").run(ticks=20, warmup=5)
