@@ -29,6 +29,7 @@ from .loop import LocalRunner, run_local
 from .methods import make_method
 from .native import NativeLocal, native_local
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
+from .query import NativeQuery, StartCache
 from .reasons import guarded, local_reason, search_reason
 from .residual import Residual
 from .result import IKResult
@@ -121,6 +122,8 @@ class IKSolver:
         self._runners: dict[int, LocalRunner] = {}  # by id() of a residual in _residuals
         self._checked = CheckedCache()
         self._generators = SeededGenerators()
+        self._starts = StartCache(self.subset, robot.q0)
+        self._query: tuple[Residual | None, NativeQuery | None] = (None, None)
         self.options = opts
         # the default frame's residual and local loop now, not in the first query; the
         # process's first solver also runs a short query: one-time costs fall outside any
@@ -227,6 +230,22 @@ class IKSolver:
             self._runners[id(residual)] = runner
         return runner
 
+    def _native_query(self, target: Any) -> NativeQuery | None:
+        """The whole-query kernel of the default frame (:mod:`pinkctl.ik.query`), or None."""
+        if is_multi_target(target):
+            return None
+        residual = self._residuals.get((self._frame_ids[self.frame],))
+        known, query = self._query
+        if residual is not known:
+            local = self._local(residual) if residual is not None else None
+            query = (
+                NativeQuery(local, self.subset, self.robot.q0, self._starts)
+                if isinstance(local, NativeLocal)
+                else None
+            )
+            self._query = (residual, query)
+        return query
+
     def _result(
         self,
         residual: Residual,
@@ -285,6 +304,11 @@ class IKSolver:
         """
         t0 = time.perf_counter()
         checked = self._checked.local(options, changes)
+        query = self._native_query(target)
+        if query is not None:  # the common query, whole in the native kernel
+            answer = query.solve(self, target, seed, checked, t0)
+            if answer is not None:
+                return answer
         max_it, budget = checked.max_iterations, checked.time_budget_ms
         stall = checked.stall_iterations
         residual = self.residual(target)
@@ -336,6 +360,16 @@ class IKSolver:
         """
         t0 = time.perf_counter()
         search, checked = self._checked.search(options, changes)
+        if (
+            checked.validate is None
+            and checked.metric_threshold is None
+            and checked.max_solutions == 1
+            and is_seed(search.rng)
+        ):
+            query = self._native_query(target)
+            answer = query.find(self, target, seed, checked, search.rng, t0) if query else None
+            if answer is not None:
+                return answer
         budget = checked.time_budget_ms
         restarts_cap, it_cap = checked.max_restarts, checked.max_iterations
         validate = checked.validate

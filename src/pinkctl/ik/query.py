@@ -1,0 +1,273 @@
+"""Whole IK queries in one call of the native kernel (``pinkctl/_native/_ik_query.c``).
+
+A warm-started solve or a global search whose local solves run in the kernel
+(:mod:`pinkctl.ik.native`) still spent most of its time in Python around them: checking the
+target and the seed, drawing restarts, building outcomes. For the common query, a
+:class:`NativeQuery` hands the kernel the target and the seed as they come and gets the answer
+back in one call:
+
+- the default frame's single target, a ``pin.SE3`` (other spellings are parsed in Python
+  first), and a seed that is a full float64 configuration (other forms are parsed first);
+- :meth:`NativeQuery.solve`: every :class:`~pinkctl.ik.LocalOptions` budget;
+- :meth:`NativeQuery.find`: one solution wanted, no ``validate``, no ``metric_threshold`` and an
+  integer ``rng`` seed (the default). The random starts are drawn here, with the search's own
+  generator in the same order (:class:`StartCache`), so both paths start from the same
+  configurations.
+
+The kernel checks the target and the seed as the Python path does; when it refuses one, or
+when its local solve would leave the kernel (a least-squares step), the query returns None and
+the caller runs its Python path, which then raises the precise error or gives the answer. So
+answers are those of the Python path (``tests/test_native_ik.py``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+
+import numpy as np
+import pinocchio as pin
+
+from .._native import kernel_module
+from .checked import CheckedLocal, CheckedSearch
+from .joints import JointSubset
+from .native import NativeLocal
+from .reasons import local_reason, search_reason
+from .result import IKResult
+from .search import SearchOutcome
+from .targets import parse_target
+
+__all__ = ["NativeQuery", "StartCache"]
+
+_LOCAL_REASONS = ("converged", "iterations", "time", "stalled", "numerical")
+_SEARCH_REASONS = ("converged", "iterations", "restarts", "time")
+_FALLBACK = 5
+_MORE_STARTS = -3
+
+
+class _Query(ctypes.Structure):
+    """Mirror of the ``IKQuery`` structure of ``_ik_query.c`` (checked by size)."""
+
+    _fields_ = [
+        ("problem", ctypes.c_void_p),
+        ("search", ctypes.c_int),
+        ("max_iterations", ctypes.c_int),
+        ("max_restarts", ctypes.c_int),
+        ("iterations_per_start", ctypes.c_int),
+        ("stall_iterations", ctypes.c_int),
+        ("has_deadline", ctypes.c_int),
+        ("deadline", ctypes.c_double),
+        ("keep", ctypes.c_double),
+        ("max_step", ctypes.c_double),
+        ("n_starts", ctypes.c_int),
+        ("starts", ctypes.c_void_p),
+        ("seed", ctypes.c_void_p),
+        ("out_q", ctypes.c_void_p),
+        ("success", ctypes.c_int),
+        ("iterations", ctypes.c_int),
+        ("restarts", ctypes.c_int),
+        ("reason", ctypes.c_int),
+        ("cost", ctypes.c_double),
+        ("position_error", ctypes.c_double),
+        ("orientation_error", ctypes.c_double),
+    ]
+
+
+class StartCache:
+    """The random starts of a search with an integer ``rng`` seed, drawn once.
+
+    The Python path draws a search's restarts from ``np.random.default_rng(seed)`` at its
+    start, one :meth:`~pinkctl.ik.joints.JointSubset.sample` per restart (every query with
+    that seed the same sequence); here the same draws are kept as rows of full configurations
+    (only their moved coordinates are read), extended when a search needs more. The subset
+    has scalar and continuous joints only (where the native loop applies), so a sample is
+    ``n`` uniform draws: ``k`` samples are one ``(k, n)`` draw, the same doubles in the same
+    order, scaled and written as :meth:`~pinkctl.ik.joints.JointSubset.sample` does.
+    """
+
+    def __init__(self, subset: JointSubset, template: np.ndarray, capacity: int = 8) -> None:
+        self._subset = subset
+        self._template = template
+        self._capacity = capacity
+        self._made: dict[int, tuple[np.random.Generator, np.ndarray]] = {}
+
+    def rows(self, seed: int, at_least: int) -> np.ndarray:
+        """At least ``at_least`` starts of ``seed``, as a C-contiguous (k, nq) array."""
+        made = self._made.get(seed)
+        if made is not None and len(made[1]) >= at_least:
+            return made[1]
+        if made is None:
+            if len(self._made) >= self._capacity:
+                self._made.clear()
+            made = (np.random.default_rng(seed), np.empty((0, len(self._template))))
+        generator, rows = made
+        subset = self._subset
+        count = at_least - len(rows)
+        values = generator.random((count, subset.n))
+        np.multiply(values, subset._sample_span, out=values)
+        np.add(values, subset.sample_low, out=values)
+        more = np.repeat(self._template[None, :], count, axis=0)
+        for row, drawn in zip(more, values):
+            subset.write(row, drawn)
+        rows = np.ascontiguousarray(np.vstack([rows, more]))
+        self._made[seed] = (generator, rows)
+        return rows
+
+
+class NativeQuery:
+    """Whole queries on one single-frame residual whose local solve is native.
+
+    Args:
+        local: The residual's native local solve.
+        subset: The moved joints.
+        template: A full configuration (the robot's ``q0``) for parsing seeds.
+        starts: The solver's cache of random starts.
+    """
+
+    def __init__(
+        self, local: NativeLocal, subset: JointSubset, template: np.ndarray, starts: StartCache
+    ) -> None:
+        self._lib = kernel_module()
+        if self._lib.ik_query_size() != ctypes.sizeof(_Query):
+            raise RuntimeError("the native kernel does not match pinkctl: rebuild it")
+        self.local = local
+        self.residual = local.residual
+        self._pose = self.residual.m == 6
+        self._subset = subset
+        self._template = template
+        self._starts = starts
+        self._full = subset._full_seed_fast  # an (nq,) seed is a full configuration
+        nq = len(template)
+        self._seed = np.zeros(nq)
+        self._out = np.zeros(nq)
+        s = _Query()
+        s.problem = local.address
+        s.seed = self._seed.ctypes.data
+        s.out_q = self._out.ctypes.data
+        self._query = s
+        self._address = ctypes.addressof(s)
+        self._rows: np.ndarray | None = None  # the starts the structure points at
+
+    def _run(self, target: object, seed: object) -> int | None:
+        """The kernel's reason, or None when the Python path must answer."""
+        if type(target) is pin.SE3:
+            position = target.translation
+            rotation = target.rotation if self._pose else None
+        else:
+            position, rotation = parse_target(target, orientation=self._pose)
+        if not self._full or type(seed) is not np.ndarray or seed.shape != self._seed.shape:
+            seed = self._subset.parse_seed(seed, self._template, clamp=False)
+        self.local.sync_targets()
+        code = self._lib.ik_query(self._address, position, rotation, seed)
+        return None if code < 0 or code == _FALLBACK else code
+
+    def _budget(self, stall: int | None, deadline: float | None, max_step: float | None) -> None:
+        s = self._query
+        s.stall_iterations = stall if stall is not None else 0
+        s.has_deadline = deadline is not None
+        s.deadline = deadline if deadline is not None else 0.0
+        s.keep = 0.99  # run_local's default progress_ratio (0.01)
+        s.max_step = max_step if max_step is not None else 0.0
+
+    def solve(
+        self, solver: object, target: object, seed: object, checked: CheckedLocal, t0: float
+    ) -> IKResult | None:
+        """:meth:`IKSolver.solve`'s answer, or None (the caller's Python path answers)."""
+        s = self._query
+        s.search = 0
+        s.max_iterations = checked.max_iterations
+        budget = checked.time_budget_ms
+        self._budget(
+            checked.stall_iterations,
+            t0 + budget * 1e-3 if budget is not None else None,
+            checked.max_step,
+        )
+        code = self._run(target, seed)
+        if code is None:
+            return None
+        q = self._out.copy()
+        if s.success:
+            return self._converged(solver, q, s.iterations, 0, t0)
+        reason = local_reason(
+            _LOCAL_REASONS[code], checked.max_iterations, budget, checked.stall_iterations
+        )
+        return solver._result(  # type: ignore[attr-defined]
+            self.residual,
+            q,
+            success=False,
+            iterations=s.iterations,
+            restarts=0,
+            t0=t0,
+            reason=reason,
+            solutions=0,
+        )
+
+    def find(
+        self,
+        solver: object,
+        target: object,
+        seed: object,
+        checked: CheckedSearch,
+        rng: int,
+        t0: float,
+    ) -> IKResult | None:
+        """:meth:`IKSolver.find`'s answer (the simple searches of the module docstring), or
+        None (the caller's Python path answers)."""
+        s = self._query
+        s.search = 1
+        s.max_iterations = checked.max_iterations if checked.max_iterations is not None else -1
+        s.max_restarts = checked.max_restarts if checked.max_restarts is not None else -1
+        s.iterations_per_start = checked.iterations_per_start
+        budget = checked.time_budget_ms
+        self._budget(
+            checked.stall_iterations,
+            t0 + budget * 1e-3 if budget is not None else None,
+            checked.max_step,
+        )
+        wanted = 256
+        while True:
+            rows = self._starts.rows(int(rng), wanted)
+            if rows is not self._rows:
+                s.starts = rows.ctypes.data
+                s.n_starts = len(rows)
+                self._rows = rows
+            code = self._run(target, seed)
+            if code is None:
+                return None
+            if code != _MORE_STARTS:
+                break
+            wanted = 2 * len(rows)
+        q = self._out.copy()
+        if s.success:
+            return self._converged(solver, q, s.iterations, s.restarts, t0)
+        out = SearchOutcome(q, False, [], s.iterations, s.restarts, 0, 0, _SEARCH_REASONS[code])
+        reason = search_reason(out, budget, checked.max_restarts, checked.max_iterations, [])
+        return solver._result(  # type: ignore[attr-defined]
+            self.residual,
+            q,
+            success=False,
+            iterations=s.iterations,
+            restarts=s.restarts,
+            t0=t0,
+            reason=reason,
+            solutions=0,
+        )
+
+    def _converged(
+        self, solver: object, q: np.ndarray, iterations: int, restarts: int, t0: float
+    ) -> IKResult:
+        s = self._query
+        return IKResult(
+            q=self._subset.values(q),
+            joint_names=solver._joint_names,  # type: ignore[attr-defined]
+            q_full=q,
+            success=True,
+            position_error=s.position_error,
+            orientation_error=s.orientation_error,
+            iterations=iterations,
+            restarts=restarts,
+            time_s=time.perf_counter() - t0,
+            reason="converged",
+            method=solver.method.name,  # type: ignore[attr-defined]
+            solutions=1,
+        )
