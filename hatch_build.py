@@ -3,11 +3,11 @@
 The sources are ``src/pinkctl/_native/_module.c`` (the CPython module) and the kernel it
 exposes, ``_kernel.c``, ``_ik.c`` and ``_ik_query.c`` (plain C99, no Pinocchio). They are
 compiled with the C compiler and the flags of the interpreter that runs the build
-(``sysconfig``), into ``_kernel`` + its extension suffix (``_kernel.cpython-311-x86_64-linux-gnu.so``), which the
-wheel carries. Without a compiler or Python's headers the build still succeeds, as a pure
-Python wheel, and pinkctl runs its Python path (:func:`pinkctl._native.native_available` says
-which one is in use). ``make`` runs this file directly to rebuild the module in ``src/``
-after a source changes.
+(``sysconfig``), into ``_kernel`` + its extension suffix
+(``_kernel.cpython-311-x86_64-linux-gnu.so``), which the wheel carries. Without a compiler or
+Python's headers the build still succeeds, as a pure Python wheel, and pinkctl runs its Python
+path (:func:`pinkctl._native.native_available` says which one is in use). ``make`` runs this
+file directly to rebuild the module in ``src/`` after a source changes.
 """
 
 from __future__ import annotations
