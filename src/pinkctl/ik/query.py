@@ -32,9 +32,10 @@ from .._native import kernel_module
 from .checked import CheckedLocal, CheckedSearch
 from .joints import JointSubset
 from .native import NativeLocal
+from .options import SearchOptions
 from .reasons import local_reason, search_reason
 from .result import IKResult
-from .search import SearchOutcome
+from .search import SearchOutcome, is_seed
 from .targets import parse_target
 
 __all__ = ["NativeQuery", "StartCache"]
@@ -207,12 +208,20 @@ class NativeQuery:
         solver: object,
         target: object,
         seed: object,
+        search: SearchOptions,
         checked: CheckedSearch,
-        rng: int,
         t0: float,
     ) -> IKResult | None:
         """:meth:`IKSolver.find`'s answer (the simple searches of the module docstring), or
         None (the caller's Python path answers)."""
+        rng = search.rng
+        if (
+            checked.validate is not None
+            or checked.metric_threshold is not None
+            or checked.max_solutions != 1
+            or not is_seed(rng)
+        ):
+            return None
         s = self._query
         s.search = 1
         s.max_iterations = checked.max_iterations if checked.max_iterations is not None else -1

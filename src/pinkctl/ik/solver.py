@@ -117,7 +117,7 @@ class IKSolver:
             frame = robot.tool_frame or self.model.frames[self.model.nframes - 1].name
         self._frame_ids: dict[str, int] = {}
         self.frame = frame
-        self._frame_id(frame, "frame")
+        self._default_key = (self._frame_id(frame, "frame"),)
         self._residuals: dict[tuple, Residual] = {}
         self._runners: dict[int, LocalRunner] = {}  # by id() of a residual in _residuals
         self._checked = CheckedCache()
@@ -232,19 +232,13 @@ class IKSolver:
 
     def _native_query(self, target: Any) -> NativeQuery | None:
         """The whole-query kernel of the default frame (:mod:`pinkctl.ik.query`), or None."""
-        if is_multi_target(target):
-            return None
-        residual = self._residuals.get((self._frame_ids[self.frame],))
-        known, query = self._query
-        if residual is not known:
-            local = self._local(residual) if residual is not None else None
-            query = (
-                NativeQuery(local, self.subset, self.robot.q0, self._starts)
-                if isinstance(local, NativeLocal)
-                else None
-            )
+        residual = None if is_multi_target(target) else self._residuals.get(self._default_key)
+        if residual is not None and residual is not self._query[0]:
+            local = self._local(residual)
+            native = isinstance(local, NativeLocal)
+            query = NativeQuery(local, self.subset, self.robot.q0, self._starts) if native else None
             self._query = (residual, query)
-        return query
+        return self._query[1] if residual is not None else None
 
     def _result(
         self,
@@ -305,10 +299,9 @@ class IKSolver:
         t0 = time.perf_counter()
         checked = self._checked.local(options, changes)
         query = self._native_query(target)
-        if query is not None:  # the common query, whole in the native kernel
-            answer = query.solve(self, target, seed, checked, t0)
-            if answer is not None:
-                return answer
+        answer = query.solve(self, target, seed, checked, t0) if query else None
+        if answer is not None:  # the common query, whole in the native kernel
+            return answer
         max_it, budget = checked.max_iterations, checked.time_budget_ms
         stall = checked.stall_iterations
         residual = self.residual(target)
@@ -360,16 +353,10 @@ class IKSolver:
         """
         t0 = time.perf_counter()
         search, checked = self._checked.search(options, changes)
-        if (
-            checked.validate is None
-            and checked.metric_threshold is None
-            and checked.max_solutions == 1
-            and is_seed(search.rng)
-        ):
-            query = self._native_query(target)
-            answer = query.find(self, target, seed, checked, search.rng, t0) if query else None
-            if answer is not None:
-                return answer
+        query = self._native_query(target)
+        answer = query.find(self, target, seed, search, checked, t0) if query else None
+        if answer is not None:  # a simple search, whole in the native kernel
+            return answer
         budget = checked.time_budget_ms
         restarts_cap, it_cap = checked.max_restarts, checked.max_iterations
         validate = checked.validate
