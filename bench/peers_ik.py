@@ -15,9 +15,10 @@ Problem, per robot (pinkctl's bundled and catalog robots):
 - **global** (TRAC-IK's protocol): targets are the tool poses of configurations drawn
   uniformly within the joint limits (a continuous joint in [-pi, pi]); every query starts
   from the nominal configuration (the middle of each range, 0 for a continuous joint);
-  budget 5 ms (pinkctl ``find`` with its default options and TRAC-IK take a time budget;
-  ``ik_LM`` has none, it runs its default 100 searches of 30 iterations at most); the mean
-  time counts failures at the time they took;
+  pinkctl ``find`` with its default options (a deterministic count budget: 1,000 residual
+  evaluations, restarts drawn from seed 0), TRAC-IK with a 5 ms budget (it has no count
+  budget), ``ik_LM`` with its default 100 searches of 30 iterations at most; the mean time
+  counts failures at the time they took;
 - **warm-started tracking**: targets 1 cm apart on a 10 cm circle (y-z plane, fixed
   orientation) starting near the robot's home configuration, each query seeded with the
   previous solution (pinkctl ``IKSolver.solve``, TRAC-IK with the same 5 ms budget,
@@ -29,8 +30,13 @@ Problem, per robot (pinkctl's bundled and catalog robots):
   frame, ``ik_LM`` a squared-error threshold (``tol`` 5e-11, i.e. an error norm of 1e-5).
 
 Timing: ``time.perf_counter_ns`` around each call (the peers get their targets and seeds as
-prepared arrays), garbage collector off while timing. Solvers run in turns of ``--chunk``
-targets on the same targets, so load changes hit every solver alike.
+prepared arrays), with the garbage collector on (what a user's loop sees; ``--gc-off`` turns
+it off while timing). Solvers take turns per target (``--chunk 1``, the default): each
+solver's query on a target runs between the other solvers' queries, as in a program that
+does other work between IK calls, and load changes hit every solver alike.
+
+:func:`ik_verdicts` prints issue 27's lines: warm-started median below ``ik_LM``'s, global
+mean at most half of ``ik_LM``'s at 100 % success, per robot, with the machine's load.
 
 "Today's" pinkctl (``--baseline REV``, a git revision, e.g. the commit before a change) runs
 the warm-started rows in a worker process importing that revision's sources
@@ -39,7 +45,7 @@ the warm-started rows in a worker process importing that revision's sources
 Usage::
 
     python -m bench.peers_ik                       # 2,000 global targets per robot
-    python -m bench.peers_ik --targets 300 --robots franka ur5
+    python -m bench.peers_ik --targets 300 --robots franka ur5 kinova xarm7
     python -m bench.peers_ik --baseline ad22584
 
 ``run(...) -> list[dict]`` returns the rows; ``markdown(rows)`` formats them.
@@ -62,7 +68,7 @@ from .common import machine_line
 from .peer_process import ChunkWorker
 from .peers_ik_solvers import ROBOTS, Chain, make_solvers, peer_versions, timed_turn, warm_targets
 
-__all__ = ["ROBOTS", "markdown", "run"]
+__all__ = ["ROBOTS", "ik_verdicts", "markdown", "run"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,7 +102,13 @@ def _baseline_worker(revision: str, robot: str, n: int, seed: int, tmp: Path) ->
 
 
 def _robot_rows(
-    name: str, n_targets: int, n_warm: int, seed: int, chunk: int, worker: ChunkWorker | None
+    name: str,
+    n_targets: int,
+    n_warm: int,
+    seed: int,
+    chunk: int,
+    worker: ChunkWorker | None,
+    gc_off: bool,
 ) -> list[dict[str, Any]]:
     chain = Chain(name)
     solvers, notes = make_solvers(chain)
@@ -114,7 +126,8 @@ def _robot_rows(
     if worker is not None and n_warm > 0:
         acc["warm", "pinkctl (baseline)"] = [[], [], []]
     gc.collect()
-    gc.disable()
+    if gc_off:
+        gc.disable()
     try:
         for first in range(0, max(n_targets, n_warm), chunk):
             for label, solver in solvers.items():
@@ -170,9 +183,10 @@ def run(
     n_warm: int = 1000,
     *,
     seed: int = 0,
-    chunk: int = 50,
+    chunk: int = 1,
     baseline: str | None = None,
     progress: Any = None,
+    gc_off: bool = False,
 ) -> list[dict[str, Any]]:
     """Global and warm-started rows of every robot (module docstring).
 
@@ -193,7 +207,7 @@ def run(
                 else None
             )
             try:
-                rows += _robot_rows(name, n_targets, n_warm, seed, chunk, worker)
+                rows += _robot_rows(name, n_targets, n_warm, seed, chunk, worker, gc_off)
             finally:
                 if worker is not None:
                     worker.close()
@@ -212,7 +226,7 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
     """Two tables (global, warm-started) with pinkctl's speed-up over each peer."""
     out = []
     for table, key, title in (
-        ("global", "mean_us", "Global IK, TRAC-IK protocol (nominal seed, 1e-5, 5 ms)"),
+        ("global", "mean_us", "Global IK, TRAC-IK protocol (nominal seed, 1e-5)"),
         ("warm", "p50_us", "Warm-started tracking (seed = previous solution, 1 cm steps)"),
     ):
         subset = [r for r in rows if r["table"] == table]
@@ -246,13 +260,39 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
     return "\n".join(out)
 
 
+def ik_verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """Issue 27's lines per robot: warm-started median below ``ik_LM``'s; global mean at
+    most 0.5x ``ik_LM``'s with pinkctl at 100 % success. MET / MISSED / not measured."""
+    out = []
+    for robot in dict.fromkeys(r["robot"] for r in rows):
+        for table, key, rule in (("warm", "p50_us", "median"), ("global", "mean_us", "mean")):
+            pair = [
+                next((r for r in rows if (r["table"], r["robot"], r["solver"]) == k), None)
+                for k in ((table, robot, "pinkctl"), (table, robot, "RTB ik_LM"))
+            ]
+            mine, theirs = pair
+            label = "warm-started IK" if table == "warm" else "global IK"
+            if mine is None or theirs is None or "note" in mine or "note" in theirs:
+                out.append(f"{label} vs ik_LM, {robot}: not measured")
+                continue
+            ratio = mine[key] / theirs[key]
+            met = ratio < 1.0 if table == "warm" else ratio <= 0.5 and mine["success_pct"] == 100
+            out.append(
+                f"{label} vs ik_LM, {robot}: {rule} {mine[key]:.1f} µs vs {theirs[key]:.1f} µs "
+                f"({ratio:.2f}x ik_LM's), success {mine['success_pct']:.1f} % vs "
+                f"{theirs['success_pct']:.1f} % -> {'MET' if met else 'MISSED'}"
+            )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--robots", nargs="+", default=list(ROBOTS))
     parser.add_argument("--targets", type=int, default=2000, help="global targets per robot")
     parser.add_argument("--warm", type=int, default=1000, help="warm-started queries per robot")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--chunk", type=int, default=50, help="queries per solver per turn")
+    parser.add_argument("--chunk", type=int, default=1, help="queries per solver per turn")
+    parser.add_argument("--gc-off", action="store_true", help="garbage collector off in timing")
     parser.add_argument("--baseline", default=None, help="git revision of today's pinkctl")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # the peers' deprecation and loader warnings
@@ -264,8 +304,12 @@ def main(argv: list[str] | None = None) -> int:
         chunk=args.chunk,
         baseline=args.baseline,
         progress=lambda m: print(f"# {m}", file=sys.stderr),
+        gc_off=args.gc_off,
     )
-    print(markdown(rows))
+    machine = machine_line()
+    print(markdown(rows, machine))
+    print("\n".join(f"- {line}" for line in ik_verdicts(rows)))
+    print(f"(load at the end: {machine})")
     return 0
 
 

@@ -162,13 +162,8 @@ class PinkctlSolver:
         self.previous = self.chain.full(values)
 
     def global_query(self, target: Target, k: int) -> tuple[np.ndarray | None, bool]:
-        # the default search options (restarts drawn from seed 0), 5 ms
-        r = self.solver.find(
-            target.se3,
-            seed=self.chain.nominal_q,
-            time_budget_ms=BUDGET_S * 1e3,
-            max_iterations=None,
-        )
+        # the default search options: a count budget, restarts drawn from seed 0
+        r = self.solver.find(target.se3, seed=self.chain.nominal_q)
         return r.q, r.success
 
     def warm_query(self, target: Target, k: int) -> tuple[np.ndarray | None, bool]:
