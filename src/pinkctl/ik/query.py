@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -37,6 +38,9 @@ from .reasons import local_reason, search_reason
 from .result import IKResult
 from .search import SearchOutcome, is_seed
 from .targets import parse_target
+
+if TYPE_CHECKING:
+    from .solver import IKSolver
 
 __all__ = ["NativeQuery", "StartCache"]
 
@@ -120,23 +124,26 @@ class NativeQuery:
 
     Args:
         local: The residual's native local solve.
-        subset: The moved joints.
-        template: A full configuration (the robot's ``q0``) for parsing seeds.
+        solver: The solver it belongs to (its moved joints, seeds' template, joint and
+            method names, and result builder for a failed query, which evaluates the answer).
         starts: The solver's cache of random starts.
     """
 
-    def __init__(
-        self, local: NativeLocal, subset: JointSubset, template: np.ndarray, starts: StartCache
-    ) -> None:
+    def __init__(self, local: NativeLocal, solver: IKSolver, starts: StartCache) -> None:
         self._lib = kernel_module()
         if self._lib.ik_query_size() != ctypes.sizeof(_Query):
             raise RuntimeError("the native kernel does not match pinkctl: rebuild it")
         self.local = local
         self.residual = local.residual
         self._pose = self.residual.m == 6
+        subset = solver.subset
         self._subset = subset
+        template = solver.robot.q0
         self._template = template
         self._starts = starts
+        self._result = solver._result
+        self._names = tuple(solver.joint_names)
+        self._method = solver.method.name
         self._full = subset._full_seed_fast  # an (nq,) seed is a full configuration
         nq = len(template)
         self._seed = np.zeros(nq)
@@ -145,9 +152,31 @@ class NativeQuery:
         s.problem = local.address
         s.seed = self._seed.ctypes.data
         s.out_q = self._out.ctypes.data
+        s.keep = 0.99  # run_local's default progress_ratio (0.01), the searches' too
         self._query = s
         self._address = ctypes.addressof(s)
-        self._rows: np.ndarray | None = None  # the starts the structure points at
+        self._configured: CheckedLocal | CheckedSearch | None = None
+        self._rows: tuple[int, np.ndarray] | None = None  # the starts pointed at, and their seed
+
+    def _configure(self, checked: CheckedLocal | CheckedSearch, t0: float) -> None:
+        """The structure's budget from ``checked`` (kept while the same one comes back)."""
+        budget = checked.time_budget_ms
+        if checked is self._configured and budget is None:
+            return
+        s = self._query
+        search = isinstance(checked, CheckedSearch)
+        s.search = search
+        it = checked.max_iterations
+        s.max_iterations = it if it is not None else -1
+        if isinstance(checked, CheckedSearch):
+            s.max_restarts = checked.max_restarts if checked.max_restarts is not None else -1
+            s.iterations_per_start = checked.iterations_per_start
+        stall = checked.stall_iterations
+        s.stall_iterations = stall if stall is not None else 0
+        s.has_deadline = budget is not None
+        s.deadline = t0 + budget * 1e-3 if budget is not None else 0.0
+        s.max_step = checked.max_step if checked.max_step is not None else 0.0
+        self._configured = checked
 
     def _run(self, target: object, seed: object) -> int | None:
         """The kernel's reason, or None when the Python path must answer."""
@@ -162,39 +191,26 @@ class NativeQuery:
         code = self._lib.ik_query(self._address, position, rotation, seed)
         return None if code < 0 or code == _FALLBACK else code
 
-    def _budget(self, stall: int | None, deadline: float | None, max_step: float | None) -> None:
-        s = self._query
-        s.stall_iterations = stall if stall is not None else 0
-        s.has_deadline = deadline is not None
-        s.deadline = deadline if deadline is not None else 0.0
-        s.keep = 0.99  # run_local's default progress_ratio (0.01)
-        s.max_step = max_step if max_step is not None else 0.0
-
     def solve(
-        self, solver: object, target: object, seed: object, checked: CheckedLocal, t0: float
+        self, target: object, seed: object, checked: CheckedLocal, t0: float
     ) -> IKResult | None:
         """:meth:`IKSolver.solve`'s answer, or None (the caller's Python path answers)."""
-        s = self._query
-        s.search = 0
-        s.max_iterations = checked.max_iterations
-        budget = checked.time_budget_ms
-        self._budget(
-            checked.stall_iterations,
-            t0 + budget * 1e-3 if budget is not None else None,
-            checked.max_step,
-        )
+        self._configure(checked, t0)
         code = self._run(target, seed)
         if code is None:
             return None
-        q = self._out.copy()
+        s = self._query
         if s.success:
-            return self._converged(solver, q, s.iterations, 0, t0)
+            return self._converged(s.iterations, 0, t0)
         reason = local_reason(
-            _LOCAL_REASONS[code], checked.max_iterations, budget, checked.stall_iterations
+            _LOCAL_REASONS[code],
+            checked.max_iterations,
+            checked.time_budget_ms,
+            checked.stall_iterations,
         )
-        return solver._result(  # type: ignore[attr-defined]
+        return self._result(
             self.residual,
-            q,
+            self._out.copy(),
             success=False,
             iterations=s.iterations,
             restarts=0,
@@ -205,7 +221,6 @@ class NativeQuery:
 
     def find(
         self,
-        solver: object,
         target: object,
         seed: object,
         search: SearchOptions,
@@ -222,36 +237,25 @@ class NativeQuery:
             or not is_seed(rng)
         ):
             return None
+        self._configure(checked, t0)
         s = self._query
-        s.search = 1
-        s.max_iterations = checked.max_iterations if checked.max_iterations is not None else -1
-        s.max_restarts = checked.max_restarts if checked.max_restarts is not None else -1
-        s.iterations_per_start = checked.iterations_per_start
-        budget = checked.time_budget_ms
-        self._budget(
-            checked.stall_iterations,
-            t0 + budget * 1e-3 if budget is not None else None,
-            checked.max_step,
-        )
-        wanted = 256
+        rows = self._rows
+        if rows is None or rows[0] != rng:
+            rows = self._point_at(int(rng), 256)
         while True:
-            rows = self._starts.rows(int(rng), wanted)
-            if rows is not self._rows:
-                s.starts = rows.ctypes.data
-                s.n_starts = len(rows)
-                self._rows = rows
             code = self._run(target, seed)
             if code is None:
                 return None
             if code != _MORE_STARTS:
                 break
-            wanted = 2 * len(rows)
-        q = self._out.copy()
+            rows = self._point_at(rows[0], 2 * len(rows[1]))
         if s.success:
-            return self._converged(solver, q, s.iterations, s.restarts, t0)
+            return self._converged(s.iterations, s.restarts, t0)
+        q = self._out.copy()
         out = SearchOutcome(q, False, [], s.iterations, s.restarts, 0, 0, _SEARCH_REASONS[code])
+        budget = checked.time_budget_ms
         reason = search_reason(out, budget, checked.max_restarts, checked.max_iterations, [])
-        return solver._result(  # type: ignore[attr-defined]
+        return self._result(
             self.residual,
             q,
             success=False,
@@ -262,21 +266,28 @@ class NativeQuery:
             solutions=0,
         )
 
-    def _converged(
-        self, solver: object, q: np.ndarray, iterations: int, restarts: int, t0: float
-    ) -> IKResult:
+    def _point_at(self, seed: int, at_least: int) -> tuple[int, np.ndarray]:
+        """Point the structure at ``at_least`` starts of the generator seed ``seed``."""
+        rows = self._starts.rows(seed, at_least)
+        self._query.starts = rows.ctypes.data
+        self._query.n_starts = len(rows)
+        self._rows = (seed, rows)
+        return self._rows
+
+    def _converged(self, iterations: int, restarts: int, t0: float) -> IKResult:
         s = self._query
+        q = self._out.copy()
         return IKResult(
-            q=self._subset.values(q),
-            joint_names=solver._joint_names,  # type: ignore[attr-defined]
-            q_full=q,
-            success=True,
-            position_error=s.position_error,
-            orientation_error=s.orientation_error,
-            iterations=iterations,
-            restarts=restarts,
-            time_s=time.perf_counter() - t0,
-            reason="converged",
-            method=solver.method.name,  # type: ignore[attr-defined]
-            solutions=1,
+            self._subset.values(q),
+            self._names,
+            q,
+            True,
+            s.position_error,
+            s.orientation_error,
+            iterations,
+            restarts,
+            time.perf_counter() - t0,
+            "converged",
+            self._method,
+            1,
         )

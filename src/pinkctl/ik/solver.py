@@ -232,12 +232,12 @@ class IKSolver:
 
     def _native_query(self, target: Any) -> NativeQuery | None:
         """The whole-query kernel of the default frame (:mod:`pinkctl.ik.query`), or None."""
-        residual = None if is_multi_target(target) else self._residuals.get(self._default_key)
+        single = type(target) is pin.SE3 or not is_multi_target(target)
+        residual = self._residuals.get(self._default_key) if single else None
         if residual is not None and residual is not self._query[0]:
             local = self._local(residual)
-            native = isinstance(local, NativeLocal)
-            query = NativeQuery(local, self.subset, self.robot.q0, self._starts) if native else None
-            self._query = (residual, query)
+            native = isinstance(local, NativeLocal)  # (the native loop applies)
+            self._query = (residual, NativeQuery(local, self, self._starts) if native else None)
         return self._query[1] if residual is not None else None
 
     def _result(
@@ -299,7 +299,7 @@ class IKSolver:
         t0 = time.perf_counter()
         checked = self._checked.local(options, changes)
         query = self._native_query(target)
-        answer = query.solve(self, target, seed, checked, t0) if query else None
+        answer = query.solve(target, seed, checked, t0) if query else None
         if answer is not None:  # the common query, whole in the native kernel
             return answer
         max_it, budget = checked.max_iterations, checked.time_budget_ms
@@ -354,7 +354,7 @@ class IKSolver:
         t0 = time.perf_counter()
         search, checked = self._checked.search(options, changes)
         query = self._native_query(target)
-        answer = query.find(self, target, seed, search, checked, t0) if query else None
+        answer = query.find(target, seed, search, checked, t0) if query else None
         if answer is not None:  # a simple search, whole in the native kernel
             return answer
         budget = checked.time_budget_ms
