@@ -33,7 +33,8 @@ Timing: ``time.perf_counter_ns`` around each call (the peers get their targets a
 prepared arrays), with the garbage collector on (what a user's loop sees; ``--gc-off`` turns
 it off while timing). Solvers take turns per target (``--chunk 1``, the default): each
 solver's query on a target runs between the other solvers' queries, as in a program that
-does other work between IK calls, and load changes hit every solver alike.
+does other work between IK calls, and load changes hit every solver alike. TRAC-IK takes its
+turns in blocks of 50 targets (:data:`SEPARATE`).
 
 :func:`ik_verdicts` prints issue 27's lines: warm-started median below ``ik_LM``'s, global
 mean at most half of ``ik_LM``'s at 100 % success, per robot, with the machine's load.
@@ -71,6 +72,11 @@ from .peers_ik_solvers import ROBOTS, Chain, make_solvers, peer_versions, timed_
 __all__ = ["ROBOTS", "ik_verdicts", "markdown", "run"]
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Solvers that take their turns in blocks of SEPARATE_TURN targets: TRAC-IK runs two threads
+#: for up to 5 ms per query, which leaves whatever runs next with cold caches (measured: the
+#: next solver's Python code 6x slower), so the others alternate per target between them.
+SEPARATE = ("TRAC-IK",)
+SEPARATE_TURN = 50
 
 
 def _summary(times: list[int], fk_ok: list[bool], own_ok: list[bool]) -> dict[str, Any]:
@@ -131,13 +137,16 @@ def _robot_rows(
     try:
         for first in range(0, max(n_targets, n_warm), chunk):
             for label, solver in solvers.items():
+                turn = max(chunk, SEPARATE_TURN) if label in SEPARATE else chunk
+                if first % turn:
+                    continue
                 for table, query, queries in (
                     ("global", solver.global_query, targets),
                     ("warm", solver.warm_query, warm),
                 ):
                     if first >= len(queries):
                         continue
-                    got = timed_turn(query, queries, first, first + chunk, chain)
+                    got = timed_turn(query, queries, first, first + turn, chain)
                     for into, values in zip(acc[table, label], got, strict=True):
                         into.extend(values)
             if worker is not None and first < n_warm:
