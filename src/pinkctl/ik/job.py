@@ -32,13 +32,25 @@ from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 from .transport import PackedResults
 
-__all__ = ["BatchJob", "Chain", "PortableRobot", "failed_result", "solve_chunk"]
+__all__ = ["BatchJob", "Chain", "PortableRobot", "TargetError", "failed_result", "solve_chunk"]
 
 #: Robot fields rebuilt by loading the robot again (everything else is copied as it is).
 _LOADED = ("model", "data", "collision_model", "collision_data", "description", "source")
 #: Solvers kept per worker process (one per job; old jobs are dropped first).
 _CACHE_SIZE = 4
 _solvers: OrderedDict[str, IKSolver] = OrderedDict()
+
+
+class TargetError(Exception):
+    """A target's solve raised (the exception is the ``__cause__``), in a strict run.
+
+    Attributes:
+        index: The target's index in the whole batch.
+    """
+
+    def __init__(self, index: int) -> None:
+        super().__init__(f"targets[{index}]")
+        self.index = index
 
 
 @dataclass(frozen=True)
@@ -168,8 +180,14 @@ def run_chains(
     chains: Sequence[Chain],
     query: LocalOptions | SearchOptions,
     entropy: int,
+    *,
+    strict: bool = False,
 ) -> list[IKResult]:
-    """Solve ``chains`` with ``solver``, results in order (chain after chain)."""
+    """Solve ``chains`` with ``solver``, results in order (chain after chain).
+
+    A target whose solve raises gets a failed result naming the exception, or with
+    ``strict`` stops the run: :class:`TargetError` with its index, raised from the exception.
+    """
     out: list[IKResult] = []
     for chain in chains:
         seed: SeedLike = chain.seed
@@ -182,6 +200,8 @@ def run_chains(
                 else:
                     result = solver.solve(target, seed=seed, options=query)
             except Exception as exc:  # one target's failure never loses the others
+                if strict:
+                    raise TargetError(index) from exc
                 result = dataclasses.replace(
                     failed_result(solver, target, seed, f"raised {type(exc).__name__}: {exc}"),
                     time_s=time.perf_counter() - t0,
@@ -192,7 +212,9 @@ def run_chains(
     return out
 
 
-def solve_chunk(job: BatchJob, chains: Sequence[Chain]) -> PackedResults:
+def solve_chunk(job: BatchJob, chains: Sequence[Chain], *, strict: bool = False) -> PackedResults:
     """The unit of work of every backend: ``chains`` solved in the worker running this, the
-    results packed for the way back (:class:`~pinkctl.ik.transport.PackedResults`)."""
-    return PackedResults.pack(run_chains(solver_for(job), chains, job.query, job.entropy))
+    results packed for the way back (:class:`~pinkctl.ik.transport.PackedResults`); ``strict``
+    as in :func:`run_chains`."""
+    results = run_chains(solver_for(job), chains, job.query, job.entropy, strict=strict)
+    return PackedResults.pack(results)
