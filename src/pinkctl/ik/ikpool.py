@@ -34,9 +34,8 @@ from typing import Any
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
-from .batch import entropy_of
 from .checked import checked_local, checked_search, positive_int
-from .job import BatchJob, Chain, PortableRobot
+from .job import BatchJob, Chain, PortableRobot, entropy_of
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
@@ -190,9 +189,8 @@ class IKPool:
             Chain(indices=(i,), targets=(t,), seed=seeds[i] if seeds is not None else seed)
             for i, t in enumerate(targets)
         ]
-        answers = self.run(self.job(query, entropy), chains, strict=True)
         out: list[IKResult] = []
-        for answer in answers:
+        for _, answer in self.run(self.job(query, entropy), chains, strict=True):
             assert isinstance(answer, PackedResults)  # strict: a lost chunk raised
             out += answer.unpack()
         return out
@@ -210,9 +208,10 @@ class IKPool:
 
     def run(
         self, job: BatchJob, chains: Sequence[Chain], *, strict: bool
-    ) -> list[PackedResults | str]:
-        """Solve ``chains`` (never split) in chunks on the workers; per chunk, its results, or
-        (not ``strict``) why it was lost. Used by :class:`~pinkctl.ik.dispatch.Runner`.
+    ) -> list[tuple[list[Chain], PackedResults | str]]:
+        """Solve ``chains`` (never split) in chunks on the workers; per chunk, its chains and
+        its results, or (not ``strict``) why it was lost. Used by
+        :class:`~pinkctl.ik.dispatch.Runner`.
 
         Raises:
             InputError: The job cannot be pickled, or (``strict``) a target or seed is
@@ -229,11 +228,10 @@ class IKPool:
                 f"must be a module-level function ({exc})"
             ) from exc
         size = min(_MAX_CHUNK, math.ceil(len(chains) / (_CHUNKS_PER_WORKER * self.workers)))
-        chunks = [
-            pack_chunk([portable_chain(c) for c in chains[k : k + size]])
-            for k in range(0, len(chains), size)
-        ]
-        return self._workers.run(request, chunks, strict=strict, retries=self.retries)
+        groups = [list(chains[k : k + size]) for k in range(0, len(chains), size)]
+        chunks = [pack_chunk([portable_chain(c) for c in group]) for group in groups]
+        answers = self._workers.run(request, chunks, strict=strict, retries=self.retries)
+        return list(zip(groups, answers))
 
 
 def job_key(robot: PortableRobot, options: IKOptions) -> str:

@@ -32,7 +32,15 @@ from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 from .transport import PackedResults
 
-__all__ = ["BatchJob", "Chain", "PortableRobot", "TargetError", "failed_result", "solve_chunk"]
+__all__ = [
+    "BatchJob",
+    "Chain",
+    "PortableRobot",
+    "TargetError",
+    "entropy_of",
+    "failed_result",
+    "solve_chunk",
+]
 
 #: Robot fields rebuilt by loading the robot again (everything else is copied as it is).
 _LOADED = ("model", "data", "collision_model", "collision_data", "description", "source")
@@ -134,6 +142,19 @@ class BatchJob:
     query: LocalOptions | SearchOptions
     entropy: int
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+def entropy_of(rng: int | None) -> int:
+    """Integer entropy of per-target generators from ``rng`` (None: fresh entropy).
+
+    Raises:
+        InputError: ``rng`` is neither a non-negative integer nor None.
+    """
+    if rng is None:
+        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise InputError(f"rng: expected a non-negative integer seed or None, got {rng!r}")
+    return int(rng)
 
 
 def solver_for(job: BatchJob) -> IKSolver:
