@@ -84,6 +84,13 @@ def test_solves_and_searches_match_the_python_path(
         a = native.find(target, seed=nominal, **budget)
         b = python.find(target, seed=nominal, **budget)
         _same(a, b)
+        # a generator (a batch's per-target one): drawn one start at a time, as in Python
+        a_rng, b_rng = np.random.default_rng(k), np.random.default_rng(k)
+        _same(
+            native.find(target, seed=nominal, rng=a_rng),
+            python.find(target, seed=nominal, rng=b_rng),
+        )
+        assert a_rng.bit_generator.state == b_rng.bit_generator.state  # the same draws used
         seed = native.subset.sample(rng, native.robot.q0)
         for local in ({}, {"max_iterations": 7}, {"stall_iterations": 2, "max_step": 0.05}):
             _same(
@@ -104,6 +111,10 @@ def test_failed_searches_and_their_starts_match(monkeypatch: pytest.MonkeyPatch)
         _same(a, b)
         assert not a.success
     assert native.find(far, max_restarts=400, max_iterations=None).restarts == 400
+    a_rng, b_rng = np.random.default_rng(3), np.random.default_rng(3)
+    _same(native.find(far, rng=a_rng), python.find(far, rng=b_rng))
+    assert a_rng.bit_generator.state == b_rng.bit_generator.state
+    assert not native.find(far, rng=None, max_restarts=3).success  # fresh entropy: runs
     a = native.find(far, time_budget_ms=1e-6, max_iterations=None)  # ends on the clock
     assert not a.success and a.reason.startswith("time budget")
 

@@ -30,13 +30,17 @@ typedef struct IKQuery {
     double deadline;          /* CLOCK_MONOTONIC seconds */
     double keep;              /* 1 - progress_ratio */
     double max_step;          /* <= 0: no cap */
-    int n_starts;             /* rows of starts */
-    const double *starts;     /* n_starts x nq configurations: their moved coordinates */
+    int n_starts;             /* starts available: restarts 0 .. n_starts - 1 */
+    int starts_offset;        /* the restart of the first row of starts */
+    const double *starts;     /* rows of nq configurations: their moved coordinates */
+    int resume;               /* 1: go on with a search that asked for more starts */
     double *seed;             /* nq: the seed as given; normalised and clamped here */
     double *out_q;            /* nq: the answer (best iterate, chosen solution or seed) */
-    /* outputs */
+    /* outputs, and the state of a search that asked for more starts */
     int success, iterations, restarts, reason;
     double cost, position_error, orientation_error;
+    int first, have_best;
+    double best_cost;
 } IKQuery;
 
 enum { QUERY_BAD_TARGET = -1, QUERY_BAD_SEED = -2, QUERY_MORE_STARTS = -3 };
@@ -112,12 +116,15 @@ static void errors(IKQuery *s) {
 static int search(IKQuery *s, double *start) {
     IKProblem *p = s->problem;
     const int nq = p->nq;
-    double best_cost = INFINITY;
-    int have_best = 0, first = 1;
-    s->iterations = 0;
-    s->restarts = 0;
+    if (!s->resume) {
+        s->best_cost = INFINITY;
+        s->have_best = 0;
+        s->first = 1;
+        s->iterations = 0;
+        s->restarts = 0;
+    }
     for (;;) {
-        if (s->has_deadline && !first && pk_ik_now() > s->deadline) {
+        if (s->has_deadline && !s->first && pk_ik_now() > s->deadline) {
             s->reason = SEARCH_TIME;
             break;
         }
@@ -125,13 +132,13 @@ static int search(IKQuery *s, double *start) {
             s->reason = SEARCH_ITERATIONS;
             break;
         }
-        if (!first) {
+        if (!s->first) {
             if (s->max_restarts >= 0 && s->restarts >= s->max_restarts) {
                 s->reason = SEARCH_RESTARTS;
                 break;
             }
             if (s->restarts >= s->n_starts) return QUERY_MORE_STARTS;
-            const double *row = s->starts + (size_t)nq * (size_t)s->restarts;
+            const double *row = s->starts + (size_t)nq * (size_t)(s->restarts - s->starts_offset);
             s->restarts += 1;
             memcpy(start, s->seed, sizeof(double) * (size_t)nq);
             for (int c = 0; c < p->n; ++c) {
@@ -143,8 +150,8 @@ static int search(IKQuery *s, double *start) {
         int cap = s->iterations_per_start;
         if (s->max_iterations >= 0 && s->max_iterations - s->iterations < cap)
             cap = s->max_iterations - s->iterations;
-        const int ok = local(s, first ? s->seed : start, cap);
-        first = 0;
+        const int ok = local(s, s->first ? s->seed : start, cap);
+        s->first = 0;
         if (p->reason == IK_FALLBACK) return IK_FALLBACK;
         s->iterations += p->iterations;
         if (ok) {
@@ -155,24 +162,27 @@ static int search(IKQuery *s, double *start) {
             errors(s);
             return SEARCH_CONVERGED;
         }
-        if (p->cost < best_cost) {
-            best_cost = p->cost;
-            have_best = 1;
+        if (p->cost < s->best_cost) {
+            s->best_cost = p->cost;
+            s->have_best = 1;
             memcpy(s->out_q, p->best_q, sizeof(double) * (size_t)nq);
         }
     }
-    if (!have_best) memcpy(s->out_q, s->seed, sizeof(double) * (size_t)nq);
-    s->cost = best_cost;
+    if (!s->have_best) memcpy(s->out_q, s->seed, sizeof(double) * (size_t)nq);
+    s->cost = s->best_cost;
     return s->reason;
 }
 
-/* The query: target (position, row-major rotation or NULL), the seed already in s->seed.
- * Returns the reason (>= 0: a local solve's IK_* or a search's SEARCH_*; IK_FALLBACK: repeat
+/* The query: target (position, row-major rotation or NULL), the seed already in s->seed;
+ * with s->resume, a search goes on where it asked for more starts (target and seed as they
+ * were). Returns the reason (>= 0: a local solve's IK_* or a search's SEARCH_*; IK_FALLBACK: repeat
  * the query on the Python path) or a QUERY_* code. The problem's budget is restored. */
 int pk_ik_query(IKQuery *s, const double *position, const double *rotation) {
     IKProblem *p = s->problem;
-    if (!set_target(p, position, rotation)) return QUERY_BAD_TARGET;
-    if (!prepare_seed(p, s->seed)) return QUERY_BAD_SEED;
+    if (!s->resume) {
+        if (!set_target(p, position, rotation)) return QUERY_BAD_TARGET;
+        if (!prepare_seed(p, s->seed)) return QUERY_BAD_SEED;
+    }
     const IKProblem saved = *p;
     p->stall_iterations = s->stall_iterations;
     p->has_deadline = s->has_deadline;

@@ -160,6 +160,17 @@ static PyObject *ik_query(PyObject *module, PyObject *const *args, Py_ssize_t na
     return PyLong_FromLong(reason);
 }
 
+/* ik_resume(query) -> reason: a search that asked for more starts goes on */
+static PyObject *ik_resume(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[1];
+    if (exactly("ik_resume", nargs, 1) || addresses("ik_resume", args, 1, p)) return NULL;
+    int reason;
+    Py_BEGIN_ALLOW_THREADS
+    reason = pk_ik_query(p[0], NULL, NULL);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(reason);
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -174,6 +185,7 @@ static PyMethodDef methods[] = {
     FAST(ik_local, "ik_local(problem) -> success: one local IK solve (releases the GIL)."),
     FAST(ik_query_size, "ik_query_size() -> sizeof(IKQuery) in bytes."),
     FAST(ik_query, "ik_query(query, position, rotation, seed) -> reason: a whole IK query."),
+    FAST(ik_resume, "ik_resume(query) -> reason: a search given more starts goes on."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,10 +9,11 @@ back in one call:
 - the default frame's single target, a ``pin.SE3`` (other spellings are parsed in Python
   first), and a seed that is a full float64 configuration (other forms are parsed first);
 - :meth:`NativeQuery.solve`: every :class:`~pinkctl.ik.LocalOptions` budget;
-- :meth:`NativeQuery.find`: one solution wanted, no ``validate``, no ``metric_threshold`` and an
-  integer ``rng`` seed (the default). The random starts are drawn here, with the search's own
-  generator in the same order (:class:`StartCache`), so both paths start from the same
-  configurations.
+- :meth:`NativeQuery.find`: one solution wanted, no ``validate`` and no ``metric_threshold``.
+  The random starts are drawn here, from the search's own generator in the same order, so
+  both paths start from the same configurations: for an integer ``rng`` seed (the default)
+  once per seed (:class:`StartCache`), for a generator (a batch's per-target generators) one
+  draw per restart, handed to the kernel when its search asks for the next start.
 
 The kernel checks the target and the seed as the Python path does; when it refuses one, or
 when its local solve would leave the kernel (a least-squares step), the query returns None and
@@ -65,7 +66,9 @@ class _Query(ctypes.Structure):
         ("keep", ctypes.c_double),
         ("max_step", ctypes.c_double),
         ("n_starts", ctypes.c_int),
+        ("starts_offset", ctypes.c_int),
         ("starts", ctypes.c_void_p),
+        ("resume", ctypes.c_int),
         ("seed", ctypes.c_void_p),
         ("out_q", ctypes.c_void_p),
         ("success", ctypes.c_int),
@@ -75,6 +78,9 @@ class _Query(ctypes.Structure):
         ("cost", ctypes.c_double),
         ("position_error", ctypes.c_double),
         ("orientation_error", ctypes.c_double),
+        ("first", ctypes.c_int),
+        ("have_best", ctypes.c_int),
+        ("best_cost", ctypes.c_double),
     ]
 
 
@@ -157,6 +163,7 @@ class NativeQuery:
         self._address = ctypes.addressof(s)
         self._configured: CheckedLocal | CheckedSearch | None = None
         self._rows: tuple[int, np.ndarray] | None = None  # the starts pointed at, and their seed
+        self._row: np.ndarray | None = None  # a generator's start pointed at
 
     def _configure(self, checked: CheckedLocal | CheckedSearch, t0: float) -> None:
         """The structure's budget from ``checked`` (kept while the same one comes back)."""
@@ -189,7 +196,7 @@ class NativeQuery:
             seed = self._subset.parse_seed(seed, self._template, clamp=False)
         self.local.sync_targets()
         code = self._lib.ik_query(self._address, position, rotation, seed)
-        return None if code < 0 or code == _FALLBACK else code
+        return None if (code < 0 and code != _MORE_STARTS) or code == _FALLBACK else code
 
     def solve(
         self, target: object, seed: object, checked: CheckedLocal, t0: float
@@ -229,26 +236,45 @@ class NativeQuery:
     ) -> IKResult | None:
         """:meth:`IKSolver.find`'s answer (the simple searches of the module docstring), or
         None (the caller's Python path answers)."""
-        rng = search.rng
         if (
             checked.validate is not None
             or checked.metric_threshold is not None
             or checked.max_solutions != 1
-            or not is_seed(rng)
         ):
             return None
         self._configure(checked, t0)
         s = self._query
-        rows = self._rows
-        if rows is None or rows[0] != rng:
-            rows = self._point_at(int(rng), 256)
-        while True:
-            code = self._run(target, seed)
-            if code is None:
+        s.resume = 0
+        rng = search.rng
+        seeded = is_seed(rng)
+        if seeded:  # the cached starts of this seed
+            rows = self._rows
+            if rows is None or rows[0] != rng:
+                rows = self._point_at(int(rng), 256)
+        else:  # the generator's draws, one per restart, as the Python path makes them
+            s.n_starts = 0
+            self._rows = None
+        draw = checked.generator
+        rewind = draw.bit_generator.state if isinstance(draw, np.random.Generator) else None
+        code = self._run(target, seed)
+        while code == _MORE_STARTS:
+            if seeded:
+                rows = self._point_at(rows[0], 2 * len(rows[1]))
+            else:
+                if not isinstance(draw, np.random.Generator):
+                    draw = draw()  # a factory: the generator of a fresh seed
+                row = self._subset.sample(draw, self._template)
+                self._row = row  # kept alive while the kernel reads it
+                s.starts, s.starts_offset, s.n_starts = row.ctypes.data, s.restarts, s.restarts + 1
+            s.resume = 1
+            code = self._lib.ik_resume(self._address)
+            s.resume = 0
+            if code == _FALLBACK:  # the Python path answers, from the same draws
+                if rewind is not None:
+                    draw.bit_generator.state = rewind
                 return None
-            if code != _MORE_STARTS:
-                break
-            rows = self._point_at(rows[0], 2 * len(rows[1]))
+        if code is None:
+            return None
         if s.success:
             return self._converged(s.iterations, s.restarts, t0)
         q = self._out.copy()
@@ -271,6 +297,7 @@ class NativeQuery:
         rows = self._starts.rows(seed, at_least)
         self._query.starts = rows.ctypes.data
         self._query.n_starts = len(rows)
+        self._query.starts_offset = 0
         self._rows = (seed, rows)
         return self._rows
 
