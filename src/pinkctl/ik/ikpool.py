@@ -40,7 +40,7 @@ from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
-from .transport import PackedResults, pack_chunk, portable_chain
+from .transport import PackedResults, pack_chunk
 from .workers import WorkerSet
 
 __all__ = ["IKPool"]
@@ -229,7 +229,7 @@ class IKPool:
             ) from exc
         size = min(_MAX_CHUNK, math.ceil(len(chains) / (_CHUNKS_PER_WORKER * self.workers)))
         groups = [list(chains[k : k + size]) for k in range(0, len(chains), size)]
-        chunks = [pack_chunk([portable_chain(c) for c in group]) for group in groups]
+        chunks = [pack_chunk(group) for group in groups]
         answers = self._workers.run(request, chunks, strict=strict, retries=self.retries)
         return list(zip(groups, answers))
 

@@ -55,25 +55,30 @@ class PackedTargets:
         poses: ``(k, 4, 4)`` homogeneous transforms.
         seeds: ``(k, m)`` one seed per target, or None: every target's seed is ``seed``.
         seed: The shared seed (when ``seeds`` is None).
+        se3: Whether the targets were ``pin.SE3`` poses (they are made so again: the same
+            numbers, on the solver's fastest path).
     """
 
     indices: np.ndarray
     poses: np.ndarray
     seeds: np.ndarray | None
     seed: object
+    se3: bool = False
 
 
 def pack_chunk(chains: Sequence[Chain]) -> PackedTargets | list[Chain]:
     """``chains`` as :class:`PackedTargets` when each is one pose target (``pin.SE3`` or a
-    (4, 4) array) with an array seed or the same seed object, else as they are."""
+    (4, 4) array) with an array seed or the same seed object, else as portable chains."""
     if not all(len(c.targets) == 1 for c in chains):
-        return list(chains)
+        return [portable_chain(c) for c in chains]
     poses = []
+    se3 = True
     for chain in chains:
         target = chain.targets[0]
+        se3 = se3 and isinstance(target, pin.SE3)
         matrix = target.homogeneous if isinstance(target, pin.SE3) else target
         if not (isinstance(matrix, np.ndarray) and matrix.shape == (4, 4)):
-            return list(chains)
+            return [portable_chain(c) for c in chains]
         poses.append(matrix)
     first = chains[0].seed
     seeds = None
@@ -81,15 +86,16 @@ def pack_chunk(chains: Sequence[Chain]) -> PackedTargets | list[Chain]:
         try:
             seeds = np.array([c.seed for c in chains], dtype=np.float64)
         except (TypeError, ValueError):
-            return list(chains)
+            return [portable_chain(c) for c in chains]
         if seeds.ndim != 2:
-            return list(chains)
+            return [portable_chain(c) for c in chains]
         first = None
     return PackedTargets(
         indices=np.array([c.indices[0] for c in chains], dtype=np.int64),
         poses=np.array(poses, dtype=np.float64),
         seeds=seeds,
         seed=first,
+        se3=se3,
     )
 
 
@@ -100,9 +106,10 @@ def unpack_chunk(chunk: PackedTargets | Sequence[Chain]) -> list[Chain]:
     if not isinstance(chunk, PackedTargets):
         return list(chunk)
     seeds = chunk.seeds if chunk.seeds is not None else [chunk.seed] * len(chunk.indices)
+    poses = [pin.SE3(pose) for pose in chunk.poses] if chunk.se3 else chunk.poses
     return [
         Chain(indices=(int(i),), targets=(pose,), seed=seed)
-        for i, pose, seed in zip(chunk.indices.tolist(), chunk.poses, seeds)
+        for i, pose, seed in zip(chunk.indices.tolist(), poses, seeds)
     ]
 
 
