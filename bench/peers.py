@@ -13,7 +13,9 @@ Targets checked (each on every robot of the IK table):
 - warm-started tracking: median time below ``ik_LM``'s (issue 27);
 - warm-started tracking: median time at least 5x smaller than "today's" pinkctl
   (``--baseline``, the revision before the change);
-- the control tick: the default controller's median within 2x of placo's.
+- the control tick: the default controller's median within 2x of placo's;
+- batches (:mod:`bench.pool_efficiency`): an ``IKPool`` of 2 workers uses at most 1.15x one
+  process's CPU time and reaches 1.8x its throughput when two cores are free (issue 27).
 
 Usage::
 
@@ -29,7 +31,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from . import peers_ik, peers_tick, step_latency
+from . import peers_ik, peers_tick, pool_efficiency, step_latency
 from .common import machine_line
 from .readme import replace_block
 
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", type=int, default=1000, help="global IK targets per robot")
     parser.add_argument("--warm", type=int, default=1000, help="warm-started queries per robot")
     parser.add_argument("--steps", type=int, default=2000, help="control ticks")
+    parser.add_argument("--pool-targets", type=int, default=4000, help="IKPool batch size")
     parser.add_argument("--baseline", default=None, help="git revision of today's pinkctl")
     parser.add_argument("--write-docs", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
@@ -114,7 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         baseline=args.baseline,
         progress=lambda m: print(f"# {m}", file=sys.stderr),
     )
-    checks = "\n".join(f"- {line}" for line in verdicts(ik_rows, tick))
+    pool = pool_efficiency.run(args.pool_targets, 2, 3)  # issue 27: IKPool vs one process
+    checks = "\n".join(
+        f"- {line}" for line in verdicts(ik_rows, tick) + pool_efficiency.lines(pool)
+    )
     baseline = f" (today: `{args.baseline}`)" if args.baseline else ""
     profile = "\n".join(
         ["| phase of `forward` (motion limits off) | median µs |", "|---|---|"]

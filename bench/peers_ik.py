@@ -79,9 +79,12 @@ SEPARATE = ("TRAC-IK",)
 SEPARATE_TURN = 50
 
 
-def _summary(times: list[int], fk_ok: list[bool], own_ok: list[bool]) -> dict[str, Any]:
+def _summary(
+    times: list[int], fk_ok: list[bool], own_ok: list[bool], cpu: list[int]
+) -> dict[str, Any]:
     t = np.asarray(times, dtype=np.float64) * 1e-3  # µs
     return {
+        "cpu_mean_us": float(np.mean(cpu)) * 1e-3,
         "queries": len(times),
         "success_pct": 100.0 * float(np.mean(fk_ok)),
         "own_success_pct": 100.0 * float(np.mean(own_ok)),
@@ -127,10 +130,10 @@ def _robot_rows(
         solver.start_warm(start)
     acc: dict[tuple[str, str], list[list[Any]]] = {}
     for label in solvers:
-        acc["global", label] = [[], [], []]
-        acc["warm", label] = [[], [], []]
+        acc["global", label] = [[], [], [], []]
+        acc["warm", label] = [[], [], [], []]
     if worker is not None and n_warm > 0:
-        acc["warm", "pinkctl (baseline)"] = [[], [], []]
+        acc["warm", "pinkctl (baseline)"] = [[], [], [], []]
     gc.collect()
     if gc_off:
         gc.disable()
@@ -152,7 +155,9 @@ def _robot_rows(
             if worker is not None and first < n_warm:
                 reply = worker.request({"start": first, "stop": first + chunk})
                 for into, key in zip(
-                    acc["warm", "pinkctl (baseline)"], ("times", "fk_ok", "own_ok"), strict=True
+                    acc["warm", "pinkctl (baseline)"],
+                    ("times", "fk_ok", "own_ok", "cpu"),
+                    strict=True,
                 ):
                     into.extend(reply[key])
     finally:
@@ -244,13 +249,13 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
         out += [
             f"**{title}**",
             "",
-            "| robot | solver | success % (FK) | own % | mean µs | p50 µs | p99 µs | "
+            "| robot | solver | success % (FK) | own % | mean µs | p50 µs | p99 µs | CPU mean µs | "
             f"peer {'mean' if key == 'mean_us' else 'p50'} / pinkctl |",
-            "|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in subset:
             if "note" in r:
-                out.append(f"| {r['robot']} | {r['solver']} | {r['note']} |  |  |  |  |  |")
+                out.append(f"| {r['robot']} | {r['solver']} | {r['note']} |  |  |  |  |  |  |")
                 continue
             ratio = (
                 ""
@@ -260,7 +265,7 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
             out.append(
                 f"| {r['robot']} | {r['solver']} | {r['success_pct']:.2f} | "
                 f"{r['own_success_pct']:.2f} | {r['mean_us']:.0f} | {r['p50_us']:.0f} | "
-                f"{r['p99_us']:.0f} | {ratio} |"
+                f"{r['p99_us']:.0f} | {r['cpu_mean_us']:.0f} | {ratio} |"
             )
         out.append("")
     remarks = sorted({f"{r['robot']}, {r['solver']}: {r['remark']}" for r in rows if "remark" in r})
@@ -286,10 +291,13 @@ def ik_verdicts(rows: list[dict[str, Any]]) -> list[str]:
                 continue
             ratio = mine[key] / theirs[key]
             met = ratio < 1.0 if table == "warm" else ratio <= 0.5 and mine["success_pct"] == 100
+            cpu = mine["cpu_mean_us"] / theirs["cpu_mean_us"]
             out.append(
                 f"{label} vs ik_LM, {robot}: {rule} {mine[key]:.1f} µs vs {theirs[key]:.1f} µs "
-                f"({ratio:.2f}x ik_LM's), success {mine['success_pct']:.1f} % vs "
-                f"{theirs['success_pct']:.1f} % -> {'MET' if met else 'MISSED'}"
+                f"({ratio:.2f}x ik_LM's; CPU-time mean {mine['cpu_mean_us']:.1f} vs "
+                f"{theirs['cpu_mean_us']:.1f} µs, {cpu:.2f}x), success "
+                f"{mine['success_pct']:.1f} % vs {theirs['success_pct']:.1f} % "
+                f"-> {'MET' if met else 'MISSED'}"
             )
     return out
 
