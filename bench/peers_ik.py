@@ -291,11 +291,15 @@ def ik_verdicts(rows: list[dict[str, Any]]) -> list[str]:
                 continue
             ratio = mine[key] / theirs[key]
             met = ratio < 1.0 if table == "warm" else ratio <= 0.5 and mine["success_pct"] == 100
-            cpu = mine["cpu_mean_us"] / theirs["cpu_mean_us"]
+            cpu = ""
+            if "cpu_mean_us" in mine and "cpu_mean_us" in theirs:
+                cpu = (
+                    f"; CPU-time mean {mine['cpu_mean_us']:.1f} vs {theirs['cpu_mean_us']:.1f} "
+                    f"µs, {mine['cpu_mean_us'] / theirs['cpu_mean_us']:.2f}x"
+                )
             out.append(
                 f"{label} vs ik_LM, {robot}: {rule} {mine[key]:.1f} µs vs {theirs[key]:.1f} µs "
-                f"({ratio:.2f}x ik_LM's; CPU-time mean {mine['cpu_mean_us']:.1f} vs "
-                f"{theirs['cpu_mean_us']:.1f} µs, {cpu:.2f}x), success "
+                f"({ratio:.2f}x ik_LM's{cpu}), success "
                 f"{mine['success_pct']:.1f} % vs {theirs['success_pct']:.1f} % "
                 f"-> {'MET' if met else 'MISSED'}"
             )
