@@ -162,10 +162,8 @@ class Runner:
         workers = execution.workers
         progress = sys.stderr.isatty() if execution.progress is None else bool(execution.progress)
         if self._ikpool is not None:
-            portable = PortableRobot.of(solver.robot)
-            job = BatchJob(
-                portable, solver.options, query, entropy, job_key(portable, solver.options)
-            )
+            robot = PortableRobot.of(solver.robot)
+            job = BatchJob(robot, solver.options, query, entropy, job_key(robot, solver.options))
             return _unpacked(solver, self._ikpool.run(job, chains, strict=False))
         if execution.backend == "local":
             workers = workers if workers is not None else (os.cpu_count() or 1)

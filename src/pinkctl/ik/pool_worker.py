@@ -48,6 +48,7 @@ def serve(read_fd: int, write_fd: int) -> None:
     import traceback
     import warnings
     from multiprocessing.connection import Connection
+    from typing import Any
 
     started = time.perf_counter()
     warnings.simplefilter("ignore")  # the caller saw the robot's warnings when it loaded it
@@ -57,7 +58,7 @@ def serve(read_fd: int, write_fd: int) -> None:
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
     outbox.send(("ready", os.getpid(), time.perf_counter() - started))
-    known: tuple[bytes, object] = (b"", None)  # the last job, unpickled
+    known: tuple[bytes, Any] = (b"", None)  # the last job, unpickled
     while True:
         try:
             job_bytes, chunk, strict = inbox.recv()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
@@ -135,6 +135,12 @@ class NativeQuery:
         starts: The solver's cache of random starts.
     """
 
+    @classmethod
+    def of(cls, local: object, solver: IKSolver, starts: StartCache) -> NativeQuery | None:
+        """The whole-query kernel of a residual whose local solve is ``local``, or None when
+        that is not the native loop."""
+        return cls(local, solver, starts) if isinstance(local, NativeLocal) else None
+
     def __init__(self, local: NativeLocal, solver: IKSolver, starts: StartCache) -> None:
         self._lib = kernel_module()
         if self._lib.ik_query_size() != ctypes.sizeof(_Query):
@@ -185,7 +191,7 @@ class NativeQuery:
         s.max_step = checked.max_step if checked.max_step is not None else 0.0
         self._configured = checked
 
-    def _run(self, target: object, seed: object) -> int | None:
+    def _run(self, target: Any, seed: Any) -> int | None:
         """The kernel's reason, or None when the Python path must answer."""
         if type(target) is pin.SE3:
             position = target.translation
@@ -247,18 +253,19 @@ class NativeQuery:
         s.resume = 0
         rng = search.rng
         seeded = is_seed(rng)
+        rows = self._rows
         if seeded:  # the cached starts of this seed
-            rows = self._rows
             if rows is None or rows[0] != rng:
-                rows = self._point_at(int(rng), 256)
+                rows = self._point_at(int(rng), 256)  # type: ignore[arg-type]
         else:  # the generator's draws, one per restart, as the Python path makes them
             s.n_starts = 0
             self._rows = None
-        draw = checked.generator
+        draw: Any = checked.generator
         rewind = draw.bit_generator.state if isinstance(draw, np.random.Generator) else None
         code = self._run(target, seed)
         while code == _MORE_STARTS:
             if seeded:
+                assert rows is not None
                 rows = self._point_at(rows[0], 2 * len(rows[1]))
             else:
                 if not isinstance(draw, np.random.Generator):

@@ -235,9 +235,7 @@ class IKSolver:
         single = type(target) is pin.SE3 or not is_multi_target(target)
         residual = self._residuals.get(self._default_key) if single else None
         if residual is not None and residual is not self._query[0]:
-            local = self._local(residual)
-            native = isinstance(local, NativeLocal)  # (the native loop applies)
-            self._query = (residual, NativeQuery(local, self, self._starts) if native else None)
+            self._query = (residual, NativeQuery.of(self._local(residual), self, self._starts))
         return self._query[1] if residual is not None else None
 
     def _result(
