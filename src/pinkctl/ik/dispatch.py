@@ -199,7 +199,8 @@ class Runner:
 
 
 def _unpacked(
-    solver: IKSolver, answers: Sequence[tuple[Sequence[Chain], PackedResults | str]]
+    solver: IKSolver,
+    answers: Sequence[tuple[Sequence[Chain], PackedResults | list[IKResult] | str]],
 ) -> list[IKResult]:
     """One result per target, in order, from each chunk's chains and answer: a lost chunk (an
     answer that is a string) gives failed results saying why."""
@@ -212,5 +213,5 @@ def _unpacked(
                 for target in chain.targets
             ]
         else:
-            results += answer.unpack()
+            results += answer if isinstance(answer, list) else answer.unpack()
     return results

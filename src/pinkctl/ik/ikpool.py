@@ -40,7 +40,6 @@ from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
-from .transport import PackedResults, pack_chunk
 from .workers import WorkerSet
 
 __all__ = ["IKPool"]
@@ -191,8 +190,8 @@ class IKPool:
         ]
         out: list[IKResult] = []
         for _, answer in self.run(self.job(query, entropy), chains, strict=True):
-            assert isinstance(answer, PackedResults)  # strict: a lost chunk raised
-            out += answer.unpack()
+            assert not isinstance(answer, str)  # strict: a lost chunk raised
+            out += answer
         return out
 
     # ------------------------------------------------------------------ engine
@@ -208,7 +207,7 @@ class IKPool:
 
     def run(
         self, job: BatchJob, chains: Sequence[Chain], *, strict: bool
-    ) -> list[tuple[list[Chain], PackedResults | str]]:
+    ) -> list[tuple[list[Chain], list[IKResult] | str]]:
         """Solve ``chains`` (never split) in chunks on the workers; per chunk, its chains and
         its results, or (not ``strict``) why it was lost. Used by
         :class:`~pinkctl.ik.dispatch.Runner`.
@@ -229,8 +228,7 @@ class IKPool:
             ) from exc
         size = min(_MAX_CHUNK, math.ceil(len(chains) / (_CHUNKS_PER_WORKER * self.workers)))
         groups = [list(chains[k : k + size]) for k in range(0, len(chains), size)]
-        chunks = [pack_chunk(group) for group in groups]
-        answers = self._workers.run(request, chunks, strict=strict, retries=self.retries)
+        answers = self._workers.run(request, groups, strict=strict, retries=self.retries)
         return list(zip(groups, answers))
 
 

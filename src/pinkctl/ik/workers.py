@@ -14,13 +14,18 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, WorkerError
-from .transport import PackedResults
+from .result import IKResult
+from .transport import pack_chunk
+
+if TYPE_CHECKING:
+    from .job import Chain
 
 __all__ = ["WorkerSet"]
 
@@ -128,25 +133,39 @@ class WorkerSet:
 
     # ------------------------------------------------------------------ work
     def run(
-        self, job: bytes, chunks: list[Any], *, strict: bool, retries: int
-    ) -> list[PackedResults | str]:
-        """Every chunk on some worker; per chunk its results, or why it was lost (not
-        ``strict``: a strict run raises instead, once the chunks in flight are back)."""
+        self,
+        job: bytes,
+        groups: Sequence[Sequence[Chain]],
+        *,
+        strict: bool,
+        retries: int,
+    ) -> list[list[IKResult] | str]:
+        """Every group of chains on some worker, as one chunk (packed when it is sent, its
+        results unpacked while the workers go on); per group its results, or why it was lost
+        (not ``strict``: a strict run raises instead, once the chunks in flight are back)."""
         self._check_open()
-        todo = deque(range(len(chunks)))
-        attempts = [0] * len(chunks)
-        out: dict[int, PackedResults | str] = {}
+        todo = deque(range(len(groups)))
+        attempts = [0] * len(groups)
+        packed: dict[int, Any] = {}
+        out: dict[int, list[IKResult] | str] = {}
         error: Exception | None = None
-        while len(out) < len(chunks) and (error is None or self._busy()):
+
+        def feed(worker: _Worker) -> None:
+            if worker.chunk is not None or not todo or error is not None:
+                return
+            self._ready(worker)
+            i = worker.chunk = todo.popleft()
+            attempts[i] += 1
+            if i not in packed:
+                packed[i] = pack_chunk(groups[i])
+            try:
+                worker.requests.send((job, packed[i], strict))
+            except OSError:  # died since: found out below, by its closed pipe
+                pass
+
+        while len(out) < len(groups) and (error is None or self._busy()):
             for worker in self._workers:
-                if worker.chunk is None and todo and error is None:
-                    self._ready(worker)
-                    worker.chunk = todo.popleft()
-                    attempts[worker.chunk] += 1
-                    try:
-                        worker.requests.send((job, chunks[worker.chunk], strict))
-                    except OSError:  # died since: found out below, by its closed pipe
-                        pass
+                feed(worker)
             busy = {w.replies: k for k, w in enumerate(self._workers) if w.chunk is not None}
             for connection in wait(list(busy)):
                 k = busy[connection]  # type: ignore[index]
@@ -166,15 +185,16 @@ class WorkerSet:
                         f"attempt(s) (exit code {code})"
                     )
                     if strict:
-                        error = error or WorkerError(f"{_span(chunks[chunk])}: {lost}")
+                        error = error or WorkerError(f"{_span(groups[chunk])}: {lost}")
                     out[chunk] = lost
                     continue
                 if reply[0] == "ok":
-                    out[chunk] = reply[1]
+                    feed(worker)  # its next chunk first, then this one's results
+                    out[chunk] = reply[1].unpack()
                     self.cpu_seconds += reply[2]
                     continue
                 _, index, text, trace = reply
-                where = f"targets[{index}]" if index is not None else _span(chunks[chunk])
+                where = f"targets[{index}]" if index is not None else _span(groups[chunk])
                 if error is None:
                     error = (
                         InputError(f"{where}: {text.split(': ', 1)[-1]}")
@@ -188,16 +208,13 @@ class WorkerSet:
                 out[chunk] = text
         if error is not None:
             raise error
-        return [out[i] for i in range(len(chunks))]
+        return [out[i] for i in range(len(groups))]
 
     def _busy(self) -> bool:
         return any(w.chunk is not None for w in self._workers)
 
 
-def _span(chunk: Any) -> str:
+def _span(chains: Sequence[Chain]) -> str:
     """``targets[a..b]``: the indices of a chunk's targets."""
-    indices = getattr(chunk, "indices", None)
-    if indices is None:
-        indices = [i for chain in chunk for i in chain.indices]
-    indices = [int(i) for i in indices]
+    indices = [i for chain in chains for i in chain.indices]
     return f"targets[{min(indices)}..{max(indices)}]"
