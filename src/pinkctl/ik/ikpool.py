@@ -66,7 +66,9 @@ class IKPool:
         InputError: Bad ``workers``, ``retries`` or options; a robot workers cannot load.
 
     The workers start here (in the background); the first call waits for them.
-    :attr:`start_seconds` says how long each took to start.
+    :attr:`start_seconds` says how long each took to start. One call at a time (a pool is not
+    shared between threads); POSIX systems (the workers' pipes are passed as file
+    descriptors).
     """
 
     def __init__(
