@@ -212,3 +212,12 @@ def test_collision_bench_rows():
     blind, checked = collision.ik_rows(6)
     assert checked["in_collision"] == 0.0 and 0.0 < checked["success"] <= 1.0
     assert blind["variant"] == "find_ik, collision-blind"
+
+
+def test_default_solver_bench_rows():
+    """bench.default_solver (docs/isaac.md's numbers): one row per solver, the same commands."""
+    rows = importlib.import_module("bench.default_solver").run(ticks=20, warmup=5)
+    assert [row["solver"] for row in rows] == ["box", "daqp", "osqp"]
+    for row in rows:
+        assert 0.0 < row["median_us"] <= row["p90_us"]
+        assert row["max_dq"] < 1e-6
