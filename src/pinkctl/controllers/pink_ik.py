@@ -27,10 +27,12 @@ from ..errors import InputError
 from ..motion.limits import MotionLimits
 from ..motion.shaper import MotionShaper
 from ..qp import DEFAULT_SOLVER, QPSolveError, TickQP
+from ..world import World
 from . import _arguments as arguments
 from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSettings
 from .array_step import ArrayStep
 from .base import BaseController
+from .collision import CollisionAvoidance, check_collision_arguments
 from .failures import debug_mode, internal_error, run_callback
 from .frame_target import FrameTarget
 from .ik_problem import IKProblem
@@ -86,6 +88,11 @@ class PinkIKController(BaseController, ArrayStep):
             then a :class:`~pinkctl.qp.CascadeQP` (``qp_path="pinkctl"``).
         priority_method: ``"cascade"`` (exact, a QP per level, every limit at every level) or
             ``"nullspace"`` (null-space projection; position and velocity limits only).
+        world: Obstacles to avoid (:class:`~pinkctl.world.World`, read every tick), or None.
+        self_collision: Avoid the robot's own links; None: when its description has
+            collision elements. The robot's floor is avoided whenever one of the two is on
+            (:mod:`pinkctl.controllers.collision`; status BLOCKED when avoidance holds).
+        collision_margin: Smallest distance kept between any two checked shapes [m].
 
     Raises:
         InputError: (a ``ValueError``) on any malformed argument, naming it and what was
@@ -119,6 +126,9 @@ class PinkIKController(BaseController, ArrayStep):
         motion_limits: bool | MotionLimits | None = None,
         priority_levels: Sequence[Sequence[Task | str]] | None = None,
         priority_method: Literal["cascade", "nullspace"] = "cascade",
+        world: World | None = None,
+        self_collision: bool | None = None,
+        collision_margin: float = 0.01,
     ) -> None:
         super().__init__()
         if not isinstance(pink_robot, PinkRobot):
@@ -131,6 +141,7 @@ class PinkIKController(BaseController, ArrayStep):
         settings = QPSettings.checked(solver, fallback_solver, damping, solver_options, qp_path)
         self._integrate_from = choice(integrate_from, "integrate_from", ("measured", "command"))
         self._pre_step_callback = callable_or_none(pre_step_callback, "pre_step_callback")
+        avoid = check_collision_arguments(pink_robot, world, self_collision, collision_margin)
         self._problem = IKProblem(
             pink_robot,
             tool_frame,
@@ -152,7 +163,11 @@ class PinkIKController(BaseController, ArrayStep):
         self.tool_frame = tool_frame
         limits = arguments.resolve_motion_limits(pink_robot, motion_limits)
         self._shaper = MotionShaper(limits, self.dt)
-        self._mode = TickMode.of(self._shaper.smooth, self._problem.has_rows)
+        self._mode = self._tick = TickMode.of(self._shaper.smooth, self._problem.has_rows)
+        self._avoid = CollisionAvoidance.build(
+            pink_robot, self._joints, self._shaper, world=avoid[0], self_collision=avoid[1],
+            margin=avoid[2],
+        )  # fmt: skip
         self._rebuild(settings)
         self._target = FrameTarget(self._problem.frame)
         #: the frame target of the previous solved tick (a copy; None after a reset or a brake)
@@ -166,6 +181,11 @@ class PinkIKController(BaseController, ArrayStep):
         that raises."""
         columns = self._joints.qp_columns
         self._qp = self._problem.compile(self.robot.model, columns, self._mode, settings)
+        if self._avoid is not None:  # the QP of the ticks with collision rows
+            limit = self._avoid.limit
+            self._avoid.qp = self._problem.compile(
+                self.robot.model, columns, self._mode, settings, limit
+            )
         self._settings = settings
 
     def reset(
@@ -258,9 +278,12 @@ class PinkIKController(BaseController, ArrayStep):
         configuration = self._configuration
         assert configuration is not None
         try:
-            if self._mode is TickMode.BOXED:
-                return solve_in_box(self._qp, configuration, self.dt, self._shaper, self._joints)
-            return self._qp.solve(configuration, self.dt)
+            qp, self._tick = self._qp, self._mode
+            if self._avoid is not None and self._avoid.engage(configuration.q):
+                qp, self._tick = self._avoid.qp, TickMode.BOXED
+            if self._tick is TickMode.BOXED:
+                return solve_in_box(qp, configuration, self.dt, self._shaper, self._joints)
+            return qp.solve(configuration, self.dt)
         except QPSolveError as exc:
             self.last_error = f"QP failed: {exc}"
         except PinkError as exc:  # a pink task or limit failing at this configuration
@@ -274,7 +297,7 @@ class PinkIKController(BaseController, ArrayStep):
         joint_velocity = velocity[maps.n_base :]
         if maps.controlled.balls:  # as rates of the rotation vectors (JointMapping)
             joint_velocity = maps.chart_velocity(joint_velocity, shaper.position)
-        approach = self._mode is TickMode.APPROACH
+        approach = self._tick is TickMode.APPROACH
         if approach:
             # the target holds when it is the one of the previous solved tick (approach policy)
             task = self._problem.frame
@@ -328,8 +351,8 @@ class PinkIKController(BaseController, ArrayStep):
             if velocity is None:
                 return self._brake()
             positions, command_velocity, root = self.shape(velocity)
-            self._status = ControllerStatus.OK
-            self.last_error = None
+            self.last_error = None if self._avoid is None else self._avoid.blocking(velocity)
+            self._status = ControllerStatus.BLOCKED if self.last_error else ControllerStatus.OK
             return self.write_command(positions, command_velocity, root)
         except Exception as exc:  # a bug inside the tick: re-raised or logged, never silent
             if debug_mode():

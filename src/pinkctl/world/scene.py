@@ -100,10 +100,6 @@ class PairDistance:
 FAILED = 1e6
 
 
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
 class CollisionScene:
     """A robot's geometry and a world, with the active pairs and the reference queries
     (module docstring).
@@ -185,6 +181,8 @@ class CollisionScene:
         index = np.array([[p.geometry_a, p.geometry_b] for p in pairs], dtype=np.intp)
         self._spheres = BoundingSpheres(model, index.reshape(-1, 2))
         self._all = np.ones((model.ngeoms, model.ngeoms), dtype=bool)
+        self._mask = np.zeros_like(self._all)  # the pairs_within's active pairs
+        self._chosen: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.intp),) * 2
         self.measured = 0
         self._culled = False
 
@@ -225,6 +223,7 @@ class CollisionScene:
                 placement = obstacle.placement
                 for index in indices:
                     objects[index].placement = placement
+            self._spheres.refresh(self.geometry_model)
         else:
             self._build()
         self._version = world.version
@@ -298,16 +297,24 @@ class CollisionScene:
         pin.updateGeometryPlacements(model, data, geometry, gdata, q)
         if not self._pairs:
             return []
-        near = np.flatnonzero(self._spheres.lower_bounds(gdata.oMg) < limit)
-        mask = np.zeros_like(self._all)
+        near = np.flatnonzero(self._spheres.lower_bounds(data.oMi) < limit)
+        mask = self._mask
+        mask[self._chosen] = False
         pairs = self._spheres.pairs[near]
-        mask[pairs[:, 0], pairs[:, 1]] = True
+        self._chosen = (pairs[:, 0], pairs[:, 1])
+        mask[self._chosen] = True
         gdata.setActiveCollisionPairs(geometry, mask)
         self._culled = True
         pin.computeDistances(geometry, gdata)
         self.measured = len(near)
-        found = [self._result(int(k)) for k in near]
-        return [d for d in found if d.distance < limit]
+        found = []
+        for k in near.tolist():  # a PairDistance only for the pairs kept (or to measure again)
+            value = self._results[k].min_distance
+            if value < limit or not -FAILED < value < FAILED:
+                distance = self._result(k)
+                if distance.distance < limit:
+                    found.append(distance)
+        return found
 
     def in_collision(self, q: Any, margin: float = 0.0) -> bool:
         """Whether some active pair is closer than ``margin`` [m] at ``q`` (with the default
@@ -326,30 +333,42 @@ class CollisionScene:
         return closest.distance if closest is not None else float("inf")
 
     # ------------------------------------------------------------------ derivatives
-    def _point_jacobian(self, geometry: int, point: np.ndarray) -> np.ndarray:
-        joint = self.geometry_model.geometryObjects[geometry].parentJoint
-        if joint == 0:
-            return np.zeros((3, self.model.nv))
-        frame = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-        jacobian = pin.getJointJacobian(self.model, self.data, joint, frame)
-        lever = point - self.data.oMi[joint].translation
-        return jacobian[:3] - _skew(lever) @ jacobian[3:]
-
     def distance_jacobians(self, q: Any, distances: Sequence[PairDistance]) -> np.ndarray:
         """(K, nv) rows ``d(distance)/dq`` of ``distances`` measured at ``q`` (module
         docstring): ``distance(q + dq) ~ distance(q) + row @ dq`` for a small tangent
-        ``dq`` (``pin.integrate``)."""
+        ``dq`` (``pin.integrate``).
+
+        With a joint's world-frame Jacobian ``(J_lin, J_ang)`` (the velocity of the point at
+        the world origin, the angular velocity), the velocity of a point ``p`` fixed to the
+        joint is ``J_lin + J_ang x p``, so ``n . v_p = n^T J_lin + (p x n)^T J_ang``: one
+        Jacobian per joint, then every pair in a few array operations.
+        """
         q = self._configuration(q)
-        pin.computeJointJacobians(self.model, self.data, q)
-        rows = np.zeros((len(distances), self.model.nv))
         for k, d in enumerate(distances):
             if not isinstance(d, PairDistance):
                 raise InputError(f"distances[{k}] must be a PairDistance, got {d!r}")
-            p = d.pair
-            rows[k] = d.normal @ (
-                self._point_jacobian(p.geometry_b, d.point_b)
-                - self._point_jacobian(p.geometry_a, d.point_a)
-            )
+        if not distances:
+            return np.zeros((0, self.model.nv))
+        model, data = self.model, self.data
+        pin.computeJointJacobians(model, data, q)
+        objects = self.geometry_model.geometryObjects
+        joints = np.array(
+            [
+                [objects[d.pair.geometry_a].parentJoint, objects[d.pair.geometry_b].parentJoint]
+                for d in distances
+            ]
+        )
+        jacobians = np.zeros((model.njoints, 6, model.nv))  # the universe's stays 0
+        for j in np.unique(joints).tolist():
+            if j:
+                jacobians[j] = pin.getJointJacobian(model, data, j, pin.ReferenceFrame.WORLD)
+        normals = np.array([d.normal for d in distances])
+        rows = np.zeros((len(distances), model.nv))
+        for side, sign in ((0, -1.0), (1, 1.0)):
+            points = np.array([d.point_b if side else d.point_a for d in distances])
+            jacobian = jacobians[joints[:, side]]
+            rows += sign * np.einsum("ki,kij->kj", normals, jacobian[:, :3])
+            rows += sign * np.einsum("ki,kij->kj", np.cross(points, normals), jacobian[:, 3:])
         return rows
 
     def distance_jacobian(self, q: Any, distance: PairDistance) -> np.ndarray:
