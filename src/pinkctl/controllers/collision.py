@@ -24,19 +24,24 @@ margin, so that home is always admissible.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
+from pink import Configuration
 
 from .._validation import real_number
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from ..motion.shaper import MotionShaper
-from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows
+from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
+from .tick_mode import TickMode
 
 if TYPE_CHECKING:
+    from ._arguments import QPSettings
+    from .ik_problem import IKProblem
     from .joint_mapping import JointMapping
 
 __all__ = [
@@ -57,7 +62,7 @@ SMOOTH_TICKS = 2
 
 
 def check_collision_arguments(
-    robot: PinkRobot, world: Any, self_collision: Any, margin: Any
+    world: Any, self_collision: Any, margin: Any
 ) -> tuple[World | None, bool | None, float]:
     """The controller's ``world``, ``self_collision`` and ``collision_margin``, checked
     (InputError naming the argument)."""
@@ -160,6 +165,7 @@ class CollisionAvoidance:
         self._levers = _levers(model, geometry.geometry_model, self._columns)
         self.qp: Any = None
         self._rows: CollisionRows | None = None
+        self._box = (np.zeros(0), np.zeros(0))
 
     @classmethod
     def build(
@@ -167,14 +173,15 @@ class CollisionAvoidance:
         robot: PinkRobot,
         joints: JointMapping,
         shaper: MotionShaper,
-        *,
-        world: World | None,
-        self_collision: bool | None,
-        margin: float,
+        world: Any,
+        self_collision: Any,
+        margin: Any,
     ) -> CollisionAvoidance | None:
-        """The avoidance of a controller, or None when there is nothing to avoid
-        (``world=None`` and self-collision off). ``self_collision=None``: on when the robot's
-        description has collision elements."""
+        """The avoidance of a controller from its ``world``, ``self_collision`` and
+        ``collision_margin`` arguments (checked first: InputError naming the argument), or
+        None when there is nothing to avoid (``world=None`` and self-collision off).
+        ``self_collision=None``: on when the robot's description has collision elements."""
+        world, self_collision, margin = check_collision_arguments(world, self_collision, margin)
         if world is None and self_collision is False:
             return None
         geometry = RobotGeometry.from_robot(robot)
@@ -191,6 +198,13 @@ class CollisionAvoidance:
             self_collision=self_collision,
             margin=margin,
         )
+
+    def compile(
+        self, problem: IKProblem, model: pin.Model, columns: np.ndarray, settings: QPSettings
+    ) -> None:
+        """Compile :attr:`qp`: the controller's problem with every limit and the collision
+        rows (the QP of the ticks with rows)."""
+        self.qp = problem.compile(model, columns, TickMode.BOXED, settings, self.limit)
 
     # ------------------------------------------------------------------ the world
     def _scene_world(self) -> World:
@@ -259,8 +273,26 @@ class CollisionAvoidance:
             motions=self._motions,
         )
         self.limit.hold(rows)
+        self._box = (lower, upper)
         self._rows = rows if rows.h.size else None
         return self._rows is not None
+
+    def solve(self, configuration: Configuration) -> np.ndarray:
+        """The velocity of the QP with this tick's rows inside the shaper's box; when they
+        conflict there, with every row asking at least no closing (``h >= 0``: met by
+        standing still, when the box holds 0).
+
+        Raises:
+            QPSolveError: No velocity in the box meets the rows (the controller brakes).
+        """
+        lower, upper = self._box
+        try:
+            return self.qp.solve(configuration, self.dt, lower, upper)
+        except QPSolveError:
+            rows = self._rows
+            assert rows is not None
+            self.limit.hold(replace(rows, h=np.maximum(rows.h, 0.0)))
+            return self.qp.solve(configuration, self.dt, lower, upper)
 
     def blocking(self, velocity: np.ndarray) -> str | None:
         """Why the command is held back: the closest pair whose row binds at the QP's

@@ -18,7 +18,7 @@ from pink import Configuration
 from pink.barriers import Barrier
 from pink.exceptions import PinkError
 from pink.limits import Limit
-from pink.tasks import FrameTask, PostureTask, Task
+from pink.tasks import Task
 
 from .._validation import callable_or_none, choice, name_list, real_number
 from ..core.robot import PinkRobot
@@ -32,18 +32,19 @@ from . import _arguments as arguments
 from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSettings
 from .array_step import ArrayStep
 from .base import BaseController
-from .collision import CollisionAvoidance, check_collision_arguments
+from .collision import CollisionAvoidance
 from .failures import debug_mode, internal_error, run_callback
 from .frame_target import FrameTarget
 from .ik_problem import IKProblem
 from .joint_mapping import JointMapping
+from .problem_views import ProblemViews
 from .status import ControllerStatus
 from .tick_mode import TickMode, solve_in_box
 
 __all__ = ["PinkIKController"]
 
 
-class PinkIKController(BaseController, ArrayStep):
+class PinkIKController(BaseController, ArrayStep, ProblemViews):
     """Reactive differential-IK controller (pink tasks, limits and barriers; one QP per tick).
 
     The Isaac Sim PINK extension's API: targets from the setpoint's site poses and complete
@@ -88,10 +89,9 @@ class PinkIKController(BaseController, ArrayStep):
             then a :class:`~pinkctl.qp.CascadeQP` (``qp_path="pinkctl"``).
         priority_method: ``"cascade"`` (exact, a QP per level, every limit at every level) or
             ``"nullspace"`` (null-space projection; position and velocity limits only).
-        world: Obstacles to avoid (:class:`~pinkctl.world.World`, read every tick), or None.
-        self_collision: Avoid the robot's own links; None: when its description has
-            collision elements. The robot's floor is avoided whenever one of the two is on
-            (:mod:`pinkctl.controllers.collision`; status BLOCKED when avoidance holds).
+        world: Obstacles to avoid (a :class:`~pinkctl.world.World`, read every tick) or None.
+        self_collision: Avoid the robot's own links; None: if its description has collision
+            elements. With either, the floor too (:mod:`pinkctl.controllers.collision`).
         collision_margin: Smallest distance kept between any two checked shapes [m].
 
     Raises:
@@ -141,7 +141,6 @@ class PinkIKController(BaseController, ArrayStep):
         settings = QPSettings.checked(solver, fallback_solver, damping, solver_options, qp_path)
         self._integrate_from = choice(integrate_from, "integrate_from", ("measured", "command"))
         self._pre_step_callback = callable_or_none(pre_step_callback, "pre_step_callback")
-        avoid = check_collision_arguments(pink_robot, world, self_collision, collision_margin)
         self._problem = IKProblem(
             pink_robot,
             tool_frame,
@@ -165,9 +164,8 @@ class PinkIKController(BaseController, ArrayStep):
         self._shaper = MotionShaper(limits, self.dt)
         self._mode = self._tick = TickMode.of(self._shaper.smooth, self._problem.has_rows)
         self._avoid = CollisionAvoidance.build(
-            pink_robot, self._joints, self._shaper, world=avoid[0], self_collision=avoid[1],
-            margin=avoid[2],
-        )  # fmt: skip
+            pink_robot, self._joints, self._shaper, world, self_collision, collision_margin
+        )
         self._rebuild(settings)
         self._target = FrameTarget(self._problem.frame)
         #: the frame target of the previous solved tick (a copy; None after a reset or a brake)
@@ -182,10 +180,7 @@ class PinkIKController(BaseController, ArrayStep):
         columns = self._joints.qp_columns
         self._qp = self._problem.compile(self.robot.model, columns, self._mode, settings)
         if self._avoid is not None:  # the QP of the ticks with collision rows
-            limit = self._avoid.limit
-            self._avoid.qp = self._problem.compile(
-                self.robot.model, columns, self._mode, settings, limit
-            )
+            self._avoid.compile(self._problem, self.robot.model, columns, settings)
         self._settings = settings
 
     def reset(
@@ -278,12 +273,13 @@ class PinkIKController(BaseController, ArrayStep):
         configuration = self._configuration
         assert configuration is not None
         try:
-            qp, self._tick = self._qp, self._mode
+            self._tick = self._mode
             if self._avoid is not None and self._avoid.engage(configuration.q):
-                qp, self._tick = self._avoid.qp, TickMode.BOXED
-            if self._tick is TickMode.BOXED:
-                return solve_in_box(qp, configuration, self.dt, self._shaper, self._joints)
-            return qp.solve(configuration, self.dt)
+                self._tick = TickMode.BOXED  # the QP with collision rows, inside the box
+                return self._avoid.solve(configuration)
+            if self._mode is TickMode.BOXED:
+                return solve_in_box(self._qp, configuration, self.dt, self._shaper, self._joints)
+            return self._qp.solve(configuration, self.dt)
         except QPSolveError as exc:
             self.last_error = f"QP failed: {exc}"
         except PinkError as exc:  # a pink task or limit failing at this configuration
@@ -391,32 +387,3 @@ class PinkIKController(BaseController, ArrayStep):
     mode = Attribute[TickMode]("_mode", "How the QP and the shaper share a tick.")
     qp_step = Attribute[TickQP]("_qp", "The compiled QP a tick solves (:mod:`pinkctl.qp`).")
     status = Attribute[ControllerStatus]("_status", "What the last forward or reset produced.")
-
-    def get_frame_task(self) -> FrameTask:
-        """The tool-frame task (costs and target can be changed at run time)."""
-        return self._problem.frame
-
-    def get_posture_task(self) -> PostureTask | None:
-        """The posture task, or None when ``posture_cost`` is 0."""
-        return self._problem.posture
-
-    @property
-    def motion_limits(self) -> MotionLimits | None:
-        """The acceleration/jerk limits enforced on the command sequence, or None."""
-        return self._shaper.limits if self._shaper.smooth else None
-
-    @property
-    def tasks(self) -> list[Task]:
-        """Tasks of the QP: frame, posture (if any), extras."""
-        return list(self._problem.tasks)
-
-    @property
-    def limits(self) -> list[Limit]:
-        """Limits: configuration, velocity, extras (TickMode.APPROACH: the QP holds the
-        first, the shaper the velocity)."""
-        return list(self._problem.limits)
-
-    @property
-    def barriers(self) -> list[Barrier]:
-        """Barriers of the QP."""
-        return list(self._problem.barriers)

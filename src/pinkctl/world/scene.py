@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import coal
 import numpy as np
 import pinocchio as pin
 
@@ -370,6 +371,26 @@ class CollisionScene:
             rows += sign * np.einsum("ki,kij->kj", normals, jacobian[:, :3])
             rows += sign * np.einsum("ki,kij->kj", np.cross(points, normals), jacobian[:, 3:])
         return rows
+
+    def witness_reach(self, distances: Sequence[PairDistance]) -> np.ndarray:
+        """(K, 2) bound [m] of the distance from each witness point (``point_a``,
+        ``point_b``) to any point of its shape, at the placements of the last query (0 for
+        a sphere, whose rotation about its centre moves no point closer; ``inf`` for a
+        half-space). A shape turning by a small angle ``theta`` [rad] moves none of its
+        points toward the other shape by more than ``theta`` times this bound beyond its
+        witness point's motion: the first-order error of a linearised distance where the
+        witness point is not unique (faces, edges)."""
+        spheres, placements = self._spheres, self.geometry_data.oMg
+        reach = np.zeros((len(distances), 2))
+        for k, d in enumerate(distances):
+            for side, (g, point) in enumerate(
+                ((d.pair.geometry_a, d.point_a), (d.pair.geometry_b, d.point_b))
+            ):
+                obj = self.geometry_model.geometryObjects[g]
+                if not isinstance(obj.geometry, coal.Sphere):
+                    centre = placements[g].act(spheres.centres[g])
+                    reach[k, side] = np.linalg.norm(point - centre) + spheres.radii[g]
+        return reach
 
     def distance_jacobian(self, q: Any, distance: PairDistance) -> np.ndarray:
         """(nv,) row ``d(distance)/dq`` of one pair measured at ``q``."""
