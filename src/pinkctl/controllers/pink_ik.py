@@ -387,3 +387,6 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews):
     mode = Attribute[TickMode]("_mode", "How the QP and the shaper share a tick.")
     qp_step = Attribute[TickQP]("_qp", "The compiled QP a tick solves (:mod:`pinkctl.qp`).")
     status = Attribute[ControllerStatus]("_status", "What the last forward or reset produced.")
+    collision = Attribute[CollisionAvoidance | None](
+        "_avoid", "The collision avoidance (its scene, world and rows), or None."
+    )

@@ -25,7 +25,7 @@ closing rate the joints can brake at, leaving the rest of their authority to the
 
 In :meth:`CollisionLimit.evaluate`:
 
-- a pair within :data:`TURNING_ZONE` of its margin also bounds ``-J dq + rho |dtheta|_1``
+- a pair within :data:`TURNING_ZONE` of its margin (either side) also bounds ``-J dq + rho |dtheta|_1``
   (8 rows, one per sign vector): ``dtheta`` the angle one shape turns relative to the other
   during the step, ``rho`` a bound of the distance from a witness point to any point of its
   shape (:meth:`~pinkctl.world.CollisionScene.witness_reach`; seen from either shape, only
@@ -35,10 +35,9 @@ In :meth:`CollisionLimit.evaluate`:
   at first order, which the plain linearisation misses (a box finger entered a box by 4 mm
   without this term, 0 with it);
 - with a velocity box (the motion shaper's, this tick), a row whose ``h`` is beyond what the
-  box allows cannot bind and is left out; a row asking
-  more opening than the box allows is relaxed to the most the box allows, so that collision
-  rows alone never make the QP infeasible inside the box (the arm gives way as far as its
-  limits allow).
+  box allows cannot bind and is left out; a row asking more opening than the box allows is
+  relaxed to the most the box allows (the arm gives way as far as its limits allow; when
+  relaxed rows conflict, the controller asks no pair to close, else brakes).
 """
 
 from __future__ import annotations
@@ -209,7 +208,7 @@ class CollisionLimit(Limit):
         scene = self.scene
         model, data = scene.model, scene.data
         gaps = np.array([d.distance for d in found]) - margins
-        near = np.flatnonzero(gaps < TURNING_ZONE)
+        near = np.flatnonzero(np.abs(gaps) < TURNING_ZONE)
         if not near.size:
             return G, h, margins, found
         objects = scene.geometry_model.geometryObjects
