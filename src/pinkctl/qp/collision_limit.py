@@ -25,7 +25,7 @@ closing rate the joints can brake at, leaving the rest of their authority to the
 
 In :meth:`CollisionLimit.evaluate`:
 
-- a pair within :data:`TURNING_ZONE` of its margin (either side) also bounds ``-J dq + rho |dtheta|_1``
+- an obstacle pair within :data:`TURNING_ZONE` of its margin (either side) also bounds ``-J dq + rho |dtheta|_1``
   (8 rows, one per sign vector): ``dtheta`` the angle one shape turns relative to the other
   during the step, ``rho`` a bound of the distance from a witness point to any point of its
   shape (:meth:`~pinkctl.world.CollisionScene.witness_reach`; seen from either shape, only
@@ -202,13 +202,15 @@ class CollisionLimit(Limit):
     def _turning(
         self, found: list[PairDistance], G: np.ndarray, h: np.ndarray, margins: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[PairDistance]]:
-        """The rows with the turning term for the pairs within :data:`TURNING_ZONE` of their
-        margin (module docstring): ``-J dq + rho s . (dtheta) <= h`` for the 8 sign vectors
+        """The rows with the turning term for the obstacle pairs within :data:`TURNING_ZONE`
+        of their margin (self pairs: none; they would freeze the wrist joints of an arm whose
+        links sit close at home) (module docstring): ``-J dq + rho s . (dtheta) <= h`` for the 8 sign vectors
         ``s``, i.e. ``rho |dtheta|_1``, a bound of ``rho |dtheta|``."""
         scene = self.scene
         model, data = scene.model, scene.data
         gaps = np.array([d.distance for d in found]) - margins
-        near = np.flatnonzero(np.abs(gaps) < TURNING_ZONE)
+        obstacle = np.array([d.pair.kind == "obstacle" for d in found])
+        near = np.flatnonzero((np.abs(gaps) < TURNING_ZONE) & obstacle)
         if not near.size:
             return G, h, margins, found
         objects = scene.geometry_model.geometryObjects
