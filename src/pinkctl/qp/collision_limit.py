@@ -25,11 +25,13 @@ closing rate the joints can brake at, leaving the rest of their authority to the
 
 In :meth:`CollisionLimit.evaluate`:
 
-- an obstacle pair within :data:`TURNING_ZONE` of its margin (either side) also bounds ``-J dq + rho |dtheta|_1``
-  (8 rows, one per sign vector): ``dtheta`` the angle one shape turns relative to the other
-  during the step, ``rho`` a bound of the distance from a witness point to any point of its
-  shape (:meth:`~pinkctl.world.CollisionScene.witness_reach`; seen from either shape, only
-  the other one moves).
+- an obstacle pair within :data:`TURNING_ZONE` of its margin (either side) also bounds
+  ``-J dq + rho |T dtheta|_1`` (4 rows, one per sign vector): ``dtheta`` the angle one shape
+  turns relative to the other during the step, ``T`` two unit tangents of the normal (a turn
+  about the normal moves no point across the separating plane), ``rho`` a bound of the
+  distance from a witness point to any point of its shape
+  (:meth:`~pinkctl.world.CollisionScene.witness_reach`; seen from either shape, only the
+  other one moves).
   A distance is not differentiable where its witness point is not unique (a box's face
   parallel to an obstacle's): turning about one witness point brings another corner closer
   at first order, which the plain linearisation misses (a box finger entered a box by 4 mm
@@ -59,7 +61,7 @@ __all__ = ["BRAKING_SHARE", "CollisionLimit", "CollisionRows"]
 BRAKING_SHARE = 0.5
 #: Pairs closer than this to their margin [m] get the turning rows (module docstring).
 TURNING_ZONE = 0.01
-_SIGNS = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+_SIGNS = np.array([[x, y] for x in (-1.0, 1.0) for y in (-1.0, 1.0)])
 
 
 @dataclass(frozen=True)
@@ -203,9 +205,9 @@ class CollisionLimit(Limit):
         self, found: list[PairDistance], G: np.ndarray, h: np.ndarray, margins: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[PairDistance]]:
         """The rows with the turning term for the obstacle pairs within :data:`TURNING_ZONE`
-        of their margin (self pairs: none; they would freeze the wrist joints of an arm whose
-        links sit close at home) (module docstring): ``-J dq + rho s . (dtheta) <= h`` for the 8 sign vectors
-        ``s``, i.e. ``rho |dtheta|_1``, a bound of ``rho |dtheta|``."""
+        of their margin (module docstring; self pairs get none: they would freeze the wrist
+        of an arm whose links sit close at home): ``-J dq + rho s . (T dtheta) <= h`` for
+        the 4 sign vectors ``s``."""
         scene = self.scene
         model, data = scene.model, scene.data
         gaps = np.array([d.distance for d in found]) - margins
@@ -230,7 +232,8 @@ class CollisionLimit(Limit):
             rho = float(min(reach[n]))
             if rho <= 0.0 or joints[0] == joints[1]:
                 continue
-            relative = rotations[joints[1]] - rotations[joints[0]]
+            tangents = np.linalg.svd(d.normal.reshape(1, 3))[2][1:]
+            relative = tangents @ (rotations[joints[1]] - rotations[joints[0]])
             blocks.append(G[k] + rho * (_SIGNS @ relative))
             rights.append(np.full(len(_SIGNS), h[k]))
             kept.append(np.full(len(_SIGNS), margins[k]))
