@@ -255,10 +255,8 @@ class CollisionScene:
         )
 
     def _measured_again(self, k: int) -> Any:
-        """Pair ``k`` measured again with coal's robust settings, after coal gave no finite
-        distance (EPA reports a failure as -1.8e308); never seen with the default settings
-        over 3,000 random franka configurations, but a wrong sign must not reach a
-        controller."""
+        """Pair ``k`` measured again with coal's robust settings after no finite distance (EPA
+        fails as -1.8e308; never seen in 3,000 random franka configurations)."""
         request = self.geometry_data.distanceRequests[k]
         saved = (request.gjk_tolerance, request.epa_tolerance, request.epa_max_iterations)
         request.gjk_tolerance, request.epa_tolerance = 1e-6, 1e-5
@@ -308,18 +306,12 @@ class CollisionScene:
         self._culled = True
         pin.computeDistances(geometry, gdata)
         self.measured = len(near)
-        found = []
-        for k in near.tolist():  # a PairDistance only for the pairs kept (or to measure again)
-            value = self._results[k].min_distance
-            if value < limit or not -FAILED < value < FAILED:
-                distance = self._result(k)
-                if distance.distance < limit:
-                    found.append(distance)
-        return found
+        kept = [k for k in near.tolist() if not limit <= self._results[k].min_distance < FAILED]
+        found = [self._result(k) for k in kept]  # a PairDistance only for those
+        return [d for d in found if d.distance < limit]
 
     def in_collision(self, q: Any, margin: float = 0.0) -> bool:
-        """Whether some active pair is closer than ``margin`` [m] at ``q`` (with the default
-        0: whether some pair penetrates)."""
+        """Whether some active pair is closer than ``margin`` [m] at ``q`` (0: penetrates)."""
         return bool(self.pairs_within(q, margin))
 
     def closest(self, q: Any) -> PairDistance | None:
@@ -339,10 +331,8 @@ class CollisionScene:
         docstring): ``distance(q + dq) ~ distance(q) + row @ dq`` for a small tangent
         ``dq`` (``pin.integrate``).
 
-        With a joint's world-frame Jacobian ``(J_lin, J_ang)`` (the velocity of the point at
-        the world origin, the angular velocity), the velocity of a point ``p`` fixed to the
-        joint is ``J_lin + J_ang x p``, so ``n . v_p = n^T J_lin + (p x n)^T J_ang``: one
-        Jacobian per joint, then every pair in a few array operations.
+        A point ``p`` fixed to a joint of world-frame Jacobian ``(J_lin, J_ang)`` has
+        ``n . v_p = n^T J_lin + (p x n)^T J_ang``: one Jacobian per joint, then array ops.
         """
         q = self._configuration(q)
         for k, d in enumerate(distances):
@@ -373,13 +363,9 @@ class CollisionScene:
         return rows
 
     def witness_reach(self, distances: Sequence[PairDistance]) -> np.ndarray:
-        """(K, 2) bound [m] of the distance from each witness point (``point_a``,
-        ``point_b``) to any point of its shape, at the placements of the last query (0 for
-        a sphere, whose rotation about its centre moves no point closer; ``inf`` for a
-        half-space). A shape turning by a small angle ``theta`` [rad] moves none of its
-        points toward the other shape by more than ``theta`` times this bound beyond its
-        witness point's motion: the first-order error of a linearised distance where the
-        witness point is not unique (faces, edges)."""
+        """(K, 2) bound [m] of the distance from each witness point to any point of its shape
+        at the last query's placements (0 for a sphere, ``inf`` for a half-space): a shape
+        turning by ``theta`` [rad] brings no point closer than ``theta`` times this."""
         spheres, placements = self._spheres, self.geometry_data.oMg
         reach = np.zeros((len(distances), 2))
         for k, d in enumerate(distances):
