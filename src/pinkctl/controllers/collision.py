@@ -5,11 +5,13 @@ its world (the user's :class:`~pinkctl.world.World`, followed every tick as it c
 the robot's floor) and a :class:`~pinkctl.qp.CollisionLimit`. Each tick, at the *command*
 configuration (the last command, where the next one starts):
 
-1. the influence distance of this tick: the margin, :data:`INFLUENCE_BUFFER`, and the
-   distance any point of the robot can travel before it stops from the fastest velocity the
-   shaper's box allows (``sum_i R_i (V_i tau + V_i^2 / (2 s a_i))``: ``R_i`` a bound of the
-   lever of joint ``i`` over the geometry it moves, ``V_i`` its speed bound this tick,
-   ``a_i`` its acceleration limit, ``s`` the braking share), at most :data:`MAX_INFLUENCE`;
+1. the influence distance of this tick beyond each pair's margin: the distance any point of
+   the robot can travel before it stops from the fastest velocity the shaper's box allows
+   (``sum_i R_i (V_i tau + V_i^2 / (2 s a_i))``: ``R_i`` a bound of the lever of joint
+   ``i`` over the geometry it moves, ``V_i`` its speed bound this tick, ``a_i`` its
+   acceleration limit, ``s`` the braking share: no row of a pair farther than this can
+   bind), plus an obstacle's last step times :data:`ANTICIPATION` over ``dt`` and
+   :data:`INFLUENCE_BUFFER`, at most :data:`MAX_INFLUENCE`;
 2. the pairs within it (broad phase, then coal), each with a velocity-damper row; rows that
    cannot bind inside the shaper's box are dropped;
 3. no row left: the tick runs as without avoidance (same QP, same shaper policy, same
@@ -45,14 +47,17 @@ if TYPE_CHECKING:
     from .joint_mapping import JointMapping
 
 __all__ = [
+    "ANTICIPATION",
     "INFLUENCE_BUFFER",
     "MAX_INFLUENCE",
     "CollisionAvoidance",
     "check_collision_arguments",
 ]
 
-#: Gap [m] added to the braking distance: room for obstacles that move and the linearisation.
-INFLUENCE_BUFFER = 0.03
+#: Gap [m] added to the braking distance (the linearisation between ticks).
+INFLUENCE_BUFFER = 1e-3
+#: How far ahead [s] an obstacle's motion (its last step) widens the influence distance.
+ANTICIPATION = 0.1
 #: Largest influence distance beyond the margin [m].
 MAX_INFLUENCE = 0.5
 #: Time constant of a gap's approach without acceleration limits, in control periods.
@@ -245,13 +250,18 @@ class CollisionAvoidance:
 
     # ------------------------------------------------------------------ the tick
     def influence(self, lower: np.ndarray, upper: np.ndarray) -> float:
-        """This tick's influence distance [m] for the shaper's box (module docstring)."""
+        """This tick's influence distance beyond the margin [m] for the shaper's box (module
+        docstring): no pair farther from its margin has a row that can bind."""
         speeds = np.maximum(np.abs(lower), np.abs(upper))
-        travel = speeds * self.limit.time_constant
+        tau = self.limit.time_constant
+        travel = speeds * tau
         if self._shaper.smooth:
             travel = travel + speeds * speeds / (2.0 * BRAKING_SHARE * self._accel)
         reach = float(self._levers @ travel) if np.isfinite(travel).all() else np.inf
-        return self.limit.margin + min(INFLUENCE_BUFFER + reach, MAX_INFLUENCE)
+        if self._motions:  # obstacles coming: their speed over the anticipation horizon
+            step = max(np.linalg.norm(m.translation) for m in self._motions.values())
+            reach += step / self.dt * (tau + ANTICIPATION)
+        return min(reach + INFLUENCE_BUFFER, MAX_INFLUENCE)
 
     def engage(self, q: np.ndarray) -> bool:
         """Evaluate this tick's rows at the command configuration (the controlled joints at
@@ -268,7 +278,7 @@ class CollisionAvoidance:
         rows = self.limit.evaluate(
             command,
             self.dt,
-            influence_distance=self.influence(lower[joints.n_base :], upper[joints.n_base :]),
+            zone=self.influence(lower[joints.n_base :], upper[joints.n_base :]),
             box=(columns, lower, upper),
             motions=self._motions,
         )

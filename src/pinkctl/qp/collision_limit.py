@@ -131,13 +131,6 @@ class CollisionLimit(Limit):
         self._held: CollisionRows | None = None
 
     # ------------------------------------------------------------------ rows
-    def margins(self, distances: list[PairDistance]) -> np.ndarray:
-        """(K,) margin of each pair [m]."""
-        own = self.self_margins
-        return np.array(
-            [own[d.pair.index] if d.pair.index < own.size else self.margin for d in distances]
-        )
-
     def closing_rates(self, gaps: np.ndarray, G: np.ndarray) -> np.ndarray:
         """(K,) closing rate ``r(s)`` [m/s] each pair may have at gap ``s`` (module
         docstring), from its rows ``G`` (``-J``)."""
@@ -157,7 +150,7 @@ class CollisionLimit(Limit):
         q: np.ndarray,
         dt: float,
         *,
-        influence_distance: float | None = None,
+        zone: float | None = None,
         box: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         motions: dict[str, pin.SE3] | None = None,
     ) -> CollisionRows:
@@ -166,7 +159,8 @@ class CollisionLimit(Limit):
         Args:
             q: Configuration (``model.nq``).
             dt: Control period [s].
-            influence_distance: This call's influence distance [m] (default: the limit's).
+            zone: Rows only for the pairs closer than this to their margin [m] (obstacle
+                pairs: also within :data:`TURNING_ZONE`); default: the influence distance.
             box: ``(columns, lower, upper)``: velocity bounds [rad/s] on these tangent
                 columns (the others held): rows that cannot bind inside it are left out, rows
                 asking more opening than it allows are relaxed (module docstring).
@@ -174,21 +168,29 @@ class CollisionLimit(Limit):
                 during this step, by name: a pair's row is tightened by how much it brings
                 the obstacle's witness point closer (never loosened).
         """
-        limit = self.influence_distance if influence_distance is None else influence_distance
-        found = self.scene.pairs_within(q, limit)
-        nv = self.scene.model.nv
+        wider = self.influence_distance - self.margin if zone is None else max(zone, TURNING_ZONE)
+        found, kept = [], []
+        for d in self.scene.pairs_within(q, self.margin + wider):
+            pair, margin = d.pair, self.margin
+            if pair.index < self.self_margins.size:
+                margin = float(self.self_margins[pair.index])
+            if zone is None or d.distance - margin < (wider if pair.kind == "obstacle" else zone):
+                found.append(d)
+                kept.append((d.distance, margin))
         if not found:
+            nv = self.scene.model.nv
             return CollisionRows(np.zeros((0, nv)), np.zeros(0), (), np.zeros(0))
         G = -self.scene.distance_jacobians(q, found)
-        margins = self.margins(found)
-        gaps = np.array([d.distance for d in found]) - margins
+        distances, margins = np.array(kept).T
+        gaps = distances - margins
         h = dt * self.closing_rates(gaps, G)
         if motions:
             for k, d in enumerate(found):
                 motion = motions.get(d.pair.body_b) if d.pair.kind == "obstacle" else None
                 if motion is not None:
                     h[k] += min(0.0, float(d.normal @ (motion.act(d.point_b) - d.point_b)))
-        G, h, margins, found = self._turning(found, G, h, margins)
+        if any(d.pair.kind == "obstacle" for d in found):
+            G, h, margins, found = self._turning(found, G, h, margins)
         if box is not None:
             columns, lower, upper = box
             rows = G[:, columns]

@@ -306,8 +306,10 @@ class CollisionScene:
         self._culled = True
         pin.computeDistances(geometry, gdata)
         self.measured = len(near)
-        kept = [k for k in near.tolist() if not limit <= self._results[k].min_distance < FAILED]
-        found = [self._result(k) for k in kept]  # a PairDistance only for those
+        found = []
+        for k in near.tolist():  # a PairDistance only for those kept (or measured again)
+            if not limit <= self._results[k].min_distance < FAILED:
+                found.append(self._result(k))
         return [d for d in found if d.distance < limit]
 
     def in_collision(self, q: Any, margin: float = 0.0) -> bool:
@@ -343,23 +345,25 @@ class CollisionScene:
         model, data = self.model, self.data
         pin.computeJointJacobians(model, data, q)
         objects = self.geometry_model.geometryObjects
-        joints = np.array(
-            [
-                [objects[d.pair.geometry_a].parentJoint, objects[d.pair.geometry_b].parentJoint]
-                for d in distances
-            ]
-        )
+        count = len(distances)
+        joints = np.zeros((count, 2), dtype=np.intp)
+        normals, points = np.empty((count, 3)), np.empty((2, count, 3))
+        for k, d in enumerate(distances):
+            joints[k] = (
+                objects[d.pair.geometry_a].parentJoint,
+                objects[d.pair.geometry_b].parentJoint,
+            )
+            normals[k], points[0, k], points[1, k] = d.normal, d.point_a, d.point_b
         jacobians = np.zeros((model.njoints, 6, model.nv))  # the universe's stays 0
         for j in np.unique(joints).tolist():
             if j:
                 jacobians[j] = pin.getJointJacobian(model, data, j, pin.ReferenceFrame.WORLD)
-        normals = np.array([d.normal for d in distances])
-        rows = np.zeros((len(distances), model.nv))
+        rows = np.zeros((count, model.nv))
         for side, sign in ((0, -1.0), (1, 1.0)):
-            points = np.array([d.point_b if side else d.point_a for d in distances])
             jacobian = jacobians[joints[:, side]]
             rows += sign * np.einsum("ki,kij->kj", normals, jacobian[:, :3])
-            rows += sign * np.einsum("ki,kij->kj", np.cross(points, normals), jacobian[:, 3:])
+            moments = np.cross(points[side], normals)
+            rows += sign * np.einsum("ki,kij->kj", moments, jacobian[:, 3:])
         return rows
 
     def witness_reach(self, distances: Sequence[PairDistance]) -> np.ndarray:
@@ -385,11 +389,8 @@ class CollisionScene:
     def report(self) -> str:
         """The robot's geometry report, the world's obstacles and the pair counts."""
         kinds = [p.kind for p in self.pairs]
-        base = [
-            self.geometry_model.geometryObjects[g].name
-            for g in range(self.geometry.ngeoms)
-            if self.geometry_model.geometryObjects[g].parentJoint == 0
-        ]
+        objects = self.geometry_model.geometryObjects[: self.geometry.ngeoms]
+        base = [o.name for o in objects if o.parentJoint == 0]
         lines = [self.geometry.report(), self.world.report()]
         lines.append(
             f"scene: {kinds.count('self')} self pairs, {kinds.count('obstacle')} obstacle pairs"
