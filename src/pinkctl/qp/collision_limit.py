@@ -194,7 +194,9 @@ class CollisionLimit(Limit):
         if box is not None:
             columns, lower, upper = box
             rows = G[:, columns]
-            low, high = np.nan_to_num(rows * lower), np.nan_to_num(rows * upper)  # 0 * inf
+            low, high = rows * lower, rows * upper
+            if not (np.isfinite(lower).all() and np.isfinite(upper).all()):  # a free base
+                low, high = np.nan_to_num(low), np.nan_to_num(high)  # 0 * inf
             most = dt * np.maximum(low, high).sum(axis=1)
             least = dt * np.minimum(low, high).sum(axis=1)
             np.maximum(h, least + 1e-9, out=h)
