@@ -168,6 +168,7 @@ class CollisionAvoidance:
             pair_margins=np.where(home < margin, 0.5 * np.maximum(home, 0.0), margin),
         )
         self._levers = _levers(model, geometry.geometry_model, self._columns)
+        self._columns_of: tuple[Any, np.ndarray] = ((), np.zeros((0, self._columns.size)))
         self.qp: Any = None
         self._rows: CollisionRows | None = None
         self._box = (np.zeros(0), np.zeros(0))
@@ -249,19 +250,44 @@ class CollisionAvoidance:
         self._poses = poses
 
     # ------------------------------------------------------------------ the tick
-    def influence(self, lower: np.ndarray, upper: np.ndarray) -> float:
-        """This tick's influence distance beyond the margin [m] for the shaper's box (module
-        docstring): no pair farther from its margin has a row that can bind."""
+    def influence(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """This tick's influence distance beyond the margin [m] of each pair (by index) for
+        the shaper's box (module docstring; the joints that move one of the two shapes and
+        not the other): no pair farther from its margin has a row that can bind."""
         speeds = np.maximum(np.abs(lower), np.abs(upper))
         tau = self.limit.time_constant
         travel = speeds * tau
         if self._shaper.smooth:
             travel = travel + speeds * speeds / (2.0 * BRAKING_SHARE * self._accel)
-        reach = float(self._levers @ travel) if np.isfinite(travel).all() else np.inf
+        reach = self._pair_columns() @ np.where(np.isfinite(travel), self._levers * travel, 1e9)
+        extra = INFLUENCE_BUFFER
         if self._motions:  # obstacles coming: their speed over the anticipation horizon
             step = max(np.linalg.norm(m.translation) for m in self._motions.values())
-            reach += step / self.dt * (tau + ANTICIPATION)
-        return min(reach + INFLUENCE_BUFFER, MAX_INFLUENCE)
+            extra += step / self.dt * (tau + ANTICIPATION)
+        return np.minimum(reach + extra, MAX_INFLUENCE)
+
+    def _pair_columns(self) -> np.ndarray:
+        """(P, n) 1 where controlled column ``c`` moves one shape of pair ``p`` and not the
+        other (built again when the scene's pairs change)."""
+        pairs = self.scene.pairs
+        if self._columns_of[0] is not pairs:
+            model = self.scene.model
+            objects = self.scene.geometry_model.geometryObjects
+            joint_of = [
+                int(np.searchsorted(model.idx_vs.tolist()[1:], c, "right")) for c in self._columns
+            ]
+            moves = np.array(
+                [
+                    [j > 0 and i in model.supports[j].tolist() for i in joint_of]
+                    for j in range(model.njoints)
+                ]
+            )
+            mask = [
+                moves[objects[p.geometry_a].parentJoint] ^ moves[objects[p.geometry_b].parentJoint]
+                for p in pairs
+            ]
+            self._columns_of = (pairs, np.array(mask, dtype=np.float64).reshape(len(pairs), -1))
+        return self._columns_of[1]
 
     def engage(self, q: np.ndarray) -> bool:
         """Evaluate this tick's rows at the command configuration (the controlled joints at

@@ -150,7 +150,7 @@ class CollisionLimit(Limit):
         q: np.ndarray,
         dt: float,
         *,
-        zone: float | None = None,
+        zone: np.ndarray | None = None,
         box: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         motions: dict[str, pin.SE3] | None = None,
     ) -> CollisionRows:
@@ -159,8 +159,9 @@ class CollisionLimit(Limit):
         Args:
             q: Configuration (``model.nq``).
             dt: Control period [s].
-            zone: Rows only for the pairs closer than this to their margin [m] (obstacle
-                pairs: also within :data:`TURNING_ZONE`); default: the influence distance.
+            zone: Per pair (by index), rows only when closer than this to its margin [m]
+                (obstacle pairs: also within :data:`TURNING_ZONE`); default: every pair
+                within the influence distance.
             box: ``(columns, lower, upper)``: velocity bounds [rad/s] on these tangent
                 columns (the others held): rows that cannot bind inside it are left out, rows
                 asking more opening than it allows are relaxed (module docstring).
@@ -168,13 +169,17 @@ class CollisionLimit(Limit):
                 during this step, by name: a pair's row is tightened by how much it brings
                 the obstacle's witness point closer (never loosened).
         """
-        wider = self.influence_distance - self.margin if zone is None else max(zone, TURNING_ZONE)
+        if zone is None:
+            wider = self.influence_distance - self.margin
+        else:
+            wider = max(float(zone.max(initial=0.0)), TURNING_ZONE)
         found, kept = [], []
         for d in self.scene.pairs_within(q, self.margin + wider):
             pair, margin = d.pair, self.margin
             if pair.index < self.self_margins.size:
                 margin = float(self.self_margins[pair.index])
-            if zone is None or d.distance - margin < (wider if pair.kind == "obstacle" else zone):
+            near = zone is None or d.distance - margin < zone[pair.index]
+            if near or (pair.kind == "obstacle" and d.distance - margin < TURNING_ZONE):
                 found.append(d)
                 kept.append((d.distance, margin))
         if not found:
