@@ -76,6 +76,13 @@ class BoundingSpheres:
             else:
                 local[g] = m.act(self.centres[g])
         self._local, self._normals = local, normals
+        # per pair, precomputed: its two geometries, their radii, the planar pairs' parts
+        a, b, p = self.pairs[:, 0], self.pairs[:, 1], self._planar
+        self._radius_sum = self._finite_radii[a] + self._finite_radii[b]
+        self._plane_a, self._plane_b = a[p], b[p]
+        self._plane_radius = self._finite_radii[a[p]]
+        self._plane_normals = normals[b[p]]
+        self._plane_joints = self.joints[b[p]]
 
     def lower_bounds(self, joint_placements: pin.StdVec_SE3) -> np.ndarray:
         """(P,) lower bounds [m] of the pairs' distances at the joints' world placements
@@ -88,12 +95,10 @@ class BoundingSpheres:
             translations[j] = m.translation
         turn = rotations[self.joints]
         centres = np.einsum("gij,gj->gi", turn, self._local) + translations[self.joints]
-        a, b = self.pairs[:, 0], self.pairs[:, 1]
-        gap = np.linalg.norm(centres[a] - centres[b], axis=1)
-        bounds = gap - self._finite_radii[a] - self._finite_radii[b]
-        if self._planar.any():
-            p = self._planar
-            normals = np.einsum("gij,gj->gi", turn[b[p]], self._normals[b[p]])
-            heights = np.einsum("ij,ij->i", normals, centres[a[p]] - centres[b[p]])
-            bounds[p] = heights - self._finite_radii[a[p]]
+        offsets = centres[self.pairs[:, 0]] - centres[self.pairs[:, 1]]
+        bounds = np.sqrt(np.einsum("ij,ij->i", offsets, offsets)) - self._radius_sum
+        if self._plane_a.size:
+            normals = np.einsum("gij,gj->gi", rotations[self._plane_joints], self._plane_normals)
+            heights = np.einsum("ij,ij->i", normals, offsets[self._planar])
+            bounds[self._planar] = heights - self._plane_radius
         return bounds
