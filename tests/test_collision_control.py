@@ -142,7 +142,6 @@ def test_reachable_target_beside_a_box_is_reached(franka):
     assert statuses[-1] is ControllerStatus.OK
 
 
-@pytest.mark.xfail(reason="known issue: a pair 37 mm deep is held (never deeper), not pushed out")
 def test_pair_starting_in_penetration_is_pushed_out(franka):
     hand = _hand(franka)
     world = World()

@@ -315,8 +315,9 @@ class CollisionAvoidance:
 
     def solve(self, configuration: Configuration) -> np.ndarray:
         """The velocity of the QP with this tick's rows inside the shaper's box; when they
-        conflict there, with every row asking at least no closing (``h >= 0``: met by
-        standing still, when the box holds 0).
+        conflict there, the closest pair's rows as they are and the others asking at least
+        no closing (``h >= 0``), then every row so (met by standing still, when the box
+        holds 0).
 
         Raises:
             QPSolveError: No velocity in the box meets the rows (the controller brakes).
@@ -327,8 +328,17 @@ class CollisionAvoidance:
         except QPSolveError:
             rows = self._rows
             assert rows is not None
-            self.limit.hold(replace(rows, h=np.maximum(rows.h, 0.0)))
-            return self.qp.solve(configuration, self.dt, lower, upper)
+        # the closest pair's rows as they are, the others no closing; then none closing
+        closest = min(d.distance for d in rows.distances)
+        first = np.array([d.distance == closest for d in rows.distances])
+        for keep in (first, np.zeros_like(first)):
+            self.limit.hold(replace(rows, h=np.where(keep, rows.h, np.maximum(rows.h, 0.0))))
+            try:
+                return self.qp.solve(configuration, self.dt, lower, upper)
+            except QPSolveError:
+                if not keep.any():
+                    raise
+        raise AssertionError("unreachable")
 
     def blocking(self, velocity: np.ndarray) -> str | None:
         """Why the command is held back: the closest pair whose row binds at the QP's
