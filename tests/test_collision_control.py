@@ -163,7 +163,7 @@ def test_pair_starting_in_penetration_is_pushed_out(franka):
         (-0.3, 0.1, 0.0),
         pytest.param(
             (-0.2, 0.0, -0.5),
-            marks=pytest.mark.xfail(reason="known issue: a self pair reaches 1.2 mm (margin 10)"),
+            marks=pytest.mark.xfail(reason="known issue: a finger brakes to 1.2 mm from the floor"),
         ),
     ],
     ids=["low", "back", "base"],

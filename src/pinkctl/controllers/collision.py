@@ -21,7 +21,8 @@ configuration (the last command, where the next one starts):
    (:meth:`CollisionAvoidance.blocking`: the controller's status ``BLOCKED``).
 
 A pair of the robot closer than the margin at home keeps half its home distance as its
-margin, so that home is always admissible.
+margin, so that home is always admissible; a pair within ``TURNING_ZONE`` of its margin at
+home gets no turning rows (they would freeze the joints between its links).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..core.robot import PinkRobot
 from ..errors import InputError
 from ..motion.shaper import MotionShaper
 from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
+from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from .tick_mode import TickMode
 
@@ -166,6 +168,7 @@ class CollisionAvoidance:
             time_constant=tau,
             acceleration=acceleration if shaper.smooth else None,
             pair_margins=np.where(home < margin, 0.5 * np.maximum(home, 0.0), margin),
+            turning_pairs=home - margin > TURNING_ZONE,
         )
         self._levers = _levers(model, geometry.geometry_model, self._columns)
         self._columns_of: tuple[Any, np.ndarray] = ((), np.zeros((0, self._columns.size)))

@@ -25,7 +25,8 @@ closing rate the joints can brake at, leaving the rest of their authority to the
 
 In :meth:`CollisionLimit.evaluate`:
 
-- an obstacle pair within :data:`TURNING_ZONE` of its margin (either side) also bounds
+- an obstacle pair (and a self pair so chosen) within :data:`TURNING_ZONE` of its margin
+  (either side) also bounds
   ``-J dq + rho |T dtheta|_1`` (4 rows, one per sign vector): ``dtheta`` the angle one shape
   turns relative to the other during the step, ``T`` two unit tangents of the normal (a turn
   about the normal moves no point across the separating plane), ``rho`` a bound of the
@@ -53,7 +54,7 @@ from pink.limits import Limit
 
 from .._validation import real_number
 from ..errors import InputError
-from ..world.scene import CollisionScene, PairDistance
+from ..world.scene import CollisionScene, PairDistance, ScenePair
 
 __all__ = ["BRAKING_SHARE", "CollisionLimit", "CollisionRows"]
 
@@ -95,6 +96,8 @@ class CollisionLimit(Limit):
             damper).
         pair_margins: Margin of each self pair [m] in the scene's order (e.g. smaller for a
             pair closer than ``margin`` at home, so that home is admissible), or None.
+        turning_pairs: Whether each self pair gets the turning rows (module docstring;
+            obstacle pairs always do), or None (no self pair).
 
     Raises:
         InputError: A malformed argument (named).
@@ -109,6 +112,7 @@ class CollisionLimit(Limit):
         time_constant: float = 0.01,
         acceleration: np.ndarray | None = None,
         pair_margins: np.ndarray | None = None,
+        turning_pairs: np.ndarray | None = None,
     ) -> None:
         if not isinstance(scene, CollisionScene):
             raise InputError(f"scene must be a CollisionScene, got {type(scene).__name__}")
@@ -128,6 +132,9 @@ class CollisionLimit(Limit):
         self.self_margins = np.zeros(0)
         if pair_margins is not None:
             self.self_margins = np.minimum(np.asarray(pair_margins, dtype=np.float64), self.margin)
+        self.turning_pairs = np.zeros(0, dtype=bool)
+        if turning_pairs is not None:
+            self.turning_pairs = np.asarray(turning_pairs, dtype=bool)
         self._held: CollisionRows | None = None
 
     # ------------------------------------------------------------------ rows
@@ -179,7 +186,7 @@ class CollisionLimit(Limit):
             if pair.index < self.self_margins.size:
                 margin = float(self.self_margins[pair.index])
             near = zone is None or d.distance - margin < zone[pair.index]
-            if near or (pair.kind == "obstacle" and d.distance - margin < TURNING_ZONE):
+            if near or (self._turns(pair) and d.distance - margin < TURNING_ZONE):
                 found.append(d)
                 kept.append((d.distance, margin))
         if not found:
@@ -194,7 +201,7 @@ class CollisionLimit(Limit):
                 motion = motions.get(d.pair.body_b) if d.pair.kind == "obstacle" else None
                 if motion is not None:
                     h[k] += min(0.0, float(d.normal @ (motion.act(d.point_b) - d.point_b)))
-        if any(d.pair.kind == "obstacle" for d in found):
+        if any(self._turns(d.pair) for d in found):
             G, h, margins, found = self._turning(found, G, h, margins)
         if box is not None:
             columns, lower, upper = box
@@ -220,8 +227,8 @@ class CollisionLimit(Limit):
         scene = self.scene
         model, data = scene.model, scene.data
         gaps = np.array([d.distance for d in found]) - margins
-        obstacle = np.array([d.pair.kind == "obstacle" for d in found])
-        near = np.flatnonzero((np.abs(gaps) < TURNING_ZONE) & obstacle)
+        turns = np.array([self._turns(d.pair) for d in found])
+        near = np.flatnonzero((np.abs(gaps) < TURNING_ZONE) & turns)
         if not near.size:
             return G, h, margins, found
         objects = scene.geometry_model.geometryObjects
@@ -248,6 +255,11 @@ class CollisionLimit(Limit):
             kept.append(np.full(len(_SIGNS), margins[k]))
             pairs.extend([d] * len(_SIGNS))
         return np.vstack(blocks), np.concatenate(rights), np.concatenate(kept), pairs
+
+    def _turns(self, pair: ScenePair) -> bool:
+        """Whether ``pair`` gets the turning rows."""
+        own = self.turning_pairs
+        return pair.kind == "obstacle" or (pair.index < own.size and bool(own[pair.index]))
 
     def hold(self, rows: CollisionRows | None) -> None:
         """Return these rows from :meth:`compute_qp_inequalities` until the next call (None:
