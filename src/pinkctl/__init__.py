@@ -49,9 +49,11 @@ from .errors import (
     PinkctlError,
     PinkctlWarning,
     SolverError,
+    WorkerError,
 )
 from .ik import (
     IKOptions,
+    IKPool,
     IKResult,
     IKSolver,
     LocalOptions,
@@ -62,7 +64,7 @@ from .ik import (
     local_ik,
     retarget_poses,
 )
-from .qp import BallRangeLimit
+from .qp import BallRangeLimit, CollisionLimit
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from .trajectories import (
     CircleTrajectory,
@@ -76,6 +78,7 @@ from .world import CollisionScene, RobotGeometry, World
 
 __all__ = [
     "BallRangeLimit",
+    "CollisionLimit",
     "BaseController",
     "ChainedController",
     "CircleTrajectory",
@@ -93,6 +96,7 @@ __all__ = [
     "IKOptions",
     "IKResult",
     "IKSolver",
+    "IKPool",
     "InputError",
     "MissingDependencyError",
     "JointSpaceMap",
@@ -116,6 +120,7 @@ __all__ = [
     "SequentialController",
     "SitePoseReader",
     "SolverError",
+    "WorkerError",
     "SiteSpace",
     "SpatialState",
     "Trajectory",

@@ -13,6 +13,8 @@
 - :class:`BallRangeLimit`: a pink limit on the rotation angle of ball joints (their range).
 - :class:`ContactLimit`, :class:`SupportPolygonLimit`: contacts held and the CoM inside their
   support polygon, as rows (:mod:`pinkctl.qp.contact_rows`).
+- :class:`CollisionLimit`: velocity-damper rows keeping a robot's pairs (self, obstacles) a
+  margin apart (:mod:`pinkctl.qp.collision_limit`).
 
 Solvers (``"box"``, the default, ``"daqp"``, ``"quadprog"``, ...) and their accuracy are
 documented in :mod:`pinkctl.qp.solvers`; how a tick's problem is written in
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from .ball_range_limit import BallRangeLimit
 from .cascade_qp import CascadeQP, compile_cascade
+from .collision_limit import BRAKING_SHARE, CollisionLimit, CollisionRows
 from .compiled import CompiledQP, TickQP, compile_qp
 from .contact_rows import ContactLimit, SupportPolygonLimit
 from .errors import QPSolveError
@@ -40,8 +43,11 @@ from .solving import SolverChain
 
 __all__ = [
     "BOX_SOLVER",
+    "BRAKING_SHARE",
     "BallRangeLimit",
     "CascadeQP",
+    "CollisionLimit",
+    "CollisionRows",
     "CompiledQP",
     "ContactLimit",
     "DEFAULT_SOLVER",
