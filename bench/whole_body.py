@@ -65,6 +65,7 @@ class _Loop:
             contacts=FEET,
             sole=(-0.05, 0.12, -0.03, 0.03),
             support_margin=0.05,
+            self_collision=False,
             **options,
         )
         self.joints, self.sites = JointSpace(names), SiteSpace([LEFT])

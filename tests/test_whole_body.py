@@ -36,6 +36,7 @@ def _controller(robot, **kw) -> PinkIKController:
         integrate_from="command",
         orientation_cost=0.0,
         motion_limits=False,
+        self_collision=False,  # the feet stand on the floor: contacts, not obstacles
         **kw,
     )
 

@@ -93,10 +93,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import DemoConfig, run_demo
     from .inspect import parse_joint_list
 
-    if args.whole_body:  # a standing humanoid reaching (pinkctl.app.whole_body)
-        from .whole_body import reach_demo
-
-        return OK if reach_demo(args.robot_option or args.robot or "g1") else FAILED
+    if args.whole_body:  # a standing humanoid reaching: pinkctl.app.whole_body.reach_demo
+        return int(importlib.import_module("pinkctl.app.whole_body").reach_demo(args))
     for option in ("plot", "save", "video", "picture"):
         _output_file(getattr(args, option), f"--{option}")
     if args.plot and importlib.util.find_spec("matplotlib") is None:
@@ -388,7 +386,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.func(args))
         except (ValueError, FileNotFoundError, ImportError) as exc:
-            # InputError, ConfigurationError, DescriptionNotFoundError, MissingDependencyError
             _fail(command, str(exc) or type(exc).__name__)
             return BAD_ARGUMENTS
         except KeyboardInterrupt:

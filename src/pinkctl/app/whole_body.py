@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -227,6 +228,7 @@ def run_reach(
         sole=spec.sole,
         support_margin=0.05,
         priority_levels=[["frame"], ["posture"]],
+        self_collision=False,  # the feet stand on the floor: contacts, not obstacles
     )
     posture = controller.get_posture_task()
     assert posture is not None
@@ -287,8 +289,9 @@ def run_reach(
     return ReachReport(name, rows)
 
 
-def reach_demo(name: str) -> bool:
-    """``pinkctl demo NAME --whole-body``: run the reach, print its table; whether it passed."""
-    report = run_reach(name)
+def reach_demo(args: Any) -> int:
+    """``pinkctl demo NAME --whole-body`` (the parsed arguments): run the reach, print its
+    table; the exit status (0: every target passed, 1: one missed)."""
+    report = run_reach(args.robot_option or args.robot or "g1")
     print(report.table)
-    return report.passed == len(report.rows)
+    return 0 if report.passed == len(report.rows) else 1
