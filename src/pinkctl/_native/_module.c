@@ -106,6 +106,18 @@ static PyObject *ik_local(PyObject *module, PyObject *const *args, Py_ssize_t na
     return PyBool_FromLong(success);
 }
 
+static PyObject *capsule_problem_size(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("capsule_problem_size", nargs, 0)) return NULL;
+    return PyLong_FromUnsignedLong(pk_capsule_problem_size());
+}
+
+/* capsule_near(problem) -> pairs below the margin (their indices and bounds in the structure) */
+static PyObject *capsule_near(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[1];
+    if (exactly("capsule_near", nargs, 1) || addresses("capsule_near", args, 1, p)) return NULL;
+    return PyLong_FromLong(pk_capsule_near(p[0]));
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -118,6 +130,8 @@ static PyMethodDef methods[] = {
     FAST(box_qp, "box_qp(n, H, c, lb, ub, x, state, work) -> factorisations, 0 to fall back."),
     FAST(ik_problem_size, "ik_problem_size() -> sizeof(IKProblem) in bytes."),
     FAST(ik_local, "ik_local(problem) -> success: one local IK solve (releases the GIL)."),
+    FAST(capsule_problem_size, "capsule_problem_size() -> sizeof(CapsuleProblem) in bytes."),
+    FAST(capsule_near, "capsule_near(problem) -> count: the IK collision check's broad phase."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,8 +11,10 @@ The search follows TRAC-IK's "KDL-RR" idea and CoppeliaSim's ``findConfig``:
    target under CoppeliaSim's pose metric
    ``sqrt((dx·m0)² + (dy·m1)² + (dz·m2)² + (angle·m3)²)`` (one forward kinematics instead
    of a hopeless local solve);
-4. a converged configuration counts as a solution only if ``validate`` accepts it (e.g.
-   collision-free, or inside a preferred joint range);
+4. a converged configuration counts as a solution only if it keeps the collision margin
+   (``collision``, :mod:`pinkctl.ik.collision`: checked as soon as a local solve converges,
+   the search restarting at once when it collides) and ``validate`` accepts it (e.g. inside
+   a preferred joint range);
 5. stop at ``max_solutions`` distinct solutions or when a budget runs out, and return the
    solution closest to the seed (or the first one found).
 
@@ -92,6 +94,7 @@ class SearchOutcome:
         rejected: Converged configurations that ``validate`` rejected.
         skipped: Random starts skipped by the metric threshold.
         reason: Why the search stopped.
+        collided: Converged configurations rejected as in collision.
     """
 
     q: np.ndarray
@@ -102,6 +105,7 @@ class SearchOutcome:
     rejected: int
     skipped: int
     reason: str
+    collided: int = 0
 
 
 def global_search(
@@ -124,6 +128,7 @@ def global_search(
     solution_distance: float = 1e-3,
     max_step: float | None = None,
     local: LocalRunner | None = None,
+    collision: Validator | None = None,
 ) -> SearchOutcome:
     """Run the search described in the module docstring (arguments validated by the caller).
 
@@ -148,6 +153,8 @@ def global_search(
         max_step: Largest joint displacement per iteration, or None.
         local: The local solve, :func:`run_local` bound to ``residual``, ``subset`` and
             ``method`` (the default) or an equivalent (the native kernel's loop).
+        collision: ``collision(q) -> bool`` on a converged full configuration: whether it
+            keeps the collision margin (checked before ``validate``), or None.
     """
     if local is None:
         local = functools.partial(run_local, residual, subset, method)
@@ -159,6 +166,7 @@ def global_search(
     restarts = 0
     rejected = 0
     skipped = 0
+    collided = 0
     reason = ""
     first = True
     generator = rng if isinstance(rng, np.random.Generator) else None
@@ -197,7 +205,9 @@ def global_search(
         first = False
         iterations += out.iterations
         if out.success:
-            if validate is None or bool(validate(subset.values(out.q))):
+            if collision is not None and not collision(out.q):
+                collided += 1
+            elif validate is None or bool(validate(subset.values(out.q))):
                 if all(subset.distance(out.q, s) >= solution_distance for s in solutions):
                     solutions.append(out.q)
                 if len(solutions) >= max_solutions:
@@ -215,7 +225,7 @@ def global_search(
         else:
             chosen = solutions[0]
         return SearchOutcome(
-            chosen, True, solutions, iterations, restarts, rejected, skipped, "converged"
+            chosen, True, solutions, iterations, restarts, rejected, skipped, "converged", collided
         )
     return SearchOutcome(
         best_q if best_q is not None else q_seed.copy(),
@@ -226,4 +236,5 @@ def global_search(
         rejected,
         skipped,
         reason,
+        collided,
     )

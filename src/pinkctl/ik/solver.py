@@ -24,12 +24,13 @@ import pinocchio as pin
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import CheckedCache, tolerance
+from .collision import collision_check
 from .joints import JointSubset
 from .loop import LocalRunner, run_local
 from .methods import make_method
 from .native import NativeLocal, native_local
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
-from .reasons import guarded, local_reason, search_reason
+from .reasons import collision_reason, guarded, local_reason, search_reason
 from .residual import Residual
 from .result import IKResult
 from .search import SeededGenerators, global_search, is_seed
@@ -122,6 +123,14 @@ class IKSolver:
         self._checked = CheckedCache()
         self._generators = SeededGenerators()
         self.options = opts
+        #: The check of every answer (:mod:`pinkctl.ik.collision`), None when nothing is.
+        self.collision = collision_check(
+            robot,
+            self.subset,
+            world=opts.world,
+            self_collision=opts.self_collision,
+            margin=opts.collision_margin,
+        )
         # the default frame's residual and local loop now, not in the first query; the
         # process's first solver also runs a short query: one-time costs fall outside any
         # query's time budget
@@ -301,16 +310,22 @@ class IKSolver:
             stall_iterations=stall,
             max_step=checked.max_step,
         )
-        reason = "converged" if out.success else local_reason(out.reason, max_it, budget, stall)
+        success = out.success
+        if not success:
+            reason = local_reason(out.reason, max_it, budget, stall)
+        elif self.collision is not None and not self.collision.accepts(out.q):
+            success, reason = False, collision_reason(self.collision)
+        else:
+            reason = "converged"
         return self._result(
             residual,
             out.q,
-            success=out.success,
+            success=success,
             iterations=out.iterations,
             restarts=0,
             t0=t0,
             reason=reason,
-            solutions=int(out.success),
+            solutions=int(success),
             evaluated=out.success,
         )
 
@@ -363,8 +378,11 @@ class IKSolver:
             closest_to_seed=checked.closest_to_seed,
             max_step=checked.max_step,
             local=self._local(residual),
+            collision=self.collision.accepts if self.collision is not None else None,
         )
-        reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors)
+        reason = search_reason(
+            out, budget, restarts_cap, it_cap, validate_errors, self.collision
+        )
         return self._result(
             residual,
             out.q,
