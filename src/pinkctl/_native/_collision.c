@@ -7,7 +7,9 @@
  * Every geometry is held by a capsule (a segment and a radius, in its joint's frame) or is a
  * half-space (an obstacle, in the world frame). The distance of two shapes is at least the
  * distance of their segments minus both radii; of a shape and a half-space, at least the
- * height of the segment's lower end above the plane minus the radius.
+ * height of the segment's lower end above the plane minus the radius. Two geometries whose
+ * spheres about their segments' middles (radius: half the segment plus the capsule's) are
+ * the margin apart are not measured further.
  *
  * Joints, in an order where a parent comes before its children (slot 0 is the universe, the
  * identity): revolute (angle scale * q[i] + offset about a unit axis), prismatic (the same
@@ -31,6 +33,7 @@ typedef struct CapsuleProblem {
     const int *slot;          /* (ngeom) joint slot of each geometry (0: the universe) */
     const double *segment;    /* (ngeom, 6): ends in the joint frame; a plane: normal, offset */
     const double *radius;     /* (ngeom) */
+    const double *reach;      /* (ngeom) radius + half the segment's length */
     const int *plane;         /* (ngeom) 1 for a half-space */
     const int *pairs;         /* (npairs, 2) geometry indices */
     const double *q;          /* (nq) the configuration */
@@ -159,6 +162,10 @@ int pk_capsule_near(CapsuleProblem *p) {
             bound = (h0 < h1 ? h0 : h1) - n[3] - p->radius[a];
         } else {
             const double *eb = p->ends + 6 * b;
+            /* the spheres about the segments' middles first: most pairs end there */
+            double reach = p->margin + p->reach[a] + p->reach[b], w[3];
+            for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
+            if (reach > 0.0 && dot(w, w) >= reach * reach) continue;
             bound = segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
         }
         if (bound < p->margin) {

@@ -380,9 +380,7 @@ class IKSolver:
             local=self._local(residual),
             collision=self.collision.accepts if self.collision is not None else None,
         )
-        reason = search_reason(
-            out, budget, restarts_cap, it_cap, validate_errors, self.collision
-        )
+        reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors, self.collision)
         return self._result(
             residual,
             out.q,
