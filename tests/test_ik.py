@@ -43,7 +43,12 @@ def _fk(robot, q_full, frame):
 
 
 def _random_q(robot, rng, solver):
-    return solver.subset.sample(rng, robot.q0)
+    """A random configuration within the limits that keeps the solver's collision margin
+    (so the default, collision-free search has an answer)."""
+    while True:
+        q = solver.subset.sample(rng, robot.q0)
+        if solver.collision is None or solver.collision.accepts(q):
+            return q
 
 
 def _pose_errors(reached, target):

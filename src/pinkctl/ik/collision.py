@@ -121,7 +121,7 @@ def collision_check(
     scene = CollisionScene(
         geometry, world if world is not None else floor, self_collision=bool(self_collision)
     )
-    check = CollisionCheck(scene, subset, margin)
+    check = CollisionCheck(scene, subset, margin, home=robot.q0)
     return check if check.active else None
 
 
@@ -133,17 +133,31 @@ class CollisionCheck:
             two queries are seen by the next one).
         subset: The joints the IK moves.
         margin: Smallest distance accepted [m].
+        home: The robot's home configuration (full ``q``), or None: a self pair closer than
+            the margin there keeps half its home distance instead (a gripper's jaw beside its
+            wrist, links a few mm apart by design: with the full margin no configuration
+            near home, often none at all, would pass).
 
     Attributes:
         scene: The scene.
         margin: The margin [m].
+        relaxed: The self pairs closer than the margin at home: ``(a, b, distance at home)``
+            [m]; each keeps half that distance.
         last: After a rejection, the pair that was too close and its distance:
             ``(a, b, distance)`` (geometry or obstacle names, [m]).
     """
 
-    def __init__(self, scene: CollisionScene, subset: JointSubset, margin: float) -> None:
+    def __init__(
+        self,
+        scene: CollisionScene,
+        subset: JointSubset,
+        margin: float,
+        home: np.ndarray | None = None,
+    ) -> None:
         self.scene = scene
         self.margin = float(margin)
+        self._home = None if home is None else np.array(home, dtype=np.float64)
+        self.relaxed: tuple[tuple[str, str, float], ...] = ()
         model = scene.model
         moved = {model.getJointId(name) for name in subset.names}
         # the joints between a joint and the root (the universe excluded)
@@ -168,10 +182,33 @@ class CollisionCheck:
             if (self._support[a] ^ self._support[b]) & self._moved:
                 kept.append((k, pair.first, pair.second))
         self._index = [k for k, _, _ in kept]
+        self._margins = self._pair_margins(kept)
         pairs = np.array([(a, b) for _, a, b in kept], dtype=np.intp).reshape(-1, 2)
         self._native = native_broad_phase(scene.model, scene.geometry_model, pairs, self.margin)
         if self._native is None:
             self._spheres_of(kept, pairs)
+
+    def _pair_margins(self, kept: list[tuple[int, int, int]]) -> list[float]:
+        """The margin of each kept pair: :attr:`margin`, or half the home distance of a
+        self pair closer than it at home (:attr:`relaxed`)."""
+        margins = [self.margin] * len(kept)
+        if self._home is None or self.margin == 0.0:
+            return margins
+        scene = self.scene
+        geometry, gdata = scene.geometry_model, scene.geometry_data
+        pin.updateGeometryPlacements(scene.model, scene.data, geometry, gdata, self._home)
+        robot = scene.geometry.ngeoms
+        objects = geometry.geometryObjects
+        relaxed = []
+        for position, (k, a, b) in enumerate(kept):
+            if b >= robot:  # an obstacle pair: the user's margin holds
+                continue
+            distance = pin.computeDistance(geometry, gdata, k).min_distance
+            if distance < self.margin:
+                margins[position] = max(distance, 0.0) / 2.0
+                relaxed.append((objects[a].name, objects[b].name, distance))
+        self.relaxed = tuple(relaxed)
+        return margins
 
     def _spheres_of(self, kept: list[tuple[int, int, int]], pairs: np.ndarray) -> None:
         """The numpy broad phase (bounding spheres), where the kernel's cannot run."""
@@ -249,11 +286,11 @@ class CollisionCheck:
             bounds = self._bounds()
             near = np.flatnonzero(bounds < self.margin)
             near = near[np.argsort(bounds[near], kind="stable")]
-        index = self._index
+        index, margins = self._index, self._margins
         for k in near:
             pair = index[k]
             distance = pin.computeDistance(geometry, gdata, pair).min_distance
-            if not -_FAILED < distance < _FAILED or distance < self.margin:
+            if not -_FAILED < distance < _FAILED or distance < margins[k]:
                 first = geometry.collisionPairs[pair]
                 objects = geometry.geometryObjects
                 names = objects[first.first].name, objects[first.second].name
