@@ -193,6 +193,18 @@ def test_a_batch_honours_the_world_in_this_process_and_in_a_pool(franka, referen
             assert scene.min_distance(a.q_full) >= MARGIN
 
 
+@pytest.mark.xdist_group("ray")
+def test_a_batch_on_ray_carries_the_world(ray_cluster, franka, reference) -> None:
+    targets = _free_targets(franka, reference, 3, seed=13)
+    world = World.for_robot(franka)
+    world.add_sphere("ball", radius=0.08, position=(0.45, 0.0, 0.45))
+    here = find_ik_batch(franka, targets, world=world)
+    on_ray = find_ik_batch(franka, targets, world=world, backend="ray", workers=2)
+    for a, b in zip(here, on_ray):
+        assert a.success == b.success
+        np.testing.assert_allclose(a.q, b.q, atol=1e-12)
+
+
 def test_a_reachability_map_honours_the_world(franka) -> None:
     world = World.for_robot(franka)
     world.add_box("wall", size=(0.2, 2.0, 2.0), position=(0.5, 0.0, 0.5))
