@@ -294,7 +294,7 @@ class CollisionCheck:
             bounds = self._bounds()
             near = np.flatnonzero(bounds < self.margin)
             near = near[np.argsort(bounds[near], kind="stable")]
-        index, margins = self._index, self._margins
+        index = self._index
         for k in near:
             pair = index[k]
             if pin.computeCollision(geometry, gdata, pair):
