@@ -14,7 +14,13 @@ process, each on its own prebuilt :class:`~pinkctl.ik.IKSolver`:
 - ``blind + final filter``: the blind answer, counted a success only when it keeps the
   margin (the time includes that one check, by the default solver's collision check);
 - ``self-collision``: ``world=World()`` (self pairs only, the setting of issue 25's figures);
-- ``default``: ``IKSolver(robot)`` (self pairs and the floor: what ``find_ik`` does).
+- ``default``: ``IKSolver(robot)`` (self pairs and the floor: what ``find_ik`` does);
+- ``default, margin 0``: the same with ``collision_margin=0`` (answers may touch, never
+  penetrate).
+
+Columns: success; answers closer than the margin ("in coll."), of them with a self pair
+("(self)"), answers in penetration ("(<0)", distance below 0); mean and median time per
+query; the mean's ratio to ``blind``.
 
 Each query runs ``--repeats`` times (default 3, interleaved with the other variants) and its
 time is the fastest of them: the search is deterministic, so the repeats do the same work and
@@ -94,6 +100,7 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
     blind = IKSolver(robot, world=World(), self_collision=False, **tol)
     self_only = IKSolver(robot, world=World(), **tol)
     default = IKSolver(robot, **tol)
+    touching = IKSolver(robot, collision_margin=0.0, **tol)
     targets, drawn = targets_of(robot, default, scene, n, seed)
     nominal = default.subset.middle(robot.q0)
 
@@ -120,10 +127,11 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
         "blind + final filter": filtered,
         "self-collision": plain(self_only),
         "default (self + floor)": plain(default),
+        "default, margin 0": plain(touching),
     }
     for run in variants.values():  # warm-up
         run(targets[0], 0)
-    records: dict[str, list[tuple[bool, float, bool, bool]]] = {k: [] for k in variants}
+    records: dict[str, list[tuple[bool, float, bool, bool, bool]]] = {k: [] for k in variants}
     names = list(variants)
     for i, target in enumerate(targets):
         fastest = dict.fromkeys(names, np.inf)
@@ -142,7 +150,8 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
                 if h.distance < relaxed.get((h.pair.a, h.pair.b), MARGIN)
             ]
             self_hit = any(h.pair.kind == "self" for h in hits)
-            records[label].append((success, fastest[label], bool(hits), self_hit))
+            deep = any(h.distance < 0.0 for h in hits)
+            records[label].append((success, fastest[label], bool(hits), self_hit, deep))
     blind_mean = float(np.mean([r[1] for r in records["blind"]]))
     rows = []
     for label, rec in records.items():
@@ -155,6 +164,7 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
                 "success_pct": 100.0 * a[:, 0].mean(),
                 "collision_pct": 100.0 * a[:, 2].mean(),
                 "self_collision_pct": 100.0 * a[:, 3].mean(),
+                "penetration_pct": 100.0 * a[:, 4].mean(),
                 "mean_ms": 1e3 * a[:, 1].mean(),
                 "p50_ms": 1e3 * float(np.median(a[:, 1])),
                 "ratio": a[:, 1].mean() / blind_mean,
@@ -178,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     print(machine_line())
     header = (
         f"{'robot':<7} {'variant':<24} {'success':>8} {'in coll.':>9} {'(self)':>7} "
-        f"{'mean ms':>8} {'p50 ms':>7} {'x blind':>8}"
+        f"{'(<0)':>6} {'mean ms':>8} {'p50 ms':>7} {'x blind':>8}"
     )
     for name in args.robots:
         rows, note = robot_rows(name, args.targets, args.seed, args.repeats)
@@ -188,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{r['robot']:<7} {r['variant']:<24} {r['success_pct']:>7.1f}% "
                 f"{r['collision_pct']:>8.1f}% {r['self_collision_pct']:>6.1f}% "
+                f"{r['penetration_pct']:>5.1f}% "
                 f"{r['mean_ms']:>8.3f} {r['p50_ms']:>7.3f} {r['ratio']:>8.2f}"
             )
     print(machine_line())
