@@ -212,3 +212,19 @@ def test_ik_collision_bench_rows_are_well_formed():
     assert default["success_pct"] == 100.0 and default["collision_pct"] == 0.0
     assert by_variant["default, margin 0"]["penetration_pct"] == 0.0
     assert all(math.isfinite(row["mean_ms"]) and row["mean_ms"] > 0 for row in rows)
+
+
+def test_collision_bench_rows():
+    collision = importlib.import_module("bench.collision")
+    rows = collision.tick_rows(4, chunk=2, warmup=1)
+    names = [row["variant"] for row in rows]
+    assert names[:3] == [
+        "pinkctl, no collision",
+        "pinkctl + pink SelfCollisionBarrier",
+        "pink solve_ik + SelfCollisionBarrier",
+    ]
+    assert rows[0]["ratio"] == 1.0 and all(row["failures"] == 0 for row in rows)
+    assert all(row["pairs"] == 165 for row in rows[1:3])
+    blind, checked = collision.ik_rows(6)
+    assert checked["in_collision"] == 0.0 and 0.0 < checked["success"] <= 1.0
+    assert blind["variant"] == "find_ik, collision-blind"
