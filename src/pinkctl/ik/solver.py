@@ -8,7 +8,9 @@ frames, allocates its own ``pin.Data`` and workspaces) and then answers many que
 
 :func:`~pinkctl.ik.local_ik` and :func:`~pinkctl.ik.find_ik` build a solver for a single call.
 A solver never touches the robot: ``robot.data``, ``robot.q0`` and the model are only read,
-and no simulation state is involved. Every iterate respects the joint limits of the moved joints.
+and no simulation state is involved. Every iterate respects the joint limits of the moved joints;
+every answer keeps the collision margin from the world and between the robot's links
+(:mod:`pinkctl.ik.collision`).
 """
 
 from __future__ import annotations
