@@ -48,9 +48,11 @@ from .errors import (
     PinkctlError,
     PinkctlWarning,
     SolverError,
+    WorkerError,
 )
 from .ik import (
     IKOptions,
+    IKPool,
     IKResult,
     IKSolver,
     LocalOptions,
@@ -61,7 +63,7 @@ from .ik import (
     local_ik,
     retarget_poses,
 )
-from .qp import BallRangeLimit
+from .qp import BallRangeLimit, CollisionLimit
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from .trajectories import (
     CircleTrajectory,
@@ -75,6 +77,7 @@ from .world import CollisionScene, RobotGeometry, World
 
 __all__ = [
     "BallRangeLimit",
+    "CollisionLimit",
     "BaseController",
     "ChainedController",
     "CircleTrajectory",
@@ -91,6 +94,7 @@ __all__ = [
     "IKOptions",
     "IKResult",
     "IKSolver",
+    "IKPool",
     "InputError",
     "MissingDependencyError",
     "JointSpaceMap",
@@ -114,6 +118,7 @@ __all__ = [
     "SequentialController",
     "SitePoseReader",
     "SolverError",
+    "WorkerError",
     "SiteSpace",
     "SpatialState",
     "Trajectory",

@@ -23,6 +23,9 @@ against the moving jaw (joint ``gripper``, closed at -0.17 rad, open at 1.75 rad
   fixed jaw: a frame of the Pinocchio model and a site of the MuJoCo model, both
   :data:`GRASP_POINT`, for ``top_down_ik``.
 * Camera ``"front"``: in front of the robot, looking back at the workspace.
+* The seed's names, for code written against its scene: the site ``"gripperframe"`` (at the
+  tool frame ``gripper_frame_link``) and the world-frame position sensors ``"so101/ee_pos"``
+  (that site) and ``"block_pos"`` (the block's centre): :data:`SEED_SENSORS`.
 
 :func:`write_pick_scene` writes the whole scene as an MJCF file, a starting point for a scene
 of one's own (``SO101GymEnv(xml_path=...)``; :data:`REQUIRED_NAMES` lists what it must keep).
@@ -59,6 +62,8 @@ __all__ = [
     "JAW_PAD_GEOMS",
     "PAD_PARALLEL_ANGLE",
     "REQUIRED_NAMES",
+    "SEED_SENSORS",
+    "SEED_TOOL_SITE",
     "SO101PickScene",
     "missing_names",
     "set_jaw_pads",
@@ -91,6 +96,13 @@ GRIPPER_JOINT = "gripper"
 FRONT_CAMERA_EYE = np.array([0.68, 0.0, 0.40])
 FRONT_CAMERA_TARGET = np.array([0.16, 0.0, 0.07])
 GOAL_BODY = "goal"
+#: The seed's name of the tool site (pinkctl's is the tool frame's, ``gripper_frame_link``).
+SEED_TOOL_SITE = "gripperframe"
+#: The seed scene's position sensors (world frame, [m]): name -> (MuJoCo object type, name).
+SEED_SENSORS: dict[str, tuple[mujoco.mjtObj, str]] = {
+    "so101/ee_pos": (mujoco.mjtObj.mjOBJ_SITE, SEED_TOOL_SITE),
+    "block_pos": (mujoco.mjtObj.mjOBJ_BODY, "block"),
+}
 #: What an MJCF scene of the SO-101 tasks must name, by kind (MuJoCo's element types).
 REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
     "joint": (
@@ -206,6 +218,11 @@ class SO101PickScene:
                 conaffinity=0,
             )
         add_point_site(spec, GRASP_POINT, parent_body=self.tool_frame, offset=self.grasp_offset)
+        add_point_site(spec, SEED_TOOL_SITE, parent_body=self.tool_frame, offset=(0.0, 0.0, 0.0))
+        for name, (kind, target) in SEED_SENSORS.items():
+            spec.add_sensor(
+                name=name, type=mujoco.mjtSensor.mjSENS_FRAMEPOS, objtype=kind, objname=target
+            )
         add_front_camera(spec, FRONT_CAMERA_EYE, FRONT_CAMERA_TARGET)
         add_goal_marker(spec, GOAL_BODY, shape="disc", size=0.018, rgba=(0.1, 0.8, 0.2, 0.6))
         gripper = spec.actuator(GRIPPER_JOINT)

@@ -33,6 +33,7 @@ built once per robot (:func:`robot_collision_model`) and shared by every solver 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import weakref
 from collections import OrderedDict
@@ -48,8 +49,10 @@ from ..world import CollisionScene, RobotGeometry, World
 from ..world.broad_phase import bounding_sphere
 from .capsules import native_broad_phase
 from .joints import JointSubset
+from .options import IKOptions
+from .result import IKResult
 
-__all__ = ["CollisionCheck", "collision_check", "robot_collision_model"]
+__all__ = ["CollisionCheck", "collision_check", "robot_collision_model", "screened"]
 
 #: Robots whose geometry and floor are kept (least recently used dropped first).
 _KEPT = 8
@@ -110,16 +113,13 @@ def checked_settings(world: Any, self_collision: Any, margin: Any) -> float:
 
 
 def collision_check(
-    robot: PinkRobot,
-    subset: JointSubset,
-    *,
-    world: World | None,
-    self_collision: bool | None,
-    margin: float,
+    robot: PinkRobot, subset: JointSubset, options: IKOptions
 ) -> CollisionCheck | None:
-    """The check of an IK solver's answers, or None when the robot has no geometry to check.
-    Arguments: module docstring."""
-    margin = checked_settings(world, self_collision, margin)
+    """The check of the answers of a solver built from ``options`` (``world``,
+    ``self_collision``, ``collision_margin``: module docstring), or None when the robot has
+    no geometry to check."""
+    world, self_collision = options.world, options.self_collision
+    margin = checked_settings(world, self_collision, options.collision_margin)
     geometry, floor = robot_collision_model(robot)
     if self_collision is None:
         self_collision = geometry.source == _COLLISION_SOURCE
@@ -312,3 +312,17 @@ class CollisionCheck:
             return ""
         a, b, distance = self.last
         return f"{a}-{b} at {distance * 1e3:.1f} mm"
+
+    def reason(self) -> str:
+        """Why a converged configuration is no answer: the pair closer than the margin."""
+        return f"in collision: converged with {self.describe_last()} " + (
+            f"(collision_margin {self.margin * 1e3:g} mm)"
+        )
+
+
+def screened(check: CollisionCheck | None, result: IKResult) -> IKResult:
+    """``result``, or a failure saying so when its configuration is a success that does not
+    keep the collision margin (the same object when nothing changes)."""
+    if check is None or not result.success or check.accepts(result.q_full):
+        return result
+    return dataclasses.replace(result, success=False, solutions=0, reason=check.reason())

@@ -9,7 +9,7 @@ import numpy as np
 from .collision import CollisionCheck
 from .search import SearchOutcome
 
-__all__ = ["collision_reason", "guarded", "local_reason", "search_reason"]
+__all__ = ["guarded", "local_reason", "search_reason"]
 
 
 def local_reason(kind: str, max_it: int, budget: float | None, stall: int | None) -> str:
@@ -20,14 +20,6 @@ def local_reason(kind: str, max_it: int, budget: float | None, stall: int | None
         "stalled": f"stalled: no progress in {stall} iterations",
         "numerical": "numerical failure (non-finite error)",
     }[kind]
-
-
-def collision_reason(check: CollisionCheck) -> str:
-    """Why a converged local solve is no answer: the pair closer than the margin."""
-    return (
-        f"in collision: converged with {check.describe_last()} "
-        f"(collision_margin {check.margin * 1e3:g} mm)"
-    )
 
 
 def search_reason(

@@ -8,9 +8,7 @@ frames, allocates its own ``pin.Data`` and workspaces) and then answers many que
 
 :func:`~pinkctl.ik.local_ik` and :func:`~pinkctl.ik.find_ik` build a solver for a single call.
 A solver never touches the robot: ``robot.data``, ``robot.q0`` and the model are only read,
-and no simulation state is involved. Every iterate respects the joint limits of the moved joints;
-every answer keeps the collision margin from the world and between the robot's links
-(:mod:`pinkctl.ik.collision`).
+and no simulation state is involved; answers keep the joint limits and the collision margin.
 """
 
 from __future__ import annotations
@@ -26,13 +24,14 @@ import pinocchio as pin
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import CheckedCache, tolerance
-from .collision import collision_check
+from .collision import collision_check, screened
 from .joints import JointSubset
 from .loop import LocalRunner, run_local
 from .methods import make_method
 from .native import NativeLocal, native_local
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
-from .reasons import collision_reason, guarded, local_reason, search_reason
+from .query import NativeQuery, StartCache
+from .reasons import guarded, local_reason, search_reason
 from .residual import Residual
 from .result import IKResult
 from .search import SeededGenerators, global_search, is_seed
@@ -104,11 +103,8 @@ class IKSolver:
         if norm < 1e-9:
             raise InputError("approach_direction: must be a non-zero vector")
         self.approach_direction = direction / norm
-        self.point_offset = (
-            parse_vector(opts.point_offset, 3, "point_offset")
-            if opts.point_offset is not None
-            else None
-        )
+        offset = opts.point_offset
+        self.point_offset = parse_vector(offset, 3, "point_offset") if offset is not None else None
         weight = float(opts.orientation_weight)
         if not np.isfinite(weight) or weight <= 0.0:
             raise InputError(f"orientation_weight: expected a positive number, got {weight}")
@@ -119,20 +115,15 @@ class IKSolver:
             frame = robot.tool_frame or self.model.frames[self.model.nframes - 1].name
         self._frame_ids: dict[str, int] = {}
         self.frame = frame
-        self._frame_id(frame, "frame")
+        self._default_key = (self._frame_id(frame, "frame"),)
         self._residuals: dict[tuple, Residual] = {}
         self._runners: dict[int, LocalRunner] = {}  # by id() of a residual in _residuals
         self._checked = CheckedCache()
         self._generators = SeededGenerators()
+        self._starts = StartCache(self.subset, robot.q0)
+        self._query: tuple[Residual | None, NativeQuery | None] = (None, None)
         self.options = opts
-        #: The check of every answer (:mod:`pinkctl.ik.collision`), None when nothing is.
-        self.collision = collision_check(
-            robot,
-            self.subset,
-            world=opts.world,
-            self_collision=opts.self_collision,
-            margin=opts.collision_margin,
-        )
+        self.collision = collision_check(robot, self.subset, opts)  # None: nothing to check
         # the default frame's residual and local loop now, not in the first query; the
         # process's first solver also runs a short query: one-time costs fall outside any
         # query's time budget
@@ -238,6 +229,14 @@ class IKSolver:
             self._runners[id(residual)] = runner
         return runner
 
+    def _native_query(self, target: Any) -> NativeQuery | None:
+        """The whole-query kernel of the default frame (:mod:`pinkctl.ik.query`), or None."""
+        single = type(target) is pin.SE3 or not is_multi_target(target)
+        residual = self._residuals.get(self._default_key) if single else None
+        if residual is not None and residual is not self._query[0]:
+            self._query = (residual, NativeQuery.of(self._local(residual), self, self._starts))
+        return self._query[1] if residual is not None else None
+
     def _result(
         self,
         residual: Residual,
@@ -296,6 +295,10 @@ class IKSolver:
         """
         t0 = time.perf_counter()
         checked = self._checked.local(options, changes)
+        query = self._native_query(target)
+        answer = query.solve(target, seed, checked, t0) if query else None
+        if answer is not None:  # the common query, whole in the native kernel
+            return screened(self.collision, answer)
         max_it, budget = checked.max_iterations, checked.time_budget_ms
         stall = checked.stall_iterations
         residual = self.residual(target)
@@ -312,24 +315,19 @@ class IKSolver:
             stall_iterations=stall,
             max_step=checked.max_step,
         )
-        success = out.success
-        if not success:
-            reason = local_reason(out.reason, max_it, budget, stall)
-        elif self.collision is not None and not self.collision.accepts(out.q):
-            success, reason = False, collision_reason(self.collision)
-        else:
-            reason = "converged"
-        return self._result(
+        reason = "converged" if out.success else local_reason(out.reason, max_it, budget, stall)
+        result = self._result(
             residual,
             out.q,
-            success=success,
+            success=out.success,
             iterations=out.iterations,
             restarts=0,
             t0=t0,
             reason=reason,
-            solutions=int(success),
+            solutions=int(out.success),
             evaluated=out.success,
         )
+        return screened(self.collision, result)
 
     def find(
         self,
@@ -353,6 +351,11 @@ class IKSolver:
         """
         t0 = time.perf_counter()
         search, checked = self._checked.search(options, changes)
+        query = self._native_query(target)
+        answer = query.find(target, seed, search, checked, t0) if query else None
+        # whole in the kernel: the Python search's first solution (if it collides, go on below)
+        if answer is not None and screened(self.collision, answer) is answer:
+            return answer
         budget = checked.time_budget_ms
         restarts_cap, it_cap = checked.max_restarts, checked.max_iterations
         validate = checked.validate
