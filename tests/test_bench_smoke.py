@@ -198,6 +198,24 @@ def test_chunk_worker_round_trip():
     assert worker.process.returncode == 0
 
 
+def test_ik_collision_bench_rows_are_well_formed():
+    ik_collision = importlib.import_module("bench.ik_collision")
+    rows, note = ik_collision.robot_rows("franka", 6, 0, repeats=1)
+    assert note.startswith("franka: 6 targets")
+    by_variant = {row["variant"]: row for row in rows}
+    assert set(by_variant) == {
+        "blind",
+        "blind + final filter",
+        "self-collision",
+        "default (self + floor)",
+        "default, margin 0",
+    }
+    default = by_variant["default (self + floor)"]
+    assert default["success_pct"] == 100.0 and default["collision_pct"] == 0.0
+    assert by_variant["default, margin 0"]["penetration_pct"] == 0.0
+    assert all(math.isfinite(row["mean_ms"]) and row["mean_ms"] > 0 for row in rows)
+
+
 def test_collision_bench_rows():
     collision = importlib.import_module("bench.collision")
     rows = collision.tick_rows(4, chunk=2, warmup=1)
