@@ -113,8 +113,8 @@ def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, 
     name = jm.shortname()
     if name in _REVOLUTE or name in _PRISMATIC or name in _CONTINUOUS:
         kind = 0 if name in _REVOLUTE else (1 if name in _PRISMATIC else 2)
-        axis = _AXES.get(name[-1]) if not name.endswith("Unaligned") else None
-        axis = np.array(axis if axis is not None else jm.extract().axis, dtype=np.float64)
+        named = _AXES.get(name[-1]) if not name.endswith("Unaligned") else None
+        axis = np.array(named if named is not None else jm.extract().axis, dtype=np.float64)
         return kind, axis, jm.idx_q, 1.0, 0.0, model.jointPlacements[joint]
     if name != "JointModelMimic":
         raise ValueError(name)

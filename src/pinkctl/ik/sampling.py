@@ -49,7 +49,7 @@ def sample_poses(
     generator = np.random.default_rng(rng)
     data = robot.model.createData()
     fid = robot.model.getFrameId(solver.frame)
-    poses = []
+    poses: list[pin.SE3] = []
     check = solver.collision
     while len(poses) < count:
         q = solver.subset.sample(generator, robot.q0)
