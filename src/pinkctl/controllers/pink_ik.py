@@ -31,6 +31,7 @@ from . import _arguments as arguments
 from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSettings
 from .array_step import ArrayStep
 from .base import BaseController
+from .compiled_tick import CompiledTicking
 from .failures import debug_mode, internal_error, run_callback
 from .frame_target import FrameTarget
 from .ik_problem import IKProblem
@@ -41,7 +42,7 @@ from .tick_mode import TickMode, solve_in_box
 __all__ = ["PinkIKController"]
 
 
-class PinkIKController(BaseController, ArrayStep):
+class PinkIKController(BaseController, ArrayStep, CompiledTicking):
     """Reactive differential-IK controller (pink tasks, limits and barriers; one QP per tick).
 
     The Isaac Sim PINK extension's API: targets from the setpoint's site poses and complete
@@ -162,8 +163,7 @@ class PinkIKController(BaseController, ArrayStep):
         self._status = ControllerStatus.NOT_READY
 
     def _rebuild(self, settings: QPSettings) -> None:
-        """Compile the QP with these settings (:meth:`IKProblem.compile`); nothing changes if
-        that raises."""
+        """Compile the QP (:meth:`IKProblem.compile`); nothing changes if that raises."""
         columns = self._joints.qp_columns
         self._qp = self._problem.compile(self.robot.model, columns, self._mode, settings)
         self._settings = settings
@@ -315,6 +315,8 @@ class PinkIKController(BaseController, ArrayStep):
             read = self.read_estimate(estimated_state)
             if read is None:
                 return self._brake()
+            if (command := self._compiled_forward(read[1], setpoint_state)) is not None:
+                return command  # phases 2-6 in one C++ call (compiled_tick), where it applies
             root = None if self._joints.base is None else estimated_state.root
             self.update_configuration(read[0], read[1], root)
             if not self.update_targets(setpoint_state):
@@ -389,8 +391,7 @@ class PinkIKController(BaseController, ArrayStep):
 
     @property
     def limits(self) -> list[Limit]:
-        """Limits: configuration, velocity, extras (TickMode.APPROACH: the QP holds the
-        first, the shaper the velocity)."""
+        """Limits: configuration, velocity, extras (APPROACH: the shaper holds the velocity)."""
         return list(self._problem.limits)
 
     @property

@@ -1,0 +1,552 @@
+/*
+ * The compiled control tick: the CPython extension module pinkctl._native._tick.
+ *
+ * One call per tick runs what PinkIKController's Python path spreads over a hundred small
+ * calls when its QP is the fused arm problem (pinkctl/qp/fused.py: a frame task, an optional
+ * posture task, the joint box): forward kinematics and the frame Jacobian (Pinocchio's C++
+ * API, into the pink configuration's own pinocchio::Data), the log6 error and its Jlog6, the
+ * QP H, c, lb, ub (written into the compiled QP's workspace), the exact box QP (_kernel.c,
+ * warm-started from the same active set as the Python path's), and the motion shaper's step
+ * (follow with motion limits: _kernel.c; commit without: MotionShaper.commit's clip).
+ *
+ * The Python side (pinkctl/controllers/compiled_tick.py) decides once which controllers this
+ * covers and owns every array; the task parameters (costs, gains, targets, limit gain,
+ * velocity limits) are read from the pink objects on every tick, so that a change made at run
+ * time is seen as the Python path sees it. A tick this code does not cover (a parameter out of
+ * the fused case, a box the box QP hands to DAQP) returns 0 before the shaper is touched, and
+ * the caller runs the Python path for that tick.
+ *
+ * Build: hatch_build.py, against Pinocchio's headers and libraries from the cmeel prefix
+ * (libpinocchio_default, libboost_python to find the C++ objects behind pin.Model, pin.Data
+ * and pin.SE3); the module is optional: without it the Python path runs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <boost/python/converter/registered.hpp>
+#include <boost/python/converter/from_python.hpp>
+#include <pinocchio/spatial.hpp>
+#include <pinocchio/multibody.hpp>
+#include <pinocchio/algorithm/frames.hpp>
+#include <pinocchio/algorithm/jacobian.hpp>
+#include <pinocchio/algorithm/joint-configuration.hpp>
+
+#include <cmath>
+#include <vector>
+
+extern "C" {
+#include "_native.h"
+}
+
+namespace {
+
+using Matrix6x = Eigen::Matrix<double, 6, Eigen::Dynamic>;
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Vector = Eigen::VectorXd;
+namespace bpc = boost::python::converter;
+
+template <typename T>
+T *cxx_object(PyObject *object) {
+    return static_cast<T *>(bpc::get_lvalue_from_python(object, bpc::registered<T>::converters));
+}
+
+/* A C-contiguous float64 buffer of n entries (n < 0: any length); nullptr without an error
+ * set when the object is not one (the caller falls back). */
+struct Doubles {
+    Py_buffer view{};
+    bool held = false;
+    const double *data = nullptr;
+    Py_ssize_t size = 0;
+    Doubles(PyObject *object, Py_ssize_t n) {
+        if (PyObject_GetBuffer(object, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+            PyErr_Clear();
+            return;
+        }
+        held = true;
+        if (view.itemsize != 8 || view.format == nullptr || view.format[0] != 'd' ||
+            view.format[1] != '\0' || (n >= 0 && view.len != n * 8))
+            return;
+        data = static_cast<const double *>(view.buf);
+        size = view.len / 8;
+    }
+    ~Doubles() {
+        if (held) PyBuffer_Release(&view);
+    }
+    Doubles(const Doubles &) = delete;
+    Doubles &operator=(const Doubles &) = delete;
+};
+
+/* A Python float attribute (int accepted as pink allows); false without an error set when the
+ * attribute is not a real number. */
+bool attribute_double(PyObject *object, PyObject *name, double *out) {
+    PyObject *value = PyObject_GetAttr(object, name);
+    if (value == nullptr) return false;
+    bool ok = PyFloat_Check(value) || PyLong_Check(value);
+    if (ok) *out = PyFloat_AsDouble(value);
+    Py_DECREF(value);
+    if (ok && *out == -1.0 && PyErr_Occurred()) ok = false;
+    return ok;
+}
+
+PyObject *s_cost, *s_gain, *s_lm_damping, *s_target, *s_target_q, *s_limit_gain,
+    *s_velocity_limit;
+
+enum Mode { PLAIN = 0, APPROACH = 1 };
+
+struct TickObject {
+    PyObject_HEAD
+    PyObject *model_object, *data_object, *frame_task, *posture_task, *configuration_limit,
+        *velocity_limit;
+    const pinocchio::Model *model;
+    pinocchio::Data *data;
+    pinocchio::FrameIndex frame_id;
+    int n, mode;
+    double dt, damping;
+    std::vector<Eigen::Index> tangent;   // the QP variables' tangent indices
+    std::vector<Eigen::Index> q_index;   // their configuration indices (1-coordinate joints)
+    std::vector<Eigen::Index> space_q;   // per joint-space entry: its configuration index or -1
+    double *q;                           // the configuration (nq), owned by the caller
+    const double *q_home;                // the configuration of joints the estimate omits
+    double *H, *c, *lb, *ub;             // the QP workspace (n x n, n, n, n)
+    double *x, *work;                    // the box QP's solution and work
+    int *state;                          // the box QP's active set (the warm start)
+    struct Kernel *kernel;               // the shaper's kernel (APPROACH)
+    const double *kernel_q, *kernel_v;   // its command
+    const double *velocity_max, *lower, *upper;  // MotionShaper.commit's limits (PLAIN)
+    Matrix6x *jacobian;
+    RowMatrix *R;
+    Vector *velocity;
+};
+
+void tick_dealloc(TickObject *self) {
+    Py_XDECREF(self->model_object);
+    Py_XDECREF(self->data_object);
+    Py_XDECREF(self->frame_task);
+    Py_XDECREF(self->posture_task);
+    Py_XDECREF(self->configuration_limit);
+    Py_XDECREF(self->velocity_limit);
+    delete self->jacobian;
+    delete self->R;
+    delete self->velocity;
+    self->tangent.~vector();
+    self->q_index.~vector();
+    self->space_q.~vector();
+    Py_TYPE(self)->tp_free(reinterpret_cast<PyObject *>(self));
+}
+
+bool index_list(PyObject *list, std::vector<Eigen::Index> &out, Eigen::Index low,
+                Eigen::Index high, const char *what) {
+    PyObject *sequence = PySequence_Fast(list, what);
+    if (sequence == nullptr) return false;
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+    out.resize(size);
+    for (Py_ssize_t i = 0; i < size; ++i) {
+        long value = PyLong_AsLong(PySequence_Fast_GET_ITEM(sequence, i));
+        if (value == -1 && PyErr_Occurred()) {
+            Py_DECREF(sequence);
+            return false;
+        }
+        if (value < low || value >= high) {
+            Py_DECREF(sequence);
+            PyErr_Format(PyExc_ValueError, "%s: index %ld out of range", what, value);
+            return false;
+        }
+        out[i] = value;
+    }
+    Py_DECREF(sequence);
+    return true;
+}
+
+void *address(PyObject *object) {
+    if (object == Py_None) return nullptr;
+    return PyLong_AsVoidPtr(object);
+}
+
+/*
+ * Tick(model, data, frame_id, frame_task, posture_task, configuration_limit, velocity_limit,
+ *      tangent, q_index, space_q, dt, damping, mode, addresses)
+ * addresses: (q, q_home, H, c, lb, ub, x, state, work, kernel, kernel_q, kernel_v,
+ *             velocity_max, lower, upper), None where a mode does not use one.
+ */
+PyObject *tick_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *model, *data, *frame_task, *posture, *limit, *velocity, *tangent, *q_index,
+        *space_q, *addresses;
+    unsigned long frame_id;
+    double dt, damping;
+    int mode;
+    if (!PyArg_ParseTuple(args, "OOkOOOOOOOddiO!", &model, &data, &frame_id, &frame_task,
+                          &posture, &limit, &velocity, &tangent, &q_index, &space_q, &dt,
+                          &damping, &mode, &PyTuple_Type, &addresses))
+        return nullptr;
+    const pinocchio::Model *m = cxx_object<pinocchio::Model>(model);
+    pinocchio::Data *d = cxx_object<pinocchio::Data>(data);
+    if (m == nullptr || d == nullptr) {
+        PyErr_SetString(PyExc_TypeError, "Tick(): expected a pinocchio.Model and its Data");
+        return nullptr;
+    }
+    if (frame_id >= m->frames.size() || PyTuple_GET_SIZE(addresses) != 15 ||
+        (mode != PLAIN && mode != APPROACH) || !(dt > 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "Tick(): bad frame, addresses, mode or dt");
+        return nullptr;
+    }
+    TickObject *self = reinterpret_cast<TickObject *>(type->tp_alloc(type, 0));
+    if (self == nullptr) return nullptr;
+    new (&self->tangent) std::vector<Eigen::Index>();
+    new (&self->q_index) std::vector<Eigen::Index>();
+    new (&self->space_q) std::vector<Eigen::Index>();
+    PyObject *owned[] = {model, data, frame_task, posture, limit, velocity};
+    for (PyObject *o : owned) Py_INCREF(o);
+    self->model_object = model;
+    self->data_object = data;
+    self->frame_task = frame_task;
+    self->posture_task = posture;
+    self->configuration_limit = limit;
+    self->velocity_limit = velocity;
+    self->model = m;
+    self->data = d;
+    self->frame_id = frame_id;
+    self->dt = dt;
+    self->damping = damping;
+    self->mode = mode;
+    if (!index_list(tangent, self->tangent, 0, m->nv, "tangent") ||
+        !index_list(q_index, self->q_index, 0, m->nq, "q_index") ||
+        !index_list(space_q, self->space_q, -1, m->nq, "space_q") ||
+        self->tangent.size() != self->q_index.size() || self->tangent.empty()) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Tick(): bad indices");
+        Py_DECREF(self);
+        return nullptr;
+    }
+    self->n = static_cast<int>(self->tangent.size());
+    void *p[15];
+    for (int i = 0; i < 15; ++i) {
+        p[i] = address(PyTuple_GET_ITEM(addresses, i));
+        if (PyErr_Occurred()) {
+            Py_DECREF(self);
+            return nullptr;
+        }
+    }
+    self->q = static_cast<double *>(p[0]);
+    self->q_home = static_cast<const double *>(p[1]);
+    self->H = static_cast<double *>(p[2]);
+    self->c = static_cast<double *>(p[3]);
+    self->lb = static_cast<double *>(p[4]);
+    self->ub = static_cast<double *>(p[5]);
+    self->x = static_cast<double *>(p[6]);
+    self->state = static_cast<int *>(p[7]);
+    self->work = static_cast<double *>(p[8]);
+    self->kernel = static_cast<struct Kernel *>(p[9]);
+    self->kernel_q = static_cast<const double *>(p[10]);
+    self->kernel_v = static_cast<const double *>(p[11]);
+    self->velocity_max = static_cast<const double *>(p[12]);
+    self->lower = static_cast<const double *>(p[13]);
+    self->upper = static_cast<const double *>(p[14]);
+    bool approach_ready = self->kernel && self->kernel_q && self->kernel_v;
+    bool plain_ready = self->velocity_max && self->lower && self->upper;
+    if (!self->q || !self->q_home || !self->H || !self->c || !self->lb || !self->ub ||
+        !self->x || !self->state || !self->work ||
+        (mode == APPROACH ? !approach_ready : !plain_ready)) {
+        PyErr_SetString(PyExc_ValueError, "Tick(): a null address");
+        Py_DECREF(self);
+        return nullptr;
+    }
+    self->jacobian = new Matrix6x(Matrix6x::Zero(6, m->nv));
+    self->R = new RowMatrix(6, self->n);
+    self->velocity = new Vector(self->n);
+    return reinterpret_cast<PyObject *>(self);
+}
+
+/* The uniform weight of a posture cost (float, or an array of equal entries); false when the
+ * fused case does not cover it. */
+bool uniform_cost(PyObject *cost, double *out) {
+    if (PyFloat_Check(cost)) {
+        *out = PyFloat_AS_DOUBLE(cost);
+        return true;
+    }
+    Doubles values(cost, -1);
+    if (values.data == nullptr || values.size == 0) return false;
+    for (Py_ssize_t i = 1; i < values.size; ++i)
+        if (!(values.data[i] == values.data[0])) return false;
+    *out = values.data[0];
+    return true;
+}
+
+/* H, c, lb, ub of the fused problem (qp/fused.py) at self->q; false when a parameter takes
+ * the tick out of the fused case. */
+bool assemble(TickObject *self) {
+    const pinocchio::Model &model = *self->model;
+    pinocchio::Data &data = *self->data;
+    const int n = self->n;
+    double lm, gain;
+    PyObject *target_object = PyObject_GetAttr(self->frame_task, s_target);
+    if (target_object == nullptr) return false;
+    pinocchio::SE3 *target = target_object == Py_None ? nullptr
+                                                      : cxx_object<pinocchio::SE3>(target_object);
+    Py_DECREF(target_object);  // the task keeps it alive
+    if (target == nullptr || !attribute_double(self->frame_task, s_lm_damping, &lm) ||
+        lm != 0.0 || !attribute_double(self->frame_task, s_gain, &gain))
+        return false;
+    double weights[6];
+    {
+        PyObject *cost = PyObject_GetAttr(self->frame_task, s_cost);
+        if (cost == nullptr) return false;
+        Doubles values(cost, 6);
+        Py_DECREF(cost);
+        if (values.data == nullptr) return false;
+        for (int i = 0; i < 6; ++i) weights[i] = values.data[i];
+    }
+    double diagonal = self->damping, posture_scale = 0.0;
+    Vector posture_error;
+    Eigen::Map<const Vector> q(self->q, model.nq);
+    if (self->posture_task != Py_None) {
+        double posture_lm, posture_gain, w;
+        PyObject *cost = PyObject_GetAttr(self->posture_task, s_cost);
+        if (cost == nullptr) return false;
+        bool ok = uniform_cost(cost, &w);
+        Py_DECREF(cost);
+        if (!ok || !attribute_double(self->posture_task, s_lm_damping, &posture_lm) ||
+            posture_lm != 0.0 || !attribute_double(self->posture_task, s_gain, &posture_gain))
+            return false;
+        PyObject *target_q = PyObject_GetAttr(self->posture_task, s_target_q);
+        if (target_q == nullptr) return false;
+        Doubles posture_target(target_q, model.nq);
+        Py_DECREF(target_q);
+        if (posture_target.data == nullptr) return false;
+        posture_error = pinocchio::difference(
+            model, Eigen::Map<const Vector>(posture_target.data, model.nq), q);
+        diagonal += w * w;
+        posture_scale = posture_gain * (w * w);
+    }
+    double limit_gain;
+    if (!attribute_double(self->configuration_limit, s_limit_gain, &limit_gain)) return false;
+    Vector velocity_max;
+    if (self->velocity_limit != Py_None) {
+        PyObject *limit = PyObject_GetAttr(self->velocity_limit, s_velocity_limit);
+        if (limit == nullptr) return false;
+        Doubles values(limit, model.nv);
+        Py_DECREF(limit);
+        if (values.data == nullptr) return false;
+        velocity_max = Eigen::Map<const Vector>(values.data, model.nv);
+    }
+    // phase 2: joint Jacobians (with forward kinematics) and frame placements
+    pinocchio::computeJointJacobians(model, data, q);
+    pinocchio::updateFramePlacements(model, data);
+    // the tool pose in its target frame: log6 gives s (up to W and the gain), Jlog6 maps J_b
+    const pinocchio::SE3 frame_to_target = target->actInv(data.oMf[self->frame_id]);
+    Eigen::Matrix<double, 6, 6> jlog;
+    pinocchio::Jlog6(frame_to_target, jlog);
+    Eigen::Matrix<double, 6, 1> s = pinocchio::log6(frame_to_target).toVector();
+    for (int i = 0; i < 6; ++i) {
+        jlog.row(i) *= weights[i];
+        s[i] = s[i] * weights[i] * gain;
+    }
+    Matrix6x &J = *self->jacobian;
+    J.setZero();
+    pinocchio::getFrameJacobian(model, data, self->frame_id, pinocchio::LOCAL, J);
+    RowMatrix &R = *self->R;
+    for (int k = 0; k < n; ++k) R.col(k).noalias() = jlog * J.col(self->tangent[k]);
+    Eigen::Map<RowMatrix> H(self->H, n, n);
+    H.noalias() = R.transpose() * R;
+    H.diagonal().array() += diagonal;
+    Eigen::Map<Vector> c(self->c, n);
+    c.noalias() = R.transpose() * s;
+    if (self->posture_task != Py_None)
+        for (int k = 0; k < n; ++k) c[k] += posture_error[self->tangent[k]] * posture_scale;
+    // the box: the configuration limit (within dt v_max with the velocity limit)
+    const Vector to_upper = pinocchio::difference(model, q, model.upperPositionLimit);
+    const Vector to_lower = pinocchio::difference(model, q, model.lowerPositionLimit);
+    for (int k = 0; k < n; ++k) {
+        const Eigen::Index t = self->tangent[k];
+        double upper = to_upper[t] * limit_gain, lower = to_lower[t] * limit_gain;
+        if (self->velocity_limit != Py_None) {
+            const double step = velocity_max[t] * self->dt;
+            upper = step < upper ? step : upper;
+            lower = -step > lower ? -step : lower;
+        }
+        self->ub[k] = upper;
+        self->lb[k] = lower;
+    }
+    return true;
+}
+
+/*
+ * run(q, from_space, integrate_from_command, previous, positions, velocities, held, held_copy,
+ *     follows, space_out) -> 1 (the command is in positions, velocities), or 0 (not covered:
+ *     the shaper is untouched, run the Python path)
+ *
+ * q: the configuration (nq), or with from_space the measured positions over the joint space
+ * (then space_out, if not None, receives them with the command written over the controlled
+ * joints). previous: the last command (the shaper's position). held: the frame target of the
+ * previous solved tick or None; held_copy: an SE3 that receives this tick's target. follows:
+ * whether the last command came from a follow (MotionShaper).
+ */
+PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 10) {
+        PyErr_Format(PyExc_TypeError, "run() takes 10 arguments (%zd given)", nargs);
+        return nullptr;
+    }
+    const pinocchio::Model &model = *self->model;
+    const int n = self->n;
+    const bool from_space = PyObject_IsTrue(args[1]) == 1;
+    const bool from_command = PyObject_IsTrue(args[2]) == 1;
+    {
+        Doubles previous(args[3], n);
+        if (previous.data == nullptr) return PyLong_FromLong(0);
+        if (from_space) {
+            const Py_ssize_t size = static_cast<Py_ssize_t>(self->space_q.size());
+            Doubles measured(args[0], size);
+            if (measured.data == nullptr) return PyLong_FromLong(0);
+            double sum = 0.0;  // not finite: the Python path raises
+            for (Py_ssize_t j = 0; j < size; ++j) sum += measured.data[j] * 0.0;
+            if (!(sum == 0.0)) return PyLong_FromLong(0);
+            for (int i = 0; i < model.nq; ++i) self->q[i] = self->q_home[i];
+            for (Py_ssize_t j = 0; j < size; ++j)
+                if (self->space_q[j] >= 0) self->q[self->space_q[j]] = measured.data[j];
+            if (args[9] != Py_None) {
+                Py_buffer out;
+                if (PyObject_GetBuffer(args[9], &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0)
+                    return nullptr;
+                if (out.len == size * 8) std::copy_n(measured.data, size, (double *)out.buf);
+                PyBuffer_Release(&out);
+            }
+        } else {
+            Doubles q(args[0], model.nq);
+            if (q.data == nullptr) return PyLong_FromLong(0);
+            std::copy_n(q.data, model.nq, self->q);
+        }
+        if (from_command)
+            for (int k = 0; k < n; ++k) self->q[self->q_index[k]] = previous.data[k];
+        if (!assemble(self)) {
+            if (PyErr_Occurred()) return nullptr;
+            return PyLong_FromLong(0);
+        }
+        if (pk_box_qp(n, self->H, self->c, self->lb, self->ub, self->x, self->state,
+                      self->work) == 0) {
+            std::fill_n(self->state, n, 0);  // no warm start from a failed solve
+            return PyLong_FromLong(0);
+        }
+        double norm = 0.0;
+        for (int k = 0; k < n; ++k) norm += self->x[k] * self->x[k];
+        if (!std::isfinite(norm)) return PyLong_FromLong(0);
+        Vector &v = *self->velocity;
+        for (int k = 0; k < n; ++k) v[k] = self->x[k] / self->dt;
+        Py_buffer positions, velocities;
+        if (PyObject_GetBuffer(args[4], &positions, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0)
+            return nullptr;
+        if (PyObject_GetBuffer(args[5], &velocities, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
+            PyBuffer_Release(&positions);
+            return nullptr;
+        }
+        if (positions.len != n * 8 || velocities.len != n * 8) {
+            PyBuffer_Release(&positions);
+            PyBuffer_Release(&velocities);
+            PyErr_SetString(PyExc_ValueError, "run(): outputs of the wrong size");
+            return nullptr;
+        }
+        double *out_q = static_cast<double *>(positions.buf);
+        double *out_v = static_cast<double *>(velocities.buf);
+        if (self->mode == APPROACH) {
+            // the target holds when it is the one of the previous solved tick
+            PyObject *target_object = PyObject_GetAttr(self->frame_task, s_target);
+            pinocchio::SE3 *target = cxx_object<pinocchio::SE3>(target_object);
+            Py_XDECREF(target_object);
+            pinocchio::SE3 *held = args[6] == Py_None ? nullptr : cxx_object<pinocchio::SE3>(args[6]);
+            pinocchio::SE3 *copy = cxx_object<pinocchio::SE3>(args[7]);
+            double gain;
+            if (target == nullptr || copy == nullptr ||
+                !attribute_double(self->frame_task, s_gain, &gain)) {
+                PyBuffer_Release(&positions);
+                PyBuffer_Release(&velocities);
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "run(): bad target, held_copy or gain");
+                return nullptr;
+            }
+            const bool holding = held != nullptr && target->isApprox(*held, 1e-14);
+            *copy = *target;
+            const bool at_rest = holding || PyObject_IsTrue(args[8]) != 1;
+            pk_follow(self->kernel, v.data(), at_rest ? 1 : 0, gain);
+            std::copy_n(self->kernel_q, n, out_q);
+            std::copy_n(self->kernel_v, n, out_v);
+        } else {
+            // MotionShaper.commit without motion limits
+            const double *q0 = previous.data, *vmax = self->velocity_max;
+            bool outside = false;
+            for (int k = 0; k < n; ++k) {
+                double vk = v[k] < vmax[k] ? v[k] : vmax[k];
+                vk = vk > -vmax[k] ? vk : -vmax[k];
+                out_v[k] = vk;
+                out_q[k] = vk * self->dt + q0[k];
+                outside = outside || out_q[k] > self->upper[k] || out_q[k] < self->lower[k];
+            }
+            if (outside)
+                for (int k = 0; k < n; ++k) {
+                    const double high = self->upper[k] > q0[k] ? self->upper[k] : q0[k];
+                    const double low = self->lower[k] < q0[k] ? self->lower[k] : q0[k];
+                    double p = out_q[k] < high ? out_q[k] : high;
+                    p = p > low ? p : low;
+                    out_q[k] = p;
+                    out_v[k] = (p - q0[k]) / self->dt;
+                }
+        }
+        PyBuffer_Release(&positions);
+        PyBuffer_Release(&velocities);
+        if (from_space && args[9] != Py_None) {
+            Py_buffer out;
+            if (PyObject_GetBuffer(args[9], &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0)
+                return nullptr;
+            double *space = static_cast<double *>(out.buf);
+            const Py_ssize_t size = out.len / 8;
+            for (int k = 0; k < n; ++k)
+                for (Py_ssize_t j = 0; j < size; ++j)
+                    if (self->space_q[j] == self->q_index[k]) space[j] = out_q[k];
+            PyBuffer_Release(&out);
+        }
+    }
+    return PyLong_FromLong(1);
+}
+
+PyMethodDef tick_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))tick_run, METH_FASTCALL,
+     "run(q, from_space, from_command, previous, positions, velocities, held, held_copy, "
+     "follows, space_out) -> 1, or 0 when the Python path must run the tick."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyTypeObject TickType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "pinkctl._native._tick",
+    "pinkctl's compiled control tick (Pinocchio C++); see pinkctl.controllers.compiled_tick.",
+    -1, nullptr,
+};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__tick(void) {
+    TickType.tp_name = "pinkctl._native._tick.Tick";
+    TickType.tp_basicsize = sizeof(TickObject);
+    TickType.tp_flags = Py_TPFLAGS_DEFAULT;
+    TickType.tp_doc = "One controller's compiled tick (see the module's source).";
+    TickType.tp_new = tick_new;
+    TickType.tp_dealloc = reinterpret_cast<destructor>(tick_dealloc);
+    TickType.tp_methods = tick_methods;
+    if (PyType_Ready(&TickType) < 0) return nullptr;
+    s_cost = PyUnicode_InternFromString("cost");
+    s_gain = PyUnicode_InternFromString("gain");
+    s_lm_damping = PyUnicode_InternFromString("lm_damping");
+    s_target = PyUnicode_InternFromString("transform_target_to_world");
+    s_target_q = PyUnicode_InternFromString("target_q");
+    s_limit_gain = PyUnicode_InternFromString("config_limit_gain");
+    s_velocity_limit = PyUnicode_InternFromString("velocity_limit");
+    if (!s_cost || !s_gain || !s_lm_damping || !s_target || !s_target_q || !s_limit_gain ||
+        !s_velocity_limit)
+        return nullptr;
+    PyObject *module = PyModule_Create(&module_definition);
+    if (module == nullptr) return nullptr;
+    Py_INCREF(&TickType);
+    if (PyModule_AddObject(module, "Tick", reinterpret_cast<PyObject *>(&TickType)) < 0) {
+        Py_DECREF(&TickType);
+        Py_DECREF(module);
+        return nullptr;
+    }
+    return module;
+}

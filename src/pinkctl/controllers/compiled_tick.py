@@ -1,0 +1,297 @@
+"""The compiled control tick: a :class:`PinkIKController` tick in one C++ call.
+
+Most controllers solve the fused arm problem (:mod:`pinkctl.qp.fused`: a frame task, an
+optional posture task, pink's configuration and velocity limits) with the native box QP, and
+either commit the velocity (no motion limits, :attr:`TickMode.PLAIN`) or follow it under
+motion limits (:attr:`TickMode.APPROACH`). For those, ``pinkctl/_native/_tick.cpp`` runs
+phases 2, 4 and 5 of the tick (forward kinematics and the frame Jacobian, the QP and its
+solve, the shaper's step) in one call, on the controller's own objects: the pink
+configuration's ``data`` and ``q``, the compiled QP's workspace and warm start, the shaper's
+kernel. The Python path stays the reference: both give the same commands to rounding
+(``tests/test_compiled_tick.py``: 1e-9 over whole runs).
+
+Whatever the compiled tick does not cover runs the Python path, per controller (extra tasks,
+limits or barriers, collisions, a floating base, ball or continuous joints, another solver,
+the pink QP path, priority levels, a ``pre_step_callback``, the extension missing) or per
+tick (a parameter that leaves the fused case, a box the box QP hands to DAQP, a target the
+controller refuses). :attr:`CompiledTicking.compiled` says which path runs, and
+:attr:`CompiledTicking.compiled_reason` why not the compiled one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from .._native import tick_module
+from ..core.state import RobotState
+from ..core.state._space import QUATERNION_MIN_NORM
+from ..qp import CompiledQP
+from ..qp.box_qp import NativeBoxQP
+from .frame_target import MAX_TARGET_DISTANCE
+from .status import ControllerStatus
+from .tick_mode import TickMode
+
+__all__ = ["CompiledTick", "CompiledTicking"]
+
+_BOX = "box"
+
+
+class NotCovered(Exception):
+    """The compiled tick does not cover a controller (the message says why)."""
+
+
+def _target(pose: Any) -> pin.SE3 | None:
+    """The tool target of :meth:`ArrayStep.step`'s ``target_pose`` as the Python path reads it
+    (a pin.SE3 or ``(position, quaternion wxyz)``, through a normalised quaternion), or None
+    when it is another form, malformed or refused: the Python path then says why."""
+    if type(pose) is pin.SE3:
+        px, py, pz, x, y, z, w = pin.SE3ToXYZQUAT(pose).tolist()
+    elif type(pose) is tuple and len(pose) == 2:
+        try:
+            px, py, pz = np.asarray(pose[0], dtype=np.float64).tolist()
+            w, x, y, z = np.asarray(pose[1], dtype=np.float64).tolist()
+        except (TypeError, ValueError):
+            return None
+    else:
+        return None
+    squared = w * w + x * x + y * y + z * z
+    distance = px * px + py * py + pz * pz
+    if (
+        not math.isfinite(squared + distance)
+        or not 1e-200 < squared < 1e200
+        or max(abs(w), abs(x), abs(y), abs(z)) < QUATERNION_MIN_NORM
+        or distance > MAX_TARGET_DISTANCE**2
+    ):
+        return None
+    scale = 1.0 / math.sqrt(squared)
+    return pin.XYZQUATToSE3((px, py, pz, x * scale, y * scale, z * scale, w * scale))
+
+
+class CompiledTick:
+    """The C++ tick bound to one controller's QP, configuration and shaper.
+
+    Raises:
+        NotCovered: The controller has something the compiled tick does not cover.
+    """
+
+    def __init__(self, controller: Any) -> None:
+        module, reason = tick_module()
+        if module is None:
+            raise NotCovered(reason)
+        qp, mode, shaper, joints = (
+            controller._qp,
+            controller._mode,
+            controller._shaper,
+            controller._joints,
+        )
+        configuration = controller._configuration
+        if configuration is None:
+            raise NotCovered("no configuration before a reset")
+        if type(qp) is not CompiledQP:
+            raise NotCovered("the QP is not pinkctl's compiled QP (qp_path or priority levels)")
+        fused = qp._fused
+        native: NativeBoxQP | None = qp._native
+        if fused is None:
+            raise NotCovered("the QP has more than a frame task, a posture task and joint limits")
+        if native is None:
+            raise NotCovered("the solver is not the native box QP")
+        if mode is TickMode.BOXED or (mode is TickMode.APPROACH and not shaper.native):
+            raise NotCovered(f"tick mode {mode.name} without the native shaper")
+        every = joints.every
+        if joints.base is not None or every.balls or every.is_continuous.any():
+            raise NotCovered("a floating base, a ball joint or a continuous joint")
+        if configuration.collision_model is not None:
+            raise NotCovered("collision distances")
+        columns = np.asarray(qp.controlled_v_indices)
+        tangent = np.arange(configuration.model.nv)  # indices or slices of it, as arrays
+        if not np.array_equal(tangent[fused._tangent], columns) or (
+            fused._posture is not None
+            and not np.array_equal(tangent[fused._posture.tangent], columns)
+        ):
+            raise NotCovered("the limits or posture do not cover every controlled joint")
+        model = configuration.model
+        ws = qp._ws
+        if native._workspace is not ws or native._generation != ws.generation:
+            native._bind(ws)
+        space_q = np.full(len(controller.robot_joint_space), -1, dtype=np.intp)
+        space_q[every.space_indices] = every.idx_q
+        n = qp.n
+        self.q = np.array(configuration.q, dtype=np.float64)
+        self._q_home = np.array(controller.robot.q0, dtype=np.float64)
+        if mode is TickMode.APPROACH:
+            arrays = shaper._native._arrays
+            kernel = (shaper._native._pointer, arrays["q"].ctypes.data, arrays["v"].ctypes.data)
+            plain: tuple[Any, ...] = (None, None, None)
+        else:
+            kernel = (None, None, None)
+            plain = tuple(
+                a.ctypes.data for a in (shaper._velocity_limit, shaper._lower, shaper._upper)
+            )
+        addresses = (
+            self.q.ctypes.data,
+            self._q_home.ctypes.data,
+            *(array.ctypes.data for array in (ws.H, ws.c, ws.lb, ws.ub, native._x)),
+            native._state.ctypes.data,
+            native._work.ctypes.data,
+            *kernel,
+            *plain,
+        )
+        frame = fused._frame
+        self._tick = module.Tick(
+            model,
+            configuration.data,
+            int(model.getFrameId(frame.task.frame)),
+            frame.task,
+            None if fused._posture is None else fused._posture.task,
+            fused._limit,
+            None if fused._velocity is None else fused._velocity.limit,
+            columns.tolist(),
+            np.asarray(joints.controlled.idx_q).tolist(),
+            space_q.tolist(),
+            float(controller.dt),
+            float(qp.damping),
+            1 if mode is TickMode.APPROACH else 0,
+            addresses,
+        )
+        self.run = self._tick.run
+        self.qp = qp
+        self.configuration = configuration
+        self.generation = ws.generation
+        self.approach = mode is TickMode.APPROACH
+        self.n = n
+        # keeps the shaper's and box QP's arrays alive with the addresses above
+        self._owners = (shaper, native, ws)
+        self.held_copies = (pin.SE3.Identity(), pin.SE3.Identity())
+        self.flip = 0
+
+
+class CompiledTicking:
+    """Mixed into :class:`~pinkctl.controllers.PinkIKController`: the compiled tick
+    (module docstring), used wherever it covers the controller."""
+
+    _compiled_tick: CompiledTick | None = None
+    _compiled_wanted = True
+    _compiled_reason = "no tick yet"
+    #: ticks run compiled (for tests and benchmarks)
+    compiled_ticks = 0
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the next tick runs compiled (as far as the controller's structure tells:
+        a tick whose parameters leave the fused case runs the Python path). Set False to run
+        the Python path (the reference), True to use the compiled tick where it applies."""
+        return self._bound_tick() is not None
+
+    @compiled.setter
+    def compiled(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            from ..errors import InputError
+
+            raise InputError(f"compiled must be True or False, got {value!r}")
+        self._compiled_wanted = value
+        self._compiled_tick = None
+        self._compiled_reason = "switched off" if not value else "no tick yet"
+
+    @property
+    def compiled_reason(self) -> str:
+        """Why the compiled tick does not run ("" when it does)."""
+        return "" if self._bound_tick() is not None else self._compiled_reason
+
+    def _bound_tick(self) -> CompiledTick | None:
+        """The compiled tick for the controller as it is now, or None (reason recorded)."""
+        tick = self._compiled_tick
+        controller: Any = self
+        if (
+            tick is not None
+            and tick.qp is controller._qp
+            and tick.configuration is controller._configuration
+            and tick.generation == tick.qp._ws.generation
+        ):
+            return tick if controller._pre_step_callback is None else None
+        self._compiled_tick = None
+        if not self._compiled_wanted:
+            return None
+        if controller._configuration is None:
+            self._compiled_reason = "no configuration before a reset"
+            return None
+        try:
+            tick = CompiledTick(controller)
+        except NotCovered as exc:
+            self._compiled_reason = str(exc)
+            return None
+        self._compiled_tick = tick
+        self._compiled_reason = ""
+        return tick if controller._pre_step_callback is None else None
+
+    def _compiled_run(self, tick: CompiledTick, measured: np.ndarray, space: bool) -> Any:
+        """Phases 2, 4 and 5 in C++; the command ``(positions, velocities)``, or None (the
+        Python path runs the tick)."""
+        controller: Any = self
+        shaper = controller._shaper
+        positions, velocities = np.empty(tick.n), np.empty(tick.n)
+        held = tick.held_copies[tick.flip]
+        out = np.empty(measured.shape[0]) if space else None
+        if not tick.run(
+            measured,
+            space,
+            controller._integrate_from == "command",
+            shaper._position,
+            positions,
+            velocities,
+            controller._held_target,
+            held,
+            shaper._follows,
+            out,
+        ):
+            return None
+        configuration = controller._configuration
+        if configuration.q is not tick.q:
+            tick.q.setflags(write=False)
+            configuration.q = tick.q
+        positions.setflags(write=False)
+        velocities.setflags(write=False)
+        shaper._position, shaper._velocity = positions, velocities
+        if tick.approach:
+            shaper._follows = True
+            controller._held_target = held
+            tick.flip ^= 1  # the other copy is written next tick: this one stays as it is
+        else:
+            shaper._follows = False
+        qp = tick.qp
+        qp._has_problem = True
+        qp._last_solver = _BOX
+        controller._status = ControllerStatus.OK
+        controller.last_error = None
+        self.compiled_ticks += 1
+        return positions, velocities, out
+
+    def _compiled_forward(self, q: np.ndarray, setpoint: RobotState | None) -> RobotState | None:
+        """The tick after phase 1 (``q``: the estimate's configuration), or None: the Python
+        path runs it (phase 3 included, again: it is idempotent)."""
+        tick = self._bound_tick()
+        if tick is None:
+            return None
+        controller: Any = self
+        if not controller.update_targets(setpoint):
+            return None
+        command = self._compiled_run(tick, q, False)
+        if command is None:
+            return None
+        return controller.write_command(command[0], command[1])
+
+    def _compiled_step(self, q_measured: Any, target_pose: Any) -> np.ndarray | None:
+        """:meth:`ArrayStep.step` without states, or None: the Python path runs it."""
+        tick = self._bound_tick()
+        if tick is None or type(q_measured) is not np.ndarray:
+            return None
+        target = _target(target_pose)
+        if target is None:
+            return None
+        controller: Any = self
+        controller._problem.frame.set_target(target)
+        command = self._compiled_run(tick, q_measured, True)
+        return None if command is None else command[2]
