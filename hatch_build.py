@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
-import time
 import subprocess
 import sys
 import sysconfig
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -166,9 +166,8 @@ def build_tick(root: str | Path) -> Path | None:
         for command in commands:
             result = subprocess.run(command, capture_output=True, text=True)
             if result.returncode != 0:
-                _skip(
-                    f"the compiled tick did not build ({' '.join(command)}):\n{result.stderr[-4000:]}"
-                )
+                failed = " ".join(command)
+                _skip(f"the compiled tick did not build ({failed}):\n{result.stderr[-4000:]}")
                 return None
     print(f"pinkctl: built {TICK.name} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return extension

@@ -6,8 +6,10 @@ It runs the parts where Python overhead dwarfs the arithmetic: the motion shaper
 revolute/prismatic chain (:mod:`pinkctl.ik.native`) in ``_ik.c``; ``_module.c`` makes them the
 module's functions. A second, optional extension, ``pinkctl._native._tick`` (``_tick.cpp``,
 C++ on Pinocchio's headers), runs a whole control tick in one call
-(:mod:`pinkctl.controllers.compiled_tick`): :func:`tick_available` says whether it is there. All give the Python path's answers: the shaper bit for bit, the QP to
-rounding (``tests/test_native.py``), whole IK solves to 1e-9 (``tests/test_native_ik.py``).
+(:mod:`pinkctl.controllers.compiled_tick`): :func:`tick_available` says whether it is there.
+All give the Python path's answers: the shaper bit for bit, the QP to rounding
+(``tests/test_native.py``), whole IK solves and ticks to 1e-9 (``tests/test_native_ik.py``,
+``tests/test_compiled_tick.py``).
 
 The extension is compiled when pinkctl is built (``hatch_build.py``, the build backend's hook:
 the wheel carries it; ``make`` rebuilds it in ``src/`` after a source changes). Where it is
