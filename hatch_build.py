@@ -117,6 +117,12 @@ def build_tick(root: str | Path) -> Path | None:
         if shutil.which(compiler.split()[0]) is None:
             _skip(f"no compiler ({compiler}) for the compiled tick")
             return None
+    try:
+        import numpy
+    except ImportError:
+        _skip("no numpy headers for the compiled tick")
+        return None
+    numpy_headers = numpy.get_include()
     headers = sysconfig.get_paths()["include"]
     libraries = prefix / "lib"
     python_lib = f"boost_python{sys.version_info.major}{sys.version_info.minor}"
@@ -143,6 +149,7 @@ def build_tick(root: str | Path) -> Path | None:
                 f"-I{headers}",
                 f"-I{prefix / 'include'}",
                 *_eigen(prefix),
+                f"-I{numpy_headers}",
                 "-c",
                 str(root / TICK_SOURCE),
                 "-o",

@@ -22,6 +22,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 
 #include <boost/python/converter/registered.hpp>
 #include <boost/python/converter/from_python.hpp>
@@ -105,6 +107,8 @@ struct TickObject {
     std::vector<Eigen::Index> tangent;   // the QP variables' tangent indices
     std::vector<Eigen::Index> q_index;   // their configuration indices (1-coordinate joints)
     std::vector<Eigen::Index> space_q;   // per joint-space entry: its configuration index or -1
+    std::vector<Eigen::Index> space_column;  // per QP variable: its joint-space entry or -1
+    double min_quaternion, max_distance_squared;  // what a target must meet (aim)
     double *q;                           // the configuration (nq), owned by the caller
     const double *q_home;                // the configuration of joints the estimate omits
     double *H, *c, *lb, *ub;             // the QP workspace (n x n, n, n, n)
@@ -131,6 +135,7 @@ void tick_dealloc(TickObject *self) {
     self->tangent.~vector();
     self->q_index.~vector();
     self->space_q.~vector();
+    self->space_column.~vector();
     Py_TYPE(self)->tp_free(reinterpret_cast<PyObject *>(self));
 }
 
@@ -164,7 +169,7 @@ void *address(PyObject *object) {
 
 /*
  * Tick(model, data, frame_id, frame_task, posture_task, configuration_limit, velocity_limit,
- *      tangent, q_index, space_q, dt, damping, mode, addresses)
+ *      tangent, q_index, space_q, dt, damping, mode, addresses, min_quaternion, max_distance)
  * addresses: (q, q_home, H, c, lb, ub, x, state, work, kernel, kernel_q, kernel_v,
  *             velocity_max, lower, upper), None where a mode does not use one.
  */
@@ -172,11 +177,12 @@ PyObject *tick_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyObject *model, *data, *frame_task, *posture, *limit, *velocity, *tangent, *q_index,
         *space_q, *addresses;
     unsigned long frame_id;
-    double dt, damping;
+    double dt, damping, min_quaternion, max_distance;
     int mode;
-    if (!PyArg_ParseTuple(args, "OOkOOOOOOOddiO!", &model, &data, &frame_id, &frame_task,
+    if (!PyArg_ParseTuple(args, "OOkOOOOOOOddiO!dd", &model, &data, &frame_id, &frame_task,
                           &posture, &limit, &velocity, &tangent, &q_index, &space_q, &dt,
-                          &damping, &mode, &PyTuple_Type, &addresses))
+                          &damping, &mode, &PyTuple_Type, &addresses, &min_quaternion,
+                          &max_distance))
         return nullptr;
     const pinocchio::Model *m = cxx_object<pinocchio::Model>(model);
     pinocchio::Data *d = cxx_object<pinocchio::Data>(data);
@@ -194,6 +200,7 @@ PyObject *tick_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     new (&self->tangent) std::vector<Eigen::Index>();
     new (&self->q_index) std::vector<Eigen::Index>();
     new (&self->space_q) std::vector<Eigen::Index>();
+    new (&self->space_column) std::vector<Eigen::Index>();
     PyObject *owned[] = {model, data, frame_task, posture, limit, velocity};
     for (PyObject *o : owned) Py_INCREF(o);
     self->model_object = model;
@@ -217,6 +224,12 @@ PyObject *tick_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
         return nullptr;
     }
     self->n = static_cast<int>(self->tangent.size());
+    self->min_quaternion = min_quaternion;
+    self->max_distance_squared = max_distance * max_distance;
+    self->space_column.assign(self->n, -1);
+    for (int k = 0; k < self->n; ++k)
+        for (size_t j = 0; j < self->space_q.size(); ++j)
+            if (self->space_q[j] == self->q_index[k]) self->space_column[k] = j;
     void *p[15];
     for (int i = 0; i < 15; ++i) {
         p[i] = address(PyTuple_GET_ITEM(addresses, i));
@@ -368,146 +381,172 @@ bool assemble(TickObject *self) {
     return true;
 }
 
+/* A new read-only float64 array of n entries. */
+PyObject *new_array(npy_intp n, double **data) {
+    PyObject *array = PyArray_SimpleNew(1, &n, NPY_DOUBLE);
+    if (array != nullptr) *data = static_cast<double *>(PyArray_DATA((PyArrayObject *)array));
+    return array;
+}
+
 /*
- * run(q, from_space, integrate_from_command, previous, positions, velocities, held, held_copy,
- *     follows, space_out) -> 1 (the command is in positions, velocities), or 0 (not covered:
- *     the shaper is untouched, run the Python path)
+ * run(q, from_space, from_command, previous, held, held_copy, follows)
+ *     -> (positions, velocities[, command over the joint space]), or None when the tick is not
+ *     covered (the shaper is untouched: run the Python path)
  *
  * q: the configuration (nq), or with from_space the measured positions over the joint space
- * (then space_out, if not None, receives them with the command written over the controlled
- * joints). previous: the last command (the shaper's position). held: the frame target of the
- * previous solved tick or None; held_copy: an SE3 that receives this tick's target. follows:
- * whether the last command came from a follow (MotionShaper).
+ * (the third output: them with the command written over the controlled joints).
+ * previous: the last command (the shaper's position). held: the frame target of the previous
+ * solved tick or None; held_copy: an SE3 that receives this tick's target. follows: whether
+ * the last command came from a follow (MotionShaper).
  */
 PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 10) {
-        PyErr_Format(PyExc_TypeError, "run() takes 10 arguments (%zd given)", nargs);
+    if (nargs != 7) {
+        PyErr_Format(PyExc_TypeError, "run() takes 7 arguments (%zd given)", nargs);
         return nullptr;
     }
     const pinocchio::Model &model = *self->model;
     const int n = self->n;
-    const bool from_space = PyObject_IsTrue(args[1]) == 1;
-    const bool from_command = PyObject_IsTrue(args[2]) == 1;
-    {
-        Doubles previous(args[3], n);
-        if (previous.data == nullptr) return PyLong_FromLong(0);
-        if (from_space) {
-            const Py_ssize_t size = static_cast<Py_ssize_t>(self->space_q.size());
-            Doubles measured(args[0], size);
-            if (measured.data == nullptr) return PyLong_FromLong(0);
-            double sum = 0.0;  // not finite: the Python path raises
-            for (Py_ssize_t j = 0; j < size; ++j) sum += measured.data[j] * 0.0;
-            if (!(sum == 0.0)) return PyLong_FromLong(0);
-            for (int i = 0; i < model.nq; ++i) self->q[i] = self->q_home[i];
-            for (Py_ssize_t j = 0; j < size; ++j)
-                if (self->space_q[j] >= 0) self->q[self->space_q[j]] = measured.data[j];
-            if (args[9] != Py_None) {
-                Py_buffer out;
-                if (PyObject_GetBuffer(args[9], &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0)
-                    return nullptr;
-                if (out.len == size * 8) std::copy_n(measured.data, size, (double *)out.buf);
-                PyBuffer_Release(&out);
-            }
-        } else {
-            Doubles q(args[0], model.nq);
-            if (q.data == nullptr) return PyLong_FromLong(0);
-            std::copy_n(q.data, model.nq, self->q);
-        }
-        if (from_command)
-            for (int k = 0; k < n; ++k) self->q[self->q_index[k]] = previous.data[k];
-        if (!assemble(self)) {
-            if (PyErr_Occurred()) return nullptr;
-            return PyLong_FromLong(0);
-        }
-        if (pk_box_qp(n, self->H, self->c, self->lb, self->ub, self->x, self->state,
-                      self->work) == 0) {
-            std::fill_n(self->state, n, 0);  // no warm start from a failed solve
-            return PyLong_FromLong(0);
-        }
-        double norm = 0.0;
-        for (int k = 0; k < n; ++k) norm += self->x[k] * self->x[k];
-        if (!std::isfinite(norm)) return PyLong_FromLong(0);
-        Vector &v = *self->velocity;
-        for (int k = 0; k < n; ++k) v[k] = self->x[k] / self->dt;
-        Py_buffer positions, velocities;
-        if (PyObject_GetBuffer(args[4], &positions, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0)
-            return nullptr;
-        if (PyObject_GetBuffer(args[5], &velocities, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
-            PyBuffer_Release(&positions);
-            return nullptr;
-        }
-        if (positions.len != n * 8 || velocities.len != n * 8) {
-            PyBuffer_Release(&positions);
-            PyBuffer_Release(&velocities);
-            PyErr_SetString(PyExc_ValueError, "run(): outputs of the wrong size");
-            return nullptr;
-        }
-        double *out_q = static_cast<double *>(positions.buf);
-        double *out_v = static_cast<double *>(velocities.buf);
-        if (self->mode == APPROACH) {
-            // the target holds when it is the one of the previous solved tick
-            PyObject *target_object = PyObject_GetAttr(self->frame_task, s_target);
-            pinocchio::SE3 *target = cxx_object<pinocchio::SE3>(target_object);
-            Py_XDECREF(target_object);
-            pinocchio::SE3 *held = args[6] == Py_None ? nullptr : cxx_object<pinocchio::SE3>(args[6]);
-            pinocchio::SE3 *copy = cxx_object<pinocchio::SE3>(args[7]);
-            double gain;
-            if (target == nullptr || copy == nullptr ||
-                !attribute_double(self->frame_task, s_gain, &gain)) {
-                PyBuffer_Release(&positions);
-                PyBuffer_Release(&velocities);
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_TypeError, "run(): bad target, held_copy or gain");
-                return nullptr;
-            }
-            const bool holding = held != nullptr && target->isApprox(*held, 1e-14);
-            *copy = *target;
-            const bool at_rest = holding || PyObject_IsTrue(args[8]) != 1;
-            pk_follow(self->kernel, v.data(), at_rest ? 1 : 0, gain);
-            std::copy_n(self->kernel_q, n, out_q);
-            std::copy_n(self->kernel_v, n, out_v);
-        } else {
-            // MotionShaper.commit without motion limits
-            const double *q0 = previous.data, *vmax = self->velocity_max;
-            bool outside = false;
-            for (int k = 0; k < n; ++k) {
-                double vk = v[k] < vmax[k] ? v[k] : vmax[k];
-                vk = vk > -vmax[k] ? vk : -vmax[k];
-                out_v[k] = vk;
-                out_q[k] = vk * self->dt + q0[k];
-                outside = outside || out_q[k] > self->upper[k] || out_q[k] < self->lower[k];
-            }
-            if (outside)
-                for (int k = 0; k < n; ++k) {
-                    const double high = self->upper[k] > q0[k] ? self->upper[k] : q0[k];
-                    const double low = self->lower[k] < q0[k] ? self->lower[k] : q0[k];
-                    double p = out_q[k] < high ? out_q[k] : high;
-                    p = p > low ? p : low;
-                    out_q[k] = p;
-                    out_v[k] = (p - q0[k]) / self->dt;
-                }
-        }
-        PyBuffer_Release(&positions);
-        PyBuffer_Release(&velocities);
-        if (from_space && args[9] != Py_None) {
-            Py_buffer out;
-            if (PyObject_GetBuffer(args[9], &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0)
-                return nullptr;
-            double *space = static_cast<double *>(out.buf);
-            const Py_ssize_t size = out.len / 8;
-            for (int k = 0; k < n; ++k)
-                for (Py_ssize_t j = 0; j < size; ++j)
-                    if (self->space_q[j] == self->q_index[k]) space[j] = out_q[k];
-            PyBuffer_Release(&out);
-        }
+    const bool from_space = args[1] == Py_True;
+    const bool from_command = args[2] == Py_True;
+    const Py_ssize_t size = static_cast<Py_ssize_t>(self->space_q.size());
+    Doubles previous(args[3], n);
+    if (previous.data == nullptr) Py_RETURN_NONE;
+    const double *measured = nullptr;
+    Doubles input(args[0], from_space ? size : model.nq);
+    if (input.data == nullptr) Py_RETURN_NONE;
+    if (from_space) {
+        measured = input.data;
+        double sum = 0.0;  // not finite: the Python path raises
+        for (Py_ssize_t j = 0; j < size; ++j) sum += measured[j] * 0.0;
+        if (!(sum == 0.0)) Py_RETURN_NONE;
+        std::copy_n(self->q_home, model.nq, self->q);
+        for (Py_ssize_t j = 0; j < size; ++j)
+            if (self->space_q[j] >= 0) self->q[self->space_q[j]] = measured[j];
+    } else {
+        std::copy_n(input.data, model.nq, self->q);
     }
-    return PyLong_FromLong(1);
+    if (from_command)
+        for (int k = 0; k < n; ++k) self->q[self->q_index[k]] = previous.data[k];
+    if (!assemble(self)) {
+        if (PyErr_Occurred()) return nullptr;
+        Py_RETURN_NONE;
+    }
+    if (pk_box_qp(n, self->H, self->c, self->lb, self->ub, self->x, self->state, self->work) ==
+        0) {
+        std::fill_n(self->state, n, 0);  // no warm start from a failed solve
+        Py_RETURN_NONE;
+    }
+    double norm = 0.0;
+    for (int k = 0; k < n; ++k) norm += self->x[k] * self->x[k];
+    if (!std::isfinite(norm)) Py_RETURN_NONE;
+    Vector &v = *self->velocity;
+    for (int k = 0; k < n; ++k) v[k] = self->x[k] / self->dt;
+    bool at_rest = false;
+    double gain = 0.0;
+    if (self->mode == APPROACH) {
+        // the target holds when it is the one of the previous solved tick
+        PyObject *target_object = PyObject_GetAttr(self->frame_task, s_target);
+        if (target_object == nullptr) return nullptr;
+        pinocchio::SE3 *target = cxx_object<pinocchio::SE3>(target_object);
+        Py_DECREF(target_object);  // the task keeps it alive
+        pinocchio::SE3 *held =
+            args[4] == Py_None ? nullptr : cxx_object<pinocchio::SE3>(args[4]);
+        pinocchio::SE3 *copy = cxx_object<pinocchio::SE3>(args[5]);
+        if (target == nullptr || copy == nullptr ||
+            !attribute_double(self->frame_task, s_gain, &gain)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "run(): bad target, held_copy or gain");
+            return nullptr;
+        }
+        const bool holding = held != nullptr && target->isApprox(*held, 1e-14);
+        *copy = *target;
+        at_rest = holding || args[6] != Py_True;
+    }
+    double *out_q, *out_v, *out_space = nullptr;
+    PyObject *positions = new_array(n, &out_q);
+    PyObject *velocities = new_array(n, &out_v);
+    PyObject *space = from_space ? new_array(size, &out_space) : nullptr;
+    if (positions == nullptr || velocities == nullptr || (from_space && space == nullptr)) {
+        Py_XDECREF(positions);
+        Py_XDECREF(velocities);
+        Py_XDECREF(space);
+        return nullptr;
+    }
+    if (self->mode == APPROACH) {
+        pk_follow(self->kernel, v.data(), at_rest ? 1 : 0, gain);
+        std::copy_n(self->kernel_q, n, out_q);
+        std::copy_n(self->kernel_v, n, out_v);
+    } else {
+        // MotionShaper.commit without motion limits
+        const double *q0 = previous.data, *vmax = self->velocity_max;
+        bool outside = false;
+        for (int k = 0; k < n; ++k) {
+            double vk = v[k] < vmax[k] ? v[k] : vmax[k];
+            vk = vk > -vmax[k] ? vk : -vmax[k];
+            out_v[k] = vk;
+            out_q[k] = vk * self->dt + q0[k];
+            outside = outside || out_q[k] > self->upper[k] || out_q[k] < self->lower[k];
+        }
+        if (outside)
+            for (int k = 0; k < n; ++k) {
+                const double high = self->upper[k] > q0[k] ? self->upper[k] : q0[k];
+                const double low = self->lower[k] < q0[k] ? self->lower[k] : q0[k];
+                double p = out_q[k] < high ? out_q[k] : high;
+                p = p > low ? p : low;
+                out_q[k] = p;
+                out_v[k] = (p - q0[k]) / self->dt;
+            }
+    }
+    PyArray_CLEARFLAGS((PyArrayObject *)positions, NPY_ARRAY_WRITEABLE);
+    PyArray_CLEARFLAGS((PyArrayObject *)velocities, NPY_ARRAY_WRITEABLE);
+    if (from_space) {
+        std::copy_n(measured, size, out_space);
+        for (int k = 0; k < n; ++k)
+            if (self->space_column[k] >= 0) out_space[self->space_column[k]] = out_q[k];
+    }
+    PyObject *result = from_space ? PyTuple_Pack(3, positions, velocities, space)
+                                  : PyTuple_Pack(2, positions, velocities);
+    Py_DECREF(positions);
+    Py_DECREF(velocities);
+    Py_XDECREF(space);
+    return result;
+}
+
+/*
+ * aim(pose) -> whether pose (a pin.SE3) became the frame task's target, as the Python path
+ * reads it (through the normalised quaternion); False for anything else, a non-finite pose or
+ * one beyond max_distance: the Python path then reads it or says why not.
+ */
+PyObject *tick_aim(TickObject *self, PyObject *pose) {
+    pinocchio::SE3 *given = cxx_object<pinocchio::SE3>(pose);
+    if (given == nullptr) Py_RETURN_FALSE;
+    const Eigen::Vector3d t = given->translation();
+    Eigen::Quaterniond quaternion(given->rotation());
+    const double w = quaternion.w(), x = quaternion.x(), y = quaternion.y(), z = quaternion.z();
+    const double squared = w * w + x * x + y * y + z * z;
+    const double distance = t.squaredNorm();
+    const double largest = std::max(std::max(std::fabs(w), std::fabs(x)),
+                                    std::max(std::fabs(y), std::fabs(z)));
+    if (!std::isfinite(squared + distance) || !(squared > 1e-200 && squared < 1e200) ||
+        largest < self->min_quaternion || distance > self->max_distance_squared)
+        Py_RETURN_FALSE;
+    const double scale = 1.0 / std::sqrt(squared);
+    const Eigen::Quaterniond unit(w * scale, x * scale, y * scale, z * scale);
+    const pinocchio::SE3 target(unit.toRotationMatrix(), t);
+    PyObject *object = bpc::registered<pinocchio::SE3>::converters.to_python(&target);
+    if (object == nullptr) return nullptr;
+    const int failed = PyObject_SetAttr(self->frame_task, s_target, object);
+    Py_DECREF(object);
+    if (failed) return nullptr;
+    Py_RETURN_TRUE;
 }
 
 PyMethodDef tick_methods[] = {
     {"run", (PyCFunction)(void (*)(void))tick_run, METH_FASTCALL,
-     "run(q, from_space, from_command, previous, positions, velocities, held, held_copy, "
-     "follows, space_out) -> 1, or 0 when the Python path must run the tick."},
+     "run(q, from_space, from_command, previous, held, held_copy, follows) -> the command, "
+     "or None when the Python path must run the tick."},
+    {"aim", (PyCFunction)tick_aim, METH_O,
+     "aim(pose) -> whether the SE3 pose became the frame task's target."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -529,6 +568,7 @@ PyMODINIT_FUNC PyInit__tick(void) {
     TickType.tp_new = tick_new;
     TickType.tp_dealloc = reinterpret_cast<destructor>(tick_dealloc);
     TickType.tp_methods = tick_methods;
+    import_array();
     if (PyType_Ready(&TickType) < 0) return nullptr;
     s_cost = PyUnicode_InternFromString("cost");
     s_gain = PyUnicode_InternFromString("gain");

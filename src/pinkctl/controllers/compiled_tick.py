@@ -38,6 +38,7 @@ from .tick_mode import TickMode
 __all__ = ["CompiledTick", "CompiledTicking"]
 
 _BOX = "box"
+_OK = ControllerStatus.OK
 
 
 class NotCovered(Exception):
@@ -47,7 +48,8 @@ class NotCovered(Exception):
 def _target(pose: Any) -> pin.SE3 | None:
     """The tool target of :meth:`ArrayStep.step`'s ``target_pose`` as the Python path reads it
     (a pin.SE3 or ``(position, quaternion wxyz)``, through a normalised quaternion), or None
-    when it is another form, malformed or refused: the Python path then says why."""
+    when it is another form, malformed or refused: the Python path then says why. (The C++
+    tick's ``aim`` does the same for a pin.SE3.)"""
     if type(pose) is pin.SE3:
         px, py, pz, x, y, z, w = pin.SE3ToXYZQUAT(pose).tolist()
     elif type(pose) is tuple and len(pose) == 2:
@@ -156,8 +158,11 @@ class CompiledTick:
             float(qp.damping),
             1 if mode is TickMode.APPROACH else 0,
             addresses,
+            QUATERNION_MIN_NORM,
+            MAX_TARGET_DISTANCE,
         )
         self.run = self._tick.run
+        self.aim = self._tick.aim
         self.qp = qp
         self.configuration = configuration
         self.generation = ws.generation
@@ -228,33 +233,27 @@ class CompiledTicking:
         return tick if controller._pre_step_callback is None else None
 
     def _compiled_run(self, tick: CompiledTick, measured: np.ndarray, space: bool) -> Any:
-        """Phases 2, 4 and 5 in C++; the command ``(positions, velocities)``, or None (the
-        Python path runs the tick)."""
+        """Phases 2, 4 and 5 in C++: the command ``(positions, velocities[, positions over the
+        joint space])``, or None (the Python path runs the tick)."""
         controller: Any = self
         shaper = controller._shaper
-        positions, velocities = np.empty(tick.n), np.empty(tick.n)
         held = tick.held_copies[tick.flip]
-        out = np.empty(measured.shape[0]) if space else None
-        if not tick.run(
+        command = tick.run(
             measured,
             space,
             controller._integrate_from == "command",
             shaper._position,
-            positions,
-            velocities,
             controller._held_target,
             held,
             shaper._follows,
-            out,
-        ):
+        )
+        if command is None:
             return None
         configuration = controller._configuration
         if configuration.q is not tick.q:
             tick.q.setflags(write=False)
             configuration.q = tick.q
-        positions.setflags(write=False)
-        velocities.setflags(write=False)
-        shaper._position, shaper._velocity = positions, velocities
+        shaper._position, shaper._velocity = command[0], command[1]
         if tick.approach:
             shaper._follows = True
             controller._held_target = held
@@ -264,10 +263,10 @@ class CompiledTicking:
         qp = tick.qp
         qp._has_problem = True
         qp._last_solver = _BOX
-        controller._status = ControllerStatus.OK
+        controller._status = _OK
         controller.last_error = None
         self.compiled_ticks += 1
-        return positions, velocities, out
+        return command
 
     def _compiled_forward(self, q: np.ndarray, setpoint: RobotState | None) -> RobotState | None:
         """The tick after phase 1 (``q``: the estimate's configuration), or None: the Python
@@ -288,10 +287,11 @@ class CompiledTicking:
         tick = self._bound_tick()
         if tick is None or type(q_measured) is not np.ndarray:
             return None
-        target = _target(target_pose)
-        if target is None:
-            return None
-        controller: Any = self
-        controller._problem.frame.set_target(target)
+        if not tick.aim(target_pose):  # a pin.SE3 as the Python path reads it, else:
+            target = _target(target_pose)
+            if target is None:
+                return None
+            controller: Any = self
+            controller._problem.frame.set_target(target)
         command = self._compiled_run(tick, q_measured, True)
         return None if command is None else command[2]
