@@ -389,24 +389,35 @@ PyObject *new_array(npy_intp n, double **data) {
 }
 
 /*
- * run(q, from_space, from_command, previous, held, held_copy, follows)
- *     -> (positions, velocities[, command over the joint space]), or None when the tick is not
+ * run(q, from_space, from_command, previous, held, held_copy, follows, output)
+ *     -> (positions, velocities[, over the joint space]), or None when the tick is not
  *     covered (the shaper is untouched: run the Python path)
  *
- * q: the configuration (nq), or with from_space the measured positions over the joint space
- * (the third output: them with the command written over the controlled joints).
+ * q: the configuration (nq), or with from_space the measured positions over the joint space.
+ * output: 0 no third output; 1 the measured positions (from_space) with the command written
+ * over the controlled joints; 2 a (3, joint space) state matrix, the command's positions and
+ * velocities on the controlled joints' columns and zeros elsewhere.
  * previous: the last command (the shaper's position). held: the frame target of the previous
  * solved tick or None; held_copy: an SE3 that receives this tick's target. follows: whether
  * the last command came from a follow (MotionShaper).
  */
 PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 7) {
-        PyErr_Format(PyExc_TypeError, "run() takes 7 arguments (%zd given)", nargs);
+    if (nargs != 8) {
+        PyErr_Format(PyExc_TypeError, "run() takes 8 arguments (%zd given)", nargs);
+        return nullptr;
+    }
+    const long output = PyLong_AsLong(args[7]);
+    if (output < 0 || output > 2) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "run(): output is 0, 1 or 2");
         return nullptr;
     }
     const pinocchio::Model &model = *self->model;
     const int n = self->n;
     const bool from_space = args[1] == Py_True;
+    if (output == 1 && !from_space) {
+        PyErr_SetString(PyExc_ValueError, "run(): output 1 needs from_space");
+        return nullptr;
+    }
     const bool from_command = args[2] == Py_True;
     const Py_ssize_t size = static_cast<Py_ssize_t>(self->space_q.size());
     Doubles previous(args[3], n);
@@ -465,8 +476,15 @@ PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
     double *out_q, *out_v, *out_space = nullptr;
     PyObject *positions = new_array(n, &out_q);
     PyObject *velocities = new_array(n, &out_v);
-    PyObject *space = from_space ? new_array(size, &out_space) : nullptr;
-    if (positions == nullptr || velocities == nullptr || (from_space && space == nullptr)) {
+    PyObject *space = nullptr;
+    if (output == 1) {
+        space = new_array(size, &out_space);
+    } else if (output == 2) {
+        npy_intp shape[2] = {3, size};
+        space = PyArray_ZEROS(2, shape, NPY_DOUBLE, 0);
+        if (space != nullptr) out_space = static_cast<double *>(PyArray_DATA((PyArrayObject *)space));
+    }
+    if (positions == nullptr || velocities == nullptr || (output && space == nullptr)) {
         Py_XDECREF(positions);
         Py_XDECREF(velocities);
         Py_XDECREF(space);
@@ -499,13 +517,19 @@ PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     PyArray_CLEARFLAGS((PyArrayObject *)positions, NPY_ARRAY_WRITEABLE);
     PyArray_CLEARFLAGS((PyArrayObject *)velocities, NPY_ARRAY_WRITEABLE);
-    if (from_space) {
+    if (output == 1) {
         std::copy_n(measured, size, out_space);
         for (int k = 0; k < n; ++k)
             if (self->space_column[k] >= 0) out_space[self->space_column[k]] = out_q[k];
+    } else if (output == 2) {
+        for (int k = 0; k < n; ++k)
+            if (self->space_column[k] >= 0) {
+                out_space[self->space_column[k]] = out_q[k];
+                out_space[size + self->space_column[k]] = out_v[k];
+            }
     }
-    PyObject *result = from_space ? PyTuple_Pack(3, positions, velocities, space)
-                                  : PyTuple_Pack(2, positions, velocities);
+    PyObject *result = output ? PyTuple_Pack(3, positions, velocities, space)
+                              : PyTuple_Pack(2, positions, velocities);
     Py_DECREF(positions);
     Py_DECREF(velocities);
     Py_XDECREF(space);
@@ -543,7 +567,8 @@ PyObject *tick_aim(TickObject *self, PyObject *pose) {
 
 PyMethodDef tick_methods[] = {
     {"run", (PyCFunction)(void (*)(void))tick_run, METH_FASTCALL,
-     "run(q, from_space, from_command, previous, held, held_copy, follows) -> the command, "
+     "run(q, from_space, from_command, previous, held, held_copy, follows, output) -> the "
+     "command, "
      "or None when the Python path must run the tick."},
     {"aim", (PyCFunction)tick_aim, METH_O,
      "aim(pose) -> whether the SE3 pose became the frame task's target."},

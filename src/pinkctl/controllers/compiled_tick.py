@@ -27,7 +27,7 @@ import numpy as np
 import pinocchio as pin
 
 from .._native import tick_module
-from ..core.state import RobotState
+from ..core.state import JointState, RobotState
 from ..core.state._space import QUATERNION_MIN_NORM
 from ..qp import CompiledQP
 from ..qp.box_qp import NativeBoxQP
@@ -172,6 +172,22 @@ class CompiledTick:
         self._owners = (shaper, native, ws)
         self.held_copies = (pin.SE3.Identity(), pin.SE3.Identity())
         self.flip = 0
+        # the command's joint state: the controlled map's name space and validity
+        self.space = joints.controlled._space
+        self.valid = joints.controlled._valid_pos_vel
+        self._all_valid = np.ones(len(space_q), dtype=bool).tobytes()
+        self._names = list(self.space.names)
+        self._read_space: Any = self.space
+
+    def reads(self, joints: JointState) -> bool:
+        """Whether the estimate's joint state is over the controller's joint space with every
+        position valid (then the C++ tick maps it to the configuration)."""
+        space = joints.name_space
+        if space is not self._read_space:
+            if list(space.names) != self._names:
+                return False
+            self._read_space = space
+        return bool(joints.valid_array[0].tobytes() == self._all_valid)
 
 
 class CompiledTicking:
@@ -232,9 +248,11 @@ class CompiledTicking:
         self._compiled_reason = ""
         return tick if controller._pre_step_callback is None else None
 
-    def _compiled_run(self, tick: CompiledTick, measured: np.ndarray, space: bool) -> Any:
-        """Phases 2, 4 and 5 in C++: the command ``(positions, velocities[, positions over the
-        joint space])``, or None (the Python path runs the tick)."""
+    def _compiled_run(
+        self, tick: CompiledTick, measured: np.ndarray, space: bool, output: int
+    ) -> Any:
+        """Phases 2, 4 and 5 in C++: the command ``(positions, velocities[, over the joint
+        space])`` (``output``: see ``_tick.cpp``), or None (the Python path runs the tick)."""
         controller: Any = self
         shaper = controller._shaper
         held = tick.held_copies[tick.flip]
@@ -246,6 +264,7 @@ class CompiledTicking:
             controller._held_target,
             held,
             shaper._follows,
+            output,
         )
         if command is None:
             return None
@@ -268,19 +287,30 @@ class CompiledTicking:
         self.compiled_ticks += 1
         return command
 
-    def _compiled_forward(self, q: np.ndarray, setpoint: RobotState | None) -> RobotState | None:
-        """The tick after phase 1 (``q``: the estimate's configuration), or None: the Python
-        path runs it (phase 3 included, again: it is idempotent)."""
+    def _compiled_forward(
+        self, estimate: RobotState, setpoint: RobotState | None
+    ) -> RobotState | None:
+        """The tick of :meth:`~pinkctl.controllers.PinkIKController.forward` (after its
+        checks), or None: the Python path runs it (phases 1 and 3 included, again: they are
+        idempotent)."""
         tick = self._bound_tick()
         if tick is None:
             return None
         controller: Any = self
+        joints = estimate.joints
+        if joints is not None and tick.reads(joints):  # every position there: C++ maps them
+            q, space = joints.data_array[0], True
+        else:
+            read = controller.read_estimate(estimate)
+            if read is None:
+                return None
+            q, space = read[1], False
         if not controller.update_targets(setpoint):
             return None
-        command = self._compiled_run(tick, q, False)
+        command = self._compiled_run(tick, q, space, 2)
         if command is None:
             return None
-        return controller.write_command(command[0], command[1])
+        return RobotState(joints=JointState.from_trusted(tick.space, command[2], tick.valid))
 
     def _compiled_step(self, q_measured: Any, target_pose: Any) -> np.ndarray | None:
         """:meth:`ArrayStep.step` without states, or None: the Python path runs it."""
@@ -293,5 +323,5 @@ class CompiledTicking:
                 return None
             controller: Any = self
             controller._problem.frame.set_target(target)
-        command = self._compiled_run(tick, q_measured, True)
+        command = self._compiled_run(tick, q_measured, True, 1)
         return None if command is None else command[2]

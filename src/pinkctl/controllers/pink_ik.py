@@ -312,11 +312,11 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
             self._status = ControllerStatus.NOT_READY
             return self._fail("forward called before a successful reset")
         try:
+            if (command := self._compiled_forward(estimated_state, setpoint_state)) is not None:
+                return command  # phases 2, 4, 5 in one C++ call (compiled_tick), where it applies
             read = self.read_estimate(estimated_state)
             if read is None:
                 return self._brake()
-            if (command := self._compiled_forward(read[1], setpoint_state)) is not None:
-                return command  # phases 2-6 in one C++ call (compiled_tick), where it applies
             root = None if self._joints.base is None else estimated_state.root
             self.update_configuration(read[0], read[1], root)
             if not self.update_targets(setpoint_state):
