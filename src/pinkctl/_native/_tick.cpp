@@ -536,33 +536,52 @@ PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return result;
 }
 
-/*
- * aim(pose) -> whether pose (a pin.SE3) became the frame task's target, as the Python path
- * reads it (through the normalised quaternion); False for anything else, a non-finite pose or
- * one beyond max_distance: the Python path then reads it or says why not.
- */
-PyObject *tick_aim(TickObject *self, PyObject *pose) {
-    pinocchio::SE3 *given = cxx_object<pinocchio::SE3>(pose);
-    if (given == nullptr) Py_RETURN_FALSE;
-    const Eigen::Vector3d t = given->translation();
-    Eigen::Quaterniond quaternion(given->rotation());
-    const double w = quaternion.w(), x = quaternion.x(), y = quaternion.y(), z = quaternion.z();
+/* Set the frame task's target to (t, the quaternion w, x, y, z normalised) as the Python path
+ * reads a pose; false (no error) for a non-finite pose, a zero quaternion or a target beyond
+ * the distance the controller accepts: the Python path then says why. */
+int set_target(TickObject *self, const Eigen::Vector3d &t, double w, double x, double y,
+               double z) {
     const double squared = w * w + x * x + y * y + z * z;
     const double distance = t.squaredNorm();
     const double largest = std::max(std::max(std::fabs(w), std::fabs(x)),
                                     std::max(std::fabs(y), std::fabs(z)));
     if (!std::isfinite(squared + distance) || !(squared > 1e-200 && squared < 1e200) ||
         largest < self->min_quaternion || distance > self->max_distance_squared)
-        Py_RETURN_FALSE;
+        return 0;
     const double scale = 1.0 / std::sqrt(squared);
     const Eigen::Quaterniond unit(w * scale, x * scale, y * scale, z * scale);
     const pinocchio::SE3 target(unit.toRotationMatrix(), t);
     PyObject *object = bpc::registered<pinocchio::SE3>::converters.to_python(&target);
-    if (object == nullptr) return nullptr;
+    if (object == nullptr) return -1;
     const int failed = PyObject_SetAttr(self->frame_task, s_target, object);
     Py_DECREF(object);
-    if (failed) return nullptr;
-    Py_RETURN_TRUE;
+    return failed ? -1 : 1;
+}
+
+PyObject *target_result(int result) {
+    if (result < 0) return nullptr;
+    return PyBool_FromLong(result);
+}
+
+/* aim(pose) -> whether pose (a pin.SE3, read through its quaternion) became the target. */
+PyObject *tick_aim(TickObject *self, PyObject *pose) {
+    pinocchio::SE3 *given = cxx_object<pinocchio::SE3>(pose);
+    if (given == nullptr) Py_RETURN_FALSE;
+    const Eigen::Quaterniond quaternion(given->rotation());
+    return target_result(set_target(self, given->translation(), quaternion.w(), quaternion.x(),
+                                    quaternion.y(), quaternion.z()));
+}
+
+/* aim_pose(position (3,), quaternion (4,) w, x, y, z) -> whether it became the target. */
+PyObject *tick_aim_pose(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "aim_pose() takes 2 arguments");
+        return nullptr;
+    }
+    Doubles position(args[0], 3), quaternion(args[1], 4);
+    if (position.data == nullptr || quaternion.data == nullptr) Py_RETURN_FALSE;
+    const double *p = position.data, *q = quaternion.data;
+    return target_result(set_target(self, Eigen::Vector3d(p[0], p[1], p[2]), q[0], q[1], q[2], q[3]));
 }
 
 PyMethodDef tick_methods[] = {
@@ -572,6 +591,8 @@ PyMethodDef tick_methods[] = {
      "or None when the Python path must run the tick."},
     {"aim", (PyCFunction)tick_aim, METH_O,
      "aim(pose) -> whether the SE3 pose became the frame task's target."},
+    {"aim_pose", (PyCFunction)(void (*)(void))tick_aim_pose, METH_FASTCALL,
+     "aim_pose(position, quaternion_wxyz) -> whether the pose became the frame task's target."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -27,7 +27,7 @@ import numpy as np
 import pinocchio as pin
 
 from .._native import tick_module
-from ..core.state import JointState, RobotState
+from ..core.state import JointState, RobotState, SpatialState
 from ..core.state._space import QUATERNION_MIN_NORM
 from ..qp import CompiledQP
 from ..qp.box_qp import NativeBoxQP
@@ -161,8 +161,15 @@ class CompiledTick:
             QUATERNION_MIN_NORM,
             MAX_TARGET_DISTANCE,
         )
-        self.run = self._tick.run
-        self.aim = self._tick.aim
+        try:
+            self.run = self._tick.run
+            self.aim = self._tick.aim
+            self._aim_pose = self._tick.aim_pose
+        except AttributeError as exc:  # built from other sources than these
+            raise NotCovered(f"the compiled tick does not match pinkctl ({exc}): rebuild it")
+        self._frame = frame.task.frame
+        self._site_space: Any = None
+        self._site_row = -1
         self.qp = qp
         self.configuration = configuration
         self.generation = ws.generation
@@ -178,6 +185,23 @@ class CompiledTick:
         self._all_valid = np.ones(len(space_q), dtype=bool).tobytes()
         self._names = list(self.space.names)
         self._read_space: Any = self.space
+
+    def aims(self, sites: SpatialState) -> bool:
+        """Phase 3 for a setpoint of site poses alone: True when the frame's pose was read as
+        :class:`~pinkctl.controllers.frame_target.FrameTarget` reads it (or the setpoint has
+        no such site), False to let it read the setpoint (a position without orientation, a
+        refused target)."""
+        space = sites.name_space
+        if space is not self._site_space:
+            self._site_row = space.index.get(self._frame, -1)
+            self._site_space = space
+        row = self._site_row
+        if row < 0:
+            return True
+        valid = sites.valid_array[row]
+        if not (valid[0] and valid[1]):
+            return False
+        return bool(self._aim_pose(sites.position_data[row], sites.orientation_data[row]))
 
     def reads(self, joints: JointState) -> bool:
         """Whether the estimate's joint state is over the controller's joint space with every
@@ -305,7 +329,13 @@ class CompiledTicking:
             if read is None:
                 return None
             q, space = read[1], False
-        if not controller.update_targets(setpoint):
+        if not (
+            setpoint is None
+            or (
+                setpoint.joints is None and setpoint.sites is not None and tick.aims(setpoint.sites)
+            )
+            or controller.update_targets(setpoint)
+        ):
             return None
         command = self._compiled_run(tick, q, space, 2)
         if command is None:
