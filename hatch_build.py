@@ -196,6 +196,8 @@ class NativeKernelHook(BuildHookInterface):  # type: ignore[misc]
         extension = build_kernel(self.root)
         if extension is None:
             return
+        if version == "editable":  # where the environment's Pinocchio is visible to the hook
+            build_tick(self.root)
         if version != "editable":
             build_data["force_include"][str(extension)] = f"pinkctl/_native/{extension.name}"
         build_data["pure_python"] = False

@@ -166,7 +166,8 @@ class CompiledTick:
             self.aim = self._tick.aim
             self._aim_pose = self._tick.aim_pose
         except AttributeError as exc:  # built from other sources than these
-            raise NotCovered(f"the compiled tick does not match pinkctl ({exc}): rebuild it")
+            reason = f"the compiled tick does not match pinkctl ({exc}): rebuild it"
+            raise NotCovered(reason) from exc
         self._frame = frame.task.frame
         self._site_space: Any = None
         self._site_row = -1
