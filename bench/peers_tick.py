@@ -250,6 +250,13 @@ def run(
     for label, v in variants.items():
         if label != "pinkctl":
             row[f"{label}_max_dq"] = float(np.nanmax(np.abs(v.q_log - reference)))
+    # the default controller's rows (compiled or not, states or arrays) run the same commands
+    default = variants["default"].q_log
+    row["default_rows_max_dq"] = max(
+        float(np.nanmax(np.abs(v.q_log - default)))
+        for label, v in variants.items()
+        if label.startswith("default")
+    )
     if worker is not None:
         row["placo_max_error_mm"] = 1e3 * float(np.nanmax(placo_errors))
         row["placo_max_dq"] = float(np.nanmax(np.abs(placo_q - reference)))
