@@ -3,6 +3,12 @@ whole runs, and every controller it does not cover runs the Python path and says
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -17,6 +23,7 @@ AVAILABLE, REASON = tick_available()
 needs_tick = pytest.mark.skipif(not AVAILABLE, reason=f"compiled tick not available: {REASON}")
 
 DT = 0.005
+ROOT = Path(__file__).resolve().parents[1]
 TICKS = 520
 
 
@@ -185,3 +192,39 @@ def test_compiled_reports_why_not_when_the_extension_is_missing() -> None:
         assert not controller.compiled and controller.compiled_reason == REASON
     with pytest.raises(ValueError):
         controller.compiled = "yes"  # type: ignore[assignment]
+
+
+_WITHOUT_TICK = """
+import sys
+sys.modules["pinkctl._native._tick"] = None  # as if no C++ compiler had built it
+import numpy as np
+from pinkctl import PinkIKController, RobotState, JointState, load_pink_supported_robot
+robot = load_pink_supported_robot("franka")
+names = robot.joint_names
+controller = PinkIKController(robot, names, [robot.tool_frame], dt=0.005)
+q = np.array([robot.home_positions()[n] for n in names])
+state = RobotState(joints=JointState.from_name(names, positions=(names, q)))
+controller.reset(state, None, 0.0)
+controller.forward(state, None, 0.005)
+print(controller.compiled, controller.compiled_ticks, controller.status.value)
+print(controller.compiled_reason)
+"""
+
+
+def test_without_the_compiled_tick_the_python_path_runs() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PINKCTL_NATIVE"}
+    out = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TICK], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[-2] == "False 0 ok"
+    assert "pinkctl._native._tick is not built" in out[-1]
+
+
+def test_the_build_skips_the_compiled_tick_without_a_compiler(tmp_path, monkeypatch, capsys):
+    spec = importlib.util.spec_from_file_location("hatch_build", ROOT / "hatch_build.py")
+    assert spec is not None and spec.loader is not None
+    hatch_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hatch_build)
+    monkeypatch.setenv("CXX", "no-such-compiler-here")
+    assert hatch_build.build_tick(tmp_path) is None
+    assert "no compiler (no-such-compiler-here)" in capsys.readouterr().err
