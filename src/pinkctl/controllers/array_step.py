@@ -81,9 +81,9 @@ class ArrayStep:
         if self.tool_frame is None:
             raise InputError("step: the controller has no tool frame to move; use forward")
         if dq_measured is None:  # the compiled tick, without states, where it applies
-            command = self._compiled_step(q_measured, target_pose)
-            if command is not None:
-                return command
+            array = self._compiled_step(q_measured, target_pose)
+            if array is not None:
+                return array
         if self._array_spaces is None:
             self._array_spaces = (
                 JointSpace(self.robot_joint_space),
