@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-from pink.tasks import PostureTask
+from pink.tasks import FrameTask, PostureTask
 
 from pinkctl import load_pink_supported_robot
 from pinkctl._native import tick_available
@@ -116,6 +116,45 @@ def test_compiled_forward_equals_the_python_path(name: str, integrate_from: str)
     # (the SO-101 cannot follow the rolling target: closing on its own saturated command
     # sequence, rounding differences grow past 1e-9 within a few hundred ticks)
     worst, compiled, _ = _run(name, via="forward", integrate_from=integrate_from)
+    assert worst <= 1e-9
+    assert compiled.compiled_ticks == TICKS
+
+
+def _elbow_tasks(name: str, frames: list[str]) -> list[FrameTask]:
+    """Position tasks holding intermediate links where they are at home."""
+    robot = load_pink_supported_robot(name)
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, robot.q0)
+    tasks = []
+    for frame in frames:
+        task = FrameTask(frame, position_cost=0.3, orientation_cost=0.0)
+        task.set_target(data.oMf[robot.model.getFrameId(frame)])
+        tasks.append(task)
+    return tasks
+
+
+@needs_tick
+@pytest.mark.parametrize(
+    ("name", "frames"),
+    [("franka", ["panda_link4"]), ("ur5", ["forearm_link", "wrist_1_link"])],
+)
+@pytest.mark.parametrize("motion_limits", [None, False])
+def test_several_frames_run_compiled_and_equal_the_python_path(
+    name: str, frames: list[str], motion_limits: bool | None
+) -> None:
+    compiled, q = _controller(
+        name, True, motion_limits=motion_limits, extra_tasks=_elbow_tasks(name, frames)
+    )
+    reference, _ = _controller(
+        name, False, motion_limits=motion_limits, extra_tasks=_elbow_tasks(name, frames)
+    )
+    assert not compiled.qp_step.fused  # the generic assembly is the reference
+    assert compiled.compiled, compiled.compiled_reason
+    worst = 0.0
+    for target in _targets(name):
+        a, b = compiled.step(q, target), reference.step(q, target)
+        worst = max(worst, float(np.max(np.abs(a - b))))
+        q = b
     assert worst <= 1e-9
     assert compiled.compiled_ticks == TICKS
 

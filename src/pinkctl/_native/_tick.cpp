@@ -102,6 +102,7 @@ struct TickObject {
     const pinocchio::Model *model;
     pinocchio::Data *data;
     pinocchio::FrameIndex frame_id;
+    std::vector<std::pair<pinocchio::FrameIndex, PyObject *>> *frames;  // every frame task
     int n, mode;
     double dt, damping;
     std::vector<Eigen::Index> tangent;   // the QP variables' tangent indices
@@ -129,6 +130,9 @@ void tick_dealloc(TickObject *self) {
     Py_XDECREF(self->posture_task);
     Py_XDECREF(self->configuration_limit);
     Py_XDECREF(self->velocity_limit);
+    if (self->frames != nullptr)
+        for (auto &frame : *self->frames) Py_DECREF(frame.second);
+    delete self->frames;
     delete self->jacobian;
     delete self->R;
     delete self->velocity;
@@ -169,20 +173,22 @@ void *address(PyObject *object) {
 
 /*
  * Tick(model, data, frame_id, frame_task, posture_task, configuration_limit, velocity_limit,
- *      tangent, q_index, space_q, dt, damping, mode, addresses, min_quaternion, max_distance)
+ *      tangent, q_index, space_q, dt, damping, mode, addresses, min_quaternion, max_distance,
+ *      extra_frames)
+ * extra_frames: ((frame_id, frame_task), ...) of the frame tasks beside the tool's.
  * addresses: (q, q_home, H, c, lb, ub, x, state, work, kernel, kernel_q, kernel_v,
  *             velocity_max, lower, upper), None where a mode does not use one.
  */
 PyObject *tick_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyObject *model, *data, *frame_task, *posture, *limit, *velocity, *tangent, *q_index,
-        *space_q, *addresses;
+        *space_q, *addresses, *extra_frames;
     unsigned long frame_id;
     double dt, damping, min_quaternion, max_distance;
     int mode;
-    if (!PyArg_ParseTuple(args, "OOkOOOOOOOddiO!dd", &model, &data, &frame_id, &frame_task,
+    if (!PyArg_ParseTuple(args, "OOkOOOOOOOddiO!ddO!", &model, &data, &frame_id, &frame_task,
                           &posture, &limit, &velocity, &tangent, &q_index, &space_q, &dt,
                           &damping, &mode, &PyTuple_Type, &addresses, &min_quaternion,
-                          &max_distance))
+                          &max_distance, &PyTuple_Type, &extra_frames))
         return nullptr;
     const pinocchio::Model *m = cxx_object<pinocchio::Model>(model);
     pinocchio::Data *d = cxx_object<pinocchio::Data>(data);
@@ -262,6 +268,21 @@ PyObject *tick_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
         Py_DECREF(self);
         return nullptr;
     }
+    self->frames = new std::vector<std::pair<pinocchio::FrameIndex, PyObject *>>();
+    Py_INCREF(frame_task);
+    self->frames->emplace_back(frame_id, frame_task);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(extra_frames); ++i) {
+        unsigned long id;
+        PyObject *task;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(extra_frames, i), "kO", &id, &task) ||
+            id >= m->frames.size()) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Tick(): bad extra frame");
+            Py_DECREF(self);
+            return nullptr;
+        }
+        Py_INCREF(task);
+        self->frames->emplace_back(id, task);
+    }
     self->jacobian = new Matrix6x(Matrix6x::Zero(6, m->nv));
     self->R = new RowMatrix(6, self->n);
     self->velocity = new Vector(self->n);
@@ -289,23 +310,27 @@ bool assemble(TickObject *self) {
     const pinocchio::Model &model = *self->model;
     pinocchio::Data &data = *self->data;
     const int n = self->n;
-    double lm, gain;
-    PyObject *target_object = PyObject_GetAttr(self->frame_task, s_target);
-    if (target_object == nullptr) return false;
-    pinocchio::SE3 *target = target_object == Py_None ? nullptr
-                                                      : cxx_object<pinocchio::SE3>(target_object);
-    Py_DECREF(target_object);  // the task keeps it alive
-    if (target == nullptr || !attribute_double(self->frame_task, s_lm_damping, &lm) ||
-        lm != 0.0 || !attribute_double(self->frame_task, s_gain, &gain))
-        return false;
-    double weights[6];
-    {
-        PyObject *cost = PyObject_GetAttr(self->frame_task, s_cost);
+    const size_t n_frames = self->frames->size();
+    std::vector<pinocchio::SE3 *> targets(n_frames);
+    std::vector<Eigen::Matrix<double, 6, 1>> weights(n_frames);
+    std::vector<double> gains(n_frames);
+    for (size_t f = 0; f < n_frames; ++f) {
+        PyObject *task = (*self->frames)[f].second;
+        double lm;
+        PyObject *target_object = PyObject_GetAttr(task, s_target);
+        if (target_object == nullptr) return false;
+        targets[f] = target_object == Py_None ? nullptr
+                                              : cxx_object<pinocchio::SE3>(target_object);
+        Py_DECREF(target_object);  // the task keeps it alive
+        if (targets[f] == nullptr || !attribute_double(task, s_lm_damping, &lm) || lm != 0.0 ||
+            !attribute_double(task, s_gain, &gains[f]))
+            return false;
+        PyObject *cost = PyObject_GetAttr(task, s_cost);
         if (cost == nullptr) return false;
         Doubles values(cost, 6);
         Py_DECREF(cost);
         if (values.data == nullptr) return false;
-        for (int i = 0; i < 6; ++i) weights[i] = values.data[i];
+        for (int i = 0; i < 6; ++i) weights[f][i] = values.data[i];
     }
     double diagonal = self->damping, posture_scale = 0.0;
     Vector posture_error;
@@ -343,25 +368,31 @@ bool assemble(TickObject *self) {
     // phase 2: joint Jacobians (with forward kinematics) and frame placements
     pinocchio::computeJointJacobians(model, data, q);
     pinocchio::updateFramePlacements(model, data);
-    // the tool pose in its target frame: log6 gives s (up to W and the gain), Jlog6 maps J_b
-    const pinocchio::SE3 frame_to_target = target->actInv(data.oMf[self->frame_id]);
-    Eigen::Matrix<double, 6, 6> jlog;
-    pinocchio::Jlog6(frame_to_target, jlog);
-    Eigen::Matrix<double, 6, 1> s = pinocchio::log6(frame_to_target).toVector();
-    for (int i = 0; i < 6; ++i) {
-        jlog.row(i) *= weights[i];
-        s[i] = s[i] * weights[i] * gain;
-    }
-    Matrix6x &J = *self->jacobian;
-    J.setZero();
-    pinocchio::getFrameJacobian(model, data, self->frame_id, pinocchio::LOCAL, J);
-    RowMatrix &R = *self->R;
-    for (int k = 0; k < n; ++k) R.col(k).noalias() = jlog * J.col(self->tangent[k]);
     Eigen::Map<RowMatrix> H(self->H, n, n);
-    H.noalias() = R.transpose() * R;
-    H.diagonal().array() += diagonal;
     Eigen::Map<Vector> c(self->c, n);
-    c.noalias() = R.transpose() * s;
+    H.setZero();
+    c.setZero();
+    Matrix6x &J = *self->jacobian;
+    RowMatrix &R = *self->R;
+    for (size_t f = 0; f < n_frames; ++f) {
+        const pinocchio::FrameIndex id = (*self->frames)[f].first;
+        // the frame's pose in its target frame: log6 gives s (up to W and the gain), Jlog6
+        // maps the frame's Jacobian J_b
+        const pinocchio::SE3 frame_to_target = targets[f]->actInv(data.oMf[id]);
+        Eigen::Matrix<double, 6, 6> jlog;
+        pinocchio::Jlog6(frame_to_target, jlog);
+        Eigen::Matrix<double, 6, 1> s = pinocchio::log6(frame_to_target).toVector();
+        for (int i = 0; i < 6; ++i) {
+            jlog.row(i) *= weights[f][i];
+            s[i] = s[i] * weights[f][i] * gains[f];
+        }
+        J.setZero();
+        pinocchio::getFrameJacobian(model, data, id, pinocchio::LOCAL, J);
+        for (int k = 0; k < n; ++k) R.col(k).noalias() = jlog * J.col(self->tangent[k]);
+        H.noalias() += R.transpose() * R;
+        c.noalias() += R.transpose() * s;
+    }
+    H.diagonal().array() += diagonal;
     if (self->posture_task != Py_None)
         for (int k = 0; k < n; ++k) c[k] += posture_error[self->tangent[k]] * posture_scale;
     // the box: the configuration limit (within dt v_max with the velocity limit)

@@ -31,6 +31,8 @@ from ..core.state import JointState, RobotState, SpatialState
 from ..core.state._space import QUATERNION_MIN_NORM
 from ..qp import CompiledQP
 from ..qp.box_qp import NativeBoxQP
+from ..qp.limit_terms import ConfigurationLimitBox, JointBox
+from ..qp.task_terms import FrameTaskTerm, IdentityTaskTerm
 from .frame_target import MAX_TARGET_DISTANCE
 from .status import ControllerStatus
 from .tick_mode import TickMode
@@ -73,6 +75,65 @@ def _target(pose: Any) -> pin.SE3 | None:
     return pin.XYZQUATToSE3((px, py, pz, x * scale, y * scale, z * scale, w * scale))
 
 
+class _Parts:
+    """The compiled QP's frame terms (the tool's first), posture term and joint box, when it is
+    the fused arm problem or the same with more frame tasks (the generic assembly's)."""
+
+    def __init__(
+        self,
+        frames: list[FrameTaskTerm],
+        posture: IdentityTaskTerm | None,
+        limit: Any,
+        velocity_limit: Any,
+        tangent: Any,
+    ) -> None:
+        self.frames, self.posture = frames, posture
+        self.limit, self.velocity_limit, self.tangent = limit, velocity_limit, tangent
+
+    @staticmethod
+    def of(qp: CompiledQP, tool: Any) -> _Parts:
+        """The parts of ``qp`` whose tool frame task is ``tool``.
+
+        Raises:
+            NotCovered: Another problem.
+        """
+        fused = qp._fused
+        if fused is not None:
+            velocity = None if fused._velocity is None else fused._velocity.limit
+            return _Parts([fused._frame], fused._posture, fused._limit, velocity, fused._tangent)
+        assembly = qp._assembly
+        terms = assembly._terms
+        frames = [term for term in terms if type(term) is FrameTaskTerm]
+        postures = [
+            term for term in terms if type(term) is IdentityTaskTerm and term.fusable_posture
+        ]
+        plan = assembly.limit_plan
+        box = plan.box_terms[0] if len(plan.box_terms) == 1 else None
+        if (
+            len(frames) + len(postures) != len(terms)
+            or len(postures) > 1
+            or assembly.barrier_terms
+            or plan.row_terms
+            or not (
+                isinstance(box, JointBox)
+                or (
+                    isinstance(box, ConfigurationLimitBox)
+                    and not box.empty
+                    and box.positions is None
+                )
+            )
+        ):
+            raise NotCovered("the QP has more than frame tasks, a posture task and joint limits")
+        tools = [term for term in frames if term.task is tool]
+        if not tools:
+            raise NotCovered("the tool frame task is not in the QP")
+        frames.remove(tools[0])
+        velocity = box.velocity.limit if isinstance(box, JointBox) else None
+        return _Parts(
+            [tools[0], *frames], postures[0] if postures else None, box.limit, velocity, box.tangent
+        )
+
+
 class CompiledTick:
     """The C++ tick bound to one controller's QP, configuration and shaper.
 
@@ -95,10 +156,8 @@ class CompiledTick:
             raise NotCovered("no configuration before a reset")
         if type(qp) is not CompiledQP:
             raise NotCovered("the QP is not pinkctl's compiled QP (qp_path or priority levels)")
-        fused = qp._fused
         native: NativeBoxQP | None = qp._native
-        if fused is None:
-            raise NotCovered("the QP has more than a frame task, a posture task and joint limits")
+        parts = _Parts.of(qp, controller._problem.frame)
         if native is None:
             raise NotCovered("the solver is not the native box QP")
         if mode is TickMode.BOXED or (mode is TickMode.APPROACH and not shaper.native):
@@ -110,9 +169,9 @@ class CompiledTick:
             raise NotCovered("collision distances")
         columns = np.asarray(qp.controlled_v_indices)
         tangent = np.arange(configuration.model.nv)  # indices or slices of it, as arrays
-        if not np.array_equal(tangent[fused._tangent], columns) or (
-            fused._posture is not None
-            and not np.array_equal(tangent[fused._posture.tangent], columns)
+        if not np.array_equal(tangent[parts.tangent], columns) or (
+            parts.posture is not None
+            and not np.array_equal(tangent[parts.posture.tangent], columns)
         ):
             raise NotCovered("the limits or posture do not cover every controlled joint")
         model = configuration.model
@@ -142,15 +201,15 @@ class CompiledTick:
             *kernel,
             *plain,
         )
-        frame = fused._frame
+        frame = parts.frames[0]
         self._tick = module.Tick(
             model,
             configuration.data,
             int(model.getFrameId(frame.task.frame)),
             frame.task,
-            None if fused._posture is None else fused._posture.task,
-            fused._limit,
-            None if fused._velocity is None else fused._velocity.limit,
+            None if parts.posture is None else parts.posture.task,
+            parts.limit,
+            parts.velocity_limit,
             columns.tolist(),
             np.asarray(joints.controlled.idx_q).tolist(),
             space_q.tolist(),
@@ -160,6 +219,7 @@ class CompiledTick:
             addresses,
             QUATERNION_MIN_NORM,
             MAX_TARGET_DISTANCE,
+            tuple((int(model.getFrameId(term.task.frame)), term.task) for term in parts.frames[1:]),
         )
         try:
             self.run = self._tick.run
