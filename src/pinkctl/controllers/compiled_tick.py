@@ -1,7 +1,8 @@
 """The compiled control tick: a :class:`PinkIKController` tick in one C++ call.
 
 Most controllers solve the fused arm problem (:mod:`pinkctl.qp.fused`: a frame task, an
-optional posture task, pink's configuration and velocity limits) with the native box QP, and
+optional posture task, pink's configuration and velocity limits; or the same with more frame
+tasks among ``extra_tasks``, which the generic assembly writes) with the native box QP, and
 either commit the velocity (no motion limits, :attr:`TickMode.PLAIN`) or follow it under
 motion limits (:attr:`TickMode.APPROACH`). For those, ``pinkctl/_native/_tick.cpp`` runs
 phases 2, 4 and 5 of the tick (forward kinematics and the frame Jacobian, the QP and its
@@ -10,8 +11,8 @@ configuration's ``data`` and ``q``, the compiled QP's workspace and warm start, 
 kernel. The Python path stays the reference: both give the same commands to rounding
 (``tests/test_compiled_tick.py``: 1e-9 over whole runs).
 
-Whatever the compiled tick does not cover runs the Python path, per controller (extra tasks,
-limits or barriers, collisions, a floating base, ball or continuous joints, another solver,
+Whatever the compiled tick does not cover runs the Python path, per controller (tasks other
+than frame tasks and one posture task, extra limits or barriers, collisions, a floating base, ball or continuous joints, another solver,
 the pink QP path, priority levels, a ``pre_step_callback``, the extension missing) or per
 tick (a parameter that leaves the fused case, a box the box QP hands to DAQP, a target the
 controller refuses). :attr:`CompiledTicking.compiled` says which path runs, and
