@@ -12,10 +12,10 @@ kernel. The Python path stays the reference: both give the same commands to roun
 (``tests/test_compiled_tick.py``: 1e-9 over whole runs).
 
 Whatever the compiled tick does not cover runs the Python path, per controller (tasks other
-than frame tasks and one posture task, extra limits or barriers, collisions, a floating base, ball or continuous joints, another solver,
-the pink QP path, priority levels, a ``pre_step_callback``, the extension missing) or per
-tick (a parameter that leaves the fused case, a box the box QP hands to DAQP, a target the
-controller refuses). :attr:`CompiledTicking.compiled` says which path runs, and
+than frame tasks and one posture task, extra limits or barriers, collisions, a floating base,
+ball or continuous joints, another solver, the pink QP path, priority levels, a
+``pre_step_callback``, the extension missing) or per tick (a parameter that leaves the fused
+case, a box the box QP hands to DAQP, a target the controller refuses). :attr:`CompiledTicking.compiled` says which path runs, and
 :attr:`CompiledTicking.compiled_reason` why not the compiled one.
 """
 
