@@ -15,7 +15,8 @@ Whatever the compiled tick does not cover runs the Python path, per controller (
 than frame tasks and one posture task, extra limits or barriers, collisions, a floating base,
 ball or continuous joints, another solver, the pink QP path, priority levels, a
 ``pre_step_callback``, the extension missing) or per tick (a parameter that leaves the fused
-case, a box the box QP hands to DAQP, a target the controller refuses). :attr:`CompiledTicking.compiled` says which path runs, and
+case, a box the box QP hands to DAQP, a target the controller refuses).
+:attr:`CompiledTicking.compiled` says which path runs, and
 :attr:`CompiledTicking.compiled_reason` why not the compiled one.
 """
 
