@@ -33,6 +33,7 @@ from .array_step import ArrayStep
 from .base import BaseController
 from .compiled_tick import CompiledTicking
 from .failures import debug_mode, internal_error, run_callback
+from .floating_base import taken_share
 from .frame_target import FrameTarget
 from .ik_problem import IKProblem
 from .joint_mapping import JointMapping
@@ -286,7 +287,7 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
             positions, rates = shaper.commit(joint_velocity)
         if maps.base is None:
             return positions, rates, None
-        twist = velocity[: maps.n_base] * (shaper.scale if approach else 1.0)  # the joints' scale
+        twist = velocity[: maps.n_base] * (taken_share(joint_velocity, rates) if approach else 1.0)
         return positions, rates, maps.base.step(twist, self.dt, self._base_start)
 
     def write_command(
