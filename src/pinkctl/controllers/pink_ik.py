@@ -172,9 +172,8 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
     def reset(
         self, estimated_state: RobotState, setpoint_state: RobotState | None, t: float, **kw: Any
     ) -> bool:
-        """Seed from the measured state (targets at the tool pose and the configuration, the
-        command at rest; the setpoint is ignored); False (NOT_READY) without the controlled
-        joints. ValueError when the states are not RobotState objects."""
+        """Seed from the estimate (targets at its tool pose and q, the command at rest; setpoint
+        ignored); False (NOT_READY) without the controlled joints; ValueError: not RobotStates."""
         arguments.check_states(estimated_state, setpoint_state)
         read = self.read_estimate(estimated_state)
         if read is None:
