@@ -269,7 +269,7 @@ def test_a_default_tick_makes_few_calls_and_reaches_the_solver_quickly(franka_ro
         for path, name, depth in calls
         if path in ("qp/box_qp.py",)
         or "solvers/" in path
-        or (path, name) == ("controllers/compiled_tick.py", "_compiled_run")  # the C++ tick
+        or (path, name) == ("controllers/compiled_path.py", "_compiled_run")  # the C++ tick
     ]
     assert solver, f"no QP solver call:\n{listing}"
     assert min(solver) <= MAX_SOLVER_DEPTH, listing

@@ -49,7 +49,7 @@ class ArrayStep:
     tool_frame: str | None
     _array_spaces: tuple[JointSpace, SiteSpace, dict[Any, np.ndarray]] | None = None
     forward: Callable[..., RobotState | None]  # the controller's own
-    # the compiled tick's (pinkctl.controllers.compiled_tick): None where it does not apply
+    # the compiled tick's (pinkctl.controllers.compiled_path): None where it does not apply
     _compiled_step: Callable[[Any, Any], np.ndarray | None]
 
     def step(

@@ -31,7 +31,7 @@ from . import _arguments as arguments
 from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSettings
 from .array_step import ArrayStep
 from .base import BaseController
-from .compiled_tick import CompiledTicking
+from .compiled_path import CompiledTicking
 from .failures import debug_mode, internal_error, run_callback
 from .floating_base import taken_share
 from .frame_target import FrameTarget
@@ -313,7 +313,7 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
             return self._fail("forward called before a successful reset")
         try:
             if (command := self._compiled_forward(estimated_state, setpoint_state)) is not None:
-                return command  # phases 2, 4, 5 in one C++ call (compiled_tick), where it applies
+                return command  # phases 2, 4, 5 in one C++ call (compiled_path), where it applies
             read = self.read_estimate(estimated_state)
             if read is None:
                 return self._brake()
