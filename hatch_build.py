@@ -131,6 +131,8 @@ def build_tick(root: str | Path) -> Path | None:
     with tempfile.TemporaryDirectory() as tmp:
         kernel = Path(tmp) / "_kernel.o"
         tick = Path(tmp) / "_tick.o"
+        linked = Path(tmp) / extension.name  # moved into place whole: running processes and
+        # those starting meanwhile see the old module or the new one, never half of one
         commands = [
             [
                 *compilers[0].split(),
@@ -159,7 +161,7 @@ def build_tick(root: str | Path) -> Path | None:
                 *compilers[1].split(),
                 *LINK,
                 "-o",
-                str(extension),
+                str(linked),
                 str(tick),
                 str(kernel),
                 f"-L{libraries}",
@@ -176,6 +178,8 @@ def build_tick(root: str | Path) -> Path | None:
                 failed = " ".join(command)
                 _skip(f"the compiled tick did not build ({failed}):\n{result.stderr[-4000:]}")
                 return None
+        shutil.move(str(linked), str(extension.with_suffix(".tmp")))
+        os.replace(extension.with_suffix(".tmp"), extension)
     print(f"pinkctl: built {TICK.name} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return extension
 

@@ -615,6 +615,15 @@ PyObject *tick_aim_pose(TickObject *self, PyObject *const *args, Py_ssize_t narg
     return target_result(set_target(self, Eigen::Vector3d(p[0], p[1], p[2]), q[0], q[1], q[2], q[3]));
 }
 
+/* kernel_size() -> sizeof(Kernel) of the _kernel.c linked here (the shaper's layout check). */
+PyObject *kernel_size(PyObject *, PyObject *) { return PyLong_FromUnsignedLong(pk_kernel_size()); }
+
+PyMethodDef module_methods[] = {
+    {"kernel_size", kernel_size, METH_NOARGS,
+     "kernel_size() -> sizeof(Kernel) of the linked kernel (the layout check)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 PyMethodDef tick_methods[] = {
     {"run", (PyCFunction)(void (*)(void))tick_run, METH_FASTCALL,
      "run(q, from_space, from_command, previous, held, held_copy, follows, output) -> the "
@@ -632,7 +641,7 @@ PyTypeObject TickType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT, "pinkctl._native._tick",
     "pinkctl's compiled control tick (Pinocchio C++); see pinkctl.controllers.compiled_tick.",
-    -1, nullptr,
+    -1, module_methods,
 };
 
 }  // namespace

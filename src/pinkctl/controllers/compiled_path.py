@@ -96,6 +96,7 @@ class CompiledTicking:
             and tick.qp is controller._qp
             and tick.configuration is controller._configuration
             and tick.generation == tick.qp._ws.generation
+            and tick.dt == controller.dt
         ):
             return tick if controller._pre_step_callback is None else None
         self._compiled_tick = None

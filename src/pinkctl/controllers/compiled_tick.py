@@ -23,6 +23,7 @@ one.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ import pinocchio as pin
 from .._native import tick_module
 from ..core.state import JointState, SpatialState
 from ..core.state._space import QUATERNION_MIN_NORM
+from ..motion.native import _Kernel
 from ..qp import CompiledQP
 from ..qp.box_qp import NativeBoxQP
 from ..qp.limit_terms import ConfigurationLimitBox, JointBox
@@ -154,6 +156,9 @@ class CompiledTick:
         self.q = np.array(configuration.q, dtype=np.float64)
         self._q_home = np.array(controller.robot.q0, dtype=np.float64)
         if mode is TickMode.APPROACH:
+            size = getattr(module, "kernel_size", lambda: -1)()
+            if size != ctypes.sizeof(_Kernel):  # built from other sources than these
+                raise NotCovered("the compiled tick's kernel does not match pinkctl: rebuild it")
             arrays = shaper._native._arrays
             kernel = (shaper._native._pointer, arrays["q"].ctypes.data, arrays["v"].ctypes.data)
             plain: tuple[Any, ...] = (None, None, None)
@@ -204,6 +209,7 @@ class CompiledTick:
         self.qp = qp
         self.configuration = configuration
         self.generation = ws.generation
+        self.dt = float(controller.dt)
         self.approach = mode is TickMode.APPROACH
         self.n = n
         # keeps the shaper's and box QP's arrays alive with the addresses above
