@@ -48,9 +48,11 @@ from .errors import (
     PinkctlError,
     PinkctlWarning,
     SolverError,
+    WorkerError,
 )
 from .ik import (
     IKOptions,
+    IKPool,
     IKResult,
     IKSolver,
     LocalOptions,
@@ -91,6 +93,7 @@ __all__ = [
     "IKOptions",
     "IKResult",
     "IKSolver",
+    "IKPool",
     "InputError",
     "MissingDependencyError",
     "JointSpaceMap",
@@ -114,6 +117,7 @@ __all__ = [
     "SequentialController",
     "SitePoseReader",
     "SolverError",
+    "WorkerError",
     "SiteSpace",
     "SpatialState",
     "Trajectory",

@@ -18,6 +18,7 @@ import mujoco
 from ..core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
 from ..errors import InputError
 from ..sim import MujocoSimulation
+from ..world import World
 from .recording import RecordedSession
 from .scene import InteractiveScene
 
@@ -105,8 +106,10 @@ def build_scene(
     sites: Sequence[str] | None = None,
     *,
     timestep: float = 0.002,
+    world: World | None = None,
 ) -> InteractiveScene:
-    """A real-time-ready scene of ``robot`` with one IK target per site.
+    """A real-time-ready scene of ``robot`` with one IK target per site, and ``world``'s
+    obstacles in the simulation (``MujocoSimulation.from_robot(..., world=)``).
 
     Each target drives its site's kinematic chain (position only for chains of fewer than
     six joints) and shows itself with a mocap marker in MuJoCo (:func:`marker_name`).
@@ -126,7 +129,7 @@ def build_scene(
             spec.worldbody.add_frame().attach_body(marker, "", f"_{index}")
 
     sim = MujocoSimulation.from_robot(
-        robot, timestep=timestep, site_frames=chosen, spec_callback=add_markers
+        robot, timestep=timestep, site_frames=chosen, spec_callback=add_markers, world=world
     )
     scene = InteractiveScene(sim)
     for index, site in enumerate(chosen):
@@ -151,6 +154,7 @@ def run_view(
     duration: float | None = None,
     record: str | None = None,
     replay: str | None = None,
+    world: str | None = None,
     stderr: TextIO | None = None,
 ) -> int:
     """Run ``pinkctl view``; returns the exit status (2 with a one-line reason on stderr when
@@ -165,10 +169,12 @@ def run_view(
         duration: Stop after this many seconds (default: run until interrupted).
         record: Record the targets' poses and save them here on exit (``.npz``/``.json``).
         replay: Replay a recorded session from this file at start.
+        world: A world file (TOML, :meth:`World.load <pinkctl.world.World.load>`): its
+            obstacles are simulated and drawn, each with a gizmo that moves it.
         stderr: Where the reason goes (default ``sys.stderr``).
     """
     stream = sys.stderr if stderr is None else stderr
-    scene, reason = _prepare(robot_or_path, sites, native, replay)
+    scene, reason = _prepare(robot_or_path, sites, native, replay, world)
     if scene is None:
         return _fail(reason, stream)
     problem: str | None = None
@@ -189,7 +195,11 @@ def run_view(
 
 
 def _prepare(
-    robot_or_path: str, sites: Sequence[str] | None, native: bool, replay: str | None
+    robot_or_path: str,
+    sites: Sequence[str] | None,
+    native: bool,
+    replay: str | None,
+    world: str | None = None,
 ) -> tuple[InteractiveScene | None, str]:
     """The scene, a recorded session replayed in it; or None and why it cannot start."""
     if native:
@@ -200,7 +210,8 @@ def _prepare(
             return None, problem
     try:
         robot = load_robot(robot_or_path, sites)
-        scene = build_scene(robot, sites)
+        obstacles = World.load(world) if world else None
+        scene = build_scene(robot, sites, world=obstacles)
         session = RecordedSession.load(replay) if replay else None
     except (FileNotFoundError, ValueError) as exc:
         return None, str(exc).splitlines()[0]
