@@ -108,7 +108,7 @@ def run(steps: int = 2000, *, warmup: int = WARMUP) -> dict[str, Any]:
             command = c._compiled_run(tick, row, True, 2)
             t3 = perf()
             compiled.output = RobotState(
-                joints=JointState.from_trusted(tick.space, command[2], tick.valid)
+                joints=JointState.from_trusted(tick.space, command[3], tick.valid)
             )
             t4 = perf()
             compiled.record(k)

@@ -267,3 +267,15 @@ def test_the_build_skips_the_compiled_tick_without_a_compiler(tmp_path, monkeypa
     monkeypatch.setenv("CXX", "no-such-compiler-here")
     assert hatch_build.build_tick(tmp_path) is None
     assert "no compiler (no-such-compiler-here)" in capsys.readouterr().err
+
+
+@needs_tick
+def test_the_configuration_gets_a_new_q_every_tick_as_on_the_python_path() -> None:
+    controller, q = _controller("franka", True)
+    targets = _targets("franka")
+    q = controller.step(q, targets[10])
+    first = controller.configuration.q
+    kept = first.copy()
+    controller.step(q, targets[20])
+    assert controller.configuration.q is not first and np.array_equal(first, kept)
+    assert not first.flags.writeable and controller.compiled_ticks == 2

@@ -421,8 +421,9 @@ PyObject *new_array(npy_intp n, double **data) {
 
 /*
  * run(q, from_space, from_command, previous, held, held_copy, follows, output)
- *     -> (positions, velocities[, over the joint space]), or None when the tick is not
- *     covered (the shaper is untouched: run the Python path)
+ *     -> (positions, velocities, q[, over the joint space]), or None when the tick is not
+ *     covered (the shaper is untouched: run the Python path); q: the configuration the tick
+ *     linearised at (a new array, for the pink configuration)
  *
  * q: the configuration (nq), or with from_space the measured positions over the joint space.
  * output: 0 no third output; 1 the measured positions (from_space) with the command written
@@ -507,6 +508,8 @@ PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
     double *out_q, *out_v, *out_space = nullptr;
     PyObject *positions = new_array(n, &out_q);
     PyObject *velocities = new_array(n, &out_v);
+    double *out_configuration;
+    PyObject *configuration = new_array(model.nq, &out_configuration);
     PyObject *space = nullptr;
     if (output == 1) {
         space = new_array(size, &out_space);
@@ -515,9 +518,11 @@ PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
         space = PyArray_ZEROS(2, shape, NPY_DOUBLE, 0);
         if (space != nullptr) out_space = static_cast<double *>(PyArray_DATA((PyArrayObject *)space));
     }
-    if (positions == nullptr || velocities == nullptr || (output && space == nullptr)) {
+    if (positions == nullptr || velocities == nullptr || configuration == nullptr ||
+        (output && space == nullptr)) {
         Py_XDECREF(positions);
         Py_XDECREF(velocities);
+        Py_XDECREF(configuration);
         Py_XDECREF(space);
         return nullptr;
     }
@@ -548,6 +553,8 @@ PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     PyArray_CLEARFLAGS((PyArrayObject *)positions, NPY_ARRAY_WRITEABLE);
     PyArray_CLEARFLAGS((PyArrayObject *)velocities, NPY_ARRAY_WRITEABLE);
+    std::copy_n(self->q, model.nq, out_configuration);  // the configuration's q of this tick
+    PyArray_CLEARFLAGS((PyArrayObject *)configuration, NPY_ARRAY_WRITEABLE);
     if (output == 1) {
         std::copy_n(measured, size, out_space);
         for (int k = 0; k < n; ++k)
@@ -559,10 +566,11 @@ PyObject *tick_run(TickObject *self, PyObject *const *args, Py_ssize_t nargs) {
                 out_space[size + self->space_column[k]] = out_v[k];
             }
     }
-    PyObject *result = output ? PyTuple_Pack(3, positions, velocities, space)
-                              : PyTuple_Pack(2, positions, velocities);
+    PyObject *result = output ? PyTuple_Pack(4, positions, velocities, configuration, space)
+                              : PyTuple_Pack(3, positions, velocities, configuration);
     Py_DECREF(positions);
     Py_DECREF(velocities);
+    Py_DECREF(configuration);
     Py_XDECREF(space);
     return result;
 }

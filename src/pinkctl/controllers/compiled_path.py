@@ -117,7 +117,7 @@ class CompiledTicking:
     def _compiled_run(
         self, tick: CompiledTick, measured: np.ndarray, space: bool, output: int
     ) -> Any:
-        """Phases 2, 4 and 5 in C++: the command ``(positions, velocities[, over the joint
+        """Phases 2, 4 and 5 in C++: the command ``(positions, velocities, q[, over the joint
         space])`` (``output``: see ``_tick.cpp``), or None (the Python path runs the tick)."""
         controller: Any = self
         shaper = controller._shaper
@@ -134,10 +134,7 @@ class CompiledTicking:
         )
         if command is None:
             return None
-        configuration = controller._configuration
-        if configuration.q is not tick.q:
-            tick.q.setflags(write=False)
-            configuration.q = tick.q
+        controller._configuration.q = command[2]  # a new array per tick, as on the Python path
         shaper._position, shaper._velocity = command[0], command[1]
         if tick.approach:
             shaper._follows = True
@@ -182,7 +179,7 @@ class CompiledTicking:
         command = self._compiled_run(tick, q, space, 2)
         if command is None:
             return None
-        return RobotState(joints=JointState.from_trusted(tick.space, command[2], tick.valid))
+        return RobotState(joints=JointState.from_trusted(tick.space, command[3], tick.valid))
 
     def _compiled_step(self, q_measured: Any, target_pose: Any) -> np.ndarray | None:
         """:meth:`~pinkctl.controllers.array_step.ArrayStep.step` without states, or None: the
@@ -197,4 +194,4 @@ class CompiledTicking:
             controller: Any = self
             controller._problem.frame.set_target(target)
         command = self._compiled_run(tick, q_measured, True, 1)
-        return None if command is None else command[2]
+        return None if command is None else command[3]

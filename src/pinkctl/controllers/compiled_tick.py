@@ -153,7 +153,7 @@ class CompiledTick:
         space_q = np.full(len(controller.robot_joint_space), -1, dtype=np.intp)
         space_q[every.space_indices] = every.idx_q
         n = qp.n
-        self.q = np.array(configuration.q, dtype=np.float64)
+        self.q = np.array(configuration.q, dtype=np.float64)  # the C++ tick's work buffer
         self._q_home = np.array(controller.robot.q0, dtype=np.float64)
         if mode is TickMode.APPROACH:
             size = getattr(module, "kernel_size", lambda: -1)()
