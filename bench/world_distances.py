@@ -71,7 +71,7 @@ def run(configurations: int = 200, repeats: int = 5) -> dict[str, object]:
     def broad(limit: float):
         def method(q: np.ndarray) -> None:
             pin.updateGeometryPlacements(model, data, geometry, gdata, q)
-            near = spheres.lower_bounds(gdata.oMg) < limit
+            near = spheres.lower_bounds(data.oMi) < limit
             mask = np.zeros_like(everything)
             chosen = pairs[near]
             mask[chosen[:, 0], chosen[:, 1]] = True

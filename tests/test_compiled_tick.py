@@ -214,6 +214,8 @@ def test_what_the_compiled_tick_does_not_cover_runs_the_python_path() -> None:
         assert controller.compiled_reason, label
         controller.step(q, _targets("franka")[1])
         assert controller.compiled_ticks == 0, label
+    controller, q = _controller("franka", True, self_collision=True)
+    assert not controller.compiled and "collision" in controller.compiled_reason
     controller, q = _controller("franka", True)
     controller.pre_step_callback = lambda configuration, setpoint: None
     controller.step(q, _targets("franka")[1])

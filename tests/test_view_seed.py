@@ -76,3 +76,28 @@ def test_builtin_solver_options_are_checked(franka):
             dls_solve_fn(target, **bad)
     with pytest.raises(InputError, match="IkTarget"):
         dls_solve_fn("target")
+
+
+def test_THREE_conventions_on_the_command_line(monkeypatch, capsys):
+    """``pinkctl view ROBOT --conventions threejs``: the web page reads and shows poses in
+    three.js's conventions ((x, y, z, w), XYZ Euler angles, milliseconds)."""
+    pytest.importorskip("viser")
+    from pinkctl.app.cli import main
+    from pinkctl.view import web
+
+    pages = []
+    original = web.WebViewer.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        pages.append(self.conventions)
+
+    monkeypatch.setattr(web.WebViewer, "__init__", recording)
+    arguments = ["view", "franka", "--port", "0", "--duration", "0.2"]
+    assert main([*arguments, "--conventions", "threejs"]) == 0
+    assert main(arguments) == 0
+    assert [page.name for page in pages] == ["threejs", "pinkctl"]
+    assert (pages[0].quaternion_order, pages[0].euler_order) == ("xyzw", "XYZ")
+    assert pages[0].duration_unit == "ms"
+    assert main([*arguments, "--conventions", "unity"]) == 2
+    assert "invalid choice: 'unity'" in capsys.readouterr().err

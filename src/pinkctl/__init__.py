@@ -63,7 +63,7 @@ from .ik import (
     local_ik,
     retarget_poses,
 )
-from .qp import BallRangeLimit
+from .qp import BallRangeLimit, CollisionLimit
 from .sim import ClosedLoopLog, MujocoSimulation, run_closed_loop
 from .trajectories import (
     CircleTrajectory,
@@ -77,6 +77,7 @@ from .world import CollisionScene, RobotGeometry, World
 
 __all__ = [
     "BallRangeLimit",
+    "CollisionLimit",
     "BaseController",
     "ChainedController",
     "CircleTrajectory",

@@ -97,6 +97,7 @@ class CompiledTicking:
             and tick.configuration is controller._configuration
             and tick.generation == tick.qp._ws.generation
             and tick.dt == controller.dt
+            and getattr(controller, "_avoid", None) is None
         ):
             return tick if controller._pre_step_callback is None else None
         self._compiled_tick = None

@@ -137,8 +137,8 @@ class CompiledTick:
         every = joints.every
         if joints.base is not None or every.balls or every.is_continuous.any():
             raise NotCovered("a floating base, a ball joint or a continuous joint")
-        if configuration.collision_model is not None:
-            raise NotCovered("collision distances")
+        if configuration.collision_model is not None or getattr(controller, "_avoid", None):
+            raise NotCovered("collision distances or collision avoidance")
         columns = np.asarray(qp.controlled_v_indices)
         tangent = np.arange(configuration.model.nv)  # indices or slices of it, as arrays
         if not np.array_equal(tangent[parts.tangent], columns) or (

@@ -110,16 +110,24 @@ class IKProblem:
         return bool(self.extra_limits or self.barriers)
 
     def compile(
-        self, model: pin.Model, columns: np.ndarray, mode: TickMode, settings: QPSettings
+        self,
+        model: pin.Model,
+        columns: np.ndarray,
+        mode: TickMode,
+        settings: QPSettings,
+        collision: Limit | None = None,
     ) -> TickQP:
         """The QP of a tick over the tangent ``columns`` (the QP variables) with these settings:
-        the range limits alone in :attr:`TickMode.APPROACH`, every limit otherwise; a
-        cascade with priority levels; pink's path with ``settings.path == "pink"``.
+        the range limits alone in :attr:`TickMode.APPROACH`, every limit otherwise (and the
+        ``collision`` limit, if any); a cascade with priority levels; pink's path with
+        ``settings.path == "pink"``.
 
         Raises:
             InputError: Priority levels on pink's path, or what compiling raises.
         """
         limits = self.range_limits if mode is TickMode.APPROACH else self.limits
+        if collision is not None:
+            limits = (*self.limits, collision)
         common: dict[str, Any] = {
             "limits": limits,
             "barriers": self.barriers,

@@ -18,7 +18,7 @@ from pink import Configuration
 from pink.barriers import Barrier
 from pink.exceptions import PinkError
 from pink.limits import Limit
-from pink.tasks import FrameTask, PostureTask, Task
+from pink.tasks import Task
 
 from .._validation import callable_or_none, choice, name_list, real_number
 from ..core.robot import PinkRobot
@@ -27,23 +27,26 @@ from ..errors import InputError
 from ..motion.limits import MotionLimits
 from ..motion.shaper import MotionShaper
 from ..qp import DEFAULT_SOLVER, QPSolveError, TickQP
+from ..world import World
 from . import _arguments as arguments
 from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSettings
 from .array_step import ArrayStep
 from .base import BaseController
+from .collision import CollisionAvoidance
 from .compiled_path import CompiledTicking
 from .failures import debug_mode, internal_error, run_callback
 from .floating_base import taken_share
 from .frame_target import FrameTarget
 from .ik_problem import IKProblem
 from .joint_mapping import JointMapping
+from .problem_views import ProblemViews
 from .status import ControllerStatus
 from .tick_mode import TickMode, solve_in_box
 
 __all__ = ["PinkIKController"]
 
 
-class PinkIKController(BaseController, ArrayStep, CompiledTicking):
+class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking):
     """Reactive differential-IK controller (pink tasks, limits and barriers; one QP per tick).
 
     The Isaac Sim PINK extension's API: targets from the setpoint's site poses and complete
@@ -88,6 +91,10 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
             then a :class:`~pinkctl.qp.CascadeQP` (``qp_path="pinkctl"``).
         priority_method: ``"cascade"`` (exact, a QP per level, every limit at every level) or
             ``"nullspace"`` (null-space projection; position and velocity limits only).
+        world: Obstacles to avoid (a :class:`~pinkctl.world.World`, read every tick) or None.
+        self_collision: Avoid the robot's own links; None: if its description has collision
+            elements. With either, the floor too (:mod:`pinkctl.controllers.collision`).
+        collision_margin: Smallest distance kept between any two checked shapes [m].
 
     Raises:
         InputError: (a ``ValueError``) on any malformed argument, naming it and what was
@@ -121,6 +128,9 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
         motion_limits: bool | MotionLimits | None = None,
         priority_levels: Sequence[Sequence[Task | str]] | None = None,
         priority_method: Literal["cascade", "nullspace"] = "cascade",
+        world: World | None = None,
+        self_collision: bool | None = None,
+        collision_margin: float = 0.01,
     ) -> None:
         super().__init__()
         if not isinstance(pink_robot, PinkRobot):
@@ -154,7 +164,10 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
         self.tool_frame = tool_frame
         limits = arguments.resolve_motion_limits(pink_robot, motion_limits)
         self._shaper = MotionShaper(limits, self.dt)
-        self._mode = TickMode.of(self._shaper.smooth, self._problem.has_rows)
+        self._mode = self._tick = TickMode.of(self._shaper.smooth, self._problem.has_rows)
+        self._avoid = CollisionAvoidance.build(
+            pink_robot, self._joints, self._shaper, world, self_collision, collision_margin
+        )
         self._rebuild(settings)
         self._target = FrameTarget(self._problem.frame)
         #: the frame target of the previous solved tick (a copy; None after a reset or a brake)
@@ -167,6 +180,8 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
         """Compile the QP (:meth:`IKProblem.compile`); nothing changes if that raises."""
         columns = self._joints.qp_columns
         self._qp = self._problem.compile(self.robot.model, columns, self._mode, settings)
+        if self._avoid is not None:  # the QP of the ticks with collision rows
+            self._avoid.compile(self._problem, self.robot.model, columns, settings)
         self._settings = settings
 
     def reset(
@@ -258,6 +273,10 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
         configuration = self._configuration
         assert configuration is not None
         try:
+            self._tick = self._mode
+            if self._avoid is not None and self._avoid.engage(configuration.q):
+                self._tick = TickMode.BOXED  # the QP with collision rows, inside the box
+                return self._avoid.solve(configuration)
             if self._mode is TickMode.BOXED:
                 return solve_in_box(self._qp, configuration, self.dt, self._shaper, self._joints)
             return self._qp.solve(configuration, self.dt)
@@ -274,7 +293,7 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
         joint_velocity = velocity[maps.n_base :]
         if maps.controlled.balls:  # as rates of the rotation vectors (JointMapping)
             joint_velocity = maps.chart_velocity(joint_velocity, shaper.position)
-        approach = self._mode is TickMode.APPROACH
+        approach = self._tick is TickMode.APPROACH
         if approach:
             # the target holds when it is the one of the previous solved tick (approach policy)
             task = self._problem.frame
@@ -330,8 +349,8 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
             if velocity is None:
                 return self._brake()
             positions, command_velocity, root = self.shape(velocity)
-            self._status = ControllerStatus.OK
-            self.last_error = None
+            self.last_error = None if self._avoid is None else self._avoid.blocking(velocity)
+            self._status = ControllerStatus.BLOCKED if self.last_error else ControllerStatus.OK
             return self.write_command(positions, command_velocity, root)
         except Exception as exc:  # a bug inside the tick: re-raised or logged, never silent
             if debug_mode():
@@ -370,31 +389,6 @@ class PinkIKController(BaseController, ArrayStep, CompiledTicking):
     mode = Attribute[TickMode]("_mode", "How the QP and the shaper share a tick.")
     qp_step = Attribute[TickQP]("_qp", "The compiled QP a tick solves (:mod:`pinkctl.qp`).")
     status = Attribute[ControllerStatus]("_status", "What the last forward or reset produced.")
-
-    def get_frame_task(self) -> FrameTask:
-        """The tool-frame task (costs and target can be changed at run time)."""
-        return self._problem.frame
-
-    def get_posture_task(self) -> PostureTask | None:
-        """The posture task, or None when ``posture_cost`` is 0."""
-        return self._problem.posture
-
-    @property
-    def motion_limits(self) -> MotionLimits | None:
-        """The acceleration/jerk limits enforced on the command sequence, or None."""
-        return self._shaper.limits if self._shaper.smooth else None
-
-    @property
-    def tasks(self) -> list[Task]:
-        """Tasks of the QP: frame, posture (if any), extras."""
-        return list(self._problem.tasks)
-
-    @property
-    def limits(self) -> list[Limit]:
-        """Limits: configuration, velocity, extras (APPROACH: the shaper holds the velocity)."""
-        return list(self._problem.limits)
-
-    @property
-    def barriers(self) -> list[Barrier]:
-        """Barriers of the QP."""
-        return list(self._problem.barriers)
+    collision = Attribute[CollisionAvoidance | None](
+        "_avoid", "The collision avoidance (its scene, world and rows), or None."
+    )

@@ -11,6 +11,8 @@
 - :class:`QPProblem`: a read-only view of one tick's problem (:meth:`CompiledQP.build`).
 - :class:`QPSolveError`: a tick without a usable solution.
 - :class:`BallRangeLimit`: a pink limit on the rotation angle of ball joints (their range).
+- :class:`CollisionLimit`: velocity-damper rows keeping a robot's pairs (self, obstacles) a
+  margin apart (:mod:`pinkctl.qp.collision_limit`).
 
 Solvers (``"box"``, the default, ``"daqp"``, ``"quadprog"``, ...) and their accuracy are
 documented in :mod:`pinkctl.qp.solvers`; how a tick's problem is written in
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from .ball_range_limit import BallRangeLimit
 from .cascade_qp import CascadeQP, compile_cascade
+from .collision_limit import BRAKING_SHARE, CollisionLimit, CollisionRows
 from .compiled import CompiledQP, TickQP, compile_qp
 from .errors import QPSolveError
 from .problem import QPProblem
@@ -37,8 +40,11 @@ from .solving import SolverChain
 
 __all__ = [
     "BOX_SOLVER",
+    "BRAKING_SHARE",
     "BallRangeLimit",
     "CascadeQP",
+    "CollisionLimit",
+    "CollisionRows",
     "CompiledQP",
     "DEFAULT_SOLVER",
     "DEFAULT_SOLVER_OPTIONS",

@@ -155,6 +155,7 @@ def run_view(
     record: str | None = None,
     replay: str | None = None,
     world: str | None = None,
+    conventions: str = "pinkctl",
     stderr: TextIO | None = None,
 ) -> int:
     """Run ``pinkctl view``; returns the exit status (2 with a one-line reason on stderr when
@@ -171,6 +172,8 @@ def run_view(
         replay: Replay a recorded session from this file at start.
         world: A world file (TOML, :meth:`World.load <pinkctl.world.World.load>`): its
             obstacles are simulated and drawn, each with a gizmo that moves it.
+        conventions: ``"pinkctl"`` or ``"threejs"``: how the web page shows and reads poses
+            and durations (:mod:`pinkctl.view.conventions`).
         stderr: Where the reason goes (default ``sys.stderr``).
     """
     stream = sys.stderr if stderr is None else stderr
@@ -184,7 +187,8 @@ def run_view(
         if native:
             problem = _run_native(scene, duration)
         else:
-            problem = _run_web(scene, host, port, record or "session.json", duration)
+            page = (host, port, record or "session.json", conventions)
+            problem = _run_web(scene, page, duration)
     except KeyboardInterrupt:
         problem = None
     finally:
@@ -232,14 +236,18 @@ def _run_native(scene: InteractiveScene, duration: float | None) -> str | None:
 
 
 def _run_web(
-    scene: InteractiveScene, host: str, port: int, session_path: str, duration: float | None
+    scene: InteractiveScene, page: tuple[str, int, str, str], duration: float | None
 ) -> str | None:
-    """Serve the web page until ``duration`` is over; the reason it cannot run, or None."""
+    """Serve the web page (host, port, session file, conventions) until ``duration`` is over;
+    the reason it cannot run, or None."""
     try:
         from .web import WebViewer
     except ImportError:
         return "the web page needs viser: pip install 'pinkctl[view]'"
-    viewer = WebViewer(scene, host=host, port=port, session_path=session_path)
+    host, port, session_path, conventions = page
+    viewer = WebViewer(
+        scene, host=host, port=port, session_path=session_path, conventions=conventions
+    )
     with viewer:
         print(f"pinkctl view: {viewer.title} at {viewer.url} (Ctrl-C to stop)", flush=True)
         _wait(duration)

@@ -40,6 +40,10 @@ def bounding_sphere(shape: coal.CollisionGeometry) -> tuple[np.ndarray, float]:
 class BoundingSpheres:
     """The bounding spheres of a geometry model and the lower bound of each pair's distance.
 
+    Each sphere (and each half-space's plane) is kept in the frame of the joint its geometry
+    is attached to, so a query reads only the joints' placements (``Data.oMi``: a handful of
+    joints instead of every geometry).
+
     Args:
         geometry_model: The geometries (half-spaces allowed as the second of a pair).
         pairs: (P, 2) geometry indices.
@@ -51,32 +55,50 @@ class BoundingSpheres:
         self.radii = np.array([r for _, r in spheres])
         self.plane: np.ndarray = np.isinf(self.radii)
         self.pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
-        # per geometry, as Python values (the loop below reads them one by one)
-        self._plane = [bool(v) for v in self.plane]
-        self._offset = [bool(np.any(c)) for c in self.centres]
+        self.joints = np.array(
+            [o.parentJoint for o in geometry_model.geometryObjects], dtype=np.intp
+        )
+        self._used = np.unique(self.joints)
         self._planar: np.ndarray = self.plane[self.pairs[:, 1]]
         self._finite_radii = np.where(self.plane, 0.0, self.radii)
+        self.refresh(geometry_model)
 
-    def lower_bounds(self, placements: pin.StdVec_SE3) -> np.ndarray:
-        """(P,) lower bounds [m] of the pairs' distances at the geometries' world
-        ``placements`` (``GeometryData.oMg``)."""
-        count = len(self.radii)
-        centres = np.empty((count, 3))
-        normals = np.zeros((count, 3))
-        for g in range(count):
-            m = placements[g]
-            if self._plane[g]:
+    def refresh(self, geometry_model: pin.GeometryModel) -> None:
+        """Read the geometries' placements in their joints' frames again (after an obstacle
+        moved)."""
+        local = np.empty((len(self.radii), 3))
+        normals = np.zeros((len(self.radii), 3))
+        for g, obj in enumerate(geometry_model.geometryObjects):
+            m = obj.placement
+            if self.plane[g]:  # the plane's point and normal (the frame's z axis)
+                local[g] = m.translation
                 normals[g] = m.rotation[:, 2]
-                centres[g] = m.translation
-            elif self._offset[g]:
-                centres[g] = m.act(self.centres[g])
             else:
-                centres[g] = m.translation
-        a, b = self.pairs[:, 0], self.pairs[:, 1]
-        gap = np.linalg.norm(centres[a] - centres[b], axis=1)
-        bounds = gap - self._finite_radii[a] - self._finite_radii[b]
-        if self._planar.any():
-            p = self._planar
-            heights = np.einsum("ij,ij->i", normals[b[p]], centres[a[p]] - centres[b[p]])
-            bounds[p] = heights - self._finite_radii[a[p]]
+                local[g] = m.act(self.centres[g])
+        self._local, self._normals = local, normals
+        # per pair, precomputed: its two geometries, their radii, the planar pairs' parts
+        a, b, p = self.pairs[:, 0], self.pairs[:, 1], self._planar
+        self._radius_sum = self._finite_radii[a] + self._finite_radii[b]
+        self._plane_a, self._plane_b = a[p], b[p]
+        self._plane_radius = self._finite_radii[a[p]]
+        self._plane_normals = normals[b[p]]
+        self._plane_joints = self.joints[b[p]]
+
+    def lower_bounds(self, joint_placements: pin.StdVec_SE3) -> np.ndarray:
+        """(P,) lower bounds [m] of the pairs' distances at the joints' world placements
+        (``Data.oMi`` after forward kinematics)."""
+        rotations = np.empty((len(joint_placements), 3, 3))
+        translations = np.zeros((len(joint_placements), 3))
+        for j in self._used.tolist():
+            m = joint_placements[j]
+            rotations[j] = m.rotation
+            translations[j] = m.translation
+        turn = rotations[self.joints]
+        centres = np.einsum("gij,gj->gi", turn, self._local) + translations[self.joints]
+        offsets = centres[self.pairs[:, 0]] - centres[self.pairs[:, 1]]
+        bounds = np.sqrt(np.einsum("ij,ij->i", offsets, offsets)) - self._radius_sum
+        if self._plane_a.size:
+            normals = np.einsum("gij,gj->gi", rotations[self._plane_joints], self._plane_normals)
+            heights = np.einsum("ij,ij->i", normals, offsets[self._planar])
+            bounds[self._planar] = heights - self._plane_radius
         return bounds

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import coal
 import numpy as np
 import pinocchio as pin
 
@@ -98,10 +99,6 @@ class PairDistance:
 
 #: A distance beyond this [m] is coal's failure value, not a distance.
 FAILED = 1e6
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 class CollisionScene:
@@ -179,12 +176,13 @@ class CollisionScene:
             model.addCollisionPair(pin.CollisionPair(pair.geometry_a, pair.geometry_b))
         self.geometry_model = model
         self.geometry_data = accurate(pin.GeometryData(model))
-        # references into the data's results (iterating is 5x cheaper than indexing)
-        self._results = list(self.geometry_data.distanceResults)
+        self._results = list(self.geometry_data.distanceResults)  # 5x cheaper than indexing
         self._pairs: tuple[ScenePair, ...] = tuple(pairs)
         index = np.array([[p.geometry_a, p.geometry_b] for p in pairs], dtype=np.intp)
         self._spheres = BoundingSpheres(model, index.reshape(-1, 2))
         self._all = np.ones((model.ngeoms, model.ngeoms), dtype=bool)
+        self._mask = np.zeros_like(self._all)  # the pairs_within's active pairs
+        self._chosen: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.intp),) * 2
         self.measured = 0
         self._culled = False
 
@@ -225,6 +223,7 @@ class CollisionScene:
                 placement = obstacle.placement
                 for index in indices:
                     objects[index].placement = placement
+            self._spheres.refresh(self.geometry_model)
         else:
             self._build()
         self._version = world.version
@@ -255,10 +254,8 @@ class CollisionScene:
         )
 
     def _measured_again(self, k: int) -> Any:
-        """Pair ``k`` measured again with coal's robust settings, after coal gave no finite
-        distance (EPA reports a failure as -1.8e308); never seen with the default settings
-        over 3,000 random franka configurations, but a wrong sign must not reach a
-        controller."""
+        """Pair ``k`` measured again with coal's robust settings after no finite distance (EPA
+        fails as -1.8e308; never seen in 3,000 random franka configurations)."""
         request = self.geometry_data.distanceRequests[k]
         saved = (request.gjk_tolerance, request.epa_tolerance, request.epa_max_iterations)
         request.gjk_tolerance, request.epa_tolerance = 1e-6, 1e-5
@@ -298,20 +295,24 @@ class CollisionScene:
         pin.updateGeometryPlacements(model, data, geometry, gdata, q)
         if not self._pairs:
             return []
-        near = np.flatnonzero(self._spheres.lower_bounds(gdata.oMg) < limit)
-        mask = np.zeros_like(self._all)
+        near = np.flatnonzero(self._spheres.lower_bounds(data.oMi) < limit)
+        mask = self._mask
+        mask[self._chosen] = False
         pairs = self._spheres.pairs[near]
-        mask[pairs[:, 0], pairs[:, 1]] = True
+        self._chosen = (pairs[:, 0], pairs[:, 1])
+        mask[self._chosen] = True
         gdata.setActiveCollisionPairs(geometry, mask)
         self._culled = True
         pin.computeDistances(geometry, gdata)
         self.measured = len(near)
-        found = [self._result(int(k)) for k in near]
+        found = []
+        for k in near.tolist():  # a PairDistance only for those kept (or measured again)
+            if not limit <= self._results[k].min_distance < FAILED:
+                found.append(self._result(k))
         return [d for d in found if d.distance < limit]
 
     def in_collision(self, q: Any, margin: float = 0.0) -> bool:
-        """Whether some active pair is closer than ``margin`` [m] at ``q`` (with the default
-        0: whether some pair penetrates)."""
+        """Whether some active pair is closer than ``margin`` [m] at ``q`` (0: penetrates)."""
         return bool(self.pairs_within(q, margin))
 
     def closest(self, q: Any) -> PairDistance | None:
@@ -326,31 +327,60 @@ class CollisionScene:
         return closest.distance if closest is not None else float("inf")
 
     # ------------------------------------------------------------------ derivatives
-    def _point_jacobian(self, geometry: int, point: np.ndarray) -> np.ndarray:
-        joint = self.geometry_model.geometryObjects[geometry].parentJoint
-        if joint == 0:
-            return np.zeros((3, self.model.nv))
-        frame = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-        jacobian = pin.getJointJacobian(self.model, self.data, joint, frame)
-        lever = point - self.data.oMi[joint].translation
-        return jacobian[:3] - _skew(lever) @ jacobian[3:]
-
     def distance_jacobians(self, q: Any, distances: Sequence[PairDistance]) -> np.ndarray:
         """(K, nv) rows ``d(distance)/dq`` of ``distances`` measured at ``q`` (module
         docstring): ``distance(q + dq) ~ distance(q) + row @ dq`` for a small tangent
-        ``dq`` (``pin.integrate``)."""
+        ``dq`` (``pin.integrate``).
+
+        A point ``p`` fixed to a joint of world-frame Jacobian ``(J_lin, J_ang)`` has
+        ``n . v_p = n^T J_lin + (p x n)^T J_ang``: one Jacobian per joint, then array ops.
+        """
         q = self._configuration(q)
-        pin.computeJointJacobians(self.model, self.data, q)
-        rows = np.zeros((len(distances), self.model.nv))
         for k, d in enumerate(distances):
             if not isinstance(d, PairDistance):
                 raise InputError(f"distances[{k}] must be a PairDistance, got {d!r}")
-            p = d.pair
-            rows[k] = d.normal @ (
-                self._point_jacobian(p.geometry_b, d.point_b)
-                - self._point_jacobian(p.geometry_a, d.point_a)
+        if not distances:
+            return np.zeros((0, self.model.nv))
+        model, data = self.model, self.data
+        pin.computeJointJacobians(model, data, q)
+        objects = self.geometry_model.geometryObjects
+        count = len(distances)
+        joints = np.zeros((count, 2), dtype=np.intp)
+        normals, points = np.empty((count, 3)), np.empty((2, count, 3))
+        for k, d in enumerate(distances):
+            joints[k] = (
+                objects[d.pair.geometry_a].parentJoint,
+                objects[d.pair.geometry_b].parentJoint,
             )
+            normals[k], points[0, k], points[1, k] = d.normal, d.point_a, d.point_b
+        jacobians = np.zeros((model.njoints, 6, model.nv))  # the universe's stays 0
+        for j in np.unique(joints).tolist():
+            if j:
+                jacobians[j] = pin.getJointJacobian(model, data, j, pin.ReferenceFrame.WORLD)
+        rows = np.zeros((count, model.nv))
+        for side, sign in ((0, -1.0), (1, 1.0)):
+            jacobian = jacobians[joints[:, side]]
+            rows += sign * np.einsum("ki,kij->kj", normals, jacobian[:, :3])
+            p, n = points[side], normals  # p x n, written out (np.cross is slow on small arrays)
+            moments = p[:, [1, 2, 0]] * n[:, [2, 0, 1]] - p[:, [2, 0, 1]] * n[:, [1, 2, 0]]
+            rows += sign * np.einsum("ki,kij->kj", moments, jacobian[:, 3:])
         return rows
+
+    def witness_reach(self, distances: Sequence[PairDistance]) -> np.ndarray:
+        """(K, 2) bound [m] of the distance from each witness point to any point of its shape
+        at the last query's placements (0 for a sphere, ``inf`` for a half-space): a shape
+        turning by ``theta`` [rad] brings no point closer than ``theta`` times this."""
+        spheres, placements = self._spheres, self.geometry_data.oMg
+        reach = np.zeros((len(distances), 2))
+        for k, d in enumerate(distances):
+            for side, (g, point) in enumerate(
+                ((d.pair.geometry_a, d.point_a), (d.pair.geometry_b, d.point_b))
+            ):
+                obj = self.geometry_model.geometryObjects[g]
+                if not isinstance(obj.geometry, coal.Sphere):
+                    centre = placements[g].act(spheres.centres[g])
+                    reach[k, side] = np.linalg.norm(point - centre) + spheres.radii[g]
+        return reach
 
     def distance_jacobian(self, q: Any, distance: PairDistance) -> np.ndarray:
         """(nv,) row ``d(distance)/dq`` of one pair measured at ``q``."""
@@ -359,11 +389,8 @@ class CollisionScene:
     def report(self) -> str:
         """The robot's geometry report, the world's obstacles and the pair counts."""
         kinds = [p.kind for p in self.pairs]
-        base = [
-            self.geometry_model.geometryObjects[g].name
-            for g in range(self.geometry.ngeoms)
-            if self.geometry_model.geometryObjects[g].parentJoint == 0
-        ]
+        objects = self.geometry_model.geometryObjects[: self.geometry.ngeoms]
+        base = [o.name for o in objects if o.parentJoint == 0]
         lines = [self.geometry.report(), self.world.report()]
         lines.append(
             f"scene: {kinds.count('self')} self pairs, {kinds.count('obstacle')} obstacle pairs"

@@ -1,0 +1,107 @@
+"""What collision avoidance costs a controller's tick (issue 25: target <= 2x the free tick).
+
+Franka, 500 Hz, a kinematic closed loop (the measured configuration is the last command)
+tracking a figure-eight of 0.1 m half-width in front of the hand, interleaved in one process,
+tick by tick:
+
+- ``free``: ``self_collision=False``, no world (the tick without avoidance);
+- ``self + 5 obstacles``: every SRDF-filtered self pair, the floor and 4 obstacles around the
+  workspace (a box, a sphere, a capsule, a cylinder), the default margin.
+
+Prints median and p90 [us] of ``controller.step`` and the ratio of medians, with the machine's
+load (a shared machine: compare ratios from one run, not absolute times).
+
+Usage::
+
+    python -m bench.collision_tick [--ticks 2000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+import pinocchio as pin
+
+from bench.common import machine_line, timing_stats_us
+from pinkctl import PinkIKController, World, load_pink_supported_robot
+from pinkctl.controllers.status import ControllerStatus
+from pinkctl.core.state import JointSpace, RobotState
+
+DT = 0.002
+
+
+def _world(robot) -> World:
+    world = World()
+    world.add_box("box", size=(0.1, 0.4, 0.3), position=(0.75, 0.0, 0.15))
+    world.add_sphere("ball", radius=0.08, position=(0.35, 0.45, 0.7))
+    world.add_capsule("pole", radius=0.03, length=0.8, position=(0.2, -0.5, 0.4))
+    world.add_cylinder("can", radius=0.05, length=0.2, position=(0.45, -0.35, 0.1))
+    return world
+
+
+def _controllers(robot) -> dict[str, PinkIKController]:
+    names = list(robot.controlled_joint_names)
+    common = {"tool_frame": "panda_hand", "dt": DT}
+    return {
+        "free": PinkIKController(robot, names, ["panda_hand"], self_collision=False, **common),
+        "self + 5 obstacles": PinkIKController(
+            robot, names, ["panda_hand"], world=_world(robot), **common
+        ),
+    }
+
+
+def run(ticks: int = 2000, repeats: int = 3) -> dict[str, object]:
+    """Timings [us] of each controller's tick, and how many ticks avoidance held back."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = load_pink_supported_robot("franka")
+    controllers = _controllers(robot)
+    names = list(robot.controlled_joint_names)
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, robot.q0)
+    hand = data.oMf[robot.model.getFrameId("panda_hand")].copy()
+    samples: dict[str, list[int]] = {name: [] for name in controllers}
+    engaged = {name: 0 for name in controllers}
+    for _ in range(repeats):
+        states = {}
+        for name, controller in controllers.items():
+            q = robot.q0[: len(names)].copy()
+            controller.reset(RobotState(joints=JointSpace(names).state(q)), None, 0.0)
+            states[name] = q
+        for k in range(ticks):
+            phase = 2.0 * np.pi * k * DT / 4.0
+            offset = 0.1 * np.array([0.0, np.sin(phase), np.sin(phase) * np.cos(phase)])
+            target = pin.SE3(hand.rotation, hand.translation + offset)
+            for name, controller in controllers.items():  # interleaved, tick by tick
+                start = time.perf_counter_ns()
+                states[name] = controller.step(states[name], target, t=k * DT)
+                samples[name].append(time.perf_counter_ns() - start)
+                engaged[name] += controller.status is ControllerStatus.BLOCKED
+    stats = {name: timing_stats_us(values) for name, values in samples.items()}
+    return {"stats": stats, "engaged": engaged, "ticks": ticks * repeats}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    result = run(args.ticks, args.repeats)
+    print(machine_line())
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    stats = result["stats"]
+    free = stats["free"]["median_us"]
+    for name, row in stats.items():
+        print(
+            f"{name:<22} median {row['median_us']:8.1f} us  p90 {row['p90_us']:8.1f} us  "
+            f"ratio {row['median_us'] / free:5.2f}  ticks blocked {result['engaged'][name]}"
+            f"/{result['ticks']}"
+        )
+
+
+if __name__ == "__main__":
+    main()

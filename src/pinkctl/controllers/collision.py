@@ -1,0 +1,363 @@
+"""Collision avoidance in an IK controller's tick (self-collision, a world, the floor).
+
+:class:`CollisionAvoidance` holds a :class:`~pinkctl.world.CollisionScene` of the robot and
+its world (the user's :class:`~pinkctl.world.World`, followed every tick as it changes, plus
+the robot's floor) and a :class:`~pinkctl.qp.CollisionLimit`. Each tick, at the *command*
+configuration (the last command, where the next one starts):
+
+1. the influence distance of this tick beyond each pair's margin: the distance any point of
+   the robot can travel before it stops from the fastest velocity the shaper's box allows
+   (``sum_i R_i (V_i tau + V_i^2 / (2 s a_i))``: ``R_i`` a bound of the lever of joint
+   ``i`` over the geometry it moves, ``V_i`` its speed bound this tick, ``a_i`` its
+   acceleration limit, ``s`` the braking share: no row of a pair farther than this can
+   bind), plus an obstacle's last step times :data:`ANTICIPATION` over ``dt`` and
+   :data:`INFLUENCE_BUFFER`, at most :data:`MAX_INFLUENCE`;
+2. the pairs within it (broad phase, then coal), each with a velocity-damper row; rows that
+   cannot bind inside the shaper's box are dropped;
+3. no row left: the tick runs as without avoidance (same QP, same shaper policy, same
+   command); else the QP with the rows is solved inside the shaper's box
+   (:attr:`~pinkctl.controllers.tick_mode.TickMode.BOXED`), so every command keeps the four
+   limits and meets the rows, and a row binding at the solution is reported
+   (:meth:`CollisionAvoidance.blocking`: the controller's status ``BLOCKED``).
+
+A pair of the robot closer than the margin at home keeps half its home distance as its
+margin, so that home is always admissible; a pair within ``TURNING_ZONE`` of its margin at
+home gets no turning rows (they would freeze the joints between its links).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+from pink import Configuration
+
+from .._validation import real_number
+from ..core.robot import PinkRobot
+from ..errors import InputError
+from ..motion.shaper import MotionShaper
+from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
+from ..qp.collision_limit import TURNING_ZONE
+from ..world import FLOOR, CollisionScene, RobotGeometry, World
+from .tick_mode import TickMode
+
+if TYPE_CHECKING:
+    from ._arguments import QPSettings
+    from .ik_problem import IKProblem
+    from .joint_mapping import JointMapping
+
+__all__ = [
+    "ANTICIPATION",
+    "INFLUENCE_BUFFER",
+    "MAX_INFLUENCE",
+    "CollisionAvoidance",
+    "check_collision_arguments",
+]
+
+#: Gap [m] added to the braking distance (the linearisation between ticks).
+INFLUENCE_BUFFER = 1e-3
+#: How far ahead [s] an obstacle's motion (its last step) widens the influence distance.
+ANTICIPATION = 0.1
+#: Largest influence distance beyond the margin [m].
+MAX_INFLUENCE = 0.5
+#: Time constant of a gap's approach without acceleration limits, in control periods.
+PLAIN_TICKS = 5
+#: Smallest time constant with acceleration limits, in control periods.
+SMOOTH_TICKS = 2
+
+
+def check_collision_arguments(
+    world: Any, self_collision: Any, margin: Any
+) -> tuple[World | None, bool | None, float]:
+    """The controller's ``world``, ``self_collision`` and ``collision_margin``, checked
+    (InputError naming the argument)."""
+    if world is not None and not isinstance(world, World):
+        raise InputError(f"world must be a pinkctl.World or None, got {type(world).__name__}")
+    if self_collision not in (None, True, False):
+        raise InputError(f"self_collision must be None, True or False, got {self_collision!r}")
+    margin = real_number(margin, "collision_margin", low=0.0, high=1.0)
+    return world, self_collision, margin
+
+
+def _levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -> np.ndarray:
+    """(len(columns),) bound [m] of ``|d(point)/dq_c|`` over every geometry point that
+    tangent column ``c`` moves, at any configuration: the chain's joint offsets from the
+    column's joint to the geometry's, plus the geometry's reach from its own joint (1 for a
+    translation)."""
+    joint_of = np.zeros(model.nv, dtype=np.intp)
+    for j in range(1, model.njoints):
+        joint_of[model.idx_vs[j] : model.idx_vs[j] + model.nvs[j]] = j
+    reach = np.zeros(model.njoints)  # farthest geometry point from each joint, along the chain
+    for obj in geometry.geometryObjects:
+        shape = obj.geometry
+        shape.computeLocalAABB()
+        extent = np.linalg.norm(obj.placement.translation) + float(shape.aabb_radius)
+        j, path = obj.parentJoint, 0.0
+        while j > 0:
+            reach[j] = max(reach[j], path + extent)
+            path += float(np.linalg.norm(model.jointPlacements[j].translation))
+            j = model.parents[j]
+    levers = np.empty(len(columns))
+    for k, c in enumerate(columns.tolist()):
+        j = int(joint_of[c])
+        shortname = model.joints[j].shortname()
+        translation = "Prismatic" in shortname or shortname.startswith("JointModelP")
+        free = shortname in ("JointModelFreeFlyer", "JointModelPlanar")
+        levers[k] = 1.0 if translation or (free and c - model.idx_vs[j] < 3) else reach[j]
+    return levers
+
+
+class CollisionAvoidance:
+    """The collision rows of a controller's tick (module docstring).
+
+    Args:
+        robot: The controller's robot.
+        geometry: Its collision geometry.
+        joints: The controller's joint mapping (QP columns).
+        shaper: The controller's motion shaper (its box and limits).
+        world: The user's world (followed as it changes), or None.
+        self_collision: Check the robot against itself.
+        margin: Smallest distance kept [m].
+
+    Raises:
+        InputError: ``self_collision=True`` for a robot without any geometry.
+    """
+
+    def __init__(
+        self,
+        robot: PinkRobot,
+        geometry: RobotGeometry,
+        joints: JointMapping,
+        shaper: MotionShaper,
+        *,
+        world: World | None,
+        self_collision: bool,
+        margin: float,
+    ) -> None:
+        if self_collision and geometry.ngeoms == 0:
+            raise InputError(f"self_collision=True, but {robot.name} has no collision geometry")
+        self.world = world
+        self._mirror = World.for_robot(robot)
+        self._follows = world is None or FLOOR not in world
+        self._seen = -1
+        self._poses: dict[str, pin.SE3] = {}
+        self._motions: dict[str, pin.SE3] = {}
+        self._follow_world()
+        self.scene = CollisionScene(geometry, self._scene_world(), self_collision=self_collision)
+        self._joints, self._shaper = joints, shaper
+        self.dt = shaper.dt
+        model = robot.model
+        n_self = sum(1 for p in self.scene.pairs if p.kind == "self")
+        home = np.array([d.distance for d in self.scene.distances(robot.q0)[:n_self]])
+        self._columns = np.asarray(joints.qp_columns[joints.n_base :], dtype=np.intp)
+        limits = shaper.limits
+        acceleration = np.zeros(model.nv)
+        tau = PLAIN_TICKS * self.dt
+        if shaper.smooth:
+            assert limits.acceleration is not None
+            self._accel = np.asarray(limits.acceleration, dtype=np.float64)
+            acceleration[self._columns] = self._accel
+            ramp = 0.0 if limits.jerk is None else float(np.max(self._accel / limits.jerk))
+            tau = max(ramp + self.dt, SMOOTH_TICKS * self.dt)
+        self.limit = CollisionLimit(
+            self.scene,
+            margin=margin,
+            influence_distance=margin + MAX_INFLUENCE,
+            time_constant=tau,
+            acceleration=acceleration if shaper.smooth else None,
+            pair_margins=np.where(home < margin, 0.5 * np.maximum(home, 0.0), margin),
+            turning_pairs=home - margin > TURNING_ZONE,
+        )
+        self._levers = _levers(model, geometry.geometry_model, self._columns)
+        self._columns_of: tuple[Any, np.ndarray] = ((), np.zeros((0, self._columns.size)))
+        self.qp: Any = None
+        self._rows: CollisionRows | None = None
+        self._box = (np.zeros(0), np.zeros(0))
+
+    @classmethod
+    def build(
+        cls,
+        robot: PinkRobot,
+        joints: JointMapping,
+        shaper: MotionShaper,
+        world: Any,
+        self_collision: Any,
+        margin: Any,
+    ) -> CollisionAvoidance | None:
+        """The avoidance of a controller from its ``world``, ``self_collision`` and
+        ``collision_margin`` arguments (checked first: InputError naming the argument), or
+        None when there is nothing to avoid (``world=None`` and self-collision off).
+        ``self_collision=None``: on when the robot's description has collision elements."""
+        world, self_collision, margin = check_collision_arguments(world, self_collision, margin)
+        if world is None and self_collision is False:
+            return None
+        geometry = RobotGeometry.from_robot(robot)
+        if self_collision is None:
+            self_collision = "collision elements" in geometry.source
+            if world is None and not self_collision:
+                return None
+        return cls(
+            robot,
+            geometry,
+            joints,
+            shaper,
+            world=world,
+            self_collision=self_collision,
+            margin=margin,
+        )
+
+    def compile(
+        self, problem: IKProblem, model: pin.Model, columns: np.ndarray, settings: QPSettings
+    ) -> None:
+        """Compile :attr:`qp`: the controller's problem with every limit and the collision
+        rows (the QP of the ticks with rows)."""
+        self.qp = problem.compile(model, columns, TickMode.BOXED, settings, self.limit)
+
+    # ------------------------------------------------------------------ the world
+    def _scene_world(self) -> World:
+        """The world the scene follows: the user's when it has a floor, else a mirror of it
+        with the robot's floor."""
+        if self.world is not None and not self._follows:
+            return self.world
+        return self._mirror
+
+    def _follow_world(self) -> None:
+        """Mirror the user's changes and record each obstacle's motion since the last tick."""
+        user = self.world
+        if user is None or user.version == self._seen:
+            self._motions = {}
+            return
+        self._seen = user.version
+        mirror = self._mirror
+        if self._follows:
+            for name in [n for n in mirror if n != FLOOR and n not in user]:
+                mirror.remove(name)
+            for record in user.obstacles:
+                mine = mirror.get(record.name)
+                if mine is record:
+                    continue
+                if mine is not None and mine.shapes is record.shapes:
+                    mirror.move(record.name, record.position, record.orientation)
+                else:
+                    if mine is not None:
+                        mirror.remove(record.name)
+                    mirror.add(record)
+        poses = {o.name: o.placement for o in user.obstacles}
+        self._motions = {
+            name: pose * self._poses[name].inverse()
+            for name, pose in poses.items()
+            if name in self._poses and not pose.isApprox(self._poses[name], 0.0)
+        }
+        self._poses = poses
+
+    # ------------------------------------------------------------------ the tick
+    def influence(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """This tick's influence distance beyond the margin [m] of each pair (by index) for
+        the shaper's box (module docstring; the joints that move one of the two shapes and
+        not the other): no pair farther from its margin has a row that can bind."""
+        speeds = np.maximum(np.abs(lower), np.abs(upper))
+        tau = self.limit.time_constant
+        travel = speeds * tau
+        if self._shaper.smooth:
+            travel = travel + speeds * speeds / (2.0 * BRAKING_SHARE * self._accel)
+        reach = self._pair_columns() @ np.where(np.isfinite(travel), self._levers * travel, 1e9)
+        extra = INFLUENCE_BUFFER
+        if self._motions:  # obstacles coming: their speed over the anticipation horizon
+            step = max(np.linalg.norm(m.translation) for m in self._motions.values())
+            extra += step / self.dt * (tau + ANTICIPATION)
+        return np.minimum(reach + extra, MAX_INFLUENCE)
+
+    def _pair_columns(self) -> np.ndarray:
+        """(P, n) 1 where controlled column ``c`` moves one shape of pair ``p`` and not the
+        other (built again when the scene's pairs change)."""
+        pairs = self.scene.pairs
+        if self._columns_of[0] is not pairs:
+            model = self.scene.model
+            objects = self.scene.geometry_model.geometryObjects
+            joint_of = [
+                int(np.searchsorted(model.idx_vs.tolist()[1:], c, "right")) for c in self._columns
+            ]
+            moves = np.array(
+                [
+                    [j > 0 and i in model.supports[j].tolist() for i in joint_of]
+                    for j in range(model.njoints)
+                ]
+            )
+            mask = [
+                moves[objects[p.geometry_a].parentJoint] ^ moves[objects[p.geometry_b].parentJoint]
+                for p in pairs
+            ]
+            self._columns_of = (pairs, np.array(mask, dtype=np.float64).reshape(len(pairs), -1))
+        return self._columns_of[1]
+
+    def engage(self, q: np.ndarray) -> bool:
+        """Evaluate this tick's rows at the command configuration (the controlled joints at
+        the shaper's last command, the others from ``q``); True when some row can bind (the
+        tick then solves the QP with the rows inside the shaper's box)."""
+        self._follow_world()
+        shaper, joints = self._shaper, self._joints
+        command = joints.controlled.to_configuration(shaper.position, q)
+        lower, upper = shaper.box()
+        columns = np.asarray(joints.qp_columns, dtype=np.intp)
+        if joints.n_base:
+            free = np.full(joints.n_base, np.inf)
+            lower, upper = np.concatenate([-free, lower]), np.concatenate([free, upper])
+        rows = self.limit.evaluate(
+            command,
+            self.dt,
+            zone=self.influence(lower[joints.n_base :], upper[joints.n_base :]),
+            box=(columns, lower, upper),
+            motions=self._motions,
+        )
+        self.limit.hold(rows)
+        self._box = (lower, upper)
+        self._rows = rows if rows.h.size else None
+        return self._rows is not None
+
+    def solve(self, configuration: Configuration) -> np.ndarray:
+        """The velocity of the QP with this tick's rows inside the shaper's box; when they
+        conflict there, the closest pair's rows as they are and the others asking at least
+        no closing (``h >= 0``), then every row so (met by standing still, when the box
+        holds 0).
+
+        Raises:
+            QPSolveError: No velocity in the box meets the rows (the controller brakes).
+        """
+        lower, upper = self._box
+        try:
+            return self.qp.solve(configuration, self.dt, lower, upper)
+        except QPSolveError:
+            rows = self._rows
+            assert rows is not None
+        # the closest pair's rows as they are, the others no closing; then none closing
+        closest = min(d.distance for d in rows.distances)
+        first = np.array([d.distance == closest for d in rows.distances])
+        for keep in (first, np.zeros_like(first)):
+            self.limit.hold(replace(rows, h=np.where(keep, rows.h, np.maximum(rows.h, 0.0))))
+            try:
+                return self.qp.solve(configuration, self.dt, lower, upper)
+            except QPSolveError:
+                if not keep.any():
+                    raise
+        raise AssertionError("unreachable")
+
+    def blocking(self, velocity: np.ndarray) -> str | None:
+        """Why the command is held back: the closest pair whose row binds at the QP's
+        ``velocity`` (QP columns), or None (no row bound, or the tick had no rows)."""
+        rows = self._rows
+        if rows is None:
+            return None
+        self._rows = None
+        step = rows.G[:, self._joints.qp_columns] @ velocity * self.dt
+        binding = np.flatnonzero(step >= rows.h - 1e-9 - 1e-6 * np.abs(rows.h))
+        if not binding.size:
+            return None
+        k = min(binding.tolist(), key=lambda i: rows.distances[i].distance)
+        d = rows.distances[k]
+        return (
+            f"collision avoidance holds the command: {d.pair.a} ({d.pair.link_a}) and "
+            f"{d.pair.b} ({d.pair.body_b}) {1000 * d.distance:.1f} mm apart "
+            f"(margin {1000 * rows.margins[k]:.1f} mm)"
+        )
