@@ -63,6 +63,9 @@ __all__ = ["PLACO_PYTHON", "markdown", "run"]
 ROOT = Path(__file__).resolve().parents[1]
 #: The interpreter of placo's environment (``make .venv-placo`` creates it).
 PLACO_PYTHON = ROOT / ".venv-placo" / "bin" / "python"
+#: The peers' problem has no collision avoidance (pinkctl's default adds it for a robot whose
+#: description has collision elements: the Python path, with its distance queries).
+NO_COLLISIONS = {"self_collision": False}
 LABELS = (
     "default",
     "pinkctl",
@@ -80,7 +83,13 @@ class ArrayTickVariant(PinkctlVariant):
 
     def __init__(self, robot: Any, target: Any, *, n_total: int, states: bool, compiled: bool):
         super().__init__(
-            robot, target, "box", barrier=False, n_total=n_total, default_settings=True
+            robot,
+            target,
+            "box",
+            barrier=False,
+            n_total=n_total,
+            default_settings=True,
+            controller_options=NO_COLLISIONS,
         )
         from pinkctl.core.state import JointSpace, RobotState, SiteSpace
 
@@ -174,9 +183,15 @@ def run(
             barrier=False,
             n_total=n_total,
             default_settings=True,
+            controller_options=NO_COLLISIONS,
         ),
         "pinkctl": PinkctlVariant(
-            load_pink_supported_robot("franka"), target, solver, barrier=False, n_total=n_total
+            load_pink_supported_robot("franka"),
+            target,
+            solver,
+            barrier=False,
+            n_total=n_total,
+            controller_options=NO_COLLISIONS,
         ),
     }
     for label, states, compiled in (
@@ -198,6 +213,7 @@ def run(
         barrier=False,
         n_total=n_total,
         default_settings=True,
+        controller_options=NO_COLLISIONS,
     )
     variants["default_python"].controller.compiled = False
     times = {label: np.zeros(n_total, dtype=np.int64) for label in LABELS}

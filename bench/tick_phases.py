@@ -63,7 +63,13 @@ def run(steps: int = 2000, *, warmup: int = WARMUP) -> dict[str, Any]:
     def variant() -> PinkctlVariant:
         robot = load_pink_supported_robot("franka")
         return PinkctlVariant(
-            robot, target, "box", barrier=False, n_total=n_total, default_settings=True
+            robot,
+            target,
+            "box",
+            barrier=False,
+            n_total=n_total,
+            default_settings=True,
+            controller_options={"self_collision": False},  # as bench.peers_tick
         )
 
     python, compiled, stepper, builder = variant(), variant(), variant(), variant()

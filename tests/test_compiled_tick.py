@@ -33,6 +33,7 @@ def _controller(
     robot = load_pink_supported_robot(name)
     model = robot.model
     joints = [model.names[j] for j in range(1, model.njoints)]
+    options.setdefault("self_collision", False)  # collision avoidance runs the Python path
     controller = PinkIKController(robot, joints, [robot.tool_frame], dt=DT, **options)  # type: ignore[arg-type]
     controller.compiled = compiled
     q = np.array([robot.q0[model.joints[j].idx_q] for j in range(1, model.njoints)])
