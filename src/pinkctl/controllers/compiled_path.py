@@ -64,6 +64,7 @@ class CompiledTicking:
     _compiled_tick: CompiledTick | None = None
     _compiled_wanted = True
     _compiled_reason = "no tick yet"
+    _compiled_refused: tuple[Any, ...] | None = None
     #: ticks run compiled (for tests and benchmarks)
     compiled_ticks = 0
 
@@ -80,6 +81,7 @@ class CompiledTicking:
             raise InputError(f"compiled must be True or False, got {value!r}")
         self._compiled_wanted = value
         self._compiled_tick = None
+        self._compiled_refused = None
         self._compiled_reason = "switched off" if not value else "no tick yet"
 
     @property
@@ -103,6 +105,13 @@ class CompiledTicking:
         self._compiled_tick = None
         if not self._compiled_wanted:
             return None
+        # what the last refusal was about: the same controller state is not examined again
+        key = (controller._qp, controller._configuration, controller.dt)
+        refused = self._compiled_refused
+        if refused is not None and refused[0] is key[0] and refused[1] is key[1]:
+            if refused[2] == key[2]:
+                return None
+        self._compiled_refused = None
         if controller._configuration is None:
             self._compiled_reason = "no configuration before a reset"
             return None
@@ -110,6 +119,7 @@ class CompiledTicking:
             tick = CompiledTick(controller)
         except NotCovered as exc:
             self._compiled_reason = str(exc)
+            self._compiled_refused = key
             return None
         self._compiled_tick = tick
         self._compiled_reason = ""
@@ -157,6 +167,10 @@ class CompiledTicking:
         """The tick of :meth:`~pinkctl.controllers.PinkIKController.forward` (after its
         checks), or None: the Python path runs it (phases 1 and 3 included, again: they are
         idempotent)."""
+        refused = self._compiled_refused  # not covered, and nothing changed since: no call
+        if refused is not None and refused[0] is getattr(self, "_qp", None):
+            if refused[1] is getattr(self, "_configuration", None):
+                return None
         tick = self._bound_tick()
         if tick is None:
             return None
