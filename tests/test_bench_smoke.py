@@ -160,6 +160,20 @@ def test_peer_tick_row_runs_with_or_without_placo():
         assert row["placo_max_dq"] < 1e-3
         assert row["placo_max_error_mm"] < 0.1
     assert "pinkctl `forward`" in peers_tick.markdown(row, "test machine")
+    for label in ("default_step", "default_states", "default_python", "default_step_python"):
+        assert row[f"{label}_median_us"] > 0.0
+    assert row["default_rows_max_dq"] < 1e-9  # the same commands, compiled or not
+    assert not row["compiled"]["default_python"]
+
+
+def test_tick_phases_split_both_paths():
+    tick_phases = importlib.import_module("bench.tick_phases")
+    row = tick_phases.run(20, warmup=5)
+    assert set(row["python"]) == {*tick_phases.PYTHON_PHASES, "sum"}
+    if row["compiled_available"]:
+        assert set(row["compiled"]) == {*tick_phases.COMPILED_PHASES, "sum"}
+        assert row["max_dq"] < 1e-9
+    assert row["step"] > 0.0 and "test machine" in tick_phases.markdown(row, "test machine")
 
 
 def test_verdicts_name_met_and_missed_targets():
