@@ -18,6 +18,10 @@ OUT := out
 EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 KERNEL := src/pinkctl/_native/_kernel$(EXT_SUFFIX)
 KERNEL_SOURCES := $(wildcard src/pinkctl/_native/*.c src/pinkctl/_native/*.h)
+# the compiled tick, pinkctl._native._tick (C++ on Pinocchio; optional: hatch_build.py skips
+# it with a note when a compiler, Pinocchio's headers or Eigen is missing)
+TICK := src/pinkctl/_native/_tick$(EXT_SUFFIX)
+TICK_SOURCES := src/pinkctl/_native/_tick.cpp src/pinkctl/_native/_kernel.c src/pinkctl/_native/_native.h
 export MUJOCO_GL ?= egl
 
 .PHONY: demo docs pictures test test-busy soak lint typecheck bench bench-readme bench-peers clean
@@ -40,6 +44,9 @@ $(DEMO_STAMP): pyproject.toml
 $(KERNEL): $(KERNEL_SOURCES) | $(DEMO_STAMP)
 	$(BIN)/python hatch_build.py
 
+$(TICK): $(TICK_SOURCES) | $(KERNEL)
+	$(BIN)/python hatch_build.py --tick
+
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
 	@touch $(BENCH_STAMP)
@@ -54,7 +61,7 @@ $(PLACO_STAMP):
 	@if $(PLACO_VENV)/bin/python -m pip install -q "placo==0.10.2"; then touch $(PLACO_STAMP); \
 	else echo "placo could not be installed: bench-peers runs without its row"; fi
 
-demo: $(DEMO_STAMP) $(KERNEL)
+demo: $(DEMO_STAMP) $(KERNEL) $(TICK)
 	@mkdir -p $(OUT)
 	@echo "make demo: a Franka traces a figure-eight in MuJoCo (17 s simulated): table, plot and picture in $(OUT)/"
 	$(BIN)/pinkctl demo franka --plot $(OUT)/demo.png --picture $(OUT)/robot.png
@@ -76,22 +83,23 @@ typecheck: $(STAMP)
 # the tests of the native/Python split run a second time with the kernel switched off: the
 # Python path is what runs where no compiler was present at install
 NATIVE_SPLIT_TESTS := $(addprefix tests/test_,qp_equivalence.py pink_ik.py motion_limits.py \
+	compiled_tick.py array_step.py \
 	ik.py ik_cache.py native.py native_ik.py native_build.py cascade.py safety.py containers.py \
 	input_contract.py batch.py retarget.py runner.py)
 
-test: lint typecheck $(KERNEL)
+test: lint typecheck $(KERNEL) $(TICK)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
 	PINKCTL_NATIVE=0 $(BIN)/python -m pytest -n 2 --dist loadgroup -q $(NATIVE_SPLIT_TESTS)
 
 # the same suite beside two CPU-bound processes: no test's outcome may depend on the load
-test-busy: $(STAMP) $(KERNEL)
+test-busy: $(STAMP) $(KERNEL) $(TICK)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --busy 2
 	PINKCTL_NATIVE=0 $(BIN)/python -m pytest -n 2 --dist loadgroup -q --busy 2 $(NATIVE_SPLIT_TESTS)
 
 soak: $(STAMP) $(KERNEL)
 	PINKCTL_SOAK_TICKS=20000 $(BIN)/python -m pytest -n 2 -q tests/test_safety.py
 
-bench: $(BENCH_STAMP) $(KERNEL)
+bench: $(BENCH_STAMP) $(KERNEL) $(TICK)
 	$(BIN)/python -m bench.step_latency
 	$(BIN)/python -m bench.cascade_latency
 	$(BIN)/python -m bench.tracking
@@ -99,7 +107,7 @@ bench: $(BENCH_STAMP) $(KERNEL)
 	$(BIN)/python -m bench.collision_cost
 	$(BIN)/python -m bench.envs_step
 
-bench-peers: $(PEERS_STAMP) $(KERNEL) $(PLACO_STAMP)
+bench-peers: $(PEERS_STAMP) $(KERNEL) $(TICK) $(PLACO_STAMP)
 	$(BIN)/python -m bench.peers --baseline $(BASELINE) --write-docs
 
 # rerun the benchmarks and rewrite the tables of docs/performance.md

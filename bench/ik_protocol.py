@@ -45,6 +45,9 @@ from pinkctl.ik import IKSolver
 
 BUDGET_MS = 5.0
 TOLERANCE = 1e-5
+#: The kinematic search, as TRAC-IK and the baselines run it: no collision check (the IK
+#: checks the floor and self pairs by default; bench/ik_collision.py measures that).
+KINEMATIC = {"world": pinkctl.World(), "self_collision": False}
 
 # Fallback when a bundled robot is not available: example-robot-data URDFs.
 _FALLBACK = {
@@ -201,7 +204,7 @@ def protocol_rows(
     """TRAC-IK protocol on one robot: find_ik and, on the same targets, the baselines."""
     robot, frame, source = load_arm(robot_name)
     table = "so101_position" if position_only else "trac_ik"
-    tol = {"position_tolerance": TOLERANCE, "orientation_tolerance": TOLERANCE}
+    tol = {"position_tolerance": TOLERANCE, "orientation_tolerance": TOLERANCE, **KINEMATIC}
     lm = IKSolver(robot, frame=frame, position_only=position_only, **tol)
     dls = IKSolver(robot, frame=frame, method="dls", position_only=position_only, **tol)
     targets = make_targets(robot, frame, lm, n_targets, seed)
@@ -273,7 +276,11 @@ def warm_start_rows(robot_name: str, n_solves: int, seed: int) -> list[dict[str,
     """Tracking: targets 1 cm apart on a 10 cm circle, each solve seeded by the last one."""
     robot, frame, source = load_arm(robot_name)
     solver = IKSolver(
-        robot, frame=frame, position_tolerance=TOLERANCE, orientation_tolerance=TOLERANCE
+        robot,
+        frame=frame,
+        position_tolerance=TOLERANCE,
+        orientation_tolerance=TOLERANCE,
+        **KINEMATIC,
     )
     rng = np.random.default_rng(seed)
     data = robot.model.createData()

@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from . import peers_ik, peers_tick, pool_efficiency, step_latency
+from . import peers_ik, peers_tick, pool_efficiency, step_latency, tick_phases
 from .common import machine_line
 from .readme import replace_block
 
@@ -91,6 +91,20 @@ def verdicts(ik_rows: list[dict[str, Any]], tick: dict[str, Any]) -> list[str]:
             f" vs {tick['placo_median_us']:.1f} µs ({ratio:.2f}x placo's) -> "
             f"{'MET' if ratio <= 2.0 else 'MISSED'}"
         )
+        # issue 27: the tick a user's loop sees, state I/O included, and forward() alone
+        for label, what, limit in (
+            ("default_step", "whole tick, arrays in and out (`step`)", 2.0),
+            ("default_states", "whole tick, JointSpace/SiteSpace states + `forward`", 2.0),
+            ("default", "`forward()` alone", 1.5),
+        ):
+            if f"{label}_median_us" not in tick:
+                continue
+            ratio = tick[f"{label}_median_us"] / tick["placo_median_us"]
+            out.append(
+                f"{what} vs placo: median {tick[f'{label}_median_us']:.1f} µs vs "
+                f"{tick['placo_median_us']:.1f} µs ({ratio:.2f}x, target <= {limit:g}x) -> "
+                f"{'MET' if ratio <= limit else 'MISSED'}"
+            )
     else:
         out.append(f"control tick vs placo: not measured ({tick.get('placo_note')})")
     return out
@@ -110,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     machine = machine_line()
     tick = peers_tick.run(args.steps)
     phases = step_latency.profile_forward("franka", "daqp", args.steps)
+    split = tick_phases.run(args.steps)
     ik_rows = peers_ik.run(
         args.robots,
         args.targets,
@@ -129,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     text = (
         f"**Control tick** (`python -m bench.peers_tick`)\n\n{peers_tick.markdown(tick, machine)}"
         f"\n\nWhere pinkctl's tick goes (`python -m bench.step_latency --profile`, same "
-        f"problem):\n\n{profile}\n\n{peers_ik.markdown(ik_rows, machine)}\n\n"
+        f"problem):\n\n{profile}\n\nThe default tick, Python path and compiled tick "
+        f"(`python -m bench.tick_phases`):\n\n{tick_phases.markdown(split, machine)}\n\n"
+        f"{peers_ik.markdown(ik_rows, machine)}\n\n"
         f"**Targets of issue 19**{baseline}\n\n{checks}\n"
     )
     print(text)

@@ -58,6 +58,15 @@ class Target:
     xyzq: tuple[float, ...]  # x, y, z, qx, qy, qz, qw
 
 
+#: The peers check no collision: neither does pinkctl here (a revision whose IK checks them
+#: by default has the ``world`` option; an older one has neither).
+_COLLISION_BLIND: dict[str, Any] = (
+    {"world": pinkctl.World(), "self_collision": False}
+    if "world" in getattr(pinkctl.ik.IKOptions, "__dataclass_fields__", {})
+    else {}
+)
+
+
 class Chain:
     """One robot's problem: moved joints, tool frame, root link, seeds and the FK check."""
 
@@ -80,6 +89,7 @@ class Chain:
             joint_names=support,
             position_tolerance=TOLERANCE,
             orientation_tolerance=TOLERANCE,
+            **_COLLISION_BLIND,
         )
         self.subset = self.solver.subset
         self.n = self.subset.n

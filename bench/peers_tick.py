@@ -15,6 +15,12 @@ Each solver runs its own kinematic loop (a tick's command is the next tick's con
   acceleration and jerk shaping of the command; the native kernel);
 - **pinkctl, motion limits off**: the same problem as the peers (pink's configuration limit,
   gain 0.5, and velocity limit);
+- **pinkctl default, array tick** (``step``): ``controller.step(q, target_pose)``, the whole
+  tick with its state I/O (the measured positions in, the command's positions out: what
+  placo's row times), as the ``_states`` row builds ``JointSpace`` / ``SiteSpace`` states
+  and calls ``forward``. These rows, and the two above, run the compiled tick
+  (:mod:`pinkctl.controllers.compiled_tick`) where it is built; the ``_python`` rows are the
+  same controllers on the Python path (``controller.compiled = False``), the before/after;
 - **placo**: ``KinematicsSolver.solve(True)`` + ``update_kinematics`` (joint limits as hard
   bounds, velocity limits, its default regularisation 1e-8). See :mod:`bench.placo_worker`.
 
@@ -57,7 +63,71 @@ __all__ = ["PLACO_PYTHON", "markdown", "run"]
 ROOT = Path(__file__).resolve().parents[1]
 #: The interpreter of placo's environment (``make .venv-placo`` creates it).
 PLACO_PYTHON = ROOT / ".venv-placo" / "bin" / "python"
-LABELS = ("default", "pinkctl", "placo")
+#: The peers' problem has no collision avoidance (pinkctl's default adds it for a robot whose
+#: description has collision elements: the Python path, with its distance queries).
+NO_COLLISIONS = {"self_collision": False}
+LABELS = (
+    "default",
+    "pinkctl",
+    "default_step",
+    "default_states",
+    "default_python",
+    "default_step_python",
+    "placo",
+)
+
+
+class ArrayTickVariant(PinkctlVariant):
+    """The default controller's whole tick with its state I/O: ``step(q, target_pose)``
+    (``states=False``) or ``JointSpace`` / ``SiteSpace`` states + ``forward`` (``True``)."""
+
+    def __init__(self, robot: Any, target: Any, *, n_total: int, states: bool, compiled: bool):
+        super().__init__(
+            robot,
+            target,
+            "box",
+            barrier=False,
+            n_total=n_total,
+            default_settings=True,
+            controller_options=NO_COLLISIONS,
+        )
+        from pinkctl.core.state import JointSpace, RobotState, SiteSpace
+
+        self.controller.compiled = compiled
+        self._states = states
+        self._joints = JointSpace(self.names)
+        self._sites = SiteSpace([self.controller.tool_frame])
+        self._state = RobotState
+        self._poses = [target.se3(k) for k in range(n_total)]
+        self._positions = target.positions[:, None, :]
+        self._quaternions = target.quaternions[:, None, :]
+        self._command: Any = None
+
+    def prepare(self, k: int) -> None:
+        pass
+
+    def step(self, k: int) -> None:
+        if not self._states:
+            self._command = self.controller.step(self.q, self._poses[k])
+            return
+        state = self._state
+        estimate = state(joints=self._joints.state(self.q, self.v))
+        setpoint = state(sites=self._sites.state(self._positions[k], self._quaternions[k]))
+        command = self.controller.forward(estimate, setpoint, self.times[k])
+        if command is None or command.joints is None:
+            self._command = None
+            return
+        q = self.q.copy()  # the command's positions over the joint space, others as measured
+        valid = command.joints.valid_array[0]
+        q[valid] = command.joints.data_array[0, valid]
+        self._command = q
+
+    def record(self, k: int) -> None:
+        if self._command is None:
+            self._fail(str(self.controller.last_error))
+        else:
+            self.q = np.array(self._command)
+        self.q_log[k] = self.q[self.cols]
 
 
 def _placo_worker(robot: Any, frame: str, target: Any, tmp: Path) -> ChunkWorker:
@@ -113,15 +183,44 @@ def run(
             barrier=False,
             n_total=n_total,
             default_settings=True,
+            controller_options=NO_COLLISIONS,
         ),
         "pinkctl": PinkctlVariant(
-            load_pink_supported_robot("franka"), target, solver, barrier=False, n_total=n_total
+            load_pink_supported_robot("franka"),
+            target,
+            solver,
+            barrier=False,
+            n_total=n_total,
+            controller_options=NO_COLLISIONS,
         ),
     }
+    for label, states, compiled in (
+        ("default_step", False, True),
+        ("default_states", True, True),
+        ("default_step_python", False, False),
+    ):
+        variants[label] = ArrayTickVariant(
+            load_pink_supported_robot("franka"),
+            target,
+            n_total=n_total,
+            states=states,
+            compiled=compiled,
+        )
+    variants["default_python"] = PinkctlVariant(
+        load_pink_supported_robot("franka"),
+        target,
+        solver,
+        barrier=False,
+        n_total=n_total,
+        default_settings=True,
+        controller_options=NO_COLLISIONS,
+    )
+    variants["default_python"].controller.compiled = False
     times = {label: np.zeros(n_total, dtype=np.int64) for label in LABELS}
     placo_q = np.full((n_total, len(robot.controlled_joint_names)), np.nan)
     placo_errors = np.full(n_total, np.nan)
     row: dict[str, Any] = {"steps": steps, "warmup": warmup, "chunk": chunk, "placo_note": None}
+    row["compiled"] = {label: v.controller.compiled for label, v in variants.items()}
     with tempfile.TemporaryDirectory() as tmp:
         worker = None
         if PLACO_PYTHON.exists():
@@ -164,11 +263,20 @@ def run(
         row.update({f"{label}_{k}": v for k, v in stats.items()})
     for label, v in variants.items():
         row[f"{label}_max_error_mm"] = 1e3 * _max_error(robot, frame, v.q_log, target)
-    row["default_max_dq"] = float(np.nanmax(np.abs(variants["default"].q_log - reference)))
+    for label, v in variants.items():
+        if label != "pinkctl":
+            row[f"{label}_max_dq"] = float(np.nanmax(np.abs(v.q_log - reference)))
+    # the default controller's rows (compiled or not, states or arrays) run the same commands
+    default = variants["default"].q_log
+    row["default_rows_max_dq"] = max(
+        float(np.nanmax(np.abs(v.q_log - default)))
+        for label, v in variants.items()
+        if label.startswith("default")
+    )
     if worker is not None:
         row["placo_max_error_mm"] = 1e3 * float(np.nanmax(placo_errors))
         row["placo_max_dq"] = float(np.nanmax(np.abs(placo_q - reference)))
-        for label in ("default", "pinkctl"):
+        for label in LABELS[:-1]:
             row[f"{label}_vs_placo"] = row[f"{label}_median_us"] / row["placo_median_us"]
     return row
 
@@ -195,6 +303,10 @@ def markdown(row: dict[str, Any], machine: str | None = None) -> str:
     names = {
         "default": "pinkctl `forward`, default (motion limits on)",
         "pinkctl": "pinkctl `forward`, motion limits off (the peers' problem)",
+        "default_step": "pinkctl `step(q, pose)`, default: whole tick with array I/O",
+        "default_states": "pinkctl default: `JointSpace`/`SiteSpace` states + `forward`",
+        "default_python": "pinkctl `forward`, default, Python path (`compiled = False`)",
+        "default_step_python": "pinkctl `step(q, pose)`, default, Python path",
         "placo": f"placo {row.get('placo_version', '')} `solve` + `update_kinematics`",
     }
     out = [

@@ -9,8 +9,9 @@ Franka in MuJoCo:
 1. **Box** (``BOX_TIME`` s): the target jumps to a pose whose straight path from the tool
    runs through a box; the arm goes around it and reaches the target.
 2. **Ball** (``BALL_TIME`` s): the target holds while a ball of radius ``BALL_RADIUS`` flies at
-   ``BALL_SPEED`` from ``BALL_START`` away through where the arm's elbow is; the arm gives way
-   as far as its limits allow.
+   ``BALL_SPEED`` from ``BALL_START`` away, ``BALL_ABOVE`` over the arm's elbow (nearer than
+   the two radii: it hits the arm unless the arm gives way); the arm gives way as far as its
+   limits allow.
 
 Every tick the loop moves the ball in the world (``world.move``: the simulation and the
 controller both see it) and counts MuJoCo's contacts between the robot and the obstacles
@@ -51,6 +52,9 @@ BALL_TIME = 3.0  # [s]
 BALL_RADIUS = 0.06  # [m]
 BALL_SPEED = 0.3  # [m/s]
 BALL_START = 0.45  # [m] from the elbow (along +y) where the ball starts
+#: Height [m] of the ball's path above the elbow: less than the ball's radius plus the
+#: elbow's, so the ball hits the arm unless the arm gives way.
+BALL_ABOVE = 0.08
 #: Target of phase 1 relative to the tool's home position [m] (world frame): forward and
 #: down, behind the box.
 TARGET_OFFSET = np.array([0.25, 0.0, -0.3])
@@ -86,11 +90,14 @@ def make_world(robot, tool_home: np.ndarray) -> World:
 
 
 def make_controller(robot, sim: MujocoSimulation, dt: float, world: World):
-    """The default controller, given the world when this pinkctl's controller takes one."""
+    """The default controller integrating its own command (what MuJoCo's position servos
+    track best), given the world when this pinkctl's controller takes one."""
     options = {}
     if "world" in inspect.signature(PinkIKController).parameters:
         options["world"] = world
-    controller = PinkIKController(robot, sim.joint_names, sim.site_names, dt=dt, **options)
+    controller = PinkIKController(
+        robot, sim.joint_names, sim.site_names, dt=dt, integrate_from="command", **options
+    )
     return controller, bool(options)
 
 
@@ -140,7 +147,7 @@ def run(
         t = k * dt
         if k == box_ticks:  # phase 2: the ball flies along -y through the elbow
             error = float(np.linalg.norm(sim.get_site_pose(tool)[0] - target))
-            start_ball = sim.get_body_pose("panda_link4")[0] + (0.0, BALL_START, 0.0)
+            start_ball = sim.get_body_pose("panda_link4")[0] + (0.0, BALL_START, BALL_ABOVE)
         if k >= box_ticks:
             flown = BALL_SPEED * (k - box_ticks) * dt
             world.move("ball", position=start_ball - (0.0, flown, 0.0))

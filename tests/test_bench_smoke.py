@@ -160,6 +160,20 @@ def test_peer_tick_row_runs_with_or_without_placo():
         assert row["placo_max_dq"] < 1e-3
         assert row["placo_max_error_mm"] < 0.1
     assert "pinkctl `forward`" in peers_tick.markdown(row, "test machine")
+    for label in ("default_step", "default_states", "default_python", "default_step_python"):
+        assert row[f"{label}_median_us"] > 0.0
+    assert row["default_rows_max_dq"] < 1e-9  # the same commands, compiled or not
+    assert not row["compiled"]["default_python"]
+
+
+def test_tick_phases_split_both_paths():
+    tick_phases = importlib.import_module("bench.tick_phases")
+    row = tick_phases.run(20, warmup=5)
+    assert set(row["python"]) == {*tick_phases.PYTHON_PHASES, "sum"}
+    if row["compiled_available"]:
+        assert set(row["compiled"]) == {*tick_phases.COMPILED_PHASES, "sum"}
+        assert row["max_dq"] < 1e-9
+    assert row["step"] > 0.0 and "test machine" in tick_phases.markdown(row, "test machine")
 
 
 def test_verdicts_name_met_and_missed_targets():
@@ -196,6 +210,24 @@ def test_chunk_worker_round_trip():
     finally:
         worker.close()
     assert worker.process.returncode == 0
+
+
+def test_ik_collision_bench_rows_are_well_formed():
+    ik_collision = importlib.import_module("bench.ik_collision")
+    rows, note = ik_collision.robot_rows("franka", 6, 0, repeats=1)
+    assert note.startswith("franka: 6 targets")
+    by_variant = {row["variant"]: row for row in rows}
+    assert set(by_variant) == {
+        "blind",
+        "blind + final filter",
+        "self-collision",
+        "default (self + floor)",
+        "default, margin 0",
+    }
+    default = by_variant["default (self + floor)"]
+    assert default["success_pct"] == 100.0 and default["collision_pct"] == 0.0
+    assert by_variant["default, margin 0"]["penetration_pct"] == 0.0
+    assert all(math.isfinite(row["mean_ms"]) and row["mean_ms"] > 0 for row in rows)
 
 
 def test_collision_bench_rows():

@@ -543,8 +543,14 @@ def test_lerobot_helpers_agree_with_local_ik_on_so101(so101):
     frame = robot.model.getFrameId("gripper_frame_link")
     for pose in _so101_targets(robot, 10, 0.4):
         target = pose.translation
-        ours = pinkctl.local_ik(
-            robot, target, frame="gripper_frame_link", position_only=True, joint_names=SO101_ARM
+        ours = pinkctl.local_ik(  # the kinematics compared: no collision check
+            robot,
+            target,
+            frame="gripper_frame_link",
+            position_only=True,
+            joint_names=SO101_ARM,
+            world=pinkctl.World(),
+            self_collision=False,
         )
         assert ours.success
         pin.framesForwardKinematics(robot.model, data, ours.q_full)

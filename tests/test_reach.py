@@ -57,7 +57,8 @@ def test_franka_map_is_symmetric_about_the_base_axis(pose_map, turns) -> None:
     turned = np.rot90(count, k=turns, axes=(0, 1))  # a quarter turn maps the grid onto itself
     differ = (turned != count) & pose_map.queried
     assert pose_map.reachable.sum() > 200
-    assert differ.sum() <= 0.03 * pose_map.queried.sum()  # sampling noise only
+    # sampling noise only (a voxel whose first answers collide needs more of the 4 restarts)
+    assert differ.sum() <= 0.04 * pose_map.queried.sum()
 
 
 def test_every_reached_pose_is_reached_by_forward_kinematics(franka, pose_map) -> None:
@@ -77,15 +78,16 @@ def test_every_reached_pose_is_reached_by_forward_kinematics(franka, pose_map) -
 
 
 def test_holes_are_where_the_joint_limits_forbid(franka) -> None:
-    # without a floor: the holes the limits make lie under the base
+    # without a floor nor self-collisions: the holes the limits make lie under the base
     franka = dataclasses.replace(franka, floor=False)
-    position_map = reachability_map(franka, resolution=RESOLUTION, orientations=None)
-    free = reachability_map(without_joint_limits(franka), resolution=RESOLUTION, orientations=None)
+    kinematic = {"self_collision": False, "resolution": RESOLUTION, "orientations": None}
+    position_map = reachability_map(franka, **kinematic)
+    free = reachability_map(without_joint_limits(franka), **kinematic)
     holes = np.argwhere(free.reachable & ~position_map.reachable)
     assert np.all(position_map.reachable <= free.reachable)
     assert len(holes) > 0
-    limited = IKSolver(franka, position_only=True)
-    unlimited = IKSolver(without_joint_limits(franka), position_only=True)
+    limited = IKSolver(franka, position_only=True, self_collision=False)
+    unlimited = IKSolver(without_joint_limits(franka), position_only=True, self_collision=False)
     data, fid = franka.model.createData(), franka.model.getFrameId(free.frame)
     for at in map(tuple, holes):
         centre = position_map.grid.centre(at)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pinkctl
-from pinkctl import FigureEightTrajectory, InputError, retarget_poses
+from pinkctl import FigureEightTrajectory, InputError, World, retarget_poses
 
 DOWN = (0.0, 1.0, 0.0, 0.0)  # tool z axis pointing down (w, x, y, z)
 
@@ -50,9 +50,10 @@ def test_a_start_that_runs_into_a_limit_is_re_solved(franka) -> None:
     poses = _arc(150.0, 220.0, 200)  # past joint 1's limit (166 deg) when reached from the front
     seed = franka.q0.copy()
     seed[0] = 2.6  # the closest solution to this seed faces the arc from the front
-    once = retarget_poses(franka, poses, seed=seed, attempts=1)
+    kinematic = {"world": World(), "self_collision": False}  # the limit is the only obstacle
+    once = retarget_poses(franka, poses, seed=seed, attempts=1, **kinematic)
     assert once.max_jump > 1.0 and len(once.segments) == 2  # stuck: reconfigured mid-way
-    again = retarget_poses(franka, poses, seed=seed, attempts=8)
+    again = retarget_poses(franka, poses, seed=seed, attempts=8, **kinematic)
     assert again.success.all() and again.max_jump < 0.1 and again.segments == (0,)
 
 

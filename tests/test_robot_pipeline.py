@@ -21,6 +21,7 @@ from pinkctl import (
     RobotState,
     RootState,
     SpatialState,
+    World,
     find_ik,
     load_pink_robot,
     load_pink_supported_robot,
@@ -233,6 +234,8 @@ def test_ik_through_the_ball_joint_converges_on_unit_quaternions(mjcf_robot):
             time_budget_ms=None,
             max_restarts=20,
             rng=rng,
+            world=World(),  # random targets: some configurations collide
+            self_collision=False,
         )
         assert result.success
         ball = result.q_full[1:5]

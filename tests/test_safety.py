@@ -771,11 +771,13 @@ def test_without_motion_limits_range_and_configured_velocity_hold(integrate_from
 
 
 def _buggy(controller):
-    """Make the controller's compiled QP fail the way a bug would (not a solver failure)."""
+    """Make the controller's compiled QP fail the way a bug would (not a solver failure), on
+    the Python path (the compiled tick does not call the QP object)."""
 
     def solve(*args, **kwargs):
         return 1 / 0
 
+    controller.compiled = False
     controller.qp_step.solve = solve
 
 

@@ -171,6 +171,18 @@ static PyObject *ik_resume(PyObject *module, PyObject *const *args, Py_ssize_t n
     return PyLong_FromLong(reason);
 }
 
+static PyObject *capsule_problem_size(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("capsule_problem_size", nargs, 0)) return NULL;
+    return PyLong_FromUnsignedLong(pk_capsule_problem_size());
+}
+
+/* capsule_near(problem) -> pairs below the margin (their indices and bounds in the structure) */
+static PyObject *capsule_near(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[1];
+    if (exactly("capsule_near", nargs, 1) || addresses("capsule_near", args, 1, p)) return NULL;
+    return PyLong_FromLong(pk_capsule_near(p[0]));
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -186,6 +198,8 @@ static PyMethodDef methods[] = {
     FAST(ik_query_size, "ik_query_size() -> sizeof(IKQuery) in bytes."),
     FAST(ik_query, "ik_query(query, position, rotation, seed) -> reason: a whole IK query."),
     FAST(ik_resume, "ik_resume(query) -> reason: a search given more starts goes on."),
+    FAST(capsule_problem_size, "capsule_problem_size() -> sizeof(CapsuleProblem) in bytes."),
+    FAST(capsule_near, "capsule_near(problem) -> count: the IK collision check's broad phase."),
     {NULL, NULL, 0, NULL},
 };
 

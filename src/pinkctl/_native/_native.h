@@ -1,6 +1,6 @@
 /*
- * The kernel's entry points, defined in _kernel.c (motion shaper, box QP), _ik.c (IK loop) and
- * _ik_query.c (a whole IK query),
+ * The kernel's entry points, defined in _kernel.c (motion shaper, box QP), _ik.c (IK loop),
+ * _ik_query.c (a whole IK query) and _collision.c (the IK's collision broad phase),
  * called by the CPython module in _module.c. The structures are filled by the Python side
  * (pinkctl/motion/native.py, pinkctl/ik/native.py), which mirrors their layout.
  */
@@ -10,6 +10,7 @@
 struct Kernel;
 struct IKProblem;
 struct IKQuery;
+struct CapsuleProblem;
 
 unsigned long pk_kernel_size(void);
 void pk_reset(struct Kernel *k, const double *q, const double *v, const double *a);
@@ -25,5 +26,8 @@ int pk_ik_local(struct IKProblem *p);
 unsigned long pk_ik_query_size(void);
 double *pk_ik_query_seed(struct IKQuery *s, int *nq);
 int pk_ik_query(struct IKQuery *s, const double *position, const double *rotation);
+
+unsigned long pk_capsule_problem_size(void);
+int pk_capsule_near(struct CapsuleProblem *p);
 
 #endif

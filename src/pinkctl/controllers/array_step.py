@@ -49,6 +49,8 @@ class ArrayStep:
     tool_frame: str | None
     _array_spaces: tuple[JointSpace, SiteSpace, dict[Any, np.ndarray]] | None = None
     forward: Callable[..., RobotState | None]  # the controller's own
+    # the compiled tick's (pinkctl.controllers.compiled_path): None where it does not apply
+    _compiled_step: Callable[[Any, Any], np.ndarray | None]
 
     def step(
         self,
@@ -78,6 +80,10 @@ class ArrayStep:
         """
         if self.tool_frame is None:
             raise InputError("step: the controller has no tool frame to move; use forward")
+        if dq_measured is None:  # the compiled tick, without states, where it applies
+            array = self._compiled_step(q_measured, target_pose)
+            if array is not None:
+                return array
         if self._array_spaces is None:
             self._array_spaces = (
                 JointSpace(self.robot_joint_space),

@@ -33,6 +33,7 @@ from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSetti
 from .array_step import ArrayStep
 from .base import BaseController
 from .collision import CollisionAvoidance
+from .compiled_path import CompiledTicking
 from .failures import debug_mode, internal_error, run_callback
 from .floating_base import taken_share
 from .ik_problem import IKProblem
@@ -45,7 +46,7 @@ from .whole_body import DEFAULT_SOLE, FrameCosts
 __all__ = ["PinkIKController"]
 
 
-class PinkIKController(BaseController, ArrayStep, ProblemViews):
+class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking):
     """Reactive differential-IK controller (pink tasks, limits and barriers; one QP per tick).
 
     The Isaac Sim PINK extension's API: targets from the setpoint's site poses and complete
@@ -184,7 +185,7 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews):
         self._status = ControllerStatus.NOT_READY
 
     def _rebuild(self, settings: QPSettings) -> None:
-        """Compile the QP with these settings (:meth:`IKProblem.compile`, or nothing changes)."""
+        """Compile the QP (:meth:`IKProblem.compile`); nothing changes if that raises."""
         columns = self._joints.qp_columns
         self._qp = self._problem.compile(self.robot.model, columns, self._mode, settings)
         if self._avoid is not None:  # the QP of the ticks with collision rows
@@ -194,9 +195,8 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews):
     def reset(
         self, estimated_state: RobotState, setpoint_state: RobotState | None, t: float, **kw: Any
     ) -> bool:
-        """Seed from the measured state (targets at the frame poses and the configuration, the
-        command at rest; the setpoint is ignored); False (NOT_READY) without the controlled
-        joints. ValueError when the states are not RobotState objects."""
+        """Seed from the estimate (targets at its frame poses and q, the command at rest; setpoint
+        ignored); False (NOT_READY) without the controlled joints; ValueError: not RobotStates."""
         arguments.check_states(estimated_state, setpoint_state)
         read = self.read_estimate(estimated_state)
         if read is None:
@@ -333,6 +333,8 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews):
             self._status = ControllerStatus.NOT_READY
             return self._fail("forward called before a successful reset")
         try:
+            if (command := self._compiled_forward(estimated_state, setpoint_state)) is not None:
+                return command  # phases 2, 4, 5 in one C++ call (compiled_path), where it applies
             read = self.read_estimate(estimated_state)
             if read is None:
                 return self._brake()

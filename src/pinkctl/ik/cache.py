@@ -6,7 +6,9 @@ solver per (robot, solver options) and thread, so that a loop of calls costs wha
 loop on one prebuilt solver does.
 
 An entry is keyed by the robot's identity and the options that shape the solver (frame,
-joints, method, goal mode, tolerances), never by per-call values (target, seed, budget). It
+joints, method, goal mode, tolerances, collision margin and self-collision; the world by
+identity: the solver's collision check follows that world's changes through its version),
+never by per-call values (target, seed, budget). It
 is rebuilt when the robot changes under it (another model, other joint limits, other
 controlled joints or tool frame). A thread keeps at most :data:`MAX_CACHED_SOLVERS`
 solvers, least recently used dropped first; each keeps its robot alive until then (or until
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..core.robot import PinkRobot
+from ..world import World
 from .methods import IKMethod
 from .options import IKOptions
 from .solver import IKSolver
@@ -41,6 +44,10 @@ def _hashable(value: Any) -> Hashable:
     """A hashable, value-equal form of an option value (raises TypeError for objects)."""
     if isinstance(value, np.ndarray):
         return (value.shape, value.dtype.str, value.tobytes())
+    if isinstance(value, World):
+        # by identity: the solver follows that world's changes (its version), and the entry
+        # keeps the world alive, so its id is not reused while the entry exists
+        return ("world", id(value))
     if isinstance(value, Mapping):
         return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):

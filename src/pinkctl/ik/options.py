@@ -18,13 +18,16 @@ import dataclasses
 import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InputError
 from .methods import IKMethod
+
+if TYPE_CHECKING:
+    from ..world import World
 
 __all__ = [
     "DEFAULT_METRIC",
@@ -79,6 +82,16 @@ class IKOptions:
         position_tolerance: Per-axis position tolerance [m], a number or (3,) (world x, y, z).
         orientation_tolerance: Per-axis orientation tolerance [rad], a number or (3,) (world
             rotation-vector axes); for an approach axis, the smallest value bounds the tilt.
+        world: Obstacles every answer keeps ``collision_margin`` from
+            (:class:`~pinkctl.World`, followed as it changes); None: the floor the simulation
+            puts under the robot (:meth:`World.for_robot <pinkctl.World.for_robot>`);
+            ``World()`` for none.
+        self_collision: Keep the robot's links ``collision_margin`` apart (its active self
+            pairs, :class:`~pinkctl.world.RobotGeometry`); None: on when the robot's
+            description has collision elements.
+        collision_margin: Smallest distance [m] an answer keeps between the robot and every
+            obstacle and between its own links (default 0.01, the controller's). With
+            ``world=World()`` and ``self_collision=False`` nothing is checked.
     """
 
     frame: str | None = None
@@ -92,6 +105,9 @@ class IKOptions:
     orientation_weight: float = 1.0
     position_tolerance: float | ArrayLike = 1e-5
     orientation_tolerance: float | ArrayLike = 1e-5
+    world: World | None = None
+    self_collision: bool | None = None
+    collision_margin: float = 0.01
 
 
 @dataclass(frozen=True)

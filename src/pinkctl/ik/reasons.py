@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .collision import CollisionCheck
 from .search import SearchOutcome
 
 __all__ = ["guarded", "local_reason", "search_reason"]
@@ -27,6 +28,7 @@ def search_reason(
     restarts_cap: int | None,
     it_cap: int | None,
     validate_errors: list[str],
+    collision: CollisionCheck | None = None,
 ) -> str:
     """Why a global search stopped: ``"converged"``, or the budget it used up and what
     happened to the starts."""
@@ -38,6 +40,11 @@ def search_reason(
         "iterations": f"iteration budget ({it_cap}) exhausted",
     }.get(out.reason, out.reason)
     reason += f": no solution from the seed and {out.restarts} random restarts"
+    if out.collided and collision is not None:
+        reason += (
+            f"; {out.collided} converged configurations rejected in collision (closer than "
+            f"collision_margin {collision.margin * 1e3:g} mm; last: {collision.describe_last()})"
+        )
     if out.rejected:
         reason += f"; {out.rejected} converged configurations rejected by validate"
     if out.skipped:

@@ -23,8 +23,9 @@ class IKResult:
         joint_names: The moved joints.
         q_full: The same configuration as a full Pinocchio ``q`` (size ``model.nq``); joints
             that were not moved keep the seed's values.
-        success: Whether every goal is within tolerance at ``q`` (and, for a search with a
-            validation callback, ``q`` passed it).
+        success: Whether every goal is within tolerance at ``q``, ``q`` keeps the collision
+            margin (:mod:`pinkctl.ik.collision`) and, for a search with a validation
+            callback, ``q`` passed it.
         position_error: Worst goal's position error at ``q`` [m].
         orientation_error: Worst goal's orientation error at ``q`` [rad]: rotation angle for
             pose goals, tilt between tool axis and direction for approach goals, 0 when no
@@ -33,7 +34,8 @@ class IKResult:
         restarts: Random starting configurations drawn after the seed (0 for a one-shot
             solve), including those skipped by the pose-metric threshold.
         time_s: Wall-clock time of the call [s].
-        reason: ``"converged"`` on success; otherwise what stopped the solve.
+        reason: ``"converged"`` on success; otherwise what stopped the solve (with the
+            converged configurations rejected in collision and the last pair too close).
         method: Name of the step method.
         solutions: Distinct valid solutions found by a search (0 or 1 for a one-shot solve).
     """

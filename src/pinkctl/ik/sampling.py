@@ -3,7 +3,10 @@
 :func:`sample_poses` draws configurations uniformly within the moved joints' limits (as the
 global search's random restarts do) and returns where the frame is at each, so every pose is
 reachable by construction: targets for benchmarks and tests, or a pose dataset covering the
-workspace as the joints see it (denser where the arm folds, unlike a voxel grid).
+workspace as the joints see it (denser where the arm folds, unlike a voxel grid). A
+configuration the IK would not return (closer than the collision margin to the world or to
+itself, :mod:`pinkctl.ik.collision`) is drawn again, so the default, collision-free search
+has an answer for every pose.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ def sample_poses(
         count: How many poses.
         rng: Seed or generator of the configurations.
         **options: Fields of :class:`~pinkctl.ik.IKOptions` that choose the frame and the
-            moved joints (``frame``, ``joint_names``); the other joints stay at
-            ``robot.q0``.
+            moved joints (``frame``, ``joint_names``; the other joints stay at
+            ``robot.q0``) and the collision check (``world``, ``self_collision``,
+            ``collision_margin``; ``world=World(), self_collision=False`` keeps every draw).
 
     Returns:
         ``count`` poses (``pin.SE3``), in order of drawing.
@@ -45,8 +49,12 @@ def sample_poses(
     generator = np.random.default_rng(rng)
     data = robot.model.createData()
     fid = robot.model.getFrameId(solver.frame)
-    poses = []
-    for _ in range(int(count)):
-        pin.framesForwardKinematics(robot.model, data, solver.subset.sample(generator, robot.q0))
+    poses: list[pin.SE3] = []
+    check = solver.collision
+    while len(poses) < count:
+        q = solver.subset.sample(generator, robot.q0)
+        if check is not None and not check.accepts(q):
+            continue
+        pin.framesForwardKinematics(robot.model, data, q)
         poses.append(data.oMf[fid].copy())
     return poses

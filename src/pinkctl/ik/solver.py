@@ -8,7 +8,7 @@ frames, allocates its own ``pin.Data`` and workspaces) and then answers many que
 
 :func:`~pinkctl.ik.local_ik` and :func:`~pinkctl.ik.find_ik` build a solver for a single call.
 A solver never touches the robot: ``robot.data``, ``robot.q0`` and the model are only read,
-and no simulation state is involved. Every iterate respects the joint limits of the moved joints.
+and no simulation state is involved; answers keep the joint limits and the collision margin.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pinocchio as pin
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import CheckedCache, tolerance
+from .collision import collision_check, screened
 from .joints import JointSubset
 from .loop import LocalRunner, run_local
 from .methods import make_method
@@ -102,11 +103,8 @@ class IKSolver:
         if norm < 1e-9:
             raise InputError("approach_direction: must be a non-zero vector")
         self.approach_direction = direction / norm
-        self.point_offset = (
-            parse_vector(opts.point_offset, 3, "point_offset")
-            if opts.point_offset is not None
-            else None
-        )
+        offset = opts.point_offset
+        self.point_offset = parse_vector(offset, 3, "point_offset") if offset is not None else None
         weight = float(opts.orientation_weight)
         if not np.isfinite(weight) or weight <= 0.0:
             raise InputError(f"orientation_weight: expected a positive number, got {weight}")
@@ -125,6 +123,7 @@ class IKSolver:
         self._starts = StartCache(self.subset, robot.q0)
         self._query: tuple[Residual | None, NativeQuery | None] = (None, None)
         self.options = opts
+        self.collision = collision_check(robot, self.subset, opts)  # None: nothing to check
         # the default frame's residual and local loop now, not in the first query; the
         # process's first solver also runs a short query: one-time costs fall outside any
         # query's time budget
@@ -299,7 +298,7 @@ class IKSolver:
         query = self._native_query(target)
         answer = query.solve(target, seed, checked, t0) if query else None
         if answer is not None:  # the common query, whole in the native kernel
-            return answer
+            return screened(self.collision, answer)
         max_it, budget = checked.max_iterations, checked.time_budget_ms
         stall = checked.stall_iterations
         residual = self.residual(target)
@@ -317,7 +316,7 @@ class IKSolver:
             max_step=checked.max_step,
         )
         reason = "converged" if out.success else local_reason(out.reason, max_it, budget, stall)
-        return self._result(
+        result = self._result(
             residual,
             out.q,
             success=out.success,
@@ -328,6 +327,7 @@ class IKSolver:
             solutions=int(out.success),
             evaluated=out.success,
         )
+        return screened(self.collision, result)
 
     def find(
         self,
@@ -353,7 +353,8 @@ class IKSolver:
         search, checked = self._checked.search(options, changes)
         query = self._native_query(target)
         answer = query.find(target, seed, search, checked, t0) if query else None
-        if answer is not None:  # a simple search, whole in the native kernel
+        # whole in the kernel: the Python search's first solution (if it collides, go on below)
+        if answer is not None and screened(self.collision, answer) is answer:
             return answer
         budget = checked.time_budget_ms
         restarts_cap, it_cap = checked.max_restarts, checked.max_iterations
@@ -382,8 +383,9 @@ class IKSolver:
             closest_to_seed=checked.closest_to_seed,
             max_step=checked.max_step,
             local=self._local(residual),
+            collision=self.collision.accepts if self.collision is not None else None,
         )
-        reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors)
+        reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors, self.collision)
         return self._result(
             residual,
             out.q,

@@ -150,6 +150,7 @@ class IkTarget(MovingTarget):
                 orientation_cost=orientation_cost,
                 posture_cost=posture_cost,
                 integrate_from=integrate_from,
+                world=sim.world,  # the simulation's obstacles, avoided
             )
             self._home, self._home_pose = _home_of(robot, selection.joint_names, site)
             self._query = SiteQuery(robot, sim, site, list(selection.joint_names))

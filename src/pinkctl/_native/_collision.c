@@ -1,0 +1,184 @@
+/*
+ * The broad phase of the IK's collision check (pinkctl/ik/capsules.py fills the structure):
+ * forward kinematics of the joints that carry geometry, then a lower bound of the distance
+ * of every pair from bounding capsules, and the pairs whose bound is below the margin,
+ * nearest first. Coal then measures only those (pinkctl/ik/collision.py).
+ *
+ * Every geometry is held by a capsule (a segment and a radius, in its joint's frame) or is a
+ * half-space (an obstacle, in the world frame). The distance of two shapes is at least the
+ * distance of their segments minus both radii; of a shape and a half-space, at least the
+ * height of the segment's lower end above the plane minus the radius. Two geometries whose
+ * spheres about their segments' middles (radius: half the segment plus the capsule's) are
+ * the margin apart are not measured further.
+ *
+ * Joints, in an order where a parent comes before its children (slot 0 is the universe, the
+ * identity): revolute (angle scale * q[i] + offset about a unit axis), prismatic (the same
+ * along the axis) and continuous ((cos, sin) at q[i], q[i + 1]), each after its fixed
+ * placement in the parent's frame (rotation row-major, then translation).
+ */
+#include <math.h>
+
+typedef struct CapsuleProblem {
+    int nj;      /* joints (slots 1 .. nj) */
+    int ngeom;   /* geometries */
+    int npairs;  /* pairs */
+    double margin;
+    const int *parent;        /* (nj) parent slot of each joint slot 1 .. nj */
+    const int *kind;          /* (nj) 0 revolute, 1 prismatic, 2 continuous */
+    const int *q_index;       /* (nj) */
+    const double *scale;      /* (nj) */
+    const double *offset;     /* (nj) */
+    const double *placement;  /* (nj, 12) */
+    const double *axis;       /* (nj, 3) */
+    const int *slot;          /* (ngeom) joint slot of each geometry (0: the universe) */
+    const double *segment;    /* (ngeom, 6): ends in the joint frame; a plane: normal, offset */
+    const double *radius;     /* (ngeom) */
+    const double *reach;      /* (ngeom) radius + half the segment's length */
+    const int *plane;         /* (ngeom) 1 for a half-space */
+    const int *pairs;         /* (npairs, 2) geometry indices */
+    const double *q;          /* (nq) the configuration */
+    double *frames;           /* (nj + 1, 12) work: world placement of each slot */
+    double *ends;             /* (ngeom, 6) work: segment ends in the world frame */
+    int *near;                /* (npairs) out: pairs below the margin, nearest first */
+    double *bound;            /* (npairs) out: their bounds [m] */
+} CapsuleProblem;
+
+unsigned long pk_capsule_problem_size(void) { return (unsigned long)sizeof(CapsuleProblem); }
+
+/* local rotation about unit axis u by (c, s) */
+static void axis_rotation(const double *u, double c, double s, double *r) {
+    double t = 1.0 - c;
+    r[0] = c + u[0] * u[0] * t;
+    r[1] = u[0] * u[1] * t - u[2] * s;
+    r[2] = u[0] * u[2] * t + u[1] * s;
+    r[3] = u[1] * u[0] * t + u[2] * s;
+    r[4] = c + u[1] * u[1] * t;
+    r[5] = u[1] * u[2] * t - u[0] * s;
+    r[6] = u[2] * u[0] * t - u[1] * s;
+    r[7] = u[2] * u[1] * t + u[0] * s;
+    r[8] = c + u[2] * u[2] * t;
+}
+
+/* out = a * b for placements (rotation row-major, translation) */
+static void compose(const double *a, const double *b, double *out) {
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j)
+            out[3 * i + j] =
+                a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
+        out[9 + i] = a[3 * i] * b[9] + a[3 * i + 1] * b[10] + a[3 * i + 2] * b[11] + a[9 + i];
+    }
+}
+
+static void apply(const double *m, const double *p, double *out) {
+    for (int i = 0; i < 3; ++i)
+        out[i] = m[3 * i] * p[0] + m[3 * i + 1] * p[1] + m[3 * i + 2] * p[2] + m[9 + i];
+}
+
+static void kinematics(const CapsuleProblem *p) {
+    double *frames = p->frames;
+    for (int k = 0; k < 12; ++k) frames[k] = (k == 0 || k == 4 || k == 8) ? 1.0 : 0.0;
+    for (int s = 0; s < p->nj; ++s) {
+        const double *u = p->axis + 3 * s;
+        const double *q = p->q + p->q_index[s];
+        double motion[12] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+        double local[12];
+        if (p->kind[s] == 1) {
+            double x = p->scale[s] * q[0] + p->offset[s];
+            motion[9] = u[0] * x;
+            motion[10] = u[1] * x;
+            motion[11] = u[2] * x;
+        } else if (p->kind[s] == 2) {
+            double n = sqrt(q[0] * q[0] + q[1] * q[1]);
+            axis_rotation(u, n > 0 ? q[0] / n : 1.0, n > 0 ? q[1] / n : 0.0, motion);
+        } else {
+            double angle = p->scale[s] * q[0] + p->offset[s];
+            axis_rotation(u, cos(angle), sin(angle), motion);
+        }
+        compose(p->placement + 12 * s, motion, local);
+        compose(frames + 12 * p->parent[s], local, frames + 12 * (s + 1));
+    }
+}
+
+static double dot(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
+
+/* distance between segments [p1, q1] and [p2, q2] (closest points, clamped) */
+static double segment_distance(const double *p1, const double *q1, const double *p2,
+                               const double *q2) {
+    double d1[3], d2[3], r[3];
+    for (int i = 0; i < 3; ++i) {
+        d1[i] = q1[i] - p1[i];
+        d2[i] = q2[i] - p2[i];
+        r[i] = p1[i] - p2[i];
+    }
+    double a = dot(d1, d1), e = dot(d2, d2), f = dot(d2, r);
+    double s = 0.0, t = 0.0;
+    const double eps = 1e-18;
+    if (a <= eps && e <= eps) {
+        s = t = 0.0;
+    } else if (a <= eps) {
+        t = clamp01(f / e);
+    } else {
+        double c = dot(d1, r);
+        if (e <= eps) {
+            s = clamp01(-c / a);
+        } else {
+            double b = dot(d1, d2), denom = a * e - b * b;
+            s = denom > eps ? clamp01((b * f - c * e) / denom) : 0.0;
+            t = (b * s + f) / e;
+            if (t < 0.0) {
+                t = 0.0;
+                s = clamp01(-c / a);
+            } else if (t > 1.0) {
+                t = 1.0;
+                s = clamp01((b - c) / a);
+            }
+        }
+    }
+    double w[3];
+    for (int i = 0; i < 3; ++i) w[i] = p1[i] + d1[i] * s - p2[i] - d2[i] * t;
+    return sqrt(dot(w, w));
+}
+
+int pk_capsule_near(CapsuleProblem *p) {
+    kinematics(p);
+    for (int g = 0; g < p->ngeom; ++g) {
+        if (p->plane[g]) continue;
+        const double *frame = p->frames + 12 * p->slot[g];
+        apply(frame, p->segment + 6 * g, p->ends + 6 * g);
+        apply(frame, p->segment + 6 * g + 3, p->ends + 6 * g + 3);
+    }
+    int count = 0;
+    for (int k = 0; k < p->npairs; ++k) {
+        int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+        const double *ea = p->ends + 6 * a;
+        double bound;
+        if (p->plane[b]) {
+            const double *n = p->segment + 6 * b;
+            double h0 = dot(n, ea), h1 = dot(n, ea + 3);
+            bound = (h0 < h1 ? h0 : h1) - n[3] - p->radius[a];
+        } else {
+            const double *eb = p->ends + 6 * b;
+            /* the spheres about the segments' middles first: most pairs end there */
+            double reach = p->margin + p->reach[a] + p->reach[b], w[3];
+            for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
+            if (reach > 0.0 && dot(w, w) >= reach * reach) continue;
+            bound = segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
+        }
+        if (bound < p->margin) {
+            /* insertion: the list stays sorted by bound */
+            int i = count++;
+            while (i > 0 && p->bound[i - 1] > bound) {
+                p->bound[i] = p->bound[i - 1];
+                p->near[i] = p->near[i - 1];
+                --i;
+            }
+            p->bound[i] = bound;
+            p->near[i] = k;
+        }
+    }
+    return count;
+}

@@ -1,0 +1,233 @@
+"""The broad phase of the IK's collision check, in the native kernel (``_collision.c``).
+
+Every geometry of the check's pairs is held by a capsule in its joint's frame (a sphere, a
+capsule and a cylinder exactly; a box, a convex mesh and any other shape by a capsule
+along the principal axis of its vertices that holds all of them, or its bounding sphere
+when that is smaller); a half-space obstacle stays a plane. The kernel computes the
+kinematics of the joints that carry geometry, then a lower bound of each pair's distance
+(segments apart minus both radii; a segment's height above a plane minus its radius), and
+returns the pairs whose bound is below the margin, nearest first: on a collision-free
+configuration most pairs are then never handed to coal.
+
+:func:`native_broad_phase` returns None where the kernel cannot run (it is not built, or a
+joint that carries geometry is neither revolute, prismatic, continuous nor a mimic of one:
+a free or ball joint); the numpy bounding spheres of :mod:`pinkctl.ik.collision` then run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+from .._native import kernel_module, native_available
+from ..world.broad_phase import bounding_sphere
+from .native import _AXES, _CONTINUOUS, _PRISMATIC, _REVOLUTE
+
+__all__ = ["NativeBroadPhase", "bounding_capsule", "native_broad_phase"]
+
+_int_p = ctypes.POINTER(ctypes.c_int)
+_double_p = ctypes.POINTER(ctypes.c_double)
+
+
+class _Problem(ctypes.Structure):
+    """Mirror of ``CapsuleProblem`` in ``_collision.c`` (checked by size)."""
+
+    _fields_ = [
+        ("nj", ctypes.c_int),
+        ("ngeom", ctypes.c_int),
+        ("npairs", ctypes.c_int),
+        ("margin", ctypes.c_double),
+        ("parent", _int_p),
+        ("kind", _int_p),
+        ("q_index", _int_p),
+        ("scale", _double_p),
+        ("offset", _double_p),
+        ("placement", _double_p),
+        ("axis", _double_p),
+        ("slot", _int_p),
+        ("segment", _double_p),
+        ("radius", _double_p),
+        ("reach", _double_p),
+        ("plane", _int_p),
+        ("pairs", _int_p),
+        ("q", _double_p),
+        ("frames", _double_p),
+        ("ends", _double_p),
+        ("near", _int_p),
+        ("bound", _double_p),
+    ]
+
+
+def _from_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """A capsule holding ``points`` (N, 3): along their principal axis, through their mean."""
+    mean = points.mean(axis=0)
+    centred = points - mean
+    axis = np.linalg.svd(centred, full_matrices=False)[2][0]
+    along = centred @ axis
+    radial = np.linalg.norm(centred - np.outer(along, axis), axis=1)
+    radius = float(radial.max()) * (1.0 + 1e-9) + 1e-12
+    reach = np.sqrt(np.maximum(radius**2 - radial**2, 0.0))
+    # each point needs a segment point within ``reach`` of its own along the axis: the
+    # segment must start before min(along + reach) and end after max(along - reach)
+    start, end = float(np.min(along + reach)), float(np.max(along - reach))
+    if start > end:  # one point holds them all: any value between the two
+        start = end = 0.5 * (start + end)
+    return mean + start * axis, mean + end * axis, radius
+
+
+def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndarray, float]:
+    """Ends (3,), (3,) and radius [m] of a capsule holding ``shape``, in the shape's frame
+    (module docstring); a half-space has none (ValueError)."""
+    if isinstance(shape, coal.Halfspace):
+        raise ValueError("a half-space has no bounding capsule")
+    if isinstance(shape, coal.Sphere):
+        return np.zeros(3), np.zeros(3), float(shape.radius)
+    if isinstance(shape, (coal.Capsule, coal.Cylinder)):  # a cylinder inside its capsule
+        h = float(shape.halfLength)
+        return np.array([0.0, 0.0, -h]), np.array([0.0, 0.0, h]), float(shape.radius)
+    points = None
+    if isinstance(shape, coal.Box):
+        half = np.asarray(shape.halfSide, dtype=np.float64)
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        points = signs * half
+    elif isinstance(shape, coal.ConvexBase):
+        points = np.asarray(shape.points(), dtype=np.float64).reshape(-1, 3)
+    centre, sphere = bounding_sphere(shape)
+    if points is not None and len(points) > 1:
+        a, b, radius = _from_points(points)
+        capsule = math.pi * radius**2 * (4.0 / 3.0 * radius + float(np.linalg.norm(b - a)))
+        if capsule < 4.0 / 3.0 * math.pi * sphere**3:
+            return a, b, radius
+    return centre, centre.copy(), float(sphere)
+
+
+def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, float, pin.SE3]:
+    """``(kind, axis, q index, scale, offset, placement)`` of a 1-DoF joint (ValueError for
+    another): kind 0 revolute, 1 prismatic, 2 continuous; a mimic joint's motion is found
+    from two configurations of its primary."""
+    jm = model.joints[joint]
+    name = jm.shortname()
+    if name in _REVOLUTE or name in _PRISMATIC or name in _CONTINUOUS:
+        kind = 0 if name in _REVOLUTE else (1 if name in _PRISMATIC else 2)
+        named = _AXES.get(name[-1]) if not name.endswith("Unaligned") else None
+        axis = np.array(named if named is not None else jm.extract().axis, dtype=np.float64)
+        return kind, axis, jm.idx_q, 1.0, 0.0, model.jointPlacements[joint]
+    if name != "JointModelMimic":
+        raise ValueError(name)
+    mimic = jm.extract()
+    scale, offset, index = float(mimic.scaling), float(mimic.offset), int(jm.idx_q)
+    data = model.createData()
+    local = []
+    for value in (0.0, 0.5):
+        q = pin.neutral(model)
+        q[index] = value
+        pin.forwardKinematics(model, data, q)
+        local.append(data.liMi[joint].copy())
+    if scale == 0.0:
+        return 0, np.array([0.0, 0.0, 1.0]), index, 0.0, 0.0, local[0]
+    twist = pin.log6(local[0].inverse() * local[1]).vector / (0.5 * scale)
+    linear, angular = twist[:3], twist[3:]
+    if np.linalg.norm(angular) > 0.5:
+        kind, axis = 0, angular / np.linalg.norm(angular)
+        if np.linalg.norm(linear) > 1e-9:
+            raise ValueError("a mimic joint whose axis is off its origin")
+    else:
+        kind, axis = 1, linear / np.linalg.norm(linear)
+    at_zero = pin.exp6(pin.Motion(np.concatenate([linear, angular]) * offset))
+    return kind, axis, index, scale, offset, local[0] * at_zero.inverse()
+
+
+def _flat(placement: pin.SE3) -> np.ndarray:
+    return np.concatenate([placement.rotation.reshape(-1), placement.translation])
+
+
+class NativeBroadPhase:
+    """The kernel's broad phase over ``pairs`` of a geometry model (module docstring).
+
+    Args:
+        model: The kinematic model.
+        geometry: The geometry model (robot objects, then obstacle pieces).
+        pairs: (P, 2) geometry indices; a half-space only second.
+        margin: Pairs whose bound is below this [m] are returned.
+
+    Raises:
+        ValueError: A joint that carries geometry is not one the kernel handles.
+    """
+
+    def __init__(
+        self, model: pin.Model, geometry: pin.GeometryModel, pairs: np.ndarray, margin: float
+    ) -> None:
+        self._lib = kernel_module()
+        if self._lib.capsule_problem_size() != ctypes.sizeof(_Problem):
+            raise RuntimeError("the native kernel does not match pinkctl: rebuild it")
+        objects = geometry.geometryObjects
+        used = sorted({int(g) for g in np.asarray(pairs).reshape(-1)})
+        joints = sorted({j for g in used for j in model.supports[objects[g].parentJoint]} - {0})
+        slot = {0: 0, **{j: s + 1 for s, j in enumerate(joints)}}
+        motions = [_motion(model, j) for j in joints]
+        count = len(objects)
+        segment = np.zeros((count, 6))
+        radius = np.zeros(count)
+        plane = np.zeros(count, dtype=np.intc)
+        for g in used:
+            obj = objects[g]
+            if isinstance(obj.geometry, coal.Halfspace):
+                normal = obj.placement.rotation[:, 2]
+                segment[g, :3] = normal
+                segment[g, 3] = float(normal @ obj.placement.translation)
+                plane[g] = 1
+                continue
+            a, b, radius[g] = bounding_capsule(obj.geometry)
+            segment[g] = np.concatenate([obj.placement.act(a), obj.placement.act(b)])
+        self._arrays: dict[str, np.ndarray] = {
+            "parent": np.array([slot[model.parents[j]] for j in joints], dtype=np.intc),
+            "kind": np.array([m[0] for m in motions], dtype=np.intc),
+            "q_index": np.array([m[2] for m in motions], dtype=np.intc),
+            "scale": np.array([m[3] for m in motions], dtype=np.float64),
+            "offset": np.array([m[4] for m in motions], dtype=np.float64),
+            "placement": np.array([_flat(m[5]) for m in motions]).reshape(-1),
+            "axis": np.array([m[1] for m in motions]).reshape(-1),
+            "slot": np.array([slot.get(o.parentJoint, 0) for o in objects], dtype=np.intc),
+            "segment": segment.reshape(-1),
+            "radius": radius,
+            "reach": radius + 0.5 * np.linalg.norm(segment[:, 3:] - segment[:, :3], axis=1),
+            "plane": plane,
+            "pairs": np.ascontiguousarray(pairs, dtype=np.intc).reshape(-1),
+            "q": np.zeros(model.nq),
+            "frames": np.zeros(12 * (len(joints) + 1)),
+            "ends": np.zeros(6 * count),
+            "near": np.zeros(max(len(pairs), 1), dtype=np.intc),
+            "bound": np.zeros(max(len(pairs), 1)),
+        }
+        p = _Problem()
+        p.nj, p.ngeom, p.npairs, p.margin = len(joints), count, len(pairs), float(margin)
+        for name, array in self._arrays.items():
+            kind = _int_p if array.dtype == np.intc else _double_p
+            setattr(p, name, array.ctypes.data_as(kind))
+        self._problem = p
+        self._pointer = ctypes.addressof(p)
+        self._q = self._arrays["q"]
+        self._near = self._arrays["near"]
+        self.bounds = self._arrays["bound"]
+
+    def near(self, q: np.ndarray) -> np.ndarray:
+        """Positions in ``pairs`` of the pairs whose bound is below the margin at the full
+        configuration ``q``, nearest first (a view, valid until the next call)."""
+        self._q[:] = q
+        return self._near[: self._lib.capsule_near(self._pointer)]
+
+
+def native_broad_phase(
+    model: pin.Model, geometry: pin.GeometryModel, pairs: np.ndarray, margin: float
+) -> NativeBroadPhase | None:
+    """The kernel's broad phase, or None where it cannot run (module docstring)."""
+    if not native_available()[0]:
+        return None
+    try:
+        return NativeBroadPhase(model, geometry, pairs, margin)
+    except ValueError:
+        return None
