@@ -167,3 +167,23 @@ def test_convex_hull_and_edges() -> None:
     assert np.any(normals @ [1.5, 0.5] > offsets)
     with pytest.raises(InputError):
         polygon_edges(hull[:2])
+
+
+def test_a_fixed_base_robot_with_frames_reads_every_target(franka_robot) -> None:
+    names = franka_robot.controlled_joint_names
+    tool = franka_robot.tool_frame
+    other = "panda_link7"
+    controller = PinkIKController(
+        franka_robot,
+        names,
+        [tool, other],
+        dt=0.01,
+        frames={other: FrameCosts(1.0, 0.0)},
+        self_collision=False,
+    )
+    home = franka_robot.home_positions()
+    state = RobotState(
+        joints=JointState.from_name(names, positions=(names, [home[n] for n in names]))
+    )
+    assert controller.reset(state, None, 0.0)
+    assert "whole-body" in controller.compiled_reason  # the compiled tick reads the tool only

@@ -139,6 +139,8 @@ class CompiledTick:
             raise NotCovered("a floating base, a ball joint or a continuous joint")
         if configuration.collision_model is not None or getattr(controller, "_avoid", None):
             raise NotCovered("collision distances or collision avoidance")
+        if not controller._problem.whole_body.reads_nothing:
+            raise NotCovered("whole-body targets (frames, CoM) read from the setpoint")
         columns = np.asarray(qp.controlled_v_indices)
         tangent = np.arange(configuration.model.nv)  # indices or slices of it, as arrays
         if not np.array_equal(tangent[parts.tangent], columns) or (
