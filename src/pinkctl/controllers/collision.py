@@ -81,6 +81,22 @@ def check_collision_arguments(
     return world, self_collision, margin
 
 
+def _rigid(model: pin.Model, scene: CollisionScene, n_self: int, columns: np.ndarray) -> np.ndarray:
+    """Whether each of the first ``n_self`` (self) pairs keeps its distance whatever the
+    controlled joints (tangent ``columns``) do: both shapes moved by the same controlled
+    joints (e.g. two links of an arm the controller does not drive)."""
+    controlled = set(columns.tolist())
+    objects = scene.geometry_model.geometryObjects
+
+    def moved_by(geometry: int) -> frozenset[int]:
+        joints = model.supports[objects[geometry].parentJoint]
+        cols = {model.joints[j].idx_v + k for j in joints for k in range(model.joints[j].nv)}
+        return frozenset(cols & controlled)
+
+    pairs = scene.pairs[:n_self]
+    return np.array([moved_by(p.geometry_a) == moved_by(p.geometry_b) for p in pairs], dtype=bool)
+
+
 def _levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -> np.ndarray:
     """(len(columns),) bound [m] of ``|d(point)/dq_c|`` over every geometry point that
     tangent column ``c`` moves, at any configuration: the chain's joint offsets from the
@@ -150,7 +166,14 @@ class CollisionAvoidance:
         self.dt = shaper.dt
         model = robot.model
         n_self = sum(1 for p in self.scene.pairs if p.kind == "self")
-        home = np.array([d.distance for d in self.scene.distances(robot.q0)[:n_self]])
+        at_home = self.scene.distances(robot.q0)
+        home = np.array([d.distance for d in at_home[:n_self]])
+        # a link on the floor at home (a standing robot's feet) keeps half its home clearance
+        floor = {
+            (d.pair.a, FLOOR): 0.5 * max(d.distance, 0.0)
+            for d in at_home[n_self:]
+            if d.pair.body_b == FLOOR and d.distance < margin
+        }
         self._columns = np.asarray(joints.qp_columns[joints.n_base :], dtype=np.intp)
         limits = shaper.limits
         acceleration = np.zeros(model.nv)
@@ -167,8 +190,13 @@ class CollisionAvoidance:
             influence_distance=margin + MAX_INFLUENCE,
             time_constant=tau,
             acceleration=acceleration if shaper.smooth else None,
-            pair_margins=np.where(home < margin, 0.5 * np.maximum(home, 0.0), margin),
+            pair_margins=np.where(
+                _rigid(model, self.scene, n_self, self._columns),
+                -np.inf,
+                np.where(home < margin, 0.5 * np.maximum(home, 0.0), margin),
+            ),
             turning_pairs=home - margin > TURNING_ZONE,
+            obstacle_margins=floor,
         )
         self._levers = _levers(model, geometry.geometry_model, self._columns)
         self._columns_of: tuple[Any, np.ndarray] = ((), np.zeros((0, self._columns.size)))
@@ -189,13 +217,15 @@ class CollisionAvoidance:
         """The avoidance of a controller from its ``world``, ``self_collision`` and
         ``collision_margin`` arguments (checked first: InputError naming the argument), or
         None when there is nothing to avoid (``world=None`` and self-collision off).
-        ``self_collision=None``: on when the robot's description has collision elements."""
+        ``self_collision=None``: on when the robot's description has collision elements and
+        its base is fixed (a floating-base robot stands on the floor and balances by its
+        contacts: turn avoidance on with ``self_collision=True`` or ``world=``)."""
         world, self_collision, margin = check_collision_arguments(world, self_collision, margin)
         if world is None and self_collision is False:
             return None
         geometry = RobotGeometry.from_robot(robot)
         if self_collision is None:
-            self_collision = "collision elements" in geometry.source
+            self_collision = "collision elements" in geometry.source and not robot.floating_base
             if world is None and not self_collision:
                 return None
         return cls(

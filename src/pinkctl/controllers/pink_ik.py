@@ -94,7 +94,8 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
         frames, com_cost, contacts, support_margin, sole: :mod:`pinkctl.controllers.whole_body`.
         world: Obstacles to avoid (a :class:`~pinkctl.world.World`, read every tick) or None.
         self_collision: Avoid the robot's own links; None: if its description has collision
-            elements. With either, the floor too (:mod:`pinkctl.controllers.collision`).
+            elements and its base is fixed. With either, the floor too
+            (:mod:`pinkctl.controllers.collision`).
         collision_margin: Smallest distance kept between any two checked shapes [m].
 
     Raises:

@@ -45,6 +45,7 @@ In :meth:`CollisionLimit.evaluate`:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,9 +96,13 @@ class CollisionLimit(Limit):
             coordinates (0 or ``inf``: not counted on for braking), or None (a plain
             damper).
         pair_margins: Margin of each self pair [m] in the scene's order (e.g. smaller for a
-            pair closer than ``margin`` at home, so that home is admissible), or None.
+            pair closer than ``margin`` at home, so that home is admissible; ``-inf`` for a
+            pair never checked, whose distance no controlled joint changes), or None.
         turning_pairs: Whether each self pair gets the turning rows (module docstring;
             obstacle pairs always do), or None (no self pair).
+        obstacle_margins: Margins [m] of some robot-obstacle pairs, by (robot geometry
+            name, obstacle name), e.g. the feet of a standing robot against the floor; the
+            others keep ``margin``.
 
     Raises:
         InputError: A malformed argument (named).
@@ -113,6 +118,7 @@ class CollisionLimit(Limit):
         acceleration: np.ndarray | None = None,
         pair_margins: np.ndarray | None = None,
         turning_pairs: np.ndarray | None = None,
+        obstacle_margins: Mapping[tuple[str, str], float] | None = None,
     ) -> None:
         if not isinstance(scene, CollisionScene):
             raise InputError(f"scene must be a CollisionScene, got {type(scene).__name__}")
@@ -135,6 +141,9 @@ class CollisionLimit(Limit):
         self.turning_pairs = np.zeros(0, dtype=bool)
         if turning_pairs is not None:
             self.turning_pairs = np.asarray(turning_pairs, dtype=bool)
+        self.obstacle_margins = {
+            key: min(float(value), self.margin) for key, value in (obstacle_margins or {}).items()
+        }
         self._held: CollisionRows | None = None
 
     # ------------------------------------------------------------------ rows
@@ -185,6 +194,10 @@ class CollisionLimit(Limit):
             pair, margin = d.pair, self.margin
             if pair.index < self.self_margins.size:
                 margin = float(self.self_margins[pair.index])
+                if margin == -np.inf:  # a pair no command moves apart or together
+                    continue
+            elif self.obstacle_margins and pair.kind == "obstacle":
+                margin = self.obstacle_margins.get((pair.a, pair.body_b), margin)
             near = zone is None or d.distance - margin < zone[pair.index]
             if near or (self._turns(pair) and d.distance - margin < TURNING_ZONE):
                 found.append(d)
