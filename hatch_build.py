@@ -1,13 +1,13 @@
 """Build hook: compile pinkctl's native kernel: the extension module ``pinkctl._native._kernel``.
 
 The sources are ``src/pinkctl/_native/_module.c`` (the CPython module) and the kernel it
-exposes, ``_kernel.c`` and ``_ik.c`` (plain C99, no Pinocchio). They are compiled with the C
-compiler and the flags of the interpreter that runs the build (``sysconfig``), into
-``_kernel`` + its extension suffix (``_kernel.cpython-311-x86_64-linux-gnu.so``), which the
-wheel carries. Without a compiler or Python's headers the build still succeeds, as a pure
-Python wheel, and pinkctl runs its Python path (:func:`pinkctl._native.native_available` says
-which one is in use). ``make`` runs this file directly to rebuild the module in ``src/``
-after a source changes.
+exposes, ``_kernel.c``, ``_ik.c`` and ``_ik_query.c`` (plain C99, no Pinocchio). They are
+compiled with the C compiler and the flags of the interpreter that runs the build
+(``sysconfig``), into ``_kernel`` + its extension suffix
+(``_kernel.cpython-311-x86_64-linux-gnu.so``), which the wheel carries. Without a compiler or
+Python's headers the build still succeeds, as a pure Python wheel, and pinkctl runs its Python
+path (:func:`pinkctl._native.native_available` says which one is in use). ``make`` runs this
+file directly to rebuild the module in ``src/`` after a source changes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import Any
 
 NATIVE = Path("src") / "pinkctl" / "_native"
-SOURCES = (NATIVE / "_module.c", NATIVE / "_kernel.c", NATIVE / "_ik.c")
+SOURCES = (
+    NATIVE / "_module.c",
+    NATIVE / "_kernel.c",
+    NATIVE / "_ik.c",
+    NATIVE / "_ik_query.c",
+)
 EXTENSION = NATIVE / f"_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
 # No fused multiply-add and no fast-math: the kernel must round exactly like numpy does.
 FLAGS = ["-O2", "-fPIC", "-ffp-contract=off", "-fno-fast-math", "-std=c99", "-fvisibility=hidden"]

@@ -15,9 +15,10 @@ Problem, per robot (pinkctl's bundled and catalog robots):
 - **global** (TRAC-IK's protocol): targets are the tool poses of configurations drawn
   uniformly within the joint limits (a continuous joint in [-pi, pi]); every query starts
   from the nominal configuration (the middle of each range, 0 for a continuous joint);
-  budget 5 ms (pinkctl ``find`` with its default options and TRAC-IK take a time budget;
-  ``ik_LM`` has none, it runs its default 100 searches of 30 iterations at most); the mean
-  time counts failures at the time they took;
+  pinkctl ``find`` with its default options (a deterministic count budget: 1,000 residual
+  evaluations, restarts drawn from seed 0), TRAC-IK with a 5 ms budget (it has no count
+  budget), ``ik_LM`` with its default 100 searches of 30 iterations at most; the mean time
+  counts failures at the time they took;
 - **warm-started tracking**: targets 1 cm apart on a 10 cm circle (y-z plane, fixed
   orientation) starting near the robot's home configuration, each query seeded with the
   previous solution (pinkctl ``IKSolver.solve``, TRAC-IK with the same 5 ms budget,
@@ -29,8 +30,14 @@ Problem, per robot (pinkctl's bundled and catalog robots):
   frame, ``ik_LM`` a squared-error threshold (``tol`` 5e-11, i.e. an error norm of 1e-5).
 
 Timing: ``time.perf_counter_ns`` around each call (the peers get their targets and seeds as
-prepared arrays), garbage collector off while timing. Solvers run in turns of ``--chunk``
-targets on the same targets, so load changes hit every solver alike.
+prepared arrays), with the garbage collector on (what a user's loop sees; ``--gc-off`` turns
+it off while timing). Solvers take turns per target (``--chunk 1``, the default): each
+solver's query on a target runs between the other solvers' queries, as in a program that
+does other work between IK calls, and load changes hit every solver alike. TRAC-IK takes its
+turns in blocks of 50 targets (:data:`SEPARATE`).
+
+:func:`ik_verdicts` prints issue 27's lines: warm-started median below ``ik_LM``'s, global
+mean at most half of ``ik_LM``'s at 100 % success, per robot, with the machine's load.
 
 "Today's" pinkctl (``--baseline REV``, a git revision, e.g. the commit before a change) runs
 the warm-started rows in a worker process importing that revision's sources
@@ -39,7 +46,7 @@ the warm-started rows in a worker process importing that revision's sources
 Usage::
 
     python -m bench.peers_ik                       # 2,000 global targets per robot
-    python -m bench.peers_ik --targets 300 --robots franka ur5
+    python -m bench.peers_ik --targets 300 --robots franka ur5 kinova xarm7
     python -m bench.peers_ik --baseline ad22584
 
 ``run(...) -> list[dict]`` returns the rows; ``markdown(rows)`` formats them.
@@ -62,14 +69,22 @@ from .common import machine_line
 from .peer_process import ChunkWorker
 from .peers_ik_solvers import ROBOTS, Chain, make_solvers, peer_versions, timed_turn, warm_targets
 
-__all__ = ["ROBOTS", "markdown", "run"]
+__all__ = ["ROBOTS", "ik_verdicts", "markdown", "run"]
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Solvers that take their turns in blocks of SEPARATE_TURN targets: TRAC-IK runs two threads
+#: for up to 5 ms per query, which leaves whatever runs next with cold caches (measured: the
+#: next solver's Python code 6x slower), so the others alternate per target between them.
+SEPARATE = ("TRAC-IK",)
+SEPARATE_TURN = 50
 
 
-def _summary(times: list[int], fk_ok: list[bool], own_ok: list[bool]) -> dict[str, Any]:
+def _summary(
+    times: list[int], fk_ok: list[bool], own_ok: list[bool], cpu: list[int]
+) -> dict[str, Any]:
     t = np.asarray(times, dtype=np.float64) * 1e-3  # µs
     return {
+        "cpu_mean_us": float(np.mean(cpu)) * 1e-3,
         "queries": len(times),
         "success_pct": 100.0 * float(np.mean(fk_ok)),
         "own_success_pct": 100.0 * float(np.mean(own_ok)),
@@ -96,7 +111,13 @@ def _baseline_worker(revision: str, robot: str, n: int, seed: int, tmp: Path) ->
 
 
 def _robot_rows(
-    name: str, n_targets: int, n_warm: int, seed: int, chunk: int, worker: ChunkWorker | None
+    name: str,
+    n_targets: int,
+    n_warm: int,
+    seed: int,
+    chunk: int,
+    worker: ChunkWorker | None,
+    gc_off: bool,
 ) -> list[dict[str, Any]]:
     chain = Chain(name)
     solvers, notes = make_solvers(chain)
@@ -109,28 +130,34 @@ def _robot_rows(
         solver.start_warm(start)
     acc: dict[tuple[str, str], list[list[Any]]] = {}
     for label in solvers:
-        acc["global", label] = [[], [], []]
-        acc["warm", label] = [[], [], []]
+        acc["global", label] = [[], [], [], []]
+        acc["warm", label] = [[], [], [], []]
     if worker is not None and n_warm > 0:
-        acc["warm", "pinkctl (baseline)"] = [[], [], []]
+        acc["warm", "pinkctl (baseline)"] = [[], [], [], []]
     gc.collect()
-    gc.disable()
+    if gc_off:
+        gc.disable()
     try:
         for first in range(0, max(n_targets, n_warm), chunk):
             for label, solver in solvers.items():
+                turn = max(chunk, SEPARATE_TURN) if label in SEPARATE else chunk
+                if first % turn:
+                    continue
                 for table, query, queries in (
                     ("global", solver.global_query, targets),
                     ("warm", solver.warm_query, warm),
                 ):
                     if first >= len(queries):
                         continue
-                    got = timed_turn(query, queries, first, first + chunk, chain)
+                    got = timed_turn(query, queries, first, first + turn, chain)
                     for into, values in zip(acc[table, label], got, strict=True):
                         into.extend(values)
             if worker is not None and first < n_warm:
                 reply = worker.request({"start": first, "stop": first + chunk})
                 for into, key in zip(
-                    acc["warm", "pinkctl (baseline)"], ("times", "fk_ok", "own_ok"), strict=True
+                    acc["warm", "pinkctl (baseline)"],
+                    ("times", "fk_ok", "own_ok", "cpu"),
+                    strict=True,
                 ):
                     into.extend(reply[key])
     finally:
@@ -170,9 +197,10 @@ def run(
     n_warm: int = 1000,
     *,
     seed: int = 0,
-    chunk: int = 50,
+    chunk: int = 1,
     baseline: str | None = None,
     progress: Any = None,
+    gc_off: bool = False,
 ) -> list[dict[str, Any]]:
     """Global and warm-started rows of every robot (module docstring).
 
@@ -193,7 +221,7 @@ def run(
                 else None
             )
             try:
-                rows += _robot_rows(name, n_targets, n_warm, seed, chunk, worker)
+                rows += _robot_rows(name, n_targets, n_warm, seed, chunk, worker, gc_off)
             finally:
                 if worker is not None:
                     worker.close()
@@ -212,7 +240,7 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
     """Two tables (global, warm-started) with pinkctl's speed-up over each peer."""
     out = []
     for table, key, title in (
-        ("global", "mean_us", "Global IK, TRAC-IK protocol (nominal seed, 1e-5, 5 ms)"),
+        ("global", "mean_us", "Global IK, TRAC-IK protocol (nominal seed, 1e-5)"),
         ("warm", "p50_us", "Warm-started tracking (seed = previous solution, 1 cm steps)"),
     ):
         subset = [r for r in rows if r["table"] == table]
@@ -221,13 +249,13 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
         out += [
             f"**{title}**",
             "",
-            "| robot | solver | success % (FK) | own % | mean µs | p50 µs | p99 µs | "
+            "| robot | solver | success % (FK) | own % | mean µs | p50 µs | p99 µs | CPU mean µs | "
             f"peer {'mean' if key == 'mean_us' else 'p50'} / pinkctl |",
-            "|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in subset:
             if "note" in r:
-                out.append(f"| {r['robot']} | {r['solver']} | {r['note']} |  |  |  |  |  |")
+                out.append(f"| {r['robot']} | {r['solver']} | {r['note']} |  |  |  |  |  |  |")
                 continue
             ratio = (
                 ""
@@ -237,7 +265,7 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
             out.append(
                 f"| {r['robot']} | {r['solver']} | {r['success_pct']:.2f} | "
                 f"{r['own_success_pct']:.2f} | {r['mean_us']:.0f} | {r['p50_us']:.0f} | "
-                f"{r['p99_us']:.0f} | {ratio} |"
+                f"{r['p99_us']:.0f} | {r['cpu_mean_us']:.0f} | {ratio} |"
             )
         out.append("")
     remarks = sorted({f"{r['robot']}, {r['solver']}: {r['remark']}" for r in rows if "remark" in r})
@@ -246,13 +274,46 @@ def markdown(rows: list[dict[str, Any]], machine: str | None = None) -> str:
     return "\n".join(out)
 
 
+def ik_verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """Issue 27's lines per robot: warm-started median below ``ik_LM``'s; global mean at
+    most 0.5x ``ik_LM``'s with pinkctl at 100 % success. MET / MISSED / not measured."""
+    out = []
+    for robot in dict.fromkeys(r["robot"] for r in rows):
+        for table, key, rule in (("warm", "p50_us", "median"), ("global", "mean_us", "mean")):
+            pair = [
+                next((r for r in rows if (r["table"], r["robot"], r["solver"]) == k), None)
+                for k in ((table, robot, "pinkctl"), (table, robot, "RTB ik_LM"))
+            ]
+            mine, theirs = pair
+            label = "warm-started IK" if table == "warm" else "global IK"
+            if mine is None or theirs is None or "note" in mine or "note" in theirs:
+                out.append(f"{label} vs ik_LM, {robot}: not measured")
+                continue
+            ratio = mine[key] / theirs[key]
+            met = ratio < 1.0 if table == "warm" else ratio <= 0.5 and mine["success_pct"] == 100
+            cpu = ""
+            if "cpu_mean_us" in mine and "cpu_mean_us" in theirs:
+                cpu = (
+                    f"; CPU-time mean {mine['cpu_mean_us']:.1f} vs {theirs['cpu_mean_us']:.1f} "
+                    f"µs, {mine['cpu_mean_us'] / theirs['cpu_mean_us']:.2f}x"
+                )
+            out.append(
+                f"{label} vs ik_LM, {robot}: {rule} {mine[key]:.1f} µs vs {theirs[key]:.1f} µs "
+                f"({ratio:.2f}x ik_LM's{cpu}), success "
+                f"{mine['success_pct']:.1f} % vs {theirs['success_pct']:.1f} % "
+                f"-> {'MET' if met else 'MISSED'}"
+            )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--robots", nargs="+", default=list(ROBOTS))
     parser.add_argument("--targets", type=int, default=2000, help="global targets per robot")
     parser.add_argument("--warm", type=int, default=1000, help="warm-started queries per robot")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--chunk", type=int, default=50, help="queries per solver per turn")
+    parser.add_argument("--chunk", type=int, default=1, help="queries per solver per turn")
+    parser.add_argument("--gc-off", action="store_true", help="garbage collector off in timing")
     parser.add_argument("--baseline", default=None, help="git revision of today's pinkctl")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # the peers' deprecation and loader warnings
@@ -264,8 +325,12 @@ def main(argv: list[str] | None = None) -> int:
         chunk=args.chunk,
         baseline=args.baseline,
         progress=lambda m: print(f"# {m}", file=sys.stderr),
+        gc_off=args.gc_off,
     )
-    print(markdown(rows))
+    machine = machine_line()
+    print(markdown(rows, machine))
+    print("\n".join(f"- {line}" for line in ik_verdicts(rows)))
+    print(f"(load at the end: {machine})")
     return 0
 
 

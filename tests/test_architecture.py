@@ -51,6 +51,7 @@ LAYERS: dict[str, set[str]] = {
     "mujoco_ik": {"core", "errors", "_validation"},
     "view": {
         "core",
+        "mujoco_ik",
         "controllers",
         "ik",
         "motion",
@@ -65,6 +66,7 @@ LAYERS: dict[str, set[str]] = {
     "envs": {
         "core",
         "controllers",
+        "mujoco_ik",
         "motion",
         "qp",
         "sim",

@@ -168,14 +168,16 @@ def test_verdicts_name_met_and_missed_targets():
 
     rows = [
         row("global", "pinkctl", success_pct=100.0, mean_us=100.0),
-        row("global", "RTB ik_LM", success_pct=100.0, mean_us=150.0),
+        row("global", "RTB ik_LM", success_pct=100.0, mean_us=250.0),
         row("global", "TRAC-IK", success_pct=99.0, mean_us=90.0),
-        row("warm", "pinkctl", p50_us=20.0, mean_us=25.0),
+        row("warm", "pinkctl", p50_us=20.0, mean_us=25.0, success_pct=100.0),
+        row("warm", "RTB ik_LM", p50_us=18.0, mean_us=25.0, success_pct=100.0),
         row("warm", "pinkctl (baseline)", p50_us=120.0, mean_us=130.0),
     ]
     tick = {"default_median_us": 50.0, "placo_median_us": 10.0}
     lines = peers.verdicts(rows, tick)
-    assert any("vs RTB ik_LM, r" in line and line.endswith("MET") for line in lines)
+    assert any("global IK vs ik_LM, r" in line and line.endswith("MET") for line in lines)
+    assert any("warm-started IK vs ik_LM, r" in line and line.endswith("MISSED") for line in lines)
     assert any("vs TRAC-IK, r" in line and line.endswith("MISSED") for line in lines)
     assert any("tracking vs today, r" in line and line.endswith("MET") for line in lines)
     assert any("control tick" in line and line.endswith("MISSED") for line in lines)
@@ -194,3 +196,28 @@ def test_chunk_worker_round_trip():
     finally:
         worker.close()
     assert worker.process.returncode == 0
+
+
+def test_collision_bench_rows():
+    collision = importlib.import_module("bench.collision")
+    rows = collision.tick_rows(4, chunk=2, warmup=1)
+    names = [row["variant"] for row in rows]
+    assert names[:3] == [
+        "pinkctl, no collision",
+        "pinkctl + pink SelfCollisionBarrier",
+        "pink solve_ik + SelfCollisionBarrier",
+    ]
+    assert rows[0]["ratio"] == 1.0 and all(row["failures"] == 0 for row in rows)
+    assert all(row["pairs"] == 165 for row in rows[1:3])
+    blind, checked = collision.ik_rows(6)
+    assert checked["in_collision"] == 0.0 and 0.0 < checked["success"] <= 1.0
+    assert blind["variant"] == "find_ik, collision-blind"
+
+
+def test_default_solver_bench_rows():
+    """bench.default_solver (docs/isaac.md's numbers): one row per solver, the same commands."""
+    rows = importlib.import_module("bench.default_solver").run(ticks=20, warmup=5)
+    assert [row["solver"] for row in rows] == ["box", "daqp", "osqp"]
+    for row in rows:
+        assert 0.0 < row["median_us"] <= row["p90_us"]
+        assert row["max_dq"] < 1e-6

@@ -14,9 +14,11 @@ import warnings
 from pathlib import Path
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
+from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
 from pinkctl.envs import (
@@ -36,6 +38,7 @@ from pinkctl.envs.pick_cube import FIXED_BLOCK_XY, LIFT_SUCCESS_HEIGHT, SAMPLING
 from pinkctl.envs.pick_place import FIXED_GOAL_XY
 from pinkctl.envs.so101_env import ARM_JOINTS, CARTESIAN_BOUNDS, HOME_POSITION, TOP_DOWN_BOUNDS
 from pinkctl.errors import ConfigurationError, InputError
+from pinkctl.mujoco_ik import solve_ik
 
 HOLD_OPEN = np.array([0.0, 0.0, 0.0, 1.0], dtype=np.float32)
 EPISODES = int(os.environ.get("PINKCTL_ENV_EPISODES", "20"))
@@ -168,6 +171,59 @@ def test_so101_gym_env_is_a_base_class() -> None:
     env.apply_action(np.array([0.01, 0.0, 0.0, 1.0]))  # usable after reset_robot
 
 
+class _SeedStyleTask(SO101GymEnv):
+    """A task written as the seed writes its own (own reset() and step(), the model and
+    data through _model / _data, the scene's sensors): bring the tool above the block."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(control_dt=0.1, action_scale=0.02, **kwargs)
+        agent = spaces.Box(-np.inf, np.inf, (self.get_robot_state().shape[0],), np.float32)
+        state = spaces.Box(-np.inf, np.inf, (3,), dtype=np.float32)
+        self.observation_space = spaces.Dict({"agent_pos": agent, "environment_state": state})
+        self._block_z = self._model.geom("block").size[2]
+
+    def reset(self, seed=None, **kwargs):
+        self.base_observation = super().reset(seed=seed)[0]
+        mujoco.mj_resetData(self._model, self._data)
+        self.reset_robot()
+        xy = self.np_random.uniform([0.18, -0.08], [0.24, 0.08])
+        self._data.jnt("block").qpos[:3] = (*xy, self._block_z)
+        mujoco.mj_forward(self._model, self._data)
+        return self._compute_observation(), {}
+
+    def _compute_observation(self):
+        block = self._data.sensor("block_pos").data.astype(np.float32)
+        return {"agent_pos": self.get_robot_state(), "environment_state": block}
+
+    def step(self, action):
+        self.apply_action(action)
+        tool = self._data.sensor("so101/ee_pos").data
+        above = self._data.sensor("block_pos").data + [0.0, 0.0, 0.04]
+        distance = float(np.linalg.norm(tool - above))
+        return self._compute_observation(), -distance, distance < 0.01, False, {}
+
+
+def test_a_task_written_the_seed_way() -> None:
+    """SO101GymEnv as the base of a task of one's own, written the seed's way: super().reset
+    seeds the generator (its observation is the seed's base one), the rest is the task's."""
+    env = _SeedStyleTask()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # infinite Box bounds
+        check_env(env)
+    observation, _ = env.reset(seed=3)
+    assert SO101GymEnv().observation_space.contains(env.base_observation)
+    again = _SeedStyleTask().reset(seed=3)[0]
+    np.testing.assert_array_equal(again["environment_state"], observation["environment_state"])
+    steps = 0
+    terminated = False
+    while not terminated and steps < 30:
+        above = observation["environment_state"] + [0.0, 0.0, 0.04]
+        delta = np.clip((above - observation["agent_pos"][11:14]) / 0.02, -1.0, 1.0)
+        observation, _, terminated, _, _ = env.step(np.array([*delta, 1.0], dtype=np.float32))
+        steps += 1
+    assert terminated and steps < 10
+
+
 def test_home_position_and_reset_robot() -> None:
     """reset_robot: arm at home_position (qpos and servo command), the IK target re-read
     from where the action point now is."""
@@ -215,6 +271,54 @@ def test_apply_action() -> None:
         env.apply_action([0.0, 0.0, np.nan, 1.0])
 
 
+@pytest.mark.parametrize(
+    ("ik_method", "top_down_ik"),
+    [("levenberg_marquardt", False), ("pseudoinverse", False), ("levenberg_marquardt", True)],
+)
+def test_apply_action_ik_method_solve_ik(ik_method: str, top_down_ik: bool) -> None:
+    """ik_method= the seed's: apply_action solves solve_ik(model, data, site_id, dof_ids,
+    target) once from the measured joints and holds its result (clipped to the servos'
+    ctrlrange) as the servo targets over the substeps; it tracks like pinkctl's QP."""
+    env = SO101GymEnv(
+        control_dt=0.1, action_scale=0.01, ik_method=ik_method, top_down_ik=top_down_ik
+    )
+    env.reset_robot()
+    model, data = env.sim.model, env.sim.data
+    site = model.site("grasp_point" if top_down_ik else "gripper_frame_link").id
+    dofs = np.array([model.joint(n).dofadr[0] for n in ARM_JOINTS])
+    servos = np.array([model.actuator(n).id for n in ARM_JOINTS])
+    rng = np.random.default_rng(0)
+    errors = []
+    for delta in rng.uniform(-1.0, 1.0, (20, 3)):
+        target = np.clip(env.ik_target + 0.01 * delta, *env.arm.bounds)
+        expected = solve_ik(
+            model,
+            data,
+            site,
+            dofs,
+            target,
+            ik_method=ik_method,
+            approach_axis=2 if top_down_ik else None,
+        )
+        env.apply_action(np.array([*delta, 1.0]))
+        ranges = np.where(
+            model.actuator_ctrllimited[servos, None].astype(bool),
+            model.actuator_ctrlrange[servos],
+            [-np.inf, np.inf],
+        )
+        np.testing.assert_array_equal(
+            data.ctrl[servos], np.clip(expected, ranges[:, 0], ranges[:, 1])
+        )
+        errors.append(np.linalg.norm(env.ik_point_pos - env.ik_target))
+    # measured RMS 2.9 / 2.6 / 5.5 mm, last 4.1 / 3.6 / 4.1 mm (pinkctl's QP: 0.8 / 3.8 mm)
+    assert np.sqrt(np.mean(np.square(errors))) < 0.007
+    assert errors[-1] < 0.006
+    with pytest.raises(InputError, match="ik_method"):
+        SO101GymEnv(ik_method="newton")
+    with pytest.raises(InputError, match="pseudo-inverse"):
+        SO101GymEnv(ik_method="pseudoinverse", top_down_ik=True)
+
+
 def test_grasp_is_written_directly() -> None:
     """The seed writes normalized_to_ctrl(grasp, ctrlrange) to the jaw servo each step:
     after one step the command is there (pinkctl's rate-limited servo, an option, is not)."""
@@ -255,6 +359,33 @@ def test_get_robot_state() -> None:
     assert np.any(np.abs(state[5:10]) > 1e-3)  # moving: velocities, not zeros
     assert state[10] == pytest.approx(0.6, abs=1e-6)  # grasp 0.8 -> 2 * 0.8 - 1
     np.testing.assert_allclose(state[11:14], _tool_world(env), atol=1e-7)  # the tool frame
+
+
+def test_sensor_so101_ee_pos_and_block_pos(tmp_path: Path) -> None:
+    """The seed scene's names: the site "gripperframe" and the sensors "so101/ee_pos" and
+    "block_pos" (world frame), read as the seed's get_robot_state and tasks read them, also
+    from a written scene and with the robot placed elsewhere."""
+    placed = SO101PickPlaceGymEnv(base_position=(0.1, 0.2, 0.0), base_yaw=0.5)
+    written = SO101PickCubeGymEnv()
+    written_path = write_pick_scene(tmp_path / "scene.xml")
+    loaded = SO101GymEnv(xml_path=written_path)
+    assert 'name="so101/ee_pos"' in written_path.read_text()
+    for env in (placed, written):
+        observation, _ = env.reset(seed=0)
+        for _ in range(3):
+            observation, *_ = env.step(np.array([0.01, 0.0, -0.01, 0.3], dtype=np.float32))
+        data = env.data
+        np.testing.assert_array_equal(data.site("gripperframe").xpos, _tool_world(env))
+        np.testing.assert_allclose(
+            data.sensor("so101/ee_pos").data, observation["agent_pos"][11:14], atol=1e-6
+        )
+        np.testing.assert_allclose(
+            data.sensor("block_pos").data, observation["environment_state"][:3], atol=1e-6
+        )
+    loaded.reset_robot()
+    np.testing.assert_allclose(
+        loaded.data.sensor("so101/ee_pos").data, loaded.get_robot_state()[11:14], atol=1e-6
+    )
 
 
 def test_observation_layout_matches_the_seed() -> None:
@@ -498,6 +629,36 @@ def test_pick_cube_reset_and_step() -> None:
     assert episode.success and env.block_rise >= LIFT_SUCCESS_HEIGHT
 
 
+def test_compute_observation_compute_reward_and_is_success() -> None:
+    """The seed's task hooks: a subclass that overrides them changes what reset() and step()
+    return (pick-place's reward is its success, as in the seed)."""
+
+    class Shaped(SO101PickCubeGymEnv):
+        def _compute_observation(self):
+            return {**super()._compute_observation(), "agent_pos": np.zeros(14, np.float32)}
+
+        def _compute_reward(self) -> float:
+            return -float(np.linalg.norm(self.grasp_point_pos - self.block_pos))
+
+    class Done(SO101PickPlaceGymEnv):
+        def _is_success(self) -> bool:
+            return True
+
+    shaped = Shaped()
+    observation, _ = shaped.reset(seed=0)
+    assert not observation["agent_pos"].any()
+    observation, reward, terminated, _, info = shaped.step(HOLD_OPEN)
+    assert not observation["agent_pos"].any() and not terminated and not info["succeed"]
+    assert reward == pytest.approx(-np.linalg.norm(shaped.grasp_point_pos - shaped.block_pos))
+    plain = SO101PickCubeGymEnv(reward_type="dense")
+    plain.reset(seed=0)
+    assert plain.step(HOLD_OPEN)[1] == pytest.approx(plain._compute_reward())
+    done = Done()
+    done.reset(seed=0)
+    _, reward, terminated, _, info = done.step(HOLD_OPEN)
+    assert reward == 1.0 and terminated and info["succeed"]
+
+
 def test_pick_place_reset_step_and_goal_pos() -> None:
     """goal_pos: where the block should rest (world); success needs a carry and a rest
     within 2 cm of it."""
@@ -521,6 +682,8 @@ def test_pick_place_reset_step_and_goal_pos() -> None:
         (SO101PickCubeGymEnv, {}),
         (SO101PickCubeGymEnv, {"random_block_position": True}),
         (SO101PickPlaceGymEnv, {"random_block_position": True}),
+        (SO101PickCubeGymEnv, {"random_block_position": True, "ik_method": "levenberg_marquardt"}),
+        (SO101PickPlaceGymEnv, {"random_block_position": True, "ik_method": "levenberg_marquardt"}),
     ],
 )
 def test_experts_with_the_seed_defaults(cls: type, options: dict) -> None:
@@ -552,8 +715,9 @@ def _worst(first: dict, second: dict, key: str) -> float:
         (SO101PickPlaceGymEnv, {"random_block_position": True}),
         (SO101PickCubeEnv, {"random_block_position": True}),
         (ReachEnv, {"robot": "franka"}),
+        (SO101PickCubeGymEnv, {"random_block_position": True, "ik_method": "levenberg_marquardt"}),
     ],
-    ids=["pick-place", "pick-cube-preset", "reach-franka"],
+    ids=["pick-place", "pick-cube-preset", "reach-franka", "pick-cube-seed-ik"],
 )
 def test_frame_base_observation_is_invariant_to_the_placement(cls: type, options: dict) -> None:
     """The DLS tutorial's point: in the base frame two placements of the robot give the same

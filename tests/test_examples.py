@@ -27,6 +27,7 @@ EXAMPLES = [
     "record_episodes",
     "ik_groups",
     "reachability_map",
+    "avoid_obstacles",
 ]
 
 
@@ -220,3 +221,16 @@ def test_learn_to_reach_check_can_fail() -> None:
     result = module.run(settings=untrained)
     assert result.success_rate < module.SUCCESS_BAR  # the zero policy never moves
     assert not result.ok
+
+
+def test_avoid_obstacles_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The quick run passes its check (no contact deeper than 0.5 mm) when the controller
+    takes the world; without avoidance it still runs and says so. The picture is written."""
+    example = load_example("avoid_obstacles")
+    image = tmp_path / "avoid.png"
+    status = example.main(["--quick", "--image", str(image)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert image.stat().st_size > 10_000
+    if "NO AVOIDANCE" not in out:
+        assert "avoid_obstacles [OK]" in out, out

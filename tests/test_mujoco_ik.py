@@ -361,6 +361,29 @@ def test_unreachable_target_returns_the_best_configuration_found():
     assert result.position_error == pytest.approx(np.linalg.norm(goal - shoulder) - reach, abs=1e-3)
 
 
+def test_solve_joints_has_no_collision_avoidance():
+    """Like the seed's, the solve ignores geometry: a box where the solution's forearm is
+    changes nothing, and the answer goes through it."""
+    model, data = _mujoco(HINGE_ARM)
+    rng = np.random.default_rng(3)
+    goal = _site_pose(model, _random_qpos(model, rng, 0.8), "end")[0]
+    free = solve_joints(model, data, "end", None, goal)
+    assert free.converged
+    solved = mujoco.MjData(model)
+    solved.qpos[:] = free.qpos
+    mujoco.mj_kinematics(model, solved)
+    forearm = solved.xpos[model.body("l2").id] + 0.1 * solved.xmat[model.body("l2").id][::3]
+    where = " ".join(f"{v:.6f}" for v in forearm)
+    box = f'<geom name="obstacle" type="box" size="0.03 0.03 0.03" pos="{where}"/>'
+    blocked, blocked_data = _mujoco(HINGE_ARM.replace("<worldbody>", "<worldbody>" + box, 1))
+    result = solve_joints(blocked, blocked_data, "end", None, goal)
+    np.testing.assert_array_equal(result.qpos, free.qpos)
+    blocked_data.qpos[:] = result.qpos
+    mujoco.mj_forward(blocked, blocked_data)
+    obstacle = blocked.geom("obstacle").id
+    assert any(obstacle in (c.geom1, c.geom2) for c in blocked_data.contact[: blocked_data.ncon])
+
+
 def test_solve_joints_restores_live_qpos_even_on_failure(monkeypatch):
     model, data = _mujoco(BALL_CHAIN)
     data.qpos[model.joint("elbow").qposadr[0]] = 0.4

@@ -204,3 +204,23 @@ def test_jumping_targets_keep_the_limits_without_chatter(robot_name: str) -> Non
     acceleration = shaped.derivatives()[0]
     assert shaped.limits.acceleration is not None
     assert chatter_ticks(acceleration, shaped.limits.acceleration) == 0
+
+
+def test_a_joint_pinned_at_its_range_does_not_freeze_the_others() -> None:
+    """A joint at rest on its box's edge (a knee at its position limit, the braking bound
+    leaving it no motion that way) keeps that edge while the other joints move: it used to
+    set the common fraction to 0 and hold every joint at its last velocity for good (g1 with
+    a floating base drifted 0.3 mm per second away from a fixed target)."""
+    from pinkctl.motion.approach import toward
+
+    last = np.array([0.0, 0.002, -0.001])
+    target = np.array([-0.01, 0.03, 0.02])
+    lower = np.array([0.0, -0.05, -0.05])  # joint 0 cannot move down at all
+    upper = np.array([0.05, 0.05, 0.05])
+    command, fraction = toward(last, target, lower, upper)
+    assert command[0] == 0.0
+    assert fraction == 1.0 and np.array_equal(command[1:], target[1:])
+    # a joint whose edge is not at rest (a jerk-limited ramp) still sets the fraction
+    lower[0] = 0.001
+    command, fraction = toward(np.array([0.001, 0.002, -0.001]), target, lower, upper)
+    assert fraction == 0.0 and np.array_equal(command, [0.001, 0.002, -0.001])

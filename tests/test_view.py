@@ -91,7 +91,7 @@ def test_minimum_jerk_move_orientation_and_velocity():
         )
 
 
-def test_move_target_reaches_pose_at_duration_with_zero_velocity_at_both_ends(scene):
+def test_moveTarget_duration_reaches_pose_with_zero_velocity_at_both_ends(scene):
     target = scene.target()
     start = target.target_pose()
     goal = start.position + np.array([0.05, 0.1, -0.08])
@@ -130,7 +130,7 @@ def test_move_target_reaches_pose_at_duration_with_zero_velocity_at_both_ends(sc
     assert target.tracking_error()[0] < 1e-3
 
 
-def test_move_target_instant_and_bad_input_leaves_target_unchanged(scene):
+def test_moveTarget_instant_and_bad_input_leaves_target_unchanged(scene):
     target = scene.target()
     before = target.target_pose()
     for bad in ([np.nan, 0, 0], [0, 0], "xyz"):
@@ -160,7 +160,7 @@ def test_target_pose_reports_roll_pitch_yaw(scene):
 
 
 # ---------------------------------------------------------------------------------- solve_ik
-def test_solve_ik_does_not_touch_the_simulation(scene, franka):
+def test_solveIK_does_not_touch_the_simulation(scene, franka):
     target = scene.target()
     scene.run(0.05)
     sim = scene.sim
@@ -190,7 +190,7 @@ def test_solve_ik_does_not_touch_the_simulation(scene, franka):
 
 
 # ---------------------------------------------------------------------------------- ik_solve_fn
-def test_custom_ik_solve_fn_is_called_and_applied(franka):
+def test_ikSolveFn_is_called_and_applied(franka):
     calls = []
     answer = np.array([0.1, -0.5, 0.0, -2.0, 0.0, 1.6, 0.7])
 
@@ -220,7 +220,7 @@ def test_custom_ik_solve_fn_is_called_and_applied(franka):
     assert all(np.array_equal(a, b) for a, b in zip(before, _sim_state(sim), strict=True))
 
 
-def test_custom_ik_solve_fn_none_keeps_last_command_and_sets_last_error(franka):
+def test_ikSolveFn_none_keeps_last_command_and_sets_last_error(franka):
     replies = iter([np.full(7, 0.1), None, RuntimeError("diverged"), [1.0, 2.0], np.full(7, 0.2)])
 
     def solver(position, quaternion, current_q):
@@ -261,7 +261,7 @@ def test_switching_back_from_a_hook_restarts_the_qp_step(scene):
 
 
 # ---------------------------------------------------------------------------------- enable
-def test_disabled_ik_writes_nothing_and_user_commands_pass_untouched(scene):
+def test_setIkEnabled_false_writes_nothing_and_user_commands_pass_untouched(scene):
     target = scene.target()
     sim = scene.sim
     scene.run(0.1)
@@ -287,7 +287,7 @@ def test_disabled_ik_writes_nothing_and_user_commands_pass_untouched(scene):
         target.set_ik_enabled("yes")
 
 
-def test_sync_target_to_site_after_moving_joints_by_hand(scene):
+def test_syncTargetToSite_after_moving_joints_by_hand(scene):
     target = scene.target()
     scene.run(0.05)
     moved = {name: value + 0.2 for name, value in scene.sim.robot.home_positions().items()}
@@ -332,7 +332,7 @@ def test_go_home_and_trajectory_overridden_by_the_gizmo(scene):
 
 
 # ---------------------------------------------------------------------------------- joints
-def test_joint_inference_on_franka(franka):
+def test_useIkController_siteName_joints_and_actuators_on_franka(franka):
     sim = MujocoSimulation.from_robot(franka)
     target = IkTarget(sim)
     assert target.site == "panda_hand_tcp"
@@ -649,7 +649,7 @@ def _threejs_scene(franka):
     return make_scene(MujocoSimulation.from_robot(franka), conventions="threejs")
 
 
-def test_threejs_quaternion_order_xyzw_in_and_out(franka, scene):
+def test_THREE_quaternion_order_xyzw_in_and_out(franka, scene):
     """``moveTarget``'s THREE.Quaternion is (x, y, z, w); pinkctl's (w, x, y, z)."""
     js = _threejs_scene(franka).target()
     ours = scene.target()
@@ -670,7 +670,7 @@ def test_threejs_quaternion_order_xyzw_in_and_out(franka, scene):
         js.move_target(goal, [0.0, 0.0, 1.0])
 
 
-def test_threejs_euler_angles_xyz_in_and_out(franka, scene):
+def test_getGizmoStats_euler_xyz_in_and_out_with_threejs(franka, scene):
     """THREE.Euler's default order XYZ: R = Rx(x) Ry(y) Rz(z) (checked against scipy's
     intrinsic "XYZ"), read back as three.js's setFromRotationMatrix does."""
     from scipy.spatial.transform import Rotation
@@ -696,7 +696,7 @@ def test_threejs_euler_angles_xyz_in_and_out(franka, scene):
         ours.move_target(position, [1, 0, 0, 0], euler=[0, 0, 0])
 
 
-def test_threejs_move_target_duration_in_milliseconds(franka, scene):
+def test_moveTarget_duration_in_milliseconds_with_threejs(franka, scene):
     """``moveTarget(pos, 500)``: 500 ms of simulation time, the same animation as pinkctl's
     ``duration=0.5`` seconds."""
     js = _threejs_scene(franka).target()
@@ -715,7 +715,7 @@ def test_threejs_move_target_duration_in_milliseconds(franka, scene):
         js.move_target(goal, duration=-1)
 
 
-def test_threejs_solve_ik_and_ik_solve_fn_take_xyzw(franka, scene):
+def test_solveIK_and_ikSolveFn_take_xyzw_with_threejs(franka, scene):
     js_scene = _threejs_scene(franka)
     js, ours = js_scene.target(), scene.target()
     pose = ours.target_pose()
@@ -786,7 +786,7 @@ def test_web_page_reads_and_shows_poses_in_threejs_conventions(franka):
         WebViewer(viewer.scene, conventions="unity")
 
 
-def test_use_ik_controller_null_is_a_scene_without_a_target(franka):
+def test_useIkController_null_is_a_scene_without_a_target(franka):
     """``useIkController(null)``: no IkTarget, so nothing writes the servo commands."""
     sim = MujocoSimulation.from_robot(franka)
     scene = InteractiveScene(sim)

@@ -49,7 +49,7 @@ def viewer():
     web.stop()
 
 
-def test_drag_gizmo_moves_the_arm_ik_toggle_and_screenshot(viewer):
+def test_IkGizmo_drag_moves_the_arm_ik_toggle_and_screenshot(viewer):
     scene = viewer.scene
     target = scene.target()
     panel = viewer.panels[target.site]

@@ -48,9 +48,11 @@ from .errors import (
     PinkctlError,
     PinkctlWarning,
     SolverError,
+    WorkerError,
 )
 from .ik import (
     IKOptions,
+    IKPool,
     IKResult,
     IKSolver,
     LocalOptions,
@@ -92,6 +94,7 @@ __all__ = [
     "IKOptions",
     "IKResult",
     "IKSolver",
+    "IKPool",
     "InputError",
     "MissingDependencyError",
     "JointSpaceMap",
@@ -115,6 +118,7 @@ __all__ = [
     "SequentialController",
     "SitePoseReader",
     "SolverError",
+    "WorkerError",
     "SiteSpace",
     "SpatialState",
     "Trajectory",

@@ -13,7 +13,10 @@ built-in class code written before this hierarchy caught (``ValueError`` for bad
 - :class:`SolverError` (``RuntimeError``): a solver that found no usable solution
   (:class:`~pinkctl.qp.QPSolveError` is one);
 - :class:`MissingDependencyError` (``ImportError``): an optional package a feature needs is
-  not installed (the message names the extra that brings it, e.g. ``pinkctl[plot]``).
+  not installed (the message names the extra that brings it, e.g. ``pinkctl[plot]``);
+- :class:`WorkerError` (``RuntimeError``): a worker process of an
+  :class:`~pinkctl.ik.IKPool` raised on a target (its index in the message and in ``index``)
+  or died.
 
 :class:`PinkctlWarning` flags what pinkctl inferred, repaired or switched off.
 """
@@ -28,6 +31,7 @@ __all__ = [
     "PinkctlError",
     "PinkctlWarning",
     "SolverError",
+    "WorkerError",
 ]
 
 
@@ -53,6 +57,20 @@ class SolverError(PinkctlError, RuntimeError):
 
 class MissingDependencyError(PinkctlError, ImportError):
     """An optional package a feature needs is not installed."""
+
+
+class WorkerError(PinkctlError, RuntimeError):
+    """A worker process raised on a target or died.
+
+    Attributes:
+        index: The target's index in the batch (None when no single target is to blame).
+        remote_traceback: The traceback in the worker, as text ("" when it died).
+    """
+
+    def __init__(self, message: str, *, index: int | None = None, remote_traceback: str = ""):
+        super().__init__(message)
+        self.index = index
+        self.remote_traceback = remote_traceback
 
 
 class PinkctlWarning(UserWarning):

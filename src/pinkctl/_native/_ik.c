@@ -22,50 +22,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "_ik.h"
 #include "_native.h"
 
-enum { IK_CONVERGED = 0, IK_ITERATIONS = 1, IK_TIME = 2, IK_STALLED = 3, IK_NUMERICAL = 4,
-       IK_FALLBACK = 5 };
 
-#define IK_MAX_COLUMNS 64
-
-typedef struct IKProblem {
-    int nj;               /* joints of the frame's support chain, root side first */
-    int n;                /* moved coordinates (Jacobian columns) */
-    int m;                /* residual rows: 3 (position) or 6 (pose) */
-    int max_iterations;
-    int stall_iterations; /* <= 0: never stop on a stall */
-    int has_deadline;
-    double deadline;      /* CLOCK_MONOTONIC seconds (Python's time.perf_counter) */
-    double keep;          /* 1 - progress_ratio */
-    double max_step;      /* <= 0: no cap */
-    double damping_scale; /* lambda = damping_scale * cost + damping_floor */
-    double damping_floor;
-    double weight;        /* orientation weight of the rotational rows */
-    double cost_bound;    /* necessary condition of convergence on the weighted cost */
-    const int *kind;      /* per chain joint: 0 revolute, 1 prismatic, 2 continuous */
-    const int *identity;  /* per chain joint: 1 when its placement's rotation is the identity */
-    const int *q_index;   /* per chain joint: its coordinate in q */
-    const int *column;    /* per chain joint: its Jacobian column, or -1 when not moved */
-    const double *placement; /* per chain joint: rotation (row-major 3x3) and translation */
-    const double *axis;   /* per chain joint: unit axis in the joint frame */
-    const double *frame;  /* the frame in its parent joint: rotation and translation */
-    const int *q_cols;    /* per moved coordinate: its (first) index in q */
-    const int *continuous; /* per moved coordinate: 1 for a continuous joint (cos, sin) */
-    const double *lower, *upper, *middle, *half_range;
-    const double *tolerance; /* per row (m) */
-    /* the caller's buffers: the iterate (modified in place), the best iterate, the error of
-     * the last evaluation, the target position and transposed target rotation */
-    double *q, *best_q, *e;
-    const double *target_p, *target_rt;
-    int nq;
-    /* outputs */
-    double cost;
-    int iterations;
-    int reason;
-} IKProblem;
-
-static double now(void) {
+double pk_ik_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -306,7 +267,7 @@ int pk_ik_local(IKProblem *p) {
             }
         }
         if (it >= p->max_iterations) break;
-        if (p->has_deadline && now() > p->deadline) { p->reason = IK_TIME; break; }
+        if (p->has_deadline && pk_ik_now() > p->deadline) { p->reason = IK_TIME; break; }
         if (p->stall_iterations > 0) {
             if (cost < stall_ref * p->keep) {
                 stall_ref = cost;

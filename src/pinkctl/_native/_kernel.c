@@ -61,6 +61,9 @@ typedef struct Kernel {
     double *target, *command;
 } Kernel;
 
+/* pinkctl.motion.approach.PINNED: the share of its step below which a joint's room is none */
+#define PINNED 1e-6
+
 static inline double min2(double x, double y) { return y < x ? y : x; }
 static inline double max2(double x, double y) { return y > x ? y : x; }
 
@@ -248,17 +251,23 @@ void pk_follow(Kernel *k, const double *wanted, int at_rest, double gain) {
         top_speed = max2(top_speed, fabs(wanted[i]));
     }
     if (!k->fresh) compute(k);
-    double fraction = 1.0;
+    double fraction = 1.0, unpinned = 1.0;
     for (int i = 0; i < n; ++i) {
         if (limit < 1.0) target[i] = target[i] * limit;
         double lower = -k->m_lo[i], upper = k->m_up[i];
         double start = min2(max2(k->v[i], lower), upper);
         double step = target[i] - start;
         double room = step > 0.0 ? upper - start : lower - start;
-        if (step != 0.0) fraction = min2(fraction, room / step);
+        if (step != 0.0) {
+            fraction = min2(fraction, room / step);
+            double edge = fabs(step > 0.0 ? upper : lower);
+            int pinned = room / step < PINNED && edge <= PINNED * fabs(step);
+            if (!pinned) unpinned = min2(unpinned, room / step);
+        }
         command[i] = start; /* the start, until the fraction is known */
     }
-    fraction = max2(0.0, fraction);
+    /* joints pinned at their box's edge keep it; the others move by their own fraction */
+    fraction = fraction < PINNED && unpinned > fraction ? unpinned : max2(0.0, fraction);
     for (int i = 0; i < n; ++i) {
         double c = fraction == 1.0 ? target[i] : (target[i] - command[i]) * fraction + command[i];
         command[i] = min2(max2(c, -k->m_lo[i]), k->m_up[i]);

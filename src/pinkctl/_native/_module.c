@@ -9,6 +9,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 #include "_native.h"
 
@@ -106,6 +107,70 @@ static PyObject *ik_local(PyObject *module, PyObject *const *args, Py_ssize_t na
     return PyBool_FromLong(success);
 }
 
+static PyObject *ik_query_size(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("ik_query_size", nargs, 0)) return NULL;
+    return PyLong_FromUnsignedLong(pk_ik_query_size());
+}
+
+/* Copies a float64 array of the given shape (cols 0: a vector of rows entries) into out,
+ * row-major, whatever its strides; 0 when obj is not such an array (no exception left). */
+static int read_doubles(PyObject *obj, Py_ssize_t rows, Py_ssize_t cols, double *out) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_STRIDES | PyBUF_FORMAT) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    const int ndim = cols > 0 ? 2 : 1;
+    const char *f = view.format != NULL ? view.format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') ++f;
+    int ok = view.itemsize == 8 && f[0] == 'd' && f[1] == 0 && view.ndim == ndim &&
+             view.shape[0] == rows && (ndim == 1 || view.shape[1] == cols);
+    if (ok) {
+        const char *base = view.buf;
+        for (Py_ssize_t i = 0; i < rows; ++i) {
+            if (ndim == 1) {
+                memcpy(out + i, base + i * view.strides[0], sizeof(double));
+                continue;
+            }
+            for (Py_ssize_t j = 0; j < cols; ++j)
+                memcpy(out + i * cols + j, base + i * view.strides[0] + j * view.strides[1],
+                       sizeof(double));
+        }
+    }
+    PyBuffer_Release(&view);
+    return ok;
+}
+
+/* ik_query(query, position, rotation_or_None, seed) -> reason, or -4: an argument is not a
+ * float64 array of its shape (the caller then takes its general path) */
+static PyObject *ik_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[1];
+    if (exactly("ik_query", nargs, 4) || addresses("ik_query", args, 1, p)) return NULL;
+    double position[3], rotation[9];
+    int nq;
+    double *seed = pk_ik_query_seed(p[0], &nq);
+    if (!read_doubles(args[1], 3, 0, position) ||
+        (args[2] != Py_None && !read_doubles(args[2], 3, 3, rotation)) ||
+        !read_doubles(args[3], nq, 0, seed))
+        return PyLong_FromLong(-4);
+    int reason;
+    Py_BEGIN_ALLOW_THREADS
+    reason = pk_ik_query(p[0], position, args[2] == Py_None ? NULL : rotation);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(reason);
+}
+
+/* ik_resume(query) -> reason: a search that asked for more starts goes on */
+static PyObject *ik_resume(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[1];
+    if (exactly("ik_resume", nargs, 1) || addresses("ik_resume", args, 1, p)) return NULL;
+    int reason;
+    Py_BEGIN_ALLOW_THREADS
+    reason = pk_ik_query(p[0], NULL, NULL);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(reason);
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -118,6 +183,9 @@ static PyMethodDef methods[] = {
     FAST(box_qp, "box_qp(n, H, c, lb, ub, x, state, work) -> factorisations, 0 to fall back."),
     FAST(ik_problem_size, "ik_problem_size() -> sizeof(IKProblem) in bytes."),
     FAST(ik_local, "ik_local(problem) -> success: one local IK solve (releases the GIL)."),
+    FAST(ik_query_size, "ik_query_size() -> sizeof(IKQuery) in bytes."),
+    FAST(ik_query, "ik_query(query, position, rotation, seed) -> reason: a whole IK query."),
+    FAST(ik_resume, "ik_resume(query) -> reason: a search given more starts goes on."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,5 +1,6 @@
 /*
- * The kernel's entry points, defined in _kernel.c (motion shaper, box QP) and _ik.c (IK loop),
+ * The kernel's entry points, defined in _kernel.c (motion shaper, box QP), _ik.c (IK loop) and
+ * _ik_query.c (a whole IK query),
  * called by the CPython module in _module.c. The structures are filled by the Python side
  * (pinkctl/motion/native.py, pinkctl/ik/native.py), which mirrors their layout.
  */
@@ -8,6 +9,7 @@
 
 struct Kernel;
 struct IKProblem;
+struct IKQuery;
 
 unsigned long pk_kernel_size(void);
 void pk_reset(struct Kernel *k, const double *q, const double *v, const double *a);
@@ -20,5 +22,8 @@ int pk_box_qp(int n, const double *H, const double *c, const double *lb, const d
 
 unsigned long pk_ik_problem_size(void);
 int pk_ik_local(struct IKProblem *p);
+unsigned long pk_ik_query_size(void);
+double *pk_ik_query_seed(struct IKQuery *s, int *nq);
+int pk_ik_query(struct IKQuery *s, const double *position, const double *rotation);
 
 #endif

@@ -170,6 +170,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
         duration=args.duration,
         record=args.record,
         replay=args.replay,
+        world=args.world,
+        conventions=args.conventions,
     )
 
 
@@ -276,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--duration", type=_positive, default=None, help="stop after [s]")
     view.add_argument("--record", default=None, help="save the dragged poses (.json/.npz)")
     view.add_argument("--replay", default=None, help="replay a recorded session file")
+    view.add_argument("--world", default=None, help="obstacles to simulate and drag (TOML)")
+    conventions = ("pinkctl", "threejs")  # page poses: wxyz, rpy, s | xyzw, XYZ, ms
+    view.add_argument("--conventions", choices=conventions, default="pinkctl")
     view.set_defaults(func=_cmd_view, command_parser=view)
     reach = sub.add_parser(
         "reach",

@@ -15,7 +15,7 @@ import pinocchio as pin
 from ..core.poses import matrix_to_quaternion, quaternion_to_matrix
 from ..core.state import RootState
 
-__all__ = ["FloatingBase"]
+__all__ = ["FloatingBase", "taken_share"]
 
 
 class FloatingBase:
@@ -72,3 +72,18 @@ class FloatingBase:
             linear_velocity=np.array(twist[:3], dtype=np.float64),
             angular_velocity=np.array(twist[3:6], dtype=np.float64),
         )
+
+
+def taken_share(wanted: np.ndarray, taken: np.ndarray) -> float:
+    """The share of the joints' wanted velocity their shaped command took, in ``[0, 1]``.
+
+    ``s = <taken, wanted> / |wanted|^2``, the scale of ``wanted`` closest to ``taken`` (least
+    squares): 1 when the shaper passed the velocity through, 0 when there was none to take.
+    The floating base's twist is scaled by it so that the base and the joints move by the
+    same share of the QP's motion; a base moved by the full QP twist while the joints are
+    held back makes tasks that span both (a hand reached with the legs and the pelvis) drift.
+    """
+    norm = float(wanted.dot(wanted))
+    if norm == 0.0:
+        return 0.0
+    return min(1.0, max(0.0, float(taken.dot(wanted)) / norm))

@@ -34,6 +34,7 @@ from .array_step import ArrayStep
 from .base import BaseController
 from .collision import CollisionAvoidance
 from .failures import debug_mode, internal_error, run_callback
+from .floating_base import taken_share
 from .frame_target import FrameTarget
 from .ik_problem import IKProblem
 from .joint_mapping import JointMapping
@@ -305,7 +306,7 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews):
             positions, rates = shaper.commit(joint_velocity)
         if maps.base is None:
             return positions, rates, None
-        twist = velocity[: maps.n_base] * (shaper.scale if approach else 1.0)  # the joints' scale
+        twist = velocity[: maps.n_base] * (taken_share(joint_velocity, rates) if approach else 1.0)
         return positions, rates, maps.base.step(twist, self.dt, self._base_start)
 
     def write_command(

@@ -38,6 +38,7 @@ from .placement import Placement
 from .reach import ReachEnv
 from .rendering import GymRenderingSpec
 from .rollout import Episode, rollout
+from .seed_arm import MujocoIKArm
 from .so101_env import SO101GymEnv
 from .so101_scene import write_pick_scene
 from .wrappers import SevenDofToFourDofAdapter
@@ -49,6 +50,7 @@ __all__ = [
     "Episode",
     "GymRenderingSpec",
     "MujocoGymEnv",
+    "MujocoIKArm",
     "PickCubeExpert",
     "PickPlaceExpert",
     "Placement",

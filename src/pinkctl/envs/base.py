@@ -39,6 +39,7 @@ from .mujoco_env import MujocoGymEnv, check_seed
 from .placement import Placement
 from .rendering import RENDER_MODES, GymRenderingSpec
 from .scene import narrow_ik_limits
+from .seed_arm import MujocoIKArm
 
 __all__ = ["CartesianIKEnv"]
 
@@ -106,15 +107,19 @@ class CartesianIKEnv(MujocoGymEnv):
         orientation_cost: float = 0.2,
         gripper_range: tuple[float, float] | None = None,
         gripper_speed: float | None = None,
+        ik_method: str = "pinkctl",
     ) -> None:
         """Adopt the simulation (built with :func:`~pinkctl.envs.scene.build_simulation` and
-        this env's placement), build the arm and the spaces (called by the subclass once)."""
+        this env's placement), build the arm (pinkctl's QP, or with another ``ik_method`` the
+        seed's MuJoCo IK: :class:`~pinkctl.envs.seed_arm.MujocoIKArm`) and the spaces (called
+        by the subclass once)."""
         self.robot = robot
         narrow_ik_limits(robot)
         self.sim = sim
         self._attach(sim.model, sim.data)
         gripper_joint = robot.gripper_joint_names[0] if gripper else None
-        self.arm = CartesianArm(
+        seed_ik: dict[str, Any] = {} if ik_method == "pinkctl" else {"ik_method": ik_method}
+        self.arm = (MujocoIKArm if seed_ik else CartesianArm)(
             sim,
             robot,
             point=point,
@@ -128,6 +133,7 @@ class CartesianIKEnv(MujocoGymEnv):
             gripper_range=gripper_range,
             gripper_speed=gripper_speed,
             placement=self.placement,
+            **seed_ik,
         )
         spec = self.render_spec
         n_agent = len(robot.controlled_joint_names) + (1 if gripper else 0)

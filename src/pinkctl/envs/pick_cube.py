@@ -83,6 +83,7 @@ class TaskArguments(TypedDict, total=False):
     random_block_look: bool
     observation_layout: str
     grasp_mode: str
+    ik_method: str
     frame: str
     base_position: ArrayLike
     base_yaw: float
@@ -124,6 +125,9 @@ class SO101PickCubeGymEnv(SO101GymEnv):
         observation_layout: ``"seed"`` or ``"pinkctl"`` (see
             :class:`~pinkctl.envs.so101_env.SO101GymEnv`).
         grasp_mode: ``"direct"`` or ``"rate_limited"``.
+        ik_method: ``"pinkctl"``, or the seed's ``"levenberg_marquardt"`` or
+            ``"pseudoinverse"`` on the MuJoCo model (see
+            :class:`~pinkctl.envs.so101_env.SO101GymEnv`).
         frame: ``"world"`` or ``"base"``: axes of the observation and the action deltas.
         base_position: Where the robot's base stands in the world [m].
         base_yaw: The base's rotation about the world's vertical [rad].
@@ -150,6 +154,7 @@ class SO101PickCubeGymEnv(SO101GymEnv):
         random_block_look: bool = False,
         observation_layout: str = "seed",
         grasp_mode: str = "direct",
+        ik_method: str = "pinkctl",
         frame: str = "world",
         base_position: ArrayLike = (0.0, 0.0, 0.0),
         base_yaw: float = 0.0,
@@ -176,6 +181,7 @@ class SO101PickCubeGymEnv(SO101GymEnv):
             jaw_pads,
             observation_layout=observation_layout,
             grasp_mode=grasp_mode,
+            ik_method=ik_method,
             frame=frame,
             base_position=base_position,
             base_yaw=base_yaw,
@@ -264,15 +270,32 @@ class SO101PickCubeGymEnv(SO101GymEnv):
         high = SAMPLING_BOUNDS[1] + OUT_OF_BOUNDS_MARGIN
         return bool(np.any(xy < low) or np.any(xy > high))
 
-    def _evaluate(self) -> tuple[float, bool, bool]:
-        success = self.is_lifted()
+    # ------------------------------------------------------------------ the seed's hooks
+    # step() and reset() go through these, under the seed's names, so that a subclass
+    # written against the seed (a reward of its own, say) changes what they return.
+    def _compute_observation(self) -> dict[str, Any]:
+        """The observation of ``observation_layout`` (the seed's hook)."""
+        return super()._observation()
+
+    def _observation(self) -> dict[str, Any]:
+        return self._compute_observation()
+
+    def _compute_reward(self) -> float:
+        """``reward_type``'s reward of the current state (the seed's hook)."""
         if self.reward_type == "sparse":
-            reward = float(success)
-        else:
-            distance = float(np.linalg.norm(self.grasp_point_pos - self.block_pos))
-            lift = float(np.clip(self.block_rise / LIFT_SUCCESS_HEIGHT, 0.0, 1.0))
-            reward = 0.3 * float(np.exp(-20.0 * distance)) + 0.7 * lift
-        return reward, success, success or self._block_out_of_bounds()
+            return float(self.is_lifted())
+        distance = float(np.linalg.norm(self.grasp_point_pos - self.block_pos))
+        lift = float(np.clip(self.block_rise / LIFT_SUCCESS_HEIGHT, 0.0, 1.0))
+        return 0.3 * float(np.exp(-20.0 * distance)) + 0.7 * lift
+
+    def _is_success(self) -> bool:
+        """Whether the task is done (the seed's hook): :meth:`is_lifted`."""
+        return self.is_lifted()
+
+    def _evaluate(self) -> tuple[float, bool, bool]:
+        reward = self._compute_reward()
+        success = bool(self._is_success())
+        return float(reward), success, success or self._block_out_of_bounds()
 
 
 class SO101PickCubeEnv(SO101PickCubeGymEnv):

@@ -77,6 +77,7 @@ class SO101PickPlaceGymEnv(SO101PickCubeGymEnv):
         random_block_look: bool = False,
         observation_layout: str = "seed",
         grasp_mode: str = "direct",
+        ik_method: str = "pinkctl",
         frame: str = "world",
         base_position: ArrayLike = (0.0, 0.0, 0.0),
         base_yaw: float = 0.0,
@@ -97,6 +98,7 @@ class SO101PickPlaceGymEnv(SO101PickCubeGymEnv):
             random_block_look=random_block_look,
             observation_layout=observation_layout,
             grasp_mode=grasp_mode,
+            ik_method=ik_method,
             frame=frame,
             base_position=base_position,
             base_yaw=base_yaw,
@@ -142,8 +144,12 @@ class SO101PickPlaceGymEnv(SO101PickCubeGymEnv):
         resting = abs(block[2] - self._z_init) <= REST_TOLERANCE
         return bool(self.was_carried and at_goal and resting)
 
+    def _is_success(self) -> bool:
+        """Whether the task is done (the seed's hook): :meth:`is_placed`."""
+        return self.is_placed()
+
     def _evaluate(self) -> tuple[float, bool, bool]:
-        success = self.is_placed()
+        success = bool(self._is_success())  # the seed's reward: success, not _compute_reward
         xy = self._block_base()[:2]
         outside = bool(np.any(xy < WORKSPACE_XY[0]) or np.any(xy > WORKSPACE_XY[1]))
         return float(success), success, success or outside

@@ -40,6 +40,7 @@ from .base import CartesianIKEnv
 from .mujoco_env import load_mjcf
 from .rendering import GymRenderingSpec
 from .scene import build_simulation
+from .seed_arm import IK_METHODS
 from .so101_scene import (
     GRASP_POINT,
     GRIPPER_JOINT,
@@ -54,6 +55,7 @@ __all__ = [
     "CARTESIAN_BOUNDS",
     "GRASP_MODES",
     "HOME_POSITION",
+    "IK_CHOICES",
     "OBSERVATION_LAYOUTS",
     "SO101GymEnv",
     "TOP_DOWN_BOUNDS",
@@ -73,6 +75,8 @@ TOP_DOWN_BOUNDS = np.array([[0.12, -0.15, 0.016], [0.30, 0.15, 0.09]])
 OBSERVATION_LAYOUTS = ("seed", "pinkctl")
 #: ``grasp_mode``: the seed's direct servo command or pinkctl's rate-limited one.
 GRASP_MODES = ("direct", "rate_limited")
+#: ``ik_method``: pinkctl's QP step, or the seed's ``solve_ik`` on the MuJoCo model.
+IK_CHOICES = ("pinkctl", *IK_METHODS)
 KINEMATICS_TOLERANCE = 1e-4  # [m] tool site of an MJCF scene against pinkctl's SO-101
 BASE_ONLY = (
     "SO101GymEnv is a base class (robot control, no task): instantiate a task such as "
@@ -108,6 +112,10 @@ class SO101GymEnv(CartesianIKEnv):
             primitives).
         observation_layout: ``"seed"`` or ``"pinkctl"`` (:data:`OBSERVATION_LAYOUTS`).
         grasp_mode: ``"direct"`` or ``"rate_limited"`` (:data:`GRASP_MODES`).
+        ik_method: ``"pinkctl"`` (one QP step of pinkctl's IK, servo targets ramped with
+            velocity feed-forward) or the seed's ``"levenberg_marquardt"`` /
+            ``"pseudoinverse"`` (:func:`pinkctl.mujoco_ik.solve_ik` on the MuJoCo model, its
+            result held as the servo targets; :mod:`pinkctl.envs.seed_arm`).
         frame: ``"world"`` or ``"base"``: axes of the observation and the action deltas.
         base_position: Where the robot's base stands in the world [m].
         base_yaw: The base's rotation about the world's vertical [rad].
@@ -135,6 +143,7 @@ class SO101GymEnv(CartesianIKEnv):
         *,
         observation_layout: str = "seed",
         grasp_mode: str = "direct",
+        ik_method: str = "pinkctl",
         frame: str = "world",
         base_position: ArrayLike = (0.0, 0.0, 0.0),
         base_yaw: float = 0.0,
@@ -158,6 +167,7 @@ class SO101GymEnv(CartesianIKEnv):
             observation_layout, "observation_layout", OBSERVATION_LAYOUTS
         )
         self.grasp_mode = choice(grasp_mode, "grasp_mode", GRASP_MODES)
+        self.ik_method = choice(ik_method, "ik_method", IK_CHOICES)
         self.top_down_ik = top_down_ik
         self.jaw_pads = jaw_pads
         robot = load_pink_supported_robot("so101")
@@ -181,11 +191,12 @@ class SO101GymEnv(CartesianIKEnv):
             environment_dim=3,
             gripper_range=self._gripper_ctrlrange if direct else None,
             gripper_speed=None if direct else GRIPPER_SPEED,
+            ik_method=self.ik_method,
         )
         self._gripper_actuator = int(gripper)
         self._tool_site = int(model.site(self.scene.tool_frame).id)
         self._robot_ready = False
-        if self.observation_layout == "seed":
+        if self.observation_layout == "seed" or not self._task_defined():
             self.observation_space = spaces.Dict(self._seed_base_space())
 
     def _pinkctl_space(self) -> dict[str, spaces.Space[Any]]:
@@ -309,8 +320,15 @@ class SO101GymEnv(CartesianIKEnv):
         return "front" if camera == -1 else camera
 
     # ------------------------------------------------------------------ task hooks
+    def _task_defined(self) -> bool:
+        """Whether this class implements pinkctl's task hooks; a task written the seed's way
+        overrides ``reset()`` and ``step()`` instead and calls ``super().reset(seed=seed)``
+        for the seeding (its observation then is the seed's base one, ignored)."""
+        return type(self)._reset_task is not SO101GymEnv._reset_task
+
     def _reset_task(self) -> None:
-        raise NotImplementedError(BASE_ONLY)
+        if type(self) is SO101GymEnv:
+            raise NotImplementedError(BASE_ONLY)
 
     def _environment_points(self) -> np.ndarray:
         raise NotImplementedError(BASE_ONLY)
@@ -319,6 +337,11 @@ class SO101GymEnv(CartesianIKEnv):
         raise NotImplementedError(BASE_ONLY)
 
     def _observation(self) -> dict[str, Any]:
+        if not self._task_defined():  # the seed's base observation (_seed_base_space)
+            agent = {**self._tcp(), "gripper_pose": self.get_gripper_pose()}
+            if self.image_obs:
+                return {"agent_pos": agent, "pixels": {"front": self._front_frame()}}
+            return {"agent_pos": agent}
         if self.observation_layout == "pinkctl":
             return super()._observation()
         if self.image_obs:

@@ -6,7 +6,9 @@ so101``): the fixed jaw is part of ``gripper_link`` and closes along that link's
 against the moving jaw (joint ``gripper``, closed at -0.17 rad, open at 1.75 rad).
 
 * Table: a 0.8 m x 0.9 m box whose top is the plane z = 0 (the robot stands on it), a floor
-  0.75 m below.
+  0.75 m below. Both are the obstacles of :attr:`SO101PickScene.world` (a
+  :class:`~pinkctl.world.World` in the robot's base frame, for a controller's or an IK's
+  ``world=``), added to the simulation by :func:`~pinkctl.sim.world_geoms.add_obstacles`.
 * Block: a cube of edge 2 to 3 cm (uniform at each reset), 20 g, random colour (see
   :class:`~pinkctl.envs.scene.FreeBlock`), friction 1.2; its yaw faces the robot's base.
 * Jaw pads: two boxes on the inner faces of the jaw tips, 24 mm tall and 18 mm wide, whose
@@ -21,6 +23,9 @@ against the moving jaw (joint ``gripper``, closed at -0.17 rad, open at 1.75 rad
   fixed jaw: a frame of the Pinocchio model and a site of the MuJoCo model, both
   :data:`GRASP_POINT`, for ``top_down_ik``.
 * Camera ``"front"``: in front of the robot, looking back at the workspace.
+* The seed's names, for code written against its scene: the site ``"gripperframe"`` (at the
+  tool frame ``gripper_frame_link``) and the world-frame position sensors ``"so101/ee_pos"``
+  (that site) and ``"block_pos"`` (the block's centre): :data:`SEED_SENSORS`.
 
 :func:`write_pick_scene` writes the whole scene as an MJCF file, a starting point for a scene
 of one's own (``SO101GymEnv(xml_path=...)``; :data:`REQUIRED_NAMES` lists what it must keep).
@@ -39,6 +44,8 @@ from pinkctl import PinkRobot, load_pink_supported_robot
 
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
+from ..sim.world_geoms import add_obstacles
+from ..world import World
 from .scene import (
     FreeBlock,
     add_front_camera,
@@ -55,6 +62,8 @@ __all__ = [
     "JAW_PAD_GEOMS",
     "PAD_PARALLEL_ANGLE",
     "REQUIRED_NAMES",
+    "SEED_SENSORS",
+    "SEED_TOOL_SITE",
     "SO101PickScene",
     "missing_names",
     "set_jaw_pads",
@@ -87,6 +96,13 @@ GRIPPER_JOINT = "gripper"
 FRONT_CAMERA_EYE = np.array([0.68, 0.0, 0.40])
 FRONT_CAMERA_TARGET = np.array([0.16, 0.0, 0.07])
 GOAL_BODY = "goal"
+#: The seed's name of the tool site (pinkctl's is the tool frame's, ``gripper_frame_link``).
+SEED_TOOL_SITE = "gripperframe"
+#: The seed scene's position sensors (world frame, [m]): name -> (MuJoCo object type, name).
+SEED_SENSORS: dict[str, tuple[mujoco.mjtObj, str]] = {
+    "so101/ee_pos": (mujoco.mjtObj.mjOBJ_SITE, SEED_TOOL_SITE),
+    "block_pos": (mujoco.mjtObj.mjOBJ_BODY, "block"),
+}
 #: What an MJCF scene of the SO-101 tasks must name, by kind (MuJoCo's element types).
 REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
     "joint": (
@@ -138,6 +154,9 @@ class SO101PickScene:
         robot: A fresh SO-101 (``load_pink_supported_robot("so101")``); the grasp-point frame
             is added to its model.
 
+    Attributes:
+        world: The table (``"table"``) and the floor (``"floor"``), in the robot's base frame.
+
     Raises:
         ValueError: If ``robot`` is not the SO-101 (its gripper links are missing).
     """
@@ -156,30 +175,20 @@ class SO101PickScene:
         self.grasp_offset = tool.placement.actInv(grasp_point_in_gripper_link())
         add_point_frame(robot, GRASP_POINT, parent_frame=self.tool_frame, offset=self.grasp_offset)
         self._moving_pad = _pad_pose_on_moving_jaw(robot)
+        self.world = World()
+        hx, hy, hz = TABLE_HALF_SIZE
+        self.world.add_box("table", (2 * hx, 2 * hy, 2 * hz), (TABLE_CENTRE_X, 0.0, -hz))
+        self.world.add_halfspace("floor", normal=(0.0, 0.0, 1.0), offset=FLOOR_Z)
 
     def callback(self) -> Callable[[mujoco.MjSpec], None]:
         """The ``spec_callback`` for :meth:`pinkctl.MujocoSimulation.from_robot`."""
         return self._build
 
     def _build(self, spec: mujoco.MjSpec) -> None:
-        world = spec.worldbody
-        hx, hy, hz = TABLE_HALF_SIZE
-        world.add_geom(
-            name="table",
-            type=mujoco.mjtGeom.mjGEOM_BOX,
-            size=[hx, hy, hz],
-            pos=[TABLE_CENTRE_X, 0.0, -hz],
-            rgba=[0.55, 0.42, 0.3, 1.0],
-            friction=[1.0, 0.005, 0.0001],
-            **stiff_contact(),
-        )
-        world.add_geom(
-            name="floor",
-            type=mujoco.mjtGeom.mjGEOM_PLANE,
-            size=[3.0, 3.0, 0.05],
-            pos=[0.0, 0.0, FLOOR_Z],
-            rgba=[0.7, 0.72, 0.76, 1.0],
-        )
+        table = {"rgba": [0.55, 0.42, 0.3, 1.0], "friction": [1.0, 0.005, 0.0001]}
+        table.update(stiff_contact())
+        floor = {"rgba": [0.7, 0.72, 0.76, 1.0], "size": [3.0, 3.0, 0.05]}
+        add_obstacles(spec, self.world, style={"table": table, "floor": floor}, world_body=True)
         self.block.add_to(spec)
         pads = {
             JAW_PAD_GEOMS[0]: (
@@ -209,6 +218,11 @@ class SO101PickScene:
                 conaffinity=0,
             )
         add_point_site(spec, GRASP_POINT, parent_body=self.tool_frame, offset=self.grasp_offset)
+        add_point_site(spec, SEED_TOOL_SITE, parent_body=self.tool_frame, offset=(0.0, 0.0, 0.0))
+        for name, (kind, target) in SEED_SENSORS.items():
+            spec.add_sensor(
+                name=name, type=mujoco.mjtSensor.mjSENS_FRAMEPOS, objtype=kind, objname=target
+            )
         add_front_camera(spec, FRONT_CAMERA_EYE, FRONT_CAMERA_TARGET)
         add_goal_marker(spec, GOAL_BODY, shape="disc", size=0.018, rgba=(0.1, 0.8, 0.2, 0.6))
         gripper = spec.actuator(GRIPPER_JOINT)

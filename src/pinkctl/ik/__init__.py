@@ -6,6 +6,8 @@
 - :class:`IKSolver`: build once, query many times (both of the above).
 - :func:`find_ik_batch`: many targets, in this process, a local process pool or on Ray
   (where: :class:`Execution`).
+- :class:`IKPool`: worker processes kept across calls (``with IKPool(robot, workers=2) as
+  pool: pool.find(targets)``), also behind ``find_ik_batch(pool=)``.
 - :func:`retarget_poses`: a pose sequence as one continuous joint-space chain.
 - :func:`sample_poses`: poses the robot certainly reaches (benchmarks, datasets).
 
@@ -25,6 +27,7 @@ from .api import find_ik, local_ik
 from .batch import find_ik_batch
 from .cache import clear_solver_cache
 from .dispatch import Execution
+from .ikpool import IKPool
 from .methods import (
     DampedLeastSquares,
     IKMethod,
@@ -48,6 +51,7 @@ __all__ = [
     "Execution",
     "IKMethod",
     "IKOptions",
+    "IKPool",
     "IKResult",
     "IKSolver",
     "IKTarget",

@@ -12,32 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import checked_local, checked_search
 from .dispatch import Execution, Runner, split_execution
-from .job import Chain
+from .ikpool import IKPool
+from .job import Chain, entropy_of
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 
 __all__ = ["entropy_of", "find_ik_batch"]
-
-
-def entropy_of(rng: int | None) -> int:
-    """Integer entropy of per-target generators from ``rng`` (None: fresh entropy).
-
-    Raises:
-        InputError: ``rng`` is neither a non-negative integer nor None.
-    """
-    if rng is None:
-        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
-    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
-        raise InputError(f"rng: expected a non-negative integer seed or None, got {rng!r}")
-    return int(rng)
 
 
 def find_ik_batch(
@@ -49,6 +35,7 @@ def find_ik_batch(
     seeds: Sequence[SeedLike] | None = None,
     rng: int | None = 0,
     execution: Execution | None = None,
+    pool: IKPool | None = None,
     **options: Any,
 ) -> list[IKResult]:
     """Solve IK for every target, in order.
@@ -67,6 +54,8 @@ def find_ik_batch(
             (``"local"`` or ``"ray"``), ``workers`` (default 1: this process), Ray
             ``address``, ``retries`` of dead workers, ``progress``, ``mp_context``; its
             fields are also keywords (``workers=2``, ``backend="ray"``).
+        pool: A running :class:`~pinkctl.ik.IKPool` whose workers solve the batch (kept
+            running after it); ``workers`` and ``backend`` are then not used.
         **options: Fields of :class:`~pinkctl.ik.Execution`, of
             :class:`~pinkctl.ik.IKOptions` (``frame``, ``method``, tolerances, goal modes)
             and of :class:`~pinkctl.ik.SearchOptions` (with
@@ -82,7 +71,7 @@ def find_ik_batch(
         ImportError: ``backend="ray"`` without Ray.
     """
     run, options = split_execution(options, execution)
-    runner = Runner(run)
+    runner = Runner(run, pool=pool)
     query: LocalOptions | SearchOptions
     solver_options, query = split_options(
         options, IKOptions(), SearchOptions() if search else LocalOptions()

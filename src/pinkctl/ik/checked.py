@@ -8,6 +8,7 @@ checked budgets of a solver's repeated queries.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -206,6 +207,14 @@ def checked_search(options: SearchOptions) -> CheckedSearch:
     )
 
 
+def _with(options: Any, name: str, value: Any) -> Any:
+    """A copy of a frozen dataclass with one field changed (``dataclasses.replace`` runs the
+    constructor and costs several times more)."""
+    clone = copy.copy(options)
+    object.__setattr__(clone, name, value)
+    return clone
+
+
 class CheckedCache:
     """Checked budgets of the queries of one solver, memoised.
 
@@ -247,6 +256,10 @@ class CheckedCache:
         self, options: SearchOptions | None, changes: Mapping[str, Any]
     ) -> tuple[SearchOptions, CheckedSearch]:
         """``options`` (default ``SearchOptions()``) with ``changes``, and their checked form."""
+        rng = changes.get("rng")
+        if isinstance(rng, np.random.Generator):  # a batch's per-target generator
+            search, checked = self.search(options, {k: v for k, v in changes.items() if k != "rng"})
+            return _with(search, "rng", rng), _with(checked, "generator", rng)
         key = self._key(options, changes)
         cached = self._search.get(key) if key is not None else None
         if cached is not None:

@@ -19,13 +19,14 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import InputError
+from .ikpool import IKPool, job_key
 from .job import BatchJob, Chain, PortableRobot, failed_result, run_chains
 from .options import LocalOptions, SearchOptions
 from .pool import LocalPool
 from .ray_pool import ray_cpus, run_ray
 from .result import IKResult
 from .solver import IKSolver
-from .transport import portable_chain
+from .transport import PackedResults, portable_chain
 
 __all__ = ["Backend", "Execution", "Runner", "split_execution"]
 
@@ -117,8 +118,13 @@ class Runner:
         InputError: Bad execution settings.
     """
 
-    def __init__(self, execution: Execution) -> None:
+    def __init__(self, execution: Execution, *, pool: IKPool | None = None) -> None:
         self.execution = execution.checked()
+        if pool is not None and not isinstance(pool, IKPool):
+            raise InputError(f"pool: expected an IKPool, got {type(pool).__name__}")
+        if pool is not None and self.execution.backend != "local":
+            raise InputError("pool: an IKPool runs the batch itself; leave backend='local'")
+        self._ikpool = pool  # the caller's: left running
         self._pool: LocalPool | None = None
 
     def __enter__(self) -> Runner:
@@ -155,6 +161,10 @@ class Runner:
             return []
         workers = execution.workers
         progress = sys.stderr.isatty() if execution.progress is None else bool(execution.progress)
+        if self._ikpool is not None:
+            robot = PortableRobot.of(solver.robot)
+            job = BatchJob(robot, solver.options, query, entropy, job_key(robot, solver.options))
+            return _unpacked(solver, self._ikpool.run(job, chains, strict=False))
         if execution.backend == "local":
             workers = workers if workers is not None else (os.cpu_count() or 1)
             if workers == 1 or len(chains) == 1:
@@ -185,14 +195,23 @@ class Runner:
                     workers=workers, mp_context=execution.mp_context, retries=execution.retries
                 )
             answers = self._pool.run(job, chunks, progress=progress)
-        results: list[IKResult] = []
-        for chunk, answer in zip(chunks, answers):
-            if isinstance(answer, str):
-                results += [
-                    failed_result(solver, target, chain.seed, answer)
-                    for chain in chunk
-                    for target in chain.targets
-                ]
-            else:
-                results += answer.unpack()
-        return results
+        return _unpacked(solver, list(zip(chunks, answers)))
+
+
+def _unpacked(
+    solver: IKSolver,
+    answers: Sequence[tuple[Sequence[Chain], PackedResults | list[IKResult] | str]],
+) -> list[IKResult]:
+    """One result per target, in order, from each chunk's chains and answer: a lost chunk (an
+    answer that is a string) gives failed results saying why."""
+    results: list[IKResult] = []
+    for chunk, answer in answers:
+        if isinstance(answer, str):
+            results += [
+                failed_result(solver, target, chain.seed, answer)
+                for chain in chunk
+                for target in chain.targets
+            ]
+        else:
+            results += answer if isinstance(answer, list) else answer.unpack()
+    return results

@@ -32,13 +32,33 @@ from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 from .transport import PackedResults
 
-__all__ = ["BatchJob", "Chain", "PortableRobot", "failed_result", "solve_chunk"]
+__all__ = [
+    "BatchJob",
+    "Chain",
+    "PortableRobot",
+    "TargetError",
+    "entropy_of",
+    "failed_result",
+    "solve_chunk",
+]
 
 #: Robot fields rebuilt by loading the robot again (everything else is copied as it is).
 _LOADED = ("model", "data", "collision_model", "collision_data", "description", "source")
 #: Solvers kept per worker process (one per job; old jobs are dropped first).
 _CACHE_SIZE = 4
 _solvers: OrderedDict[str, IKSolver] = OrderedDict()
+
+
+class TargetError(Exception):
+    """A target's solve raised (the exception is the ``__cause__``), in a strict run.
+
+    Attributes:
+        index: The target's index in the whole batch.
+    """
+
+    def __init__(self, index: int) -> None:
+        super().__init__(f"targets[{index}]")
+        self.index = index
 
 
 @dataclass(frozen=True)
@@ -124,6 +144,19 @@ class BatchJob:
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
+def entropy_of(rng: int | None) -> int:
+    """Integer entropy of per-target generators from ``rng`` (None: fresh entropy).
+
+    Raises:
+        InputError: ``rng`` is neither a non-negative integer nor None.
+    """
+    if rng is None:
+        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise InputError(f"rng: expected a non-negative integer seed or None, got {rng!r}")
+    return int(rng)
+
+
 def solver_for(job: BatchJob) -> IKSolver:
     """This process's solver for ``job``: the robot is loaded on the job's first chunk."""
     solver = _solvers.get(job.key)
@@ -168,8 +201,14 @@ def run_chains(
     chains: Sequence[Chain],
     query: LocalOptions | SearchOptions,
     entropy: int,
+    *,
+    strict: bool = False,
 ) -> list[IKResult]:
-    """Solve ``chains`` with ``solver``, results in order (chain after chain)."""
+    """Solve ``chains`` with ``solver``, results in order (chain after chain).
+
+    A target whose solve raises gets a failed result naming the exception, or with
+    ``strict`` stops the run: :class:`TargetError` with its index, raised from the exception.
+    """
     out: list[IKResult] = []
     for chain in chains:
         seed: SeedLike = chain.seed
@@ -182,6 +221,8 @@ def run_chains(
                 else:
                     result = solver.solve(target, seed=seed, options=query)
             except Exception as exc:  # one target's failure never loses the others
+                if strict:
+                    raise TargetError(index) from exc
                 result = dataclasses.replace(
                     failed_result(solver, target, seed, f"raised {type(exc).__name__}: {exc}"),
                     time_s=time.perf_counter() - t0,
@@ -192,7 +233,9 @@ def run_chains(
     return out
 
 
-def solve_chunk(job: BatchJob, chains: Sequence[Chain]) -> PackedResults:
+def solve_chunk(job: BatchJob, chains: Sequence[Chain], *, strict: bool = False) -> PackedResults:
     """The unit of work of every backend: ``chains`` solved in the worker running this, the
-    results packed for the way back (:class:`~pinkctl.ik.transport.PackedResults`)."""
-    return PackedResults.pack(run_chains(solver_for(job), chains, job.query, job.entropy))
+    results packed for the way back (:class:`~pinkctl.ik.transport.PackedResults`); ``strict``
+    as in :func:`run_chains`."""
+    results = run_chains(solver_for(job), chains, job.query, job.entropy, strict=strict)
+    return PackedResults.pack(results)

@@ -28,7 +28,6 @@ import abc
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.linalg.lapack import dposv
 
 from ..errors import InputError
 
@@ -74,8 +73,22 @@ class IKMethod(abc.ABC):
         return f"{type(self).__name__}({fields})"
 
 
+_LAPACK: list[Any] = []  # scipy's dposv once imported (scipy.linalg takes ~0.5 s to import)
+
+
+def _posv() -> Any:
+    """LAPACK's ``dposv``, imported on the first Python step (a process whose steps all run
+    in the native kernel, e.g. an IK pool worker, never imports scipy)."""
+    if not _LAPACK:
+        from scipy.linalg.lapack import dposv
+
+        _LAPACK.append(dposv)
+    return _LAPACK[0]
+
+
 def damped_step(J: np.ndarray, e: np.ndarray, lam: float) -> np.ndarray:
     """``-Jᵀ (J Jᵀ + λI)⁻¹ e`` (= ``-(JᵀJ + λI)⁻¹ Jᵀ e``), solved on the smaller system."""
+    dposv = _LAPACK[0] if _LAPACK else _posv()
     m, n = J.shape
     if m <= n:
         A = J @ J.T

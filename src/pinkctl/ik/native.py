@@ -195,6 +195,35 @@ class NativeLocal:
         self._targets: tuple[np.ndarray, np.ndarray | None] | None = None
         self._budget: tuple | None = None
 
+    @property
+    def residual(self) -> Residual:
+        """The residual this loop solves."""
+        return self._residual
+
+    @property
+    def address(self) -> int:
+        """The address of the kernel's problem structure (for :mod:`pinkctl.ik.query`)."""
+        return self._pointer
+
+    @property
+    def best(self) -> np.ndarray:
+        """The kernel's best iterate of the last solve (its own array, overwritten)."""
+        return self._best
+
+    def sync_targets(self) -> None:
+        """Point the kernel at the residual's target arrays (replaced by
+        ``Residual.set_goals``; the kernel reads them, and :mod:`pinkctl.ik.query` writes
+        them)."""
+        targets = self._residual.target_arrays(0)
+        known = self._targets
+        if known is None or targets[0] is not known[0] or targets[1] is not known[1]:
+            p = self._problem
+            position, rotation_t = targets
+            rotation = rotation_t if rotation_t is not None else self._no_rotation
+            p.target_p = position.ctypes.data_as(_double_p)
+            p.target_rt = rotation.ctypes.data_as(_double_p)
+            self._targets = targets
+
     def __call__(
         self,
         q: np.ndarray,
@@ -217,15 +246,7 @@ class NativeLocal:
             p.keep = 1.0 - progress_ratio
             p.max_step = max_step if max_step is not None else 0.0
             self._budget = budget
-        targets = self._residual.target_arrays(0)
-        known = self._targets
-        if known is None or targets[0] is not known[0] or targets[1] is not known[1]:
-            # arrays replaced (Residual.set_goals): point at the new ones
-            position, rotation_t = targets
-            rotation = rotation_t if rotation_t is not None else self._no_rotation
-            p.target_p = position.ctypes.data_as(_double_p)
-            p.target_rt = rotation.ctypes.data_as(_double_p)
-            self._targets = targets
+        self.sync_targets()
         self._q[:] = q
         success = self._lib.ik_local(self._pointer)
         reason = p.reason

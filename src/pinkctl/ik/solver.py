@@ -29,6 +29,7 @@ from .loop import LocalRunner, run_local
 from .methods import make_method
 from .native import NativeLocal, native_local
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
+from .query import NativeQuery, StartCache
 from .reasons import guarded, local_reason, search_reason
 from .residual import Residual
 from .result import IKResult
@@ -116,11 +117,13 @@ class IKSolver:
             frame = robot.tool_frame or self.model.frames[self.model.nframes - 1].name
         self._frame_ids: dict[str, int] = {}
         self.frame = frame
-        self._frame_id(frame, "frame")
+        self._default_key = (self._frame_id(frame, "frame"),)
         self._residuals: dict[tuple, Residual] = {}
         self._runners: dict[int, LocalRunner] = {}  # by id() of a residual in _residuals
         self._checked = CheckedCache()
         self._generators = SeededGenerators()
+        self._starts = StartCache(self.subset, robot.q0)
+        self._query: tuple[Residual | None, NativeQuery | None] = (None, None)
         self.options = opts
         # the default frame's residual and local loop now, not in the first query; the
         # process's first solver also runs a short query: one-time costs fall outside any
@@ -227,6 +230,14 @@ class IKSolver:
             self._runners[id(residual)] = runner
         return runner
 
+    def _native_query(self, target: Any) -> NativeQuery | None:
+        """The whole-query kernel of the default frame (:mod:`pinkctl.ik.query`), or None."""
+        single = type(target) is pin.SE3 or not is_multi_target(target)
+        residual = self._residuals.get(self._default_key) if single else None
+        if residual is not None and residual is not self._query[0]:
+            self._query = (residual, NativeQuery.of(self._local(residual), self, self._starts))
+        return self._query[1] if residual is not None else None
+
     def _result(
         self,
         residual: Residual,
@@ -285,6 +296,10 @@ class IKSolver:
         """
         t0 = time.perf_counter()
         checked = self._checked.local(options, changes)
+        query = self._native_query(target)
+        answer = query.solve(target, seed, checked, t0) if query else None
+        if answer is not None:  # the common query, whole in the native kernel
+            return answer
         max_it, budget = checked.max_iterations, checked.time_budget_ms
         stall = checked.stall_iterations
         residual = self.residual(target)
@@ -336,6 +351,10 @@ class IKSolver:
         """
         t0 = time.perf_counter()
         search, checked = self._checked.search(options, changes)
+        query = self._native_query(target)
+        answer = query.find(target, seed, search, checked, t0) if query else None
+        if answer is not None:  # a simple search, whole in the native kernel
+            return answer
         budget = checked.time_budget_ms
         restarts_cap, it_cap = checked.max_restarts, checked.max_iterations
         validate = checked.validate

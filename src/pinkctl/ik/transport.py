@@ -8,7 +8,9 @@ less than that, or a pool spends its time in transport. Two forms keep it cheap,
   spelling every solver accepts, parsed to the same position and rotation); pickling a
   ``pin.SE3`` costs several times more;
 - :class:`PackedResults`: a chunk's results travel as a few stacked arrays instead of one
-  object per target, and become :class:`~pinkctl.ik.IKResult` objects again in the caller.
+  object per target, and become :class:`~pinkctl.ik.IKResult` objects again in the caller;
+- :class:`PackedTargets`: a chunk of independent pose targets (chains of one) travels as
+  stacked arrays too (:func:`pack_chunk`, :func:`unpack_chunk`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .targets import IKTarget
 if TYPE_CHECKING:
     from .job import Chain
 
-__all__ = ["PackedResults", "portable_chain"]
+
+__all__ = ["PackedResults", "PackedTargets", "pack_chunk", "portable_chain", "unpack_chunk"]
 
 
 def _portable(target: IKTarget) -> IKTarget:
@@ -41,6 +44,73 @@ def _portable(target: IKTarget) -> IKTarget:
 def portable_chain(chain: Chain) -> Chain:
     """``chain`` with its ``pin.SE3`` targets (also in multi-frame mappings) as (4, 4) arrays."""
     return dataclasses.replace(chain, targets=tuple(_portable(t) for t in chain.targets))
+
+
+@dataclass(frozen=True)
+class PackedTargets:
+    """Independent pose targets of one chunk as arrays (one row per target).
+
+    Attributes:
+        indices: ``(k,)`` each target's index in the whole batch.
+        poses: ``(k, 4, 4)`` homogeneous transforms.
+        seeds: ``(k, m)`` one seed per target, or None: every target's seed is ``seed``.
+        seed: The shared seed (when ``seeds`` is None).
+        se3: Whether the targets were ``pin.SE3`` poses (they are made so again: the same
+            numbers, on the solver's fastest path).
+    """
+
+    indices: np.ndarray
+    poses: np.ndarray
+    seeds: np.ndarray | None
+    seed: object
+    se3: bool = False
+
+
+def pack_chunk(chains: Sequence[Chain]) -> PackedTargets | list[Chain]:
+    """``chains`` as :class:`PackedTargets` when each is one pose target (``pin.SE3`` or a
+    (4, 4) array) with an array seed or the same seed object, else as portable chains."""
+    if not all(len(c.targets) == 1 for c in chains):
+        return [portable_chain(c) for c in chains]
+    poses = []
+    se3 = True
+    for chain in chains:
+        target = chain.targets[0]
+        se3 = se3 and isinstance(target, pin.SE3)
+        matrix = target.homogeneous if isinstance(target, pin.SE3) else target
+        if not (isinstance(matrix, np.ndarray) and matrix.shape == (4, 4)):
+            return [portable_chain(c) for c in chains]
+        poses.append(matrix)
+    first = chains[0].seed
+    seeds = None
+    if not all(c.seed is first for c in chains):
+        try:
+            seeds = np.array([c.seed for c in chains], dtype=np.float64)
+        except (TypeError, ValueError):
+            return [portable_chain(c) for c in chains]
+        if seeds.ndim != 2:
+            return [portable_chain(c) for c in chains]
+        first = None
+    return PackedTargets(
+        indices=np.array([c.indices[0] for c in chains], dtype=np.int64),
+        poses=np.array(poses, dtype=np.float64),
+        seeds=seeds,
+        seed=first,
+        se3=se3,
+    )
+
+
+def unpack_chunk(chunk: PackedTargets | Sequence[Chain]) -> list[Chain]:
+    """The chains of a chunk (:func:`pack_chunk`'s inverse)."""
+    from .job import Chain  # (job imports this module)
+
+    if not isinstance(chunk, PackedTargets):
+        return list(chunk)
+    seeds = chunk.seeds if chunk.seeds is not None else [chunk.seed] * len(chunk.indices)
+    poses = [pin.SE3(pose) for pose in chunk.poses] if chunk.se3 else chunk.poses
+    return [
+        Chain(indices=(int(i),), targets=(pose,), seed=seed)
+        for i, pose, seed in zip(chunk.indices.tolist(), poses, seeds)
+    ]
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["closing_factor", "toward"]
+__all__ = ["PINNED", "closing_factor", "toward"]
+
+#: The share of its step below which a joint's room in its box counts as none (pinned).
+PINNED = 1e-6
 
 
 def closing_factor(
@@ -79,12 +82,23 @@ def toward(
 ) -> tuple[np.ndarray, float]:
     """The velocity ``c + alpha (target - c)`` with ``c`` the admissible velocity nearest
     ``last`` and ``alpha`` the largest fraction in ``[0, 1]`` the box ``[lower, upper]`` allows
-    on every joint (item 4); ``target`` itself when it is in the box. Returns it and ``alpha``."""
+    on every joint (item 4); ``target`` itself when it is in the box. Returns it and ``alpha``.
+
+    A joint *pinned* in the step's direction (at rest on the edge of its box, with room for
+    less than :data:`PINNED` of its step: a knee at its position limit whose braking bound
+    leaves it no motion that way) keeps its edge and ``alpha`` is the other joints' largest:
+    otherwise one such joint would freeze every other joint at its last velocity, tick after
+    tick, for as long as the tasks ask it to move on."""
     start = np.minimum(np.maximum(last, lower), upper)
     step = target - start
     room = np.where(step > 0.0, upper - start, lower - start)
     ratios = np.divide(room, step, out=np.ones_like(step), where=step != 0.0)
     fraction = max(0.0, min(1.0, *ratios.tolist()))
+    if fraction < PINNED:
+        edge = np.abs(np.where(step > 0.0, upper, lower))
+        pinned = (ratios < PINNED) & (edge <= PINNED * np.abs(step))
+        if np.count_nonzero(pinned):  # the others move; the pinned ones keep their edge
+            fraction = min(1.0, *np.where(pinned, 1.0, ratios).tolist())
     if fraction == 1.0:
         command = target
     else:

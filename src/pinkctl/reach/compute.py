@@ -25,6 +25,7 @@ from ..ik import IKOptions, IKResult, IKSolver, SearchOptions
 from ..ik.batch import entropy_of
 from ..ik.checked import checked_search
 from ..ik.dispatch import Execution, Runner, split_execution
+from ..ik.ikpool import IKPool
 from ..ik.job import Chain
 from ..ik.options import split_options
 from ..ik.targets import SeedLike
@@ -52,6 +53,7 @@ def reachability_map(
     search: SearchOptions | None = None,
     rng: int | None = 0,
     execution: Execution | None = None,
+    pool: IKPool | None = None,
     **options: Any,
 ) -> ReachabilityMap:
     """Which poses of the tool frame the robot reaches, over a voxel grid.
@@ -78,6 +80,8 @@ def reachability_map(
         execution: Where the queries run (:class:`~pinkctl.ik.Execution`, as in
             :func:`~pinkctl.ik.find_ik_batch`); its fields are also keywords
             (``workers=2``, ``backend="ray"``).
+        pool: A running :class:`~pinkctl.ik.IKPool` whose workers run the queries (kept
+            running after the map).
         **options: Fields of :class:`~pinkctl.ik.Execution`, of
             :class:`~pinkctl.ik.IKOptions` (``frame``, tolerances, ``method``,
             ``joint_names``) and of :class:`~pinkctl.ik.SearchOptions`.
@@ -92,7 +96,7 @@ def reachability_map(
     """
     t0 = time.perf_counter()
     run, options = split_execution(options, execution)
-    runner = Runner(run)
+    runner = Runner(run, pool=pool)
     solver_options, query = split_options(
         options, IKOptions(), search if search is not None else MAP_SEARCH
     )

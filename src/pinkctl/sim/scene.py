@@ -20,7 +20,8 @@
 - a free joint on the root link for a floating-base robot;
 - a floor (at ``robot.floor``, or just below the robot's lowest point at home, never above
   z = 0: :func:`pinkctl.world.floor_height`, which the world's floor shares), lights, an
-  overview camera and a mocap target marker.
+  overview camera and a mocap target marker;
+- a :class:`~pinkctl.world.World`'s obstacles (:mod:`pinkctl.sim.world_geoms`).
 
 MuJoCo's compiler bounds (``boundmass``, ``boundinertia``) keep a massless link from being
 rejected; the description already repaired non-physical inertia tensors.
@@ -42,9 +43,11 @@ from ..core.poses import matrix_to_quaternion
 from ..errors import InputError, PinkctlWarning
 from ..world.floor import add_free_joint, floor_height, home_qpos, robot_spec
 from .scene_servos import HOLD_PREFIX, add_servos
+from .world_geoms import add_obstacles
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
+    from ..world import World
 
 __all__ = ["HOLD_PREFIX", "TARGET_BODY", "build_spec"]
 
@@ -52,6 +55,15 @@ TARGET_BODY = "pinkctl_target"
 #: Lower bounds MuJoCo applies to every body [kg], [kg m^2].
 BOUND_MASS = 1e-6
 BOUND_INERTIA = 1e-10
+
+
+def as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
+    """``names`` as a list (``default`` when None); InputError naming ``what`` otherwise."""
+    if names is None:
+        return list(default)
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{what} must be a sequence of names, got {names!r}")
+    return list(names)
 
 
 def srdf_disabled_pairs(srdf_path: Path) -> list[tuple[str, str]]:
@@ -200,6 +212,7 @@ def build_spec(
     kp: float | None,
     kv: float | None,
     spec_callback: Callable[[mujoco.MjSpec], None] | None,
+    world: World | None = None,
 ) -> mujoco.MjSpec:
     """The MjSpec of ``robot``'s scene (see the module docstring); compiled by the caller.
 
@@ -253,6 +266,8 @@ def build_spec(
     # the floor's height: one function for the simulation and the world (pinkctl.world.floor)
     floor_z = floor_height(robot, probe) if floor else None
     _add_world(spec, robot, floor_z)
+    if world is not None:
+        add_obstacles(spec, world)
     if target_marker:
         _add_target_marker(spec)
     spec.visual.global_.offwidth = 1280

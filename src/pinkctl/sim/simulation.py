@@ -15,10 +15,9 @@ feed-forward (:mod:`pinkctl.sim.servos`).
 
 Poses are world-frame; quaternions are (w, x, y, z), MuJoCo's own convention. Whole
 configurations cross between the engines only through :func:`~pinkctl.to_mujoco_qpos` and
-:func:`~pinkctl.from_mujoco_qpos` (:meth:`MujocoSimulation.get_configuration`,
-:meth:`MujocoSimulation.set_configuration`, the reset to the robot's home), which reorder
-quaternions (Pinocchio's (x, y, z, w), MuJoCo's (w, x, y, z)). A ball joint is three named
-coordinates, its rotation vector (:mod:`pinkctl.sim.coordinates`).
+:func:`~pinkctl.from_mujoco_qpos`, which reorder quaternions. A ball joint is three named
+coordinates, its rotation vector (:mod:`pinkctl.sim.coordinates`). A
+:class:`~pinkctl.world.World`'s obstacles: :mod:`pinkctl.sim.world_geoms`.
 """
 
 from __future__ import annotations
@@ -37,25 +36,19 @@ from ..core.poses import checked_pose
 from ..core.state import JointSpace, RobotState
 from ..errors import InputError
 from .coordinates import ConfigurationMap, JointCoordinates
-from .scene import TARGET_BODY, build_spec
+from .scene import TARGET_BODY, as_name_list, build_spec
 from .sensing import site_pose, site_state
 from .servos import PositionServos
+from .world_geoms import FollowsWorld
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
+    from ..world import World
 
 __all__ = ["MujocoSimulation"]
 
 
-def _as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
-    if names is None:
-        return list(default)
-    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-        raise InputError(f"{what} must be a sequence of names, got {names!r}")
-    return list(names)
-
-
-class MujocoSimulation:
+class MujocoSimulation(FollowsWorld):
     """A MuJoCo model of a :class:`~pinkctl.core.robot.PinkRobot`, with servos, floor, light
     and camera.
 
@@ -119,6 +112,7 @@ class MujocoSimulation:
         kp: float | None = None,
         kv: float | None = None,
         spec_callback: Callable[[mujoco.MjSpec], None] | None = None,
+        world: World | None = None,
     ) -> MujocoSimulation:
         """Compile the robot's description with MjSpec into a simulation (see
         :mod:`pinkctl.sim.scene` for what is added to it).
@@ -138,6 +132,8 @@ class MujocoSimulation:
                 :class:`mujoco.MjSpec` just before it is compiled, to add scene objects (a
                 free cube, a table) or change options. Joints it adds that are hinges or slides
                 appear in ``joint_names``; they get no actuator.
+            world: Obstacles added as geoms (moving ones as mocap bodies) and followed at
+                every step and reset (:mod:`pinkctl.sim.world_geoms`), before ``spec_callback``.
 
         Raises:
             ValueError: On a timestep or gain out of range, unknown frames or joints, or a robot
@@ -150,8 +146,8 @@ class MujocoSimulation:
             kv = real_number(kv, "kv", low=0.0)
         callable_or_none(spec_callback, "spec_callback")
         default_sites = list(robot.tool_frames) or ([robot.tool_frame] if robot.tool_frame else [])
-        sites = _as_name_list(site_frames, default_sites, "site_frames")
-        actuated = _as_name_list(actuated_joint_names, robot.actuated_joint_names, "joints")
+        sites = as_name_list(site_frames, default_sites, "site_frames")
+        actuated = as_name_list(actuated_joint_names, robot.actuated_joint_names, "joints")
         spec = build_spec(
             robot,
             timestep=timestep,
@@ -163,11 +159,13 @@ class MujocoSimulation:
             kp=kp,
             kv=kv,
             spec_callback=spec_callback,
+            world=world,
         )
         model = spec.compile()
         data = mujoco.MjData(model)
         sim = cls(model, data, robot=robot, actuated_joint_names=actuated, site_names=sites)
         sim.spec = spec
+        sim._follow_world(world)
         sim.reset()
         return sim
 
@@ -186,6 +184,7 @@ class MujocoSimulation:
         """Advance the physics by ``n`` steps."""
         if int(n) != n or n < 0:
             raise InputError(f"n must be a non-negative integer, got {n!r}")
+        self._sync_world()
         if n > 0:
             mujoco.mj_step(self.model, self.data, nstep=int(n))
 
@@ -216,6 +215,7 @@ class MujocoSimulation:
         self._coordinates.add_mimic_followers(self.model, requested)
         self._coordinates.write_positions(self.data, list(requested), list(requested.values()))
         self._servos.hold(self.data)
+        self._sync_world(force=True)
         mujoco.mj_forward(self.model, self.data)
 
     # ------------------------------------------------------------------ joints

@@ -18,6 +18,7 @@ import mujoco
 from ..core.robot import PinkRobot, load_pink_robot, load_pink_supported_robot, supported_robots
 from ..errors import InputError
 from ..sim import MujocoSimulation
+from ..world import World
 from .recording import RecordedSession
 from .scene import InteractiveScene
 
@@ -105,8 +106,10 @@ def build_scene(
     sites: Sequence[str] | None = None,
     *,
     timestep: float = 0.002,
+    world: World | None = None,
 ) -> InteractiveScene:
-    """A real-time-ready scene of ``robot`` with one IK target per site.
+    """A real-time-ready scene of ``robot`` with one IK target per site, and ``world``'s
+    obstacles in the simulation (``MujocoSimulation.from_robot(..., world=)``).
 
     Each target drives its site's kinematic chain (position only for chains of fewer than
     six joints) and shows itself with a mocap marker in MuJoCo (:func:`marker_name`).
@@ -126,7 +129,7 @@ def build_scene(
             spec.worldbody.add_frame().attach_body(marker, "", f"_{index}")
 
     sim = MujocoSimulation.from_robot(
-        robot, timestep=timestep, site_frames=chosen, spec_callback=add_markers
+        robot, timestep=timestep, site_frames=chosen, spec_callback=add_markers, world=world
     )
     scene = InteractiveScene(sim)
     for index, site in enumerate(chosen):
@@ -151,6 +154,8 @@ def run_view(
     duration: float | None = None,
     record: str | None = None,
     replay: str | None = None,
+    world: str | None = None,
+    conventions: str = "pinkctl",
     stderr: TextIO | None = None,
 ) -> int:
     """Run ``pinkctl view``; returns the exit status (2 with a one-line reason on stderr when
@@ -165,10 +170,14 @@ def run_view(
         duration: Stop after this many seconds (default: run until interrupted).
         record: Record the targets' poses and save them here on exit (``.npz``/``.json``).
         replay: Replay a recorded session from this file at start.
+        world: A world file (TOML, :meth:`World.load <pinkctl.world.World.load>`): its
+            obstacles are simulated and drawn, each with a gizmo that moves it.
+        conventions: ``"pinkctl"`` or ``"threejs"``: how the web page shows and reads poses
+            and durations (:mod:`pinkctl.view.conventions`).
         stderr: Where the reason goes (default ``sys.stderr``).
     """
     stream = sys.stderr if stderr is None else stderr
-    scene, reason = _prepare(robot_or_path, sites, native, replay)
+    scene, reason = _prepare(robot_or_path, sites, native, replay, world)
     if scene is None:
         return _fail(reason, stream)
     problem: str | None = None
@@ -178,7 +187,8 @@ def run_view(
         if native:
             problem = _run_native(scene, duration)
         else:
-            problem = _run_web(scene, host, port, record or "session.json", duration)
+            page = (host, port, record or "session.json", conventions)
+            problem = _run_web(scene, page, duration)
     except KeyboardInterrupt:
         problem = None
     finally:
@@ -189,7 +199,11 @@ def run_view(
 
 
 def _prepare(
-    robot_or_path: str, sites: Sequence[str] | None, native: bool, replay: str | None
+    robot_or_path: str,
+    sites: Sequence[str] | None,
+    native: bool,
+    replay: str | None,
+    world: str | None = None,
 ) -> tuple[InteractiveScene | None, str]:
     """The scene, a recorded session replayed in it; or None and why it cannot start."""
     if native:
@@ -200,7 +214,8 @@ def _prepare(
             return None, problem
     try:
         robot = load_robot(robot_or_path, sites)
-        scene = build_scene(robot, sites)
+        obstacles = World.load(world) if world else None
+        scene = build_scene(robot, sites, world=obstacles)
         session = RecordedSession.load(replay) if replay else None
     except (FileNotFoundError, ValueError) as exc:
         return None, str(exc).splitlines()[0]
@@ -221,14 +236,18 @@ def _run_native(scene: InteractiveScene, duration: float | None) -> str | None:
 
 
 def _run_web(
-    scene: InteractiveScene, host: str, port: int, session_path: str, duration: float | None
+    scene: InteractiveScene, page: tuple[str, int, str, str], duration: float | None
 ) -> str | None:
-    """Serve the web page until ``duration`` is over; the reason it cannot run, or None."""
+    """Serve the web page (host, port, session file, conventions) until ``duration`` is over;
+    the reason it cannot run, or None."""
     try:
         from .web import WebViewer
     except ImportError:
         return "the web page needs viser: pip install 'pinkctl[view]'"
-    viewer = WebViewer(scene, host=host, port=port, session_path=session_path)
+    host, port, session_path, conventions = page
+    viewer = WebViewer(
+        scene, host=host, port=port, session_path=session_path, conventions=conventions
+    )
     with viewer:
         print(f"pinkctl view: {viewer.title} at {viewer.url} (Ctrl-C to stop)", flush=True)
         _wait(duration)

@@ -6,6 +6,7 @@ real time behind the page (:meth:`InteractiveScene.start
 <pinkctl.view.scene.InteractiveScene.start>`); a display thread sends the bodies' poses and
 the panels' readouts to every open page about 30 times a second.
 
+A world's obstacles are drawn with a gizmo each (:mod:`pinkctl.view.web_obstacles`).
 Dragging a gizmo moves its target (:meth:`IkTarget.move_target
 <pinkctl.view.target.IkTarget.move_target>`), which also overrides a running trajectory.
 When the target moves by itself (an animation, a trajectory, "go home", "sync to site"), the
@@ -28,6 +29,7 @@ from .conventions import Conventions, as_conventions
 from .meshes import body_meshes
 from .recording import RecordedSession
 from .scene import InteractiveScene
+from .web_obstacles import ObstacleGizmos
 from .web_panel import TRAJECTORIES, TargetPanel, TargetSnapshot, WrittenWidget
 
 if TYPE_CHECKING:
@@ -116,6 +118,8 @@ class WebViewer:
         self.conventions = as_conventions(conventions)
         self.server: viser.ViserServer | None = None
         self.panels: dict[str, TargetPanel] = {}
+        #: The simulation's world obstacles with their drag gizmos (None without a world).
+        self.obstacles: ObstacleGizmos | None = None
         self._frames: dict[int, viser.FrameHandle] = {}
         self._robot_visible = True
         self._stop = threading.Event()
@@ -149,6 +153,9 @@ class WebViewer:
             "/ground", width=2.0, height=2.0, cell_size=0.1, section_size=0.5, plane="xy"
         )
         self._add_robot(server)
+        world = self.scene.sim.world
+        if world is not None and len(world):
+            self.obstacles = ObstacleGizmos(self.scene, world, server)
         server.gui.add_markdown(f"**pinkctl view**: {self.title}")
         for target in self.scene.targets:
             self.panels[target.site] = TargetPanel(self, target, server)
@@ -188,8 +195,11 @@ class WebViewer:
         server.initial_camera.up = (0.0, 0.0, 1.0)
 
     def _add_robot(self, server: viser.ViserServer) -> None:
-        model = self.scene.sim.model
+        model, world = self.scene.sim.model, self.scene.sim.world
+        obstacles = set(world or ())  # bodies drawn by ObstacleGizmos
         for k, mesh in enumerate(body_meshes(model)):
+            if mesh.body_name in obstacles:
+                continue
             frame = self._frames.get(mesh.body_id)
             if frame is None:
                 frame = server.scene.add_frame(f"/robot/{mesh.body_name}", show_axes=False)
@@ -284,6 +294,8 @@ class WebViewer:
                     frame.wxyz = snapshot.body_quaternions[body]
                 for site, panel in self.panels.items():
                     panel.refresh(snapshot.targets[site])
+                if self.obstacles is not None:
+                    self.obstacles.refresh()
             factor = self.scene.realtime_factor
             clock = f"t = {snapshot.time:.1f} s, real-time factor {factor:.2f}"
             if self.scene.loop_error:

@@ -1,0 +1,216 @@
+/*
+ * A whole IK query in one call: the target checked and stored, the seed checked, normalised
+ * and clamped, then one local solve (IKSolver.solve) or a global search (IKSolver.find) with
+ * the search's restarts, and the errors of a converged answer.
+ *
+ * The Python modules are the reference and hold the documentation: pinkctl/ik/targets.py
+ * (_check_rotation: what a rotation must satisfy), pinkctl/ik/joints.py (parse_seed: a full
+ * configuration's checks; pin.normalize on the (cos, sin) pairs), pinkctl/ik/search.py
+ * (global_search: the order of budgets, restarts and the best failed start) and
+ * pinkctl/ik/residual.py (errors). The random starts are drawn by the Python side with the
+ * search's own generator (pinkctl/ik/query.py), so both paths start from the same
+ * configurations; the local solves are pk_ik_local's. The Python side owns every array and
+ * decides when this path applies (tests/test_native_ik.py checks whole queries against the
+ * Python path).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "_ik.h"
+#include "_native.h"
+
+typedef struct IKQuery {
+    IKProblem *problem;
+    int search;               /* 0: one local solve; 1: a global search */
+    int max_iterations;       /* local: its budget; search: the total (< 0: none) */
+    int max_restarts;         /* search: random starts (< 0: none) */
+    int iterations_per_start; /* search: the cap of each local solve */
+    int stall_iterations;     /* <= 0: never stop on a stall */
+    int has_deadline;
+    double deadline;          /* CLOCK_MONOTONIC seconds */
+    double keep;              /* 1 - progress_ratio */
+    double max_step;          /* <= 0: no cap */
+    int n_starts;             /* starts available: restarts 0 .. n_starts - 1 */
+    int starts_offset;        /* the restart of the first row of starts */
+    const double *starts;     /* rows of nq configurations: their moved coordinates */
+    int resume;               /* 1: go on with a search that asked for more starts */
+    double *seed;             /* nq: the seed as given; normalised and clamped here */
+    double *out_q;            /* nq: the answer (best iterate, chosen solution or seed) */
+    /* outputs, and the state of a search that asked for more starts */
+    int success, iterations, restarts, reason;
+    double cost, position_error, orientation_error;
+    int first, have_best;
+    double best_cost;
+} IKQuery;
+
+enum { QUERY_BAD_TARGET = -1, QUERY_BAD_SEED = -2, QUERY_MORE_STARTS = -3 };
+/* search reasons beyond the local ones (search.py's "iterations", "restarts", "time") */
+enum { SEARCH_CONVERGED = 0, SEARCH_ITERATIONS = 1, SEARCH_RESTARTS = 2, SEARCH_TIME = 3 };
+
+unsigned long pk_ik_query_size(void) { return (unsigned long)sizeof(IKQuery); }
+
+/* Where the caller writes the seed (nq values). */
+double *pk_ik_query_seed(IKQuery *s, int *nq) {
+    *nq = s->problem->nq;
+    return s->seed;
+}
+
+/* targets._check_rotation and the finite position; the target stored (rotation transposed). */
+static int set_target(IKProblem *p, const double *position, const double *r) {
+    for (int i = 0; i < 3; ++i)
+        if (!isfinite(position[i])) return 0;
+    if (p->m == 6) {
+        const double a = r[0], b = r[1], c = r[2], d = r[3], e = r[4], f = r[5], g = r[6],
+                     h = r[7], i = r[8], tol = 1e-6;
+        if (!(fabs(a * a + d * d + g * g - 1.0) <= tol && fabs(b * b + e * e + h * h - 1.0) <= tol &&
+              fabs(c * c + f * f + i * i - 1.0) <= tol && fabs(a * b + d * e + g * h) <= tol &&
+              fabs(a * c + d * f + g * i) <= tol && fabs(b * c + e * f + h * i) <= tol))
+            return 0;
+        if (a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) < 0.0) return 0;
+        double *rt = (double *)p->target_rt;
+        for (int row = 0; row < 3; ++row)
+            for (int col = 0; col < 3; ++col) rt[3 * row + col] = r[3 * col + row];
+    }
+    memcpy((double *)p->target_p, position, 3 * sizeof(double));
+    return 1;
+}
+
+/* joints.parse_seed of a full configuration: finite, (cos, sin) pairs normalised (every pair
+ * of the model is a moved continuous joint where this path applies), clamped. */
+static int prepare_seed(const IKProblem *p, double *q) {
+    for (int i = 0; i < p->nq; ++i)
+        if (!isfinite(q[i])) return 0;
+    for (int c = 0; c < p->n; ++c) {
+        double *x = q + p->q_cols[c];
+        if (p->continuous[c]) {
+            const double n2 = x[0] * x[0] + x[1] * x[1];
+            if (n2 > 0.0) {
+                const double norm = sqrt(n2);
+                x[0] /= norm;
+                x[1] /= norm;
+            }
+            continue;
+        }
+        *x = *x < p->lower[c] ? p->lower[c] : *x;
+        *x = *x > p->upper[c] ? p->upper[c] : *x;
+    }
+    return 1;
+}
+
+/* One local solve from start with the given iteration cap; 1 on success. */
+static int local(IKQuery *s, const double *start, int cap) {
+    IKProblem *p = s->problem;
+    memcpy(p->q, start, sizeof(double) * (size_t)p->nq);
+    p->max_iterations = cap;
+    return pk_ik_local(p);
+}
+
+/* residual.errors of the last evaluation (one goal). */
+static void errors(IKQuery *s) {
+    const double *e = s->problem->e;
+    s->position_error = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+    s->orientation_error = s->problem->m == 6 ? sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) : 0.0;
+}
+
+/* search.global_search with one solution wanted, no validation and no metric threshold. */
+static int search(IKQuery *s, double *start) {
+    IKProblem *p = s->problem;
+    const int nq = p->nq;
+    if (!s->resume) {
+        s->best_cost = INFINITY;
+        s->have_best = 0;
+        s->first = 1;
+        s->iterations = 0;
+        s->restarts = 0;
+    }
+    for (;;) {
+        if (s->has_deadline && !s->first && pk_ik_now() > s->deadline) {
+            s->reason = SEARCH_TIME;
+            break;
+        }
+        if (s->max_iterations >= 0 && s->iterations >= s->max_iterations) {
+            s->reason = SEARCH_ITERATIONS;
+            break;
+        }
+        if (!s->first) {
+            if (s->max_restarts >= 0 && s->restarts >= s->max_restarts) {
+                s->reason = SEARCH_RESTARTS;
+                break;
+            }
+            if (s->restarts >= s->n_starts) return QUERY_MORE_STARTS;
+            const double *row = s->starts + (size_t)nq * (size_t)(s->restarts - s->starts_offset);
+            s->restarts += 1;
+            memcpy(start, s->seed, sizeof(double) * (size_t)nq);
+            for (int c = 0; c < p->n; ++c) {
+                const int i = p->q_cols[c];
+                start[i] = row[i];
+                if (p->continuous[c]) start[i + 1] = row[i + 1];
+            }
+        }
+        int cap = s->iterations_per_start;
+        if (s->max_iterations >= 0 && s->max_iterations - s->iterations < cap)
+            cap = s->max_iterations - s->iterations;
+        const int ok = local(s, s->first ? s->seed : start, cap);
+        s->first = 0;
+        if (p->reason == IK_FALLBACK) return IK_FALLBACK;
+        s->iterations += p->iterations;
+        if (ok) {
+            memcpy(s->out_q, p->best_q, sizeof(double) * (size_t)nq);
+            s->success = 1;
+            s->cost = p->cost;
+            s->reason = SEARCH_CONVERGED;
+            errors(s);
+            return SEARCH_CONVERGED;
+        }
+        if (p->cost < s->best_cost) {
+            s->best_cost = p->cost;
+            s->have_best = 1;
+            memcpy(s->out_q, p->best_q, sizeof(double) * (size_t)nq);
+        }
+    }
+    if (!s->have_best) memcpy(s->out_q, s->seed, sizeof(double) * (size_t)nq);
+    s->cost = s->best_cost;
+    return s->reason;
+}
+
+/* The query: target (position, row-major rotation or NULL), the seed already in s->seed;
+ * with s->resume, a search goes on where it asked for more starts (target and seed as they
+ * were). Returns the reason (>= 0: a local solve's IK_* or a search's SEARCH_*; IK_FALLBACK: repeat
+ * the query on the Python path) or a QUERY_* code. The problem's budget is restored. */
+int pk_ik_query(IKQuery *s, const double *position, const double *rotation) {
+    IKProblem *p = s->problem;
+    if (!s->resume) {
+        if (!set_target(p, position, rotation)) return QUERY_BAD_TARGET;
+        if (!prepare_seed(p, s->seed)) return QUERY_BAD_SEED;
+    }
+    const IKProblem saved = *p;
+    p->stall_iterations = s->stall_iterations;
+    p->has_deadline = s->has_deadline;
+    p->deadline = s->deadline;
+    p->keep = s->keep;
+    p->max_step = s->max_step;
+    s->success = 0;
+    s->position_error = s->orientation_error = 0.0;
+    int out;
+    if (s->search) {
+        double start[IK_MAX_COLUMNS * 4 + 64];
+        double *buffer = p->nq <= (int)(sizeof start / sizeof *start) ? start : NULL;
+        out = buffer != NULL ? search(s, buffer) : IK_FALLBACK;
+    } else {
+        s->success = local(s, s->seed, s->max_iterations);
+        s->iterations = p->iterations;
+        s->restarts = 0;
+        s->cost = p->cost;
+        s->reason = p->reason;
+        memcpy(s->out_q, p->best_q, sizeof(double) * (size_t)p->nq);
+        if (s->success) errors(s);
+        out = p->reason;
+    }
+    p->max_iterations = saved.max_iterations;
+    p->stall_iterations = saved.stall_iterations;
+    p->has_deadline = saved.has_deadline;
+    p->deadline = saved.deadline;
+    p->keep = saved.keep;
+    p->max_step = saved.max_step;
+    return out;
+}

@@ -1,0 +1,327 @@
+"""Whole IK queries in one call of the native kernel (``pinkctl/_native/_ik_query.c``).
+
+A warm-started solve or a global search whose local solves run in the kernel
+(:mod:`pinkctl.ik.native`) still spent most of its time in Python around them: checking the
+target and the seed, drawing restarts, building outcomes. For the common query, a
+:class:`NativeQuery` hands the kernel the target and the seed as they come and gets the answer
+back in one call:
+
+- the default frame's single target, a ``pin.SE3`` (other spellings are parsed in Python
+  first), and a seed that is a full float64 configuration (other forms are parsed first);
+- :meth:`NativeQuery.solve`: every :class:`~pinkctl.ik.LocalOptions` budget;
+- :meth:`NativeQuery.find`: one solution wanted, no ``validate`` and no ``metric_threshold``.
+  The random starts are drawn here, from the search's own generator in the same order, so
+  both paths start from the same configurations: for an integer ``rng`` seed (the default)
+  once per seed (:class:`StartCache`), for a generator (a batch's per-target generators) one
+  draw per restart, handed to the kernel when its search asks for the next start.
+
+The kernel checks the target and the seed as the Python path does; when it refuses one, or
+when its local solve would leave the kernel (a least-squares step), the query returns None and
+the caller runs its Python path, which then raises the precise error or gives the answer. So
+answers are those of the Python path (``tests/test_native_ik.py``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+
+from .._native import kernel_module
+from .checked import CheckedLocal, CheckedSearch
+from .joints import JointSubset
+from .native import NativeLocal
+from .options import SearchOptions
+from .reasons import local_reason, search_reason
+from .result import IKResult
+from .search import SearchOutcome, is_seed
+from .targets import parse_target
+
+if TYPE_CHECKING:
+    from .solver import IKSolver
+
+__all__ = ["NativeQuery", "StartCache"]
+
+_LOCAL_REASONS = ("converged", "iterations", "time", "stalled", "numerical")
+_SEARCH_REASONS = ("converged", "iterations", "restarts", "time")
+_FALLBACK = 5
+_MORE_STARTS = -3
+
+
+class _Query(ctypes.Structure):
+    """Mirror of the ``IKQuery`` structure of ``_ik_query.c`` (checked by size)."""
+
+    _fields_ = [
+        ("problem", ctypes.c_void_p),
+        ("search", ctypes.c_int),
+        ("max_iterations", ctypes.c_int),
+        ("max_restarts", ctypes.c_int),
+        ("iterations_per_start", ctypes.c_int),
+        ("stall_iterations", ctypes.c_int),
+        ("has_deadline", ctypes.c_int),
+        ("deadline", ctypes.c_double),
+        ("keep", ctypes.c_double),
+        ("max_step", ctypes.c_double),
+        ("n_starts", ctypes.c_int),
+        ("starts_offset", ctypes.c_int),
+        ("starts", ctypes.c_void_p),
+        ("resume", ctypes.c_int),
+        ("seed", ctypes.c_void_p),
+        ("out_q", ctypes.c_void_p),
+        ("success", ctypes.c_int),
+        ("iterations", ctypes.c_int),
+        ("restarts", ctypes.c_int),
+        ("reason", ctypes.c_int),
+        ("cost", ctypes.c_double),
+        ("position_error", ctypes.c_double),
+        ("orientation_error", ctypes.c_double),
+        ("first", ctypes.c_int),
+        ("have_best", ctypes.c_int),
+        ("best_cost", ctypes.c_double),
+    ]
+
+
+class StartCache:
+    """The random starts of a search with an integer ``rng`` seed, drawn once.
+
+    The Python path draws a search's restarts from ``np.random.default_rng(seed)`` at its
+    start, one :meth:`~pinkctl.ik.joints.JointSubset.sample` per restart (every query with
+    that seed the same sequence); here the same draws are kept as rows of full configurations
+    (only their moved coordinates are read), extended when a search needs more. The subset
+    has scalar and continuous joints only (where the native loop applies), so a sample is
+    ``n`` uniform draws: ``k`` samples are one ``(k, n)`` draw, the same doubles in the same
+    order, scaled and written as :meth:`~pinkctl.ik.joints.JointSubset.sample` does.
+    """
+
+    def __init__(self, subset: JointSubset, template: np.ndarray, capacity: int = 8) -> None:
+        self._subset = subset
+        self._template = template
+        self._capacity = capacity
+        self._made: dict[int, tuple[np.random.Generator, np.ndarray]] = {}
+
+    def rows(self, seed: int, at_least: int) -> np.ndarray:
+        """At least ``at_least`` starts of ``seed``, as a C-contiguous (k, nq) array."""
+        made = self._made.get(seed)
+        if made is not None and len(made[1]) >= at_least:
+            return made[1]
+        if made is None:
+            if len(self._made) >= self._capacity:
+                self._made.clear()
+            made = (np.random.default_rng(seed), np.empty((0, len(self._template))))
+        generator, rows = made
+        subset = self._subset
+        count = at_least - len(rows)
+        values = generator.random((count, subset.n))
+        np.multiply(values, subset._sample_span, out=values)
+        np.add(values, subset.sample_low, out=values)
+        more = np.repeat(self._template[None, :], count, axis=0)
+        for row, drawn in zip(more, values):
+            subset.write(row, drawn)
+        rows = np.ascontiguousarray(np.vstack([rows, more]))
+        self._made[seed] = (generator, rows)
+        return rows
+
+
+class NativeQuery:
+    """Whole queries on one single-frame residual whose local solve is native.
+
+    Args:
+        local: The residual's native local solve.
+        solver: The solver it belongs to (its moved joints, seeds' template, joint and
+            method names, and result builder for a failed query, which evaluates the answer).
+        starts: The solver's cache of random starts.
+    """
+
+    @classmethod
+    def of(cls, local: object, solver: IKSolver, starts: StartCache) -> NativeQuery | None:
+        """The whole-query kernel of a residual whose local solve is ``local``, or None when
+        that is not the native loop."""
+        return cls(local, solver, starts) if isinstance(local, NativeLocal) else None
+
+    def __init__(self, local: NativeLocal, solver: IKSolver, starts: StartCache) -> None:
+        self._lib = kernel_module()
+        if self._lib.ik_query_size() != ctypes.sizeof(_Query):
+            raise RuntimeError("the native kernel does not match pinkctl: rebuild it")
+        self.local = local
+        self.residual = local.residual
+        self._pose = self.residual.m == 6
+        subset = solver.subset
+        self._subset = subset
+        template = solver.robot.q0
+        self._template = template
+        self._starts = starts
+        self._result = solver._result
+        self._names = tuple(solver.joint_names)
+        self._method = solver.method.name
+        self._full = subset._full_seed_fast  # an (nq,) seed is a full configuration
+        nq = len(template)
+        self._seed = np.zeros(nq)
+        self._out = np.zeros(nq)
+        s = _Query()
+        s.problem = local.address
+        s.seed = self._seed.ctypes.data
+        s.out_q = self._out.ctypes.data
+        s.keep = 0.99  # run_local's default progress_ratio (0.01), the searches' too
+        self._query = s
+        self._address = ctypes.addressof(s)
+        self._configured: CheckedLocal | CheckedSearch | None = None
+        self._rows: tuple[int, np.ndarray] | None = None  # the starts pointed at, and their seed
+        self._row: np.ndarray | None = None  # a generator's start pointed at
+
+    def _configure(self, checked: CheckedLocal | CheckedSearch, t0: float) -> None:
+        """The structure's budget from ``checked`` (kept while the same one comes back)."""
+        budget = checked.time_budget_ms
+        if checked is self._configured and budget is None:
+            return
+        s = self._query
+        search = isinstance(checked, CheckedSearch)
+        s.search = search
+        it = checked.max_iterations
+        s.max_iterations = it if it is not None else -1
+        if isinstance(checked, CheckedSearch):
+            s.max_restarts = checked.max_restarts if checked.max_restarts is not None else -1
+            s.iterations_per_start = checked.iterations_per_start
+        stall = checked.stall_iterations
+        s.stall_iterations = stall if stall is not None else 0
+        s.has_deadline = budget is not None
+        s.deadline = t0 + budget * 1e-3 if budget is not None else 0.0
+        s.max_step = checked.max_step if checked.max_step is not None else 0.0
+        self._configured = checked
+
+    def _run(self, target: Any, seed: Any) -> int | None:
+        """The kernel's reason, or None when the Python path must answer."""
+        if type(target) is pin.SE3:
+            position = target.translation
+            rotation = target.rotation if self._pose else None
+        else:
+            position, rotation = parse_target(target, orientation=self._pose)
+        if not self._full or type(seed) is not np.ndarray or seed.shape != self._seed.shape:
+            seed = self._subset.parse_seed(seed, self._template, clamp=False)
+        self.local.sync_targets()
+        code = self._lib.ik_query(self._address, position, rotation, seed)
+        return None if (code < 0 and code != _MORE_STARTS) or code == _FALLBACK else code
+
+    def solve(
+        self, target: object, seed: object, checked: CheckedLocal, t0: float
+    ) -> IKResult | None:
+        """:meth:`IKSolver.solve`'s answer, or None (the caller's Python path answers)."""
+        self._configure(checked, t0)
+        code = self._run(target, seed)
+        if code is None:
+            return None
+        s = self._query
+        if s.success:
+            return self._converged(s.iterations, 0, t0)
+        reason = local_reason(
+            _LOCAL_REASONS[code],
+            checked.max_iterations,
+            checked.time_budget_ms,
+            checked.stall_iterations,
+        )
+        return self._result(
+            self.residual,
+            self._out.copy(),
+            success=False,
+            iterations=s.iterations,
+            restarts=0,
+            t0=t0,
+            reason=reason,
+            solutions=0,
+        )
+
+    def find(
+        self,
+        target: object,
+        seed: object,
+        search: SearchOptions,
+        checked: CheckedSearch,
+        t0: float,
+    ) -> IKResult | None:
+        """:meth:`IKSolver.find`'s answer (the simple searches of the module docstring), or
+        None (the caller's Python path answers)."""
+        if (
+            checked.validate is not None
+            or checked.metric_threshold is not None
+            or checked.max_solutions != 1
+        ):
+            return None
+        self._configure(checked, t0)
+        s = self._query
+        s.resume = 0
+        rng = search.rng
+        seeded = is_seed(rng)
+        rows = self._rows
+        if seeded:  # the cached starts of this seed
+            if rows is None or rows[0] != rng:
+                rows = self._point_at(int(rng), 256)  # type: ignore[arg-type]
+        else:  # the generator's draws, one per restart, as the Python path makes them
+            s.n_starts = 0
+            self._rows = None
+        draw: Any = checked.generator
+        rewind = draw.bit_generator.state if isinstance(draw, np.random.Generator) else None
+        code = self._run(target, seed)
+        while code == _MORE_STARTS:
+            if seeded:
+                assert rows is not None
+                rows = self._point_at(rows[0], 2 * len(rows[1]))
+            else:
+                if not isinstance(draw, np.random.Generator):
+                    draw = draw()  # a factory: the generator of a fresh seed
+                row = self._subset.sample(draw, self._template)
+                self._row = row  # kept alive while the kernel reads it
+                s.starts, s.starts_offset, s.n_starts = row.ctypes.data, s.restarts, s.restarts + 1
+            s.resume = 1
+            code = self._lib.ik_resume(self._address)
+            s.resume = 0
+            if code == _FALLBACK:  # the Python path answers, from the same draws
+                if rewind is not None:
+                    draw.bit_generator.state = rewind
+                return None
+        if code is None:
+            return None
+        if s.success:
+            return self._converged(s.iterations, s.restarts, t0)
+        q = self._out.copy()
+        out = SearchOutcome(q, False, [], s.iterations, s.restarts, 0, 0, _SEARCH_REASONS[code])
+        budget = checked.time_budget_ms
+        reason = search_reason(out, budget, checked.max_restarts, checked.max_iterations, [])
+        return self._result(
+            self.residual,
+            q,
+            success=False,
+            iterations=s.iterations,
+            restarts=s.restarts,
+            t0=t0,
+            reason=reason,
+            solutions=0,
+        )
+
+    def _point_at(self, seed: int, at_least: int) -> tuple[int, np.ndarray]:
+        """Point the structure at ``at_least`` starts of the generator seed ``seed``."""
+        rows = self._starts.rows(seed, at_least)
+        self._query.starts = rows.ctypes.data
+        self._query.n_starts = len(rows)
+        self._query.starts_offset = 0
+        self._rows = (seed, rows)
+        return self._rows
+
+    def _converged(self, iterations: int, restarts: int, t0: float) -> IKResult:
+        s = self._query
+        q = self._out.copy()
+        return IKResult(
+            self._subset.values(q),
+            self._names,
+            q,
+            True,
+            s.position_error,
+            s.orientation_error,
+            iterations,
+            restarts,
+            time.perf_counter() - t0,
+            "converged",
+            self._method,
+            1,
+        )

@@ -1,0 +1,187 @@
+"""IKPool: answers equal one process's, workers stop with the pool, errors name their target,
+a dead worker is replaced, bad arguments are refused. (Its speed is measured in
+``bench/pool_efficiency.py``, never here.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinkctl
+from pinkctl import InputError, WorkerError
+from pinkctl.ik import IKPool, IKSolver, find_ik_batch, sample_poses
+from pinkctl.reach import reachability_map
+
+BUDGET = {"max_restarts": 10}
+
+
+def _load(name: str) -> pinkctl.PinkRobot:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pinkctl.load_pink_supported_robot(name)
+
+
+@pytest.fixture(scope="module")
+def franka() -> pinkctl.PinkRobot:
+    return _load("franka")
+
+
+@pytest.fixture(scope="module")
+def pool(franka: pinkctl.PinkRobot):
+    with IKPool(franka, workers=2) as running:
+        yield running
+
+
+def _same(a: list, b: list) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert (x.success, x.iterations, x.restarts, x.reason) == (
+            y.success,
+            y.iterations,
+            y.restarts,
+            y.reason,
+        )
+        assert np.array_equal(x.q_full, y.q_full)
+        assert x.joint_names == y.joint_names
+
+
+def test_answers_equal_one_process(franka: pinkctl.PinkRobot, pool: IKPool) -> None:
+    targets = sample_poses(franka, 40, rng=3)
+    _same(pool.find(targets, **BUDGET), find_ik_batch(franka, targets, **BUDGET))
+    # per-target seeds, another rng, and the same answers from one solver's loop
+    rng = np.random.default_rng(4)
+    seeds = [pool.solver.subset.sample(rng, franka.q0) for _ in targets]
+    got = pool.find(targets, seeds=seeds, rng=7, **BUDGET)
+    _same(got, find_ik_batch(franka, targets, seeds=seeds, rng=7, **BUDGET))
+    solver = IKSolver(franka)
+    for i in (0, 17, 39):
+        generator = np.random.default_rng(np.random.SeedSequence(7, spawn_key=(i,)))
+        alone = solver.find(targets[i], seed=seeds[i], rng=generator, **BUDGET)
+        _same([got[i]], [alone])
+    # local solves, targets in other spellings, a position-only pool sharing nothing
+    home = pool.solver.subset.values(franka.q0)
+    matrices = [t.homogeneous for t in targets[:10]]
+    _same(pool.solve(matrices, seed=home), find_ik_batch(franka, matrices, search=False, seed=home))
+    assert pool.find([]) == []
+    assert pool.cpu_seconds > 0.0
+    assert len(pool.start_seconds) == 2 and all(s > 0.0 for s in pool.start_seconds)
+
+
+def test_the_pool_runs_batches_and_maps(franka: pinkctl.PinkRobot, pool: IKPool) -> None:
+    targets = sample_poses(franka, 12, rng=5)
+    _same(
+        find_ik_batch(franka, targets, pool=pool, **BUDGET),
+        find_ik_batch(franka, targets, **BUDGET),
+    )
+    kwargs = {"resolution": 0.25, "orientations": None, "max_restarts": 1}
+    pooled = reachability_map(franka, pool=pool, **kwargs)
+    alone = reachability_map(franka, **kwargs)
+    assert np.array_equal(pooled.reachable, alone.reachable)
+    assert not pool.closed  # the caller's pool keeps running
+    with pytest.raises(InputError, match="pool"):
+        find_ik_batch(franka, targets, pool="pool")
+    with pytest.raises(InputError, match="pool"):
+        find_ik_batch(franka, targets, pool=pool, backend="ray")
+
+
+def test_errors_in_workers_name_their_target(franka: pinkctl.PinkRobot, pool: IKPool) -> None:
+    targets = sample_poses(franka, 6, rng=6)
+    bad = [*targets[:4], "not a pose", targets[5]]
+    with pytest.raises(InputError, match=r"^targets\[4\]: target: expected pin.SE3"):
+        pool.find(bad)
+    seeds = [None] * 6
+    seeds[2] = {franka.controlled_joint_names[0]: None}  # float(None): a TypeError there
+    with pytest.raises(WorkerError, match=r"^targets\[2\]: TypeError") as caught:
+        pool.find(targets, seeds=seeds)
+    assert caught.value.index == 2
+    assert "Traceback" in caught.value.remote_traceback
+    # the pool still answers afterwards
+    _same(pool.find(targets, **BUDGET), find_ik_batch(franka, targets, **BUDGET))
+
+
+def test_a_dead_worker_is_replaced(franka: pinkctl.PinkRobot) -> None:
+    targets = sample_poses(franka, 10, rng=8)
+    with IKPool(franka, workers=2) as pool:
+        first = pool.find(targets, **BUDGET)
+        worker = pool._workers._workers[0].process
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.wait()
+        _same(pool.find(targets, **BUDGET), first)
+
+
+def test_the_context_manager_stops_the_workers(franka: pinkctl.PinkRobot) -> None:
+    with IKPool(franka, workers=2) as pool:
+        processes = [w.process for w in pool._workers._workers]
+        assert pool.find(sample_poses(franka, 2, rng=9), **BUDGET)[0].success
+    assert pool.closed
+    assert all(p.poll() is not None for p in processes)
+    with pytest.raises(WorkerError, match="closed"):
+        pool.find(sample_poses(franka, 2, rng=9))
+    pool.close()  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"workers": 0}, "workers"),
+        ({"workers": 1.5}, "workers"),
+        ({"workers": True}, "workers"),
+        ({"retries": -1}, "retries"),
+        ({"frame": "no_such_frame"}, "frame"),
+        ({"max_restarts": 3}, "unknown IK option"),
+    ],
+)
+def test_bad_pool_arguments_are_refused(franka: pinkctl.PinkRobot, kwargs, match) -> None:
+    with pytest.raises(InputError, match=match):
+        IKPool(franka, **kwargs)
+
+
+def test_bad_query_arguments_are_refused(franka: pinkctl.PinkRobot, pool: IKPool) -> None:
+    targets = sample_poses(franka, 3, rng=10)
+    with pytest.raises(InputError, match="seeds"):
+        pool.find(targets, seeds=[None])
+    with pytest.raises(InputError, match="targets"):
+        pool.find(pin.SE3.Identity())
+    with pytest.raises(InputError, match="max_restarts"):
+        pool.find(targets, max_restarts=-2)
+    with pytest.raises(InputError, match="rng"):
+        pool.find(targets, rng=-1)
+    with pytest.raises(InputError, match="unknown IK option"):
+        pool.solve(targets, max_restarts=2)
+    with pytest.raises(InputError, match="validate"):
+        pool.find(targets, validate=lambda q: True)  # not picklable: refused before any work
+
+
+def test_a_robot_workers_cannot_load_is_refused() -> None:
+    robot = _load("ur5")
+    robot.source = None
+    with pytest.raises(InputError, match="source"):
+        IKPool(robot, workers=1)
+
+
+def test_workers_import_only_what_a_solve_needs() -> None:
+    # the worker is a script: its bootstrap, in a fresh interpreter
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import importlib.util\n"
+        "spec = importlib.util.find_spec('pinkctl')\n"
+        "path = Path(spec.submodule_search_locations[0]) / 'ik' / 'pool_worker.py'\n"
+        "namespace = {'__name__': 'boot'}\n"
+        "exec(compile(path.read_text(), str(path), 'exec'), namespace)\n"
+        "namespace['bare_package']('pinkctl')\n"
+        "import pinkctl.ik.job\n"
+        "heavy = ('mujoco', 'scipy', 'pink', 'pinkctl.sim', 'pinkctl.controllers', 'viser')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
