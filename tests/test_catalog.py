@@ -194,7 +194,11 @@ def test_catalog_robot_closed_loop_reaches_targets(loaded, name):
     for _ in range(20):
         while True:
             q = _random_q(robot, rng, arm, spread=0.3, margin=0.05)
-            if _collision_free(sim, robot, q):
+            # free in MuJoCo and outside the controller's collision margin (with 5 mm to spare)
+            avoid = controller.collision
+            if _collision_free(sim, robot, q) and (
+                avoid is None or not avoid.scene.in_collision(q, avoid.limit.margin + 5e-3)
+            ):
                 break
         pin.framesForwardKinematics(model, data, q)
         goal = data.oMf[fid].copy()
@@ -210,7 +214,8 @@ def test_catalog_robot_closed_loop_reaches_targets(loaded, name):
         for _ in range(int(round(4.0 / sim.timestep))):
             out = controller.forward(sim.get_robot_state(), setpoint, t)
             t += sim.timestep
-            assert out is not None and controller.status is ControllerStatus.OK
+            # BLOCKED: collision avoidance slows the arm near a margin on the way
+            assert out is not None and controller.status is not ControllerStatus.BRAKING
             command = out.joints.get_positions(arm)
             assert np.all(command >= lower - 1e-12) and np.all(command <= upper + 1e-12)
             assert np.all(np.abs(command - previous) <= velocity * sim.timestep * (1 + 1e-9))

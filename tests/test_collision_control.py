@@ -247,3 +247,73 @@ def test_collision_limit_works_as_a_plain_pink_limit(franka):
     assert any(close) and np.all(h[close] < 0.0)  # closer than the margin: asked to open
     with pytest.raises(InputError, match="influence_distance"):
         CollisionLimit(limit.scene, margin=0.05, influence_distance=0.01)
+
+
+# ---------------------------------------------------------------------- MuJoCo
+def test_mujoco_box_between_tool_and_target_no_contact(franka):
+    """The box in MuJoCo (``from_robot(world=)``): the default controller plus ``world=``
+    stops the arm before it; no contact with the box at any step."""
+    from pinkctl import MujocoSimulation  # noqa: PLC0415
+    from pinkctl.core.state import SpatialState  # noqa: PLC0415
+
+    hand = _hand(franka)
+    world = World()
+    world.add_box("box", size=(0.05, 0.3, 0.3), position=hand.translation + [0.12, 0.0, 0.0])
+    sim = MujocoSimulation.from_robot(franka, world=world)
+    controller = PinkIKController(franka, sim.joint_names, sim.site_names, dt=DT, world=world)
+    frame = franka.tool_frame
+    start, orientation = sim.get_site_pose(frame)
+    setpoint = RobotState(
+        sites=SpatialState.from_name(
+            [frame],
+            positions=([frame], (start + [0.3, 0.0, 0.0]).reshape(1, 3)),
+            orientations=([frame], orientation.reshape(1, 4)),
+        )
+    )
+    assert controller.reset(sim.get_robot_state(), None, 0.0)
+    deepest = 0.0
+    for k in range(1500):
+        desired = controller.forward(sim.get_robot_state(), setpoint, k * DT)
+        sim.apply(desired)
+        sim.step()
+        report = sim.contacts()
+        assert report.obstacle_contacts == 0, report.pairs
+        deepest = max(deepest, report.depth)
+    assert controller.status is ControllerStatus.BLOCKED
+    assert deepest == 0.0
+
+
+@pytest.mark.xfail(reason="known issue: in MuJoCo the ball goes 10 mm into the hand (servo lag)")
+def test_mujoco_moving_sphere_no_contact(franka):
+    """A sphere moving at 0.3 m/s into the hand in MuJoCo: the arm gives way, the ball never
+    0.5 mm deep."""
+    from pinkctl import MujocoSimulation  # noqa: PLC0415
+    from pinkctl.core.state import SpatialState  # noqa: PLC0415
+
+    hand = _hand(franka)
+    world = World()
+    start = hand.translation + [0.25, 0.0, 0.0]
+    world.add_sphere("ball", radius=0.05, position=start, movable=True)
+    sim = MujocoSimulation.from_robot(franka, world=world)
+    controller = PinkIKController(franka, sim.joint_names, sim.site_names, dt=DT, world=world)
+    frame = franka.tool_frame
+    position, orientation = sim.get_site_pose(frame)
+    setpoint = RobotState(
+        sites=SpatialState.from_name(
+            [frame],
+            positions=([frame], position.reshape(1, 3)),
+            orientations=([frame], orientation.reshape(1, 4)),
+        )
+    )
+    assert controller.reset(sim.get_robot_state(), None, 0.0)
+    deepest = 0.0
+    for k in range(1200):
+        x = max(start[0] - 0.3 * k * DT, hand.translation[0] - 0.1)
+        world.move("ball", position=(x, start[1], start[2]))
+        desired = controller.forward(sim.get_robot_state(), setpoint, k * DT)
+        sim.apply(desired)
+        sim.step()
+        deepest = max(deepest, sim.contacts().obstacle_depth)
+    assert deepest <= 5e-4
+    moved = sim.get_site_pose(frame)[0]
+    assert np.linalg.norm(moved - position) > 0.05

@@ -199,7 +199,7 @@ class CollisionAvoidance:
             obstacle_margins=floor,
         )
         self._levers = _levers(model, geometry.geometry_model, self._columns)
-        self._columns_of: tuple[Any, np.ndarray] = ((), np.zeros((0, self._columns.size)))
+        self._columns_of: tuple[int, Any, np.ndarray] = (-1, (), np.zeros((0, self._columns.size)))
         self.qp: Any = None
         self._rows: CollisionRows | None = None
         self._box = (np.zeros(0), np.zeros(0))
@@ -302,8 +302,9 @@ class CollisionAvoidance:
     def _pair_columns(self) -> np.ndarray:
         """(P, n) 1 where controlled column ``c`` moves one shape of pair ``p`` and not the
         other (built again when the scene's pairs change)."""
-        pairs = self.scene.pairs
-        if self._columns_of[0] is not pairs:
+        version = self.scene.world.version  # the pairs change only with the world
+        if self._columns_of[0] != version and self._columns_of[1] is not self.scene.pairs:
+            pairs = self.scene.pairs
             model = self.scene.model
             objects = self.scene.geometry_model.geometryObjects
             joint_of = [
@@ -319,8 +320,8 @@ class CollisionAvoidance:
                 moves[objects[p.geometry_a].parentJoint] ^ moves[objects[p.geometry_b].parentJoint]
                 for p in pairs
             ]
-            self._columns_of = (pairs, np.array(mask, dtype=np.float64).reshape(len(pairs), -1))
-        return self._columns_of[1]
+            self._columns_of = (version, pairs, np.array(mask, dtype=float).reshape(len(pairs), -1))
+        return self._columns_of[2]
 
     def engage(self, q: np.ndarray) -> bool:
         """Evaluate this tick's rows at the command configuration (the controlled joints at

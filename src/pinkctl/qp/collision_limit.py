@@ -214,7 +214,7 @@ class CollisionLimit(Limit):
                 motion = motions.get(d.pair.body_b) if d.pair.kind == "obstacle" else None
                 if motion is not None:
                     h[k] += min(0.0, float(d.normal @ (motion.act(d.point_b) - d.point_b)))
-        if any(self._turns(d.pair) for d in found):
+        if [d for d in found if self._turns(d.pair)]:
             G, h, margins, found = self._turning(found, G, h, margins)
         if box is not None:
             columns, lower, upper = box
