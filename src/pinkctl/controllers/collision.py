@@ -41,6 +41,7 @@ from ..motion.shaper import MotionShaper
 from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
+from ..world.still_pairs import still_pairs
 from .tick_mode import TickMode
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ MAX_INFLUENCE = 0.5
 PLAIN_TICKS = 5
 #: Smallest time constant with acceleration limits, in control periods.
 SMOOTH_TICKS = 2
+#: A self pair closer than this many margins at home is close by design: not checked.
+HOME_CLEARANCE = 2.0
 
 
 def check_collision_arguments(
@@ -75,26 +78,10 @@ def check_collision_arguments(
     (InputError naming the argument)."""
     if world is not None and not isinstance(world, World):
         raise InputError(f"world must be a pinkctl.World or None, got {type(world).__name__}")
-    if self_collision not in (None, True, False):
+    if self_collision is not None and not isinstance(self_collision, bool):
         raise InputError(f"self_collision must be None, True or False, got {self_collision!r}")
     margin = real_number(margin, "collision_margin", low=0.0, high=1.0)
     return world, self_collision, margin
-
-
-def _rigid(model: pin.Model, scene: CollisionScene, n_self: int, columns: np.ndarray) -> np.ndarray:
-    """Whether each of the first ``n_self`` (self) pairs keeps its distance whatever the
-    controlled joints (tangent ``columns``) do: both shapes moved by the same controlled
-    joints (e.g. two links of an arm the controller does not drive)."""
-    controlled = set(columns.tolist())
-    objects = scene.geometry_model.geometryObjects
-
-    def moved_by(geometry: int) -> frozenset[int]:
-        joints = model.supports[objects[geometry].parentJoint]
-        cols = {model.joints[j].idx_v + k for j in joints for k in range(model.joints[j].nv)}
-        return frozenset(cols & controlled)
-
-    pairs = scene.pairs[:n_self]
-    return np.array([moved_by(p.geometry_a) == moved_by(p.geometry_b) for p in pairs], dtype=bool)
 
 
 def _levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -> np.ndarray:
@@ -190,10 +177,14 @@ class CollisionAvoidance:
             influence_distance=margin + MAX_INFLUENCE,
             time_constant=tau,
             acceleration=acceleration if shaper.smooth else None,
+            # pairs close by design at home (a tucked hand beside the torso) are not checked:
+            # their rows would pin the home pose's neighbourhood (tiago lagged a 5 cm circle
+            # by 20 mm); nor pairs no controlled joint moves
             pair_margins=np.where(
-                _rigid(model, self.scene, n_self, self._columns),
+                still_pairs(model, self.scene, n_self, self._columns)
+                | (home < HOME_CLEARANCE * margin),
                 -np.inf,
-                np.where(home < margin, 0.5 * np.maximum(home, 0.0), margin),
+                margin,
             ),
             turning_pairs=home - margin > TURNING_ZONE,
             obstacle_margins=floor,
@@ -217,17 +208,20 @@ class CollisionAvoidance:
         """The avoidance of a controller from its ``world``, ``self_collision`` and
         ``collision_margin`` arguments (checked first: InputError naming the argument), or
         None when there is nothing to avoid (``world=None`` and self-collision off).
-        ``self_collision=None``: on when the robot's description has collision elements and
-        its base is fixed (a floating-base robot stands on the floor and balances by its
-        contacts: turn avoidance on with ``self_collision=True`` or ``world=``)."""
+        ``self_collision=None``: on with a ``world`` when the robot's description has
+        collision elements and its base is fixed (a floating-base robot stands on the floor
+        and balances by its contacts), else off: without a world, avoidance is asked for
+        with ``self_collision=True``."""
         world, self_collision, margin = check_collision_arguments(world, self_collision, margin)
-        if world is None and self_collision is False:
+        if world is None and self_collision is not True:
             return None
         geometry = RobotGeometry.from_robot(robot)
         if self_collision is None:
-            self_collision = "collision elements" in geometry.source and not robot.floating_base
-            if world is None and not self_collision:
-                return None
+            self_collision = (
+                world is not None
+                and "collision elements" in geometry.source
+                and not robot.floating_base
+            )
         return cls(
             robot,
             geometry,

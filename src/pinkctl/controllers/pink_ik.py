@@ -93,9 +93,9 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
             ``"nullspace"`` (null-space projection; position and velocity limits only).
         frames, com_cost, contacts, support_margin, sole: :mod:`pinkctl.controllers.whole_body`.
         world: Obstacles to avoid (a :class:`~pinkctl.world.World`, read every tick) or None.
-        self_collision: Avoid the robot's own links; None: if its description has collision
-            elements and its base is fixed. With either, the floor too
-            (:mod:`pinkctl.controllers.collision`).
+        self_collision: Avoid the robot's own links; None: with a ``world``, if its
+            description has collision elements and its base is fixed. With either, the floor
+            too (:mod:`pinkctl.controllers.collision`).
         collision_margin: Smallest distance kept between any two checked shapes [m].
 
     Raises:
