@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import mujoco
 import numpy as np
 
-from ..core.mujoco_qpos import to_mujoco_qpos
 from ..errors import InputError
 
 if TYPE_CHECKING:
+    import mujoco
+
     from ..core.robot import PinkRobot
 
 __all__ = ["FLOOR_CLEARANCE", "floor_height", "home_qpos", "lowest_point", "robot_spec"]
@@ -32,6 +32,8 @@ FLOOR_CLEARANCE = 1e-3
 
 def robot_spec(robot: PinkRobot) -> mujoco.MjSpec:
     """The MjSpec of ``robot``'s description as both engines read it (no scene added)."""
+    import mujoco  # when used: IK workers load no MuJoCo
+
     description = robot.description
     if description is None:
         if robot.urdf_path is None:
@@ -47,6 +49,8 @@ def robot_spec(robot: PinkRobot) -> mujoco.MjSpec:
 
 def add_free_joint(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
     """A free joint on the root body of a floating-base robot (when it has none)."""
+    import mujoco  # when used: IK workers load no MuJoCo
+
     if not robot.floating_base:
         return
     bodies = [b for b in spec.bodies if b.name and b.name != "world"]
@@ -59,17 +63,23 @@ def home_qpos(model: mujoco.MjModel, robot: PinkRobot) -> np.ndarray:
     """MuJoCo's ``qpos`` of the robot's home configuration ``robot.q0``
     (:func:`~pinkctl.to_mujoco_qpos`: quaternions reordered, a free joint placed; joints
     MuJoCo lacks left out, the model's ``qpos0`` elsewhere)."""
+    import mujoco  # when used: IK workers load no MuJoCo
+
     missing = {
         name: None
         for name in robot.model.names[1:]
         if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) < 0
     }
+    from ..core.mujoco_qpos import to_mujoco_qpos  # when used: it loads MuJoCo
+
     return to_mujoco_qpos(robot.model, model, robot.q0, joint_map=missing)
 
 
 def lowest_point(model: mujoco.MjModel, robot: PinkRobot) -> float:
     """Lowest z of the robot's geoms at home [m]: geom bounding boxes, and for a floating-base
     robot (which stands on the floor) the mesh vertices themselves, where the feet are."""
+    import mujoco  # when used: IK workers load no MuJoCo
+
     data = mujoco.MjData(model)
     data.qpos[:] = home_qpos(model, robot)
     mujoco.mj_forward(model, data)

@@ -23,19 +23,22 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import mujoco
 import numpy as np
 
 from ..errors import ConfigurationError, DescriptionNotFoundError, InputError, PinkctlWarning
 from .mesh import hull_vertices
 
 if TYPE_CHECKING:
+    import mujoco
+
     from .world import World
 
 __all__ = ["read_mujoco"]
 
 
 def _model(source: str | Path | mujoco.MjModel) -> mujoco.MjModel:
+    import mujoco  # when used: IK workers load no MuJoCo
+
     if isinstance(source, mujoco.MjModel):
         return source
     if not isinstance(source, (str, Path)):
@@ -73,6 +76,8 @@ def _name(model: mujoco.MjModel, geom: int, counts: dict[int, int]) -> str:
 
 def read_mujoco(world: World, source: str | Path | mujoco.MjModel) -> World:
     """Fill ``world`` with the obstacles of a MuJoCo scene (module docstring)."""
+    import mujoco  # when used: IK workers load no MuJoCo
+
     model = _model(source)
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
