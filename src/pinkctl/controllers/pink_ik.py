@@ -91,7 +91,8 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
             then a :class:`~pinkctl.qp.CascadeQP` (``qp_path="pinkctl"``).
         priority_method: ``"cascade"`` (exact, a QP per level, every limit at every level) or
             ``"nullspace"`` (null-space projection; position and velocity limits only).
-        frames, com_cost, contacts, support_margin, sole: :mod:`pinkctl.controllers.whole_body`.
+        frames: More frame tasks; with ``com_cost``, ``contacts``, ``support_margin`` and
+            ``sole``: the whole-body terms of :mod:`pinkctl.controllers.whole_body`.
         world: Obstacles to avoid (a :class:`~pinkctl.world.World`, read every tick) or None.
         self_collision: Avoid the robot's own links; None: with a ``world``, if its
             description has collision elements and its base is fixed. With either, the floor
