@@ -129,11 +129,11 @@ def _vector(values: np.ndarray, n: int) -> np.ndarray:
 
 
 def _restrict(
-    problem: qpsolvers.Problem,
+    problem: Any,
     selection: ColumnSelection,
     box: tuple[np.ndarray | None, np.ndarray | None],
 ) -> qpsolvers.Problem:
-    """pink's problem over the controlled coordinates: ``P, q`` restricted, ``G, h`` rows
+    """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q`` restricted, ``G, h`` rows
     over held coordinates only dropped (None when none is left), and the ``box``."""
     index = selection.indices
     P = np.asarray(problem.P)[np.ix_(index, index)]
