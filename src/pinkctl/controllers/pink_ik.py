@@ -180,8 +180,7 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
         )
         self._rebuild(settings)
         self._target = self._problem.targets()
-        #: the frame target of the previous solved tick (a copy; None after a reset or a brake)
-        self._held_target: pin.SE3 | None = None
+        self._held_target: pin.SE3 | None = None  # the last solved tick's frame target, a copy
         self._configuration: Configuration | None = None
         self._base_start: pin.SE3 | None = None
         self._status = ControllerStatus.NOT_READY
