@@ -37,6 +37,7 @@ __all__ = [
     "checked_goal",
     "checked_local",
     "checked_search",
+    "count",
     "positive_int",
     "tolerance",
 ]
@@ -56,11 +57,12 @@ def tolerance(value: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _count(value: Any, name: str, *, lowest: int, upper: int, expected: str) -> int:
-    """An integer in ``[lowest, upper]`` (booleans refused), else InputError naming ``name``."""
+def count(value: Any, name: str, *, lowest: int, expected: str, upper: int | None = None) -> int:
+    """An integer in ``[lowest, upper]`` (booleans refused; None: no upper bound), else
+    InputError naming ``name`` and saying what was ``expected``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lowest:
         raise InputError(f"{name}: expected {expected}, got {value!r}")
-    if value > upper:
+    if upper is not None and value > upper:
         raise InputError(f"{name}: at most {upper:,}, got {value!r}")
     return int(value)
 
@@ -70,13 +72,13 @@ def positive_int(
 ) -> int | None:
     if value is None and allow_none:
         return None
-    return _count(value, name, lowest=1, upper=upper, expected="a positive integer")
+    return count(value, name, lowest=1, upper=upper, expected="a positive integer")
 
 
 def _non_negative_int(value: Any, name: str, *, upper: int) -> int | None:
     if value is None:
         return None
-    return _count(value, name, lowest=0, upper=upper, expected="a non-negative integer or None")
+    return count(value, name, lowest=0, upper=upper, expected="a non-negative integer or None")
 
 
 def _positive_float(value: Any, name: str) -> float | None:
