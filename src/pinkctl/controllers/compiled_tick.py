@@ -35,7 +35,6 @@ from ..core.state import RobotState
 from ..core.state._space import QUATERNION_MIN_NORM
 from ..motion.native import _Kernel
 from ..qp import CompiledQP
-from ..qp.box_qp import NativeBoxQP
 from ..qp.limit_terms import ConfigurationLimitBox, JointBox
 from ..qp.task_terms import FrameTaskTerm, IdentityTaskTerm
 from .frame_target import MAX_TARGET_DISTANCE
@@ -205,16 +204,13 @@ class CompiledTick:
         if module is None:
             raise NotCovered(reason)
         parts = _covered_parts(controller)
-        qp, mode, shaper, joints = (
-            controller._qp,
-            controller._mode,
-            controller._shaper,
-            controller._joints,
-        )
+        qp: CompiledQP = controller._qp
+        mode, shaper, joints = controller._mode, controller._shaper, controller._joints
         configuration = controller._configuration
         model = configuration.model
         columns = _controlled_columns(qp, parts, model.nv)
-        native: NativeBoxQP = qp._native
+        native = qp._native
+        assert native is not None  # _covered_parts checked it
         ws = qp._ws
         if native._workspace is not ws or native._generation != ws.generation:
             native._bind(ws)
