@@ -83,9 +83,8 @@ class _Parts:
         postures = [
             term for term in terms if type(term) is IdentityTaskTerm and term.fusable_posture
         ]
-        box = _joint_box(assembly, tasks_only=len(frames) + len(postures) == len(terms))
-        if len(postures) > 1:
-            raise NotCovered(_MORE_THAN_FUSED)
+        tasks_only = len(frames) + len(postures) == len(terms) and len(postures) <= 1
+        box = _joint_box(assembly, tasks_only=tasks_only)
         velocity = box.velocity.limit if isinstance(box, JointBox) else None
         posture = postures[0] if postures else None
         return _Parts(_tool_first(frames, tool), posture, box.limit, velocity, box.tangent)
@@ -103,13 +102,10 @@ def _tool_first(frames: list[FrameTaskTerm], tool: Any) -> list[FrameTaskTerm]:
     return [tools[0], *(term for term in frames if term is not tools[0])]
 
 
-_MORE_THAN_FUSED = "the QP has more than frame tasks, a posture task and joint limits"
-
-
 def _joint_box(assembly: Any, *, tasks_only: bool) -> Any:
     """The assembly's one box term when the compiled tick writes it (pink's configuration and
     velocity limits, or configuration limits over every joint), with no barrier or limit rows
-    and (``tasks_only``) no task terms other than frame and posture tasks.
+    and (``tasks_only``) no task terms other than frame tasks and one posture task.
 
     Raises:
         NotCovered: Anything else.
@@ -117,10 +113,9 @@ def _joint_box(assembly: Any, *, tasks_only: bool) -> Any:
     plan = assembly.limit_plan
     box = plan.box_terms[0] if len(plan.box_terms) == 1 else None
     whole_range = isinstance(box, ConfigurationLimitBox) and not box.empty and box.positions is None
-    if not tasks_only or assembly.barrier_terms or plan.row_terms:
-        raise NotCovered(_MORE_THAN_FUSED)
-    if not (isinstance(box, JointBox) or whole_range):
-        raise NotCovered(_MORE_THAN_FUSED)
+    covered = isinstance(box, JointBox) or whole_range
+    if not tasks_only or assembly.barrier_terms or plan.row_terms or not covered:
+        raise NotCovered("the QP has more than frame tasks, a posture task and joint limits")
     return box
 
 
