@@ -42,6 +42,7 @@ from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from ..world.still_pairs import still_pairs
+from .collision_check import QuietCheck, quiet_check
 from .tick_mode import TickMode
 
 if TYPE_CHECKING:
@@ -194,6 +195,10 @@ class CollisionAvoidance:
         self.qp: Any = None
         self._rows: CollisionRows | None = None
         self._box = (np.zeros(0), np.zeros(0))
+        self._q_home = np.array(robot.q0, dtype=np.float64)
+        self._check: tuple[int, QuietCheck | None] = (-1, None)
+        self._followed: Any = None  # the shaper's command the world was last followed at
+        self._none = CollisionRows(np.zeros((0, model.nv)), np.zeros(0), (), np.zeros(0))
 
     @classmethod
     def build(
@@ -317,11 +322,45 @@ class CollisionAvoidance:
             self._columns_of = (version, pairs, np.array(mask, dtype=float).reshape(len(pairs), -1))
         return self._columns_of[2]
 
+    def native_check(self) -> QuietCheck | None:
+        """The native quiet-tick check (:mod:`~pinkctl.controllers.collision_check`) at the
+        scene as it is now (built again when the world changed), or None where the kernel
+        cannot run it."""
+        scene = self.scene
+        version = scene.world.version
+        if self._check[0] != version:
+            scene.sync()
+            check = quiet_check(
+                self, q_home=self._q_home, buffer=INFLUENCE_BUFFER, cap=MAX_INFLUENCE
+            )
+            self._check = (version, check)
+        return self._check[1]
+
+    def quiet(self, measured: np.ndarray, space: bool) -> bool:
+        """Whether this tick surely has no collision row (the native check, at the command
+        configuration: the controlled joints at the shaper's last command, the others from
+        ``measured``: a joint row over the controller's joint space (``space``) or a
+        configuration); False when unsure (then :meth:`engage` measures). A quiet tick runs
+        exactly as without avoidance."""
+        position = self._shaper.position
+        if self._followed is not position:  # once a tick: the world's motion since the last
+            self._follow_world()
+            self._followed = position
+        if self._motions:
+            return False
+        check = self.native_check()
+        if check is None or check.count(measured, space, position) != 0:
+            return False
+        self.limit.hold(self._none)
+        self._rows = None
+        return True
+
     def engage(self, q: np.ndarray) -> bool:
         """Evaluate this tick's rows at the command configuration (the controlled joints at
         the shaper's last command, the others from ``q``); True when some row can bind (the
         tick then solves the QP with the rows inside the shaper's box)."""
-        self._follow_world()
+        if self.quiet(q, False):
+            return False
         shaper, joints = self._shaper, self._joints
         command = joints.controlled.to_configuration(shaper.position, q)
         lower, upper = shaper.box()
