@@ -18,6 +18,12 @@
  *    apart and in penetration (a shape inside another penetrates no deeper than they do);
  * 3. a pair may have a row when its bound is below margin + max(influence, least) + slack
  *    (least: the turning rows' zone for the pairs that get them). None: the tick is quiet.
+ *
+ * Bounds are kept from call to call (cache): no point of a geometry moves farther than
+ * sum_c R_c |dq_c| when the controlled joints move by dq (R_c the lever bound), so a pair's
+ * bound less the motion since it was computed is still a bound. A pair whose kept bound
+ * clears the largest threshold any pair can have this tick is not computed again; any change
+ * of another joint (measured) computes every pair again.
  */
 #include <math.h>
 #include <stddef.h>
@@ -48,11 +54,20 @@ typedef struct CollisionTick {
     const int *slab;          /* (ngeom) 1: the shape lies between its segment's end planes */
     double *lower, *upper;    /* (n) work: the box */
     double *travel;           /* (n) work */
-    double *zone;             /* (npairs) out: influence distance beyond the margin [m] */
+    double *zone;             /* (npairs) out: influence distance beyond the margin [m] of the
+                                 pairs computed on this call */
     double *bound;            /* (npairs) out: lower bound of the signed distance [m] */
+    int cache;                /* keep bounds from call to call (1-DoF controlled joints) */
+    int primed;               /* last_q holds the previous call's configuration */
+    double moved;             /* work: motion bound accumulated over the calls [m] */
+    double *last_q;           /* (nq) work */
+    double *moved_at;         /* (npairs) work: moved when each bound was computed */
 } CollisionTick;
 
 unsigned long pk_collision_tick_size(void) { return (unsigned long)sizeof(CollisionTick); }
+
+static double lesser(double a, double b) { return a < b ? a : b; }
+static double greater(double a, double b) { return a > b ? a : b; }
 
 static double dot3(const double *a, const double *b) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
@@ -78,27 +93,55 @@ static void box(const CollisionTick *t, const double *position) {
     }
     for (int c = 0; c < t->n; ++c) { /* MotionShaper.box without a filter */
         double x = position[c], v = t->velocity_limit[c];
-        double lo = (fmin(t->lower_limit[c], x) - x) / t->dt;
-        double up = (fmax(t->upper_limit[c], x) - x) / t->dt;
-        t->lower[c] = fmax(-v, lo);
-        t->upper[c] = fmin(v, up);
+        double lo = (lesser(t->lower_limit[c], x) - x) / t->dt;
+        double up = (greater(t->upper_limit[c], x) - x) / t->dt;
+        t->lower[c] = greater(-v, lo);
+        t->upper[c] = lesser(v, up);
     }
 }
 
-static void influence(const CollisionTick *t) {
+/* each column's travel before a stop (lever times distance); returns the largest influence
+ * distance any pair can have */
+static double travels(const CollisionTick *t) {
+    double all = t->buffer;
     for (int c = 0; c < t->n; ++c) {
-        double speed = fmax(fabs(t->lower[c]), fabs(t->upper[c]));
+        double speed = greater(fabs(t->lower[c]), fabs(t->upper[c]));
         double travel = speed * t->tau;
         if (t->braking != NULL) travel += speed * speed / (2.0 * t->braking[c]);
         t->travel[c] = isfinite(travel) ? t->levers[c] * travel : 1e9;
+        all += t->travel[c];
     }
-    int npairs = t->capsules->npairs;
-    for (int k = 0; k < npairs; ++k) {
-        const double *row = t->columns + (long)k * t->n;
-        double reach = t->buffer;
-        for (int c = 0; c < t->n; ++c) reach += row[c] * t->travel[c];
-        t->zone[k] = fmin(reach, t->cap);
+    return lesser(all, t->cap);
+}
+
+static double influence(const CollisionTick *t, int k) {
+    const double *row = t->columns + (long)k * t->n;
+    double reach = t->buffer;
+    for (int c = 0; c < t->n; ++c) reach += row[c] * t->travel[c];
+    return lesser(reach, t->cap);
+}
+
+/* how far any geometry point moved since the last call (bound) [m]; infinite when a joint
+ * other than the controlled ones moved, or on the first call, or without the cache */
+static double motion(CollisionTick *t) {
+    const double *q = t->capsules->q;
+    double *last = t->last_q;
+    double moved = 0.0;
+    if (t->primed && t->cache) {
+        for (int c = 0; c < t->n; ++c) {
+            int i = t->q_index[c];
+            moved += t->levers[c] * fabs(q[i] - last[i]);
+            last[i] = q[i];
+        }
+    } else {
+        moved = INFINITY;
     }
+    for (int i = 0; i < t->nq; ++i) {
+        if (q[i] != last[i]) moved = INFINITY;
+        last[i] = q[i];
+    }
+    t->primed = 1;
+    return moved;
 }
 
 /* the distance outside g's slab of the capsule of h (-inf where h's segment crosses it) */
@@ -119,7 +162,7 @@ static double slab_bound(const CapsuleProblem *p, int g, int h) {
     s0 /= length;
     s1 /= length;
     if ((s0 > 0.0) != (s1 > 0.0) || s0 == 0.0) return -INFINITY;
-    return fmin(fabs(s0), fabs(s1)) - 0.5 * length - p->radius[h];
+    return lesser(fabs(s0), fabs(s1)) - 0.5 * length - p->radius[h];
 }
 
 static double pair_bound(const CollisionTick *t, int a, int b, double threshold) {
@@ -127,7 +170,7 @@ static double pair_bound(const CollisionTick *t, int a, int b, double threshold)
     const double *ea = p->ends + 6 * a;
     if (p->plane[b]) {
         const double *n = p->segment + 6 * b;
-        return fmin(dot3(n, ea), dot3(n, ea + 3)) - n[3] - p->radius[a];
+        return lesser(dot3(n, ea), dot3(n, ea + 3)) - n[3] - p->radius[a];
     }
     const double *eb = p->ends + 6 * b;
     double w[3];
@@ -136,8 +179,8 @@ static double pair_bound(const CollisionTick *t, int a, int b, double threshold)
     if (spheres >= threshold) return spheres; /* most pairs end here */
     double bound =
         pk_segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
-    if (bound < threshold && t->slab[a]) bound = fmax(bound, slab_bound(p, a, b));
-    if (bound < threshold && t->slab[b]) bound = fmax(bound, slab_bound(p, b, a));
+    if (bound < threshold && t->slab[a]) bound = greater(bound, slab_bound(p, a, b));
+    if (bound < threshold && t->slab[b]) bound = greater(bound, slab_bound(p, b, a));
     return bound;
 }
 
@@ -146,18 +189,34 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
     if (nmeasured != (space ? t->nspace : t->nq) || nposition != t->n) return -1;
     configuration(t, measured, space, position);
     box(t, position);
-    influence(t);
+    double widest = travels(t);
+    double moved = motion(t);
     CapsuleProblem *p = t->capsules;
-    pk_capsule_ends(p);
-    int count = 0;
+    if (isinf(moved)) t->moved = 0.0;
+    else t->moved += moved;
+    int count = 0, placed = 0;
     for (int k = 0; k < p->npairs; ++k) {
         double margin = t->margins[k];
         if (margin == -INFINITY) {
             t->bound[k] = INFINITY;
             continue;
         }
-        double threshold = margin + fmax(t->zone[k], t->least[k]) + t->slack;
+        if (!isinf(moved)) { /* the bound kept, less the motion since */
+            double kept = t->bound[k] - (t->moved - t->moved_at[k]);
+            if (kept >= margin + greater(widest, t->least[k]) + t->slack) {
+                t->bound[k] -= t->moved - t->moved_at[k];
+                t->moved_at[k] = t->moved;
+                continue;
+            }
+        }
+        if (!placed) {
+            pk_capsule_ends(p);
+            placed = 1;
+        }
+        t->zone[k] = influence(t, k);
+        double threshold = margin + greater(t->zone[k], t->least[k]) + t->slack;
         t->bound[k] = pair_bound(t, p->pairs[2 * k], p->pairs[2 * k + 1], threshold);
+        t->moved_at[k] = t->moved;
         count += t->bound[k] < threshold;
     }
     return count;

@@ -78,6 +78,11 @@ class _Tick(ctypes.Structure):
         ("travel", _double_p),
         ("zone", _double_p),
         ("bound", _double_p),
+        ("cache", ctypes.c_int),
+        ("primed", ctypes.c_int),
+        ("moved", ctypes.c_double),
+        ("last_q", _double_p),
+        ("moved_at", _double_p),
     ]
 
 
@@ -138,6 +143,8 @@ class QuietCheck:
             "travel": np.zeros(n),
             "zone": np.zeros(len(margins)),
             "bound": np.zeros(len(margins)),
+            "last_q": np.zeros(model.nq),
+            "moved_at": np.zeros(len(margins)),
         }
         t = _Tick()
         t.capsules = broad._pointer
@@ -150,14 +157,30 @@ class QuietCheck:
             setattr(t, name, array.ctypes.data_as(kind))
         if not shaper.smooth:
             t.braking = None
+        # bounds kept from call to call: every joint moves one coordinate (no ball,
+        # continuous or free joint) and the levers cover every controlled one
+        t.cache = int(not (every.balls or every.is_continuous.any() or joints.n_base))
         self._tick = t
         self._pointer = ctypes.addressof(t)
         self._owners = (broad, shaper)
-        #: (P,) the last call's influence distance beyond each pair's margin [m]
+        #: (P,) influence distance beyond each pair's margin [m], of the pairs computed on
+        #: the last call (every pair with :attr:`caching` off)
         self.zone = self._arrays["zone"]
         #: (P,) the last call's lower bound of each pair's signed distance [m] (``inf`` for a
         #: pair never checked)
         self.bound = self._arrays["bound"]
+
+    @property
+    def caching(self) -> bool:
+        """Whether bounds are kept from call to call (``_collision_tick.c``: a pair whose
+        bound, less the motion since, clears every threshold of the tick is not computed
+        again); set False to compute every pair on every call."""
+        return bool(self._tick.cache)
+
+    @caching.setter
+    def caching(self, value: bool) -> None:
+        self._tick.cache = int(bool(value))
+        self._tick.primed = 0
 
     def count(self, measured: np.ndarray, space: bool, position: np.ndarray) -> int:
         """How many pairs may have a row (0: a quiet tick), or -1 when an array is not a
