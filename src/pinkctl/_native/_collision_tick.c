@@ -14,8 +14,12 @@
  *    shape inside its capsule: the segments' distance minus both radii; a half-space: the
  *    lower end's height minus the radius). A cylinder also lies between its end planes:
  *    the other capsule's distance outside that slab is a bound too, and the larger is kept
- *    (two links meeting end to end). Every bound is a lower bound of the signed distance,
- *    apart and in penetration (a shape inside another penetrates no deeper than they do);
+ *    (two links meeting end to end). A box is also measured as it is, against the other
+ *    shape's capsule (the segment's smallest signed distance to the box, by golden-section
+ *    search on that convex function, less its Lipschitz constant times the last bracket,
+ *    minus the radius), where that is not negative. Every bound is a lower bound of the
+ *    signed distance, apart and in penetration (a shape inside another penetrates no deeper
+ *    than they do);
  * 3. a pair may have a row when its bound is below margin + max(influence, least) + slack
  *    (least: the turning rows' zone for the pairs that get them). None: the tick is quiet.
  *
@@ -52,6 +56,10 @@ typedef struct CollisionTick {
     const double *margins;    /* (npairs) the pairs' margins, -inf: never checked */
     const double *least;      /* (npairs) the turning zone, or -inf */
     const int *slab;          /* (ngeom) 1: the shape lies between its segment's end planes */
+    const int *box;           /* (ngeom) 1: a box */
+    const double *box_frame;  /* (ngeom, 12) a box's placement in its joint's frame */
+    const double *half;       /* (ngeom, 3) a box's half sides */
+    double *box_world;        /* (ngeom, 12) work: a box's placement in the world */
     double *lower, *upper;    /* (n) work: the box */
     double *travel;           /* (n) work */
     double *zone;             /* (npairs) out: influence distance beyond the margin [m] of the
@@ -165,6 +173,79 @@ static double slab_bound(const CapsuleProblem *p, int g, int h) {
     return lesser(fabs(s0), fabs(s1)) - 0.5 * length - p->radius[h];
 }
 
+/* world placements of the boxes (rotation row-major, translation) */
+static void place_boxes(const CollisionTick *t) {
+    const CapsuleProblem *p = t->capsules;
+    for (int g = 0; g < p->ngeom; ++g) {
+        if (!t->box[g]) continue;
+        const double *f = p->frames + 12 * p->slot[g], *l = t->box_frame + 12 * g;
+        double *w = t->box_world + 12 * g;
+        for (int i = 0; i < 3; ++i) {
+            for (int j = 0; j < 3; ++j)
+                w[3 * i + j] =
+                    f[3 * i] * l[j] + f[3 * i + 1] * l[3 + j] + f[3 * i + 2] * l[6 + j];
+            w[9 + i] = f[3 * i] * l[9] + f[3 * i + 1] * l[10] + f[3 * i + 2] * l[11] + f[9 + i];
+        }
+    }
+}
+
+/* signed distance of a point (box frame) to a box of half sides h */
+static double box_point(const double *x, const double *h) {
+    double outside = 0.0, inside = -INFINITY;
+    for (int i = 0; i < 3; ++i) {
+        double d = fabs(x[i]) - h[i];
+        if (d > 0.0) outside += d * d;
+        inside = greater(inside, d);
+    }
+    return outside > 0.0 ? sqrt(outside) : lesser(inside, 0.0);
+}
+
+/* lower bound of the smallest signed distance of segment [e, e + 3] to box g (world) */
+static double box_segment(const CollisionTick *t, int g, const double *e) {
+    const double *w = t->box_world + 12 * g, *h = t->half + 3 * g;
+    double a[3], b[3]; /* the ends in the box's frame */
+    for (int j = 0; j < 3; ++j) {
+        a[j] = b[j] = 0.0;
+        for (int i = 0; i < 3; ++i) {
+            a[j] += w[3 * i + j] * (e[i] - w[9 + i]);
+            b[j] += w[3 * i + j] * (e[3 + i] - w[9 + i]);
+        }
+    }
+    double d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    double length = sqrt(dot3(d, d));
+    double x[3];
+#define AT(s) (x[0] = a[0] + (s) * d[0], x[1] = a[1] + (s) * d[1], x[2] = a[2] + (s) * d[2], \
+               box_point(x, h))
+    if (length <= 0.0) return AT(0.0);
+    const double ratio = 0.6180339887498949;
+    double lo = 0.0, hi = 1.0;
+    double c = hi - ratio * (hi - lo), u = lo + ratio * (hi - lo);
+    double fc = AT(c), fu = AT(u);
+    for (int i = 0; i < 40; ++i) { /* the minimum of a convex function stays in [lo, hi] */
+        if (fc <= fu) {
+            hi = u, u = c, fu = fc;
+            c = hi - ratio * (hi - lo);
+            fc = AT(c);
+        } else {
+            lo = c, c = u, fc = fu;
+            u = lo + ratio * (hi - lo);
+            fu = AT(u);
+        }
+    }
+#undef AT
+    return lesser(fc, fu) - length * (hi - lo);
+}
+
+/* the box bound of a pair (a box's own signed distance to the other's capsule), -inf where
+ * there is none or it is negative (in penetration only the capsules' bound holds) */
+static double box_bound(const CollisionTick *t, int a, int b) {
+    const CapsuleProblem *p = t->capsules;
+    double bound = -INFINITY;
+    if (t->box[a]) bound = box_segment(t, a, p->ends + 6 * b) - p->radius[b];
+    if (t->box[b]) bound = greater(bound, box_segment(t, b, p->ends + 6 * a) - p->radius[a]);
+    return bound >= 0.0 ? bound : -INFINITY;
+}
+
 static double pair_bound(const CollisionTick *t, int a, int b, double threshold) {
     const CapsuleProblem *p = t->capsules;
     const double *ea = p->ends + 6 * a;
@@ -181,6 +262,7 @@ static double pair_bound(const CollisionTick *t, int a, int b, double threshold)
         pk_segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
     if (bound < threshold && t->slab[a]) bound = greater(bound, slab_bound(p, a, b));
     if (bound < threshold && t->slab[b]) bound = greater(bound, slab_bound(p, b, a));
+    if (bound < threshold && (t->box[a] || t->box[b])) bound = greater(bound, box_bound(t, a, b));
     return bound;
 }
 
@@ -211,6 +293,7 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
         }
         if (!placed) {
             pk_capsule_ends(p);
+            place_boxes(t);
             placed = 1;
         }
         t->zone[k] = influence(t, k);

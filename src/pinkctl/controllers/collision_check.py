@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import coal
 import numpy as np
+import pinocchio as pin
 
 from .._native import kernel_module
 from ..ik.capsules import NativeBroadPhase, native_broad_phase
@@ -45,6 +46,18 @@ SLACK = 1e-5
 
 _int_p = ctypes.POINTER(ctypes.c_int)
 _double_p = ctypes.POINTER(ctypes.c_double)
+
+
+def _flat(placement: pin.SE3) -> np.ndarray:
+    """A placement as ``_collision_tick.c`` reads it: rotation row-major, translation."""
+    return np.concatenate([placement.rotation.reshape(-1), placement.translation])
+
+
+def _half(shape: coal.CollisionGeometry) -> np.ndarray:
+    """A box's half sides [m] (zeros for another shape)."""
+    if isinstance(shape, coal.Box):
+        return np.asarray(shape.halfSide, dtype=np.float64)
+    return np.zeros(3)
 
 
 class _Tick(ctypes.Structure):
@@ -73,6 +86,10 @@ class _Tick(ctypes.Structure):
         ("margins", _double_p),
         ("least", _double_p),
         ("slab", _int_p),
+        ("box", _int_p),
+        ("box_frame", _double_p),
+        ("half", _double_p),
+        ("box_world", _double_p),
         ("lower", _double_p),
         ("upper", _double_p),
         ("travel", _double_p),
@@ -138,6 +155,10 @@ class QuietCheck:
             "margins": np.array(margins, dtype=np.float64),
             "least": np.where(turns, TURNING_ZONE, -np.inf),
             "slab": np.array([isinstance(o.geometry, coal.Cylinder) for o in objects], np.intc),
+            "box": np.array([isinstance(o.geometry, coal.Box) for o in objects], np.intc),
+            "box_frame": np.array([_flat(o.placement) for o in objects]).reshape(-1),
+            "half": np.array([_half(o.geometry) for o in objects]).reshape(-1),
+            "box_world": np.zeros(12 * len(objects)),
             "lower": np.zeros(n),
             "upper": np.zeros(n),
             "travel": np.zeros(n),
