@@ -179,7 +179,7 @@ def test_commands_are_the_python_paths(franka, scenario):
             phase = 2.0 * np.pi * k * DT / 4.0
             offset = 0.1 * np.array([0.0, np.sin(phase), np.sin(phase) * np.cos(phase)])
         else:
-            offset = np.array([0.3, 0.0, 0.0]) if scenario == "into the box" else np.zeros(3)
+            offset = np.array([0.3, 0.04, 0.02]) if scenario == "into the box" else np.zeros(3)
         targets.append(pin.SE3(hand.rotation, hand.translation + offset))
 
     def moving(controller, k):

@@ -13,8 +13,8 @@
  * 2. a lower bound of each pair's signed distance from the capsules of _capsules.h (each
  *    shape inside its capsule: the segments' distance minus both radii; a half-space: the
  *    lower end's height minus the radius). A cylinder also lies between its end planes:
- *    the other capsule's distance outside that slab is a bound too, and the larger is kept
- *    (two links meeting end to end). A box is also measured as it is, against the other
+ *    the other shape's distance outside that slab (its capsule's extent along the axis, a
+ *    cylinder's own) is a bound too, and the larger is kept (two links meeting end to end). A box is also measured as it is, against the other
  *    shape's capsule (the segment's smallest signed distance to the box, by golden-section
  *    search on that convex function, less its Lipschitz constant times the last bracket,
  *    minus the radius), where that is not negative. Every bound is a lower bound of the
@@ -152,25 +152,27 @@ static double motion(CollisionTick *t) {
     return moved;
 }
 
-/* the distance outside g's slab of the capsule of h (-inf where h's segment crosses it) */
-static double slab_bound(const CapsuleProblem *p, int g, int h) {
+/* the distance of shape h outside g's slab (the planes of g's segment's ends): h's extent
+ * along g's axis is its segment's, plus its radius (a cylinder's rim: less when tilted);
+ * negative where they overlap along the axis (then a bound of the penetration too) */
+static double slab_bound(const CollisionTick *t, int g, int h) {
+    const CapsuleProblem *p = t->capsules;
     const double *e = p->ends + 6 * g, *f = p->ends + 6 * h;
-    double axis[3], mid[3];
+    double axis[3], centres[3], half[3];
     for (int i = 0; i < 3; ++i) {
         axis[i] = e[3 + i] - e[i];
-        mid[i] = 0.5 * (e[3 + i] + e[i]);
+        centres[i] = 0.5 * (f[3 + i] + f[i]) - 0.5 * (e[3 + i] + e[i]);
+        half[i] = 0.5 * (f[3 + i] - f[i]);
     }
     double length = sqrt(dot3(axis, axis));
     if (length <= 0.0) return -INFINITY;
-    double s0 = 0.0, s1 = 0.0;
-    for (int i = 0; i < 3; ++i) {
-        s0 += axis[i] * (f[i] - mid[i]);
-        s1 += axis[i] * (f[3 + i] - mid[i]);
+    double along = fabs(dot3(axis, half)) / length, radial = p->radius[h];
+    double extent = dot3(half, half);
+    if (t->slab[h] && extent > 0.0) { /* a cylinder: its rim's extent along the axis */
+        double cosine = along / sqrt(extent);
+        radial *= sqrt(greater(0.0, 1.0 - cosine * cosine));
     }
-    s0 /= length;
-    s1 /= length;
-    if ((s0 > 0.0) != (s1 > 0.0) || s0 == 0.0) return -INFINITY;
-    return lesser(fabs(s0), fabs(s1)) - 0.5 * length - p->radius[h];
+    return fabs(dot3(axis, centres)) / length - along - radial - 0.5 * length;
 }
 
 /* world placements of the boxes (rotation row-major, translation) */
@@ -246,6 +248,99 @@ static double box_bound(const CollisionTick *t, int a, int b) {
     return bound >= 0.0 ? bound : -INFINITY;
 }
 
+/* support of geometry g in direction n (its shape's exact one for a box or a cylinder, its
+ * capsule's otherwise): writes the farthest point, returns n . point */
+static double support(const CollisionTick *t, int g, const double *n, double *point) {
+    const CapsuleProblem *p = t->capsules;
+    if (t->box[g]) {
+        const double *w = t->box_world + 12 * g, *h = t->half + 3 * g;
+        for (int i = 0; i < 3; ++i) point[i] = w[9 + i];
+        for (int j = 0; j < 3; ++j) { /* column j of the rotation: the box's axis j */
+            double along = n[0] * w[j] + n[1] * w[3 + j] + n[2] * w[6 + j];
+            double side = along >= 0.0 ? h[j] : -h[j];
+            for (int i = 0; i < 3; ++i) point[i] += side * w[3 * i + j];
+        }
+        return dot3(n, point);
+    }
+    const double *e = p->ends + 6 * g;
+    double half[3], radial[3];
+    for (int i = 0; i < 3; ++i) half[i] = 0.5 * (e[3 + i] - e[i]);
+    double along = dot3(n, half), sign = along >= 0.0 ? 1.0 : -1.0;
+    for (int i = 0; i < 3; ++i) {
+        point[i] = 0.5 * (e[3 + i] + e[i]) + sign * half[i];
+        radial[i] = n[i];
+    }
+    double extent = dot3(half, half);
+    if (t->slab[g] && extent > 0.0) /* a cylinder: the rim, across the axis only */
+        for (int i = 0; i < 3; ++i) radial[i] -= along / extent * half[i];
+    double norm = sqrt(dot3(radial, radial));
+    if (norm > 0.0)
+        for (int i = 0; i < 3; ++i) point[i] += p->radius[g] * radial[i] / norm;
+    return dot3(n, point);
+}
+
+/* min_b n.x - max_a n.x for a unit n from a toward b: a bound of the signed distance
+ * (apart: the gap along n; in penetration: minus the overlap along n, which a translation
+ * along n undoes); the support points in pa, pb */
+static double gap_along(const CollisionTick *t, int a, int b, const double *n, double *pa,
+                        double *pb) {
+    double minus[3] = {-n[0], -n[1], -n[2]};
+    return -support(t, b, minus, pb) - support(t, a, n, pa);
+}
+
+static int unit(double *n) {
+    double norm = sqrt(dot3(n, n));
+    if (!(norm > 0.0)) return 0;
+    for (int i = 0; i < 3; ++i) n[i] /= norm;
+    return 1;
+}
+
+/* separating-axis bounds: from the capsules' centres' direction, toward the last support
+ * points (a few steps), then a search over nearby directions; the largest is kept */
+static double axis_bound(const CollisionTick *t, int a, int b, double threshold) {
+    const CapsuleProblem *p = t->capsules;
+    const double *ea = p->ends + 6 * a, *eb = p->ends + 6 * b;
+    double n[3], best_n[3], pa[3], pb[3];
+    for (int i = 0; i < 3; ++i) n[i] = 0.5 * (eb[i] + eb[3 + i] - ea[i] - ea[3 + i]);
+    double best = -INFINITY;
+    for (int step = 0; step < 4 && unit(n); ++step) {
+        double gap = gap_along(t, a, b, n, pa, pb);
+        if (gap > best) {
+            best = gap;
+            for (int i = 0; i < 3; ++i) best_n[i] = n[i];
+        }
+        if (best >= threshold) return best;
+        for (int i = 0; i < 3; ++i) n[i] = pb[i] - pa[i];
+    }
+    if (best == -INFINITY) return best;
+    for (double angle = 0.2; angle > 0.002; angle *= 0.5) {
+        /* two tangents of the best direction */
+        double u[3] = {0.0, 0.0, 0.0}, v[3];
+        u[fabs(best_n[0]) < 0.6 ? 0 : 1] = 1.0;
+        double along = dot3(u, best_n);
+        for (int i = 0; i < 3; ++i) u[i] -= along * best_n[i];
+        unit(u);
+        v[0] = best_n[1] * u[2] - best_n[2] * u[1];
+        v[1] = best_n[2] * u[0] - best_n[0] * u[2];
+        v[2] = best_n[0] * u[1] - best_n[1] * u[0];
+        for (int k = 0; k < 4; ++k) {
+            const double *dir = k < 2 ? u : v;
+            double sign = (k % 2) ? -angle : angle;
+            for (int i = 0; i < 3; ++i) n[i] = best_n[i] + sign * dir[i];
+            unit(n);
+            double gap = gap_along(t, a, b, n, pa, pb);
+            if (gap > best) {
+                best = gap;
+                for (int i = 0; i < 3; ++i) best_n[i] = n[i];
+                angle *= 2.0; /* the same size again from there */
+                break;
+            }
+        }
+        if (best >= threshold) break;
+    }
+    return best;
+}
+
 static double pair_bound(const CollisionTick *t, int a, int b, double threshold) {
     const CapsuleProblem *p = t->capsules;
     const double *ea = p->ends + 6 * a;
@@ -260,9 +355,10 @@ static double pair_bound(const CollisionTick *t, int a, int b, double threshold)
     if (spheres >= threshold) return spheres; /* most pairs end here */
     double bound =
         pk_segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
-    if (bound < threshold && t->slab[a]) bound = greater(bound, slab_bound(p, a, b));
-    if (bound < threshold && t->slab[b]) bound = greater(bound, slab_bound(p, b, a));
+    if (bound < threshold && t->slab[a]) bound = greater(bound, slab_bound(t, a, b));
+    if (bound < threshold && t->slab[b]) bound = greater(bound, slab_bound(t, b, a));
     if (bound < threshold && (t->box[a] || t->box[b])) bound = greater(bound, box_bound(t, a, b));
+    if (bound < threshold) bound = greater(bound, axis_bound(t, a, b, threshold));
     return bound;
 }
 
