@@ -42,7 +42,7 @@ from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from ..world.still_pairs import still_pairs
-from .collision_check import QuietCheck, quiet_check
+from .collision_check import QuietCheck, levers, quiet_check
 from .tick_mode import TickMode
 
 if TYPE_CHECKING:
@@ -83,34 +83,6 @@ def check_collision_arguments(
         raise InputError(f"self_collision must be None, True or False, got {self_collision!r}")
     margin = real_number(margin, "collision_margin", low=0.0, high=1.0)
     return world, self_collision, margin
-
-
-def _levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -> np.ndarray:
-    """(len(columns),) bound [m] of ``|d(point)/dq_c|`` over every geometry point that
-    tangent column ``c`` moves, at any configuration: the chain's joint offsets from the
-    column's joint to the geometry's, plus the geometry's reach from its own joint (1 for a
-    translation)."""
-    joint_of = np.zeros(model.nv, dtype=np.intp)
-    for j in range(1, model.njoints):
-        joint_of[model.idx_vs[j] : model.idx_vs[j] + model.nvs[j]] = j
-    reach = np.zeros(model.njoints)  # farthest geometry point from each joint, along the chain
-    for obj in geometry.geometryObjects:
-        shape = obj.geometry
-        shape.computeLocalAABB()
-        extent = np.linalg.norm(obj.placement.translation) + float(shape.aabb_radius)
-        j, path = obj.parentJoint, 0.0
-        while j > 0:
-            reach[j] = max(reach[j], path + extent)
-            path += float(np.linalg.norm(model.jointPlacements[j].translation))
-            j = model.parents[j]
-    levers = np.empty(len(columns))
-    for k, c in enumerate(columns.tolist()):
-        j = int(joint_of[c])
-        shortname = model.joints[j].shortname()
-        translation = "Prismatic" in shortname or shortname.startswith("JointModelP")
-        free = shortname in ("JointModelFreeFlyer", "JointModelPlanar")
-        levers[k] = 1.0 if translation or (free and c - model.idx_vs[j] < 3) else reach[j]
-    return levers
 
 
 class CollisionAvoidance:
@@ -190,7 +162,7 @@ class CollisionAvoidance:
             turning_pairs=home - margin > TURNING_ZONE,
             obstacle_margins=floor,
         )
-        self._levers = _levers(model, geometry.geometry_model, self._columns)
+        self._levers = levers(model, geometry.geometry_model, self._columns)
         self._columns_of: tuple[int, Any, np.ndarray] = (-1, (), np.zeros((0, self._columns.size)))
         self.qp: Any = None
         self._rows: CollisionRows | None = None

@@ -39,13 +39,41 @@ from ..qp.collision_limit import TURNING_ZONE
 if TYPE_CHECKING:
     from .collision import CollisionAvoidance
 
-__all__ = ["SLACK", "QuietCheck"]
+__all__ = ["SLACK", "QuietCheck", "levers", "quiet_check"]
 
 #: Added to every pair's threshold [m]: more than coal's distance tolerance (1e-6 m).
 SLACK = 1e-5
 
 _int_p = ctypes.POINTER(ctypes.c_int)
 _double_p = ctypes.POINTER(ctypes.c_double)
+
+
+def levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -> np.ndarray:
+    """(len(columns),) bound [m] of ``|d(point)/dq_c|`` over every geometry point that
+    tangent column ``c`` moves, at any configuration: the chain's joint offsets from the
+    column's joint to the geometry's, plus the geometry's reach from its own joint (1 for a
+    translation)."""
+    joint_of = np.zeros(model.nv, dtype=np.intp)
+    for j in range(1, model.njoints):
+        joint_of[model.idx_vs[j] : model.idx_vs[j] + model.nvs[j]] = j
+    reach = np.zeros(model.njoints)  # farthest geometry point from each joint, along the chain
+    for obj in geometry.geometryObjects:
+        shape = obj.geometry
+        shape.computeLocalAABB()
+        extent = np.linalg.norm(obj.placement.translation) + float(shape.aabb_radius)
+        j, path = obj.parentJoint, 0.0
+        while j > 0:
+            reach[j] = max(reach[j], path + extent)
+            path += float(np.linalg.norm(model.jointPlacements[j].translation))
+            j = model.parents[j]
+    levers = np.empty(len(columns))
+    for k, c in enumerate(columns.tolist()):
+        j = int(joint_of[c])
+        shortname = model.joints[j].shortname()
+        translation = "Prismatic" in shortname or shortname.startswith("JointModelP")
+        free = shortname in ("JointModelFreeFlyer", "JointModelPlanar")
+        levers[k] = 1.0 if translation or (free and c - model.idx_vs[j] < 3) else reach[j]
+    return levers
 
 
 def _flat(placement: pin.SE3) -> np.ndarray:
