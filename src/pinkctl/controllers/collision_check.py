@@ -5,21 +5,23 @@ farther from its margin than it can close before it stops (the pair's influence 
 :meth:`~pinkctl.controllers.collision.CollisionAvoidance.influence`). :class:`QuietCheck`
 proves that cheaply, without coal: at the command configuration it computes each pair's
 influence distance from the shaper's box, as the Python path does, and a *lower bound* of
-each pair's signed distance from bounding capsules (the IK's capsules,
-:mod:`pinkctl.ik.capsules`: a sphere, capsule or cylinder exactly, a box or a convex mesh
-inside a capsule that holds it; a cylinder also bounded by the planes of its ends). When
-every bound is at least the pair's margin plus its influence distance (plus the turning
-zone for the pairs that get turning rows, and :data:`SLACK` for coal's tolerance), no pair
-can get a row: :meth:`~pinkctl.qp.CollisionLimit.evaluate` would return none, and the tick
+each pair's signed distance from bounding capsules (the IK's, :mod:`pinkctl.ik.capsules`: a
+sphere, capsule or cylinder exactly, a box or a convex mesh inside a capsule that holds
+it), sharpened where that is loose: a cylinder's end planes, a box measured as a box against
+the other capsule, separating axes with the exact supports of boxes and cylinders
+(``_collision_tick.c``). When every bound is at least the pair's margin plus its influence
+distance (plus the turning zone for the pairs that get turning rows, and :data:`SLACK` for
+coal's tolerance), no pair can get a row: :meth:`~pinkctl.qp.CollisionLimit.evaluate` would return none, and the tick
 runs exactly as without avoidance (the compiled tick where it applies). Otherwise the
 Python path measures the pairs with coal and writes the rows: the check decides only
 *whether* coal is asked, never what a row is, so the controller's commands are those of
 the Python path (``tests/test_collision_check.py``).
 
 The error kept is one-sided: a bound is never above the pair's signed distance, apart or in
-penetration (a shape inside its capsule penetrates no deeper than the capsule does); how
-far below it is (up to a capsule's radius at a cylinder's rim, more for a box) costs only
-ticks that ask coal when they need not.
+penetration (a shape inside its capsule penetrates no deeper than the capsule does; an
+overlap along an axis is undone by a translation along it); how far below it is costs only
+ticks that ask coal when they need not. Bounds are kept from call to call, less the motion
+since (``sum_c R_c |dq_c|``, :func:`levers`).
 """
 
 from __future__ import annotations
