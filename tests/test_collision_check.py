@@ -203,3 +203,23 @@ def test_commands_are_the_python_paths(franka, scenario):
     np.testing.assert_allclose(fast, slow, rtol=0.0, atol=1e-5)
     least = {"figure eight": 500, "into the box": 5, "moving ball": 0}[scenario]
     assert compiled >= least  # the quiet ticks ran compiled
+
+
+def test_levers_bound_how_fast_distances_change(franka):
+    """The motion bound the kept bounds rely on (``sum_c R_c |dq_c|``, finite differences of
+    coal's distances): no pair's distance changes faster, apart or in penetration."""
+    world = _world(_hand(franka).translation)
+    controller = _controller(franka, world)
+    avoid = controller._avoid
+    scene = avoid.scene
+    checked = np.isfinite(avoid.limit.pair_margins()[0])
+    lower, upper = franka.model.lowerPositionLimit, franka.model.upperPositionLimit
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        q = lower + rng.uniform(size=lower.size) * (upper - lower)
+        step = np.zeros_like(q)
+        step[:7] = rng.normal(0.0, 0.02, 7)
+        before = np.array([d.distance for d in scene.distances(q)])
+        after = np.array([d.distance for d in scene.distances(q + step)])
+        moved = float(avoid._levers @ np.abs(step[:7]))
+        assert np.all(np.abs(after - before)[checked] <= moved + 2e-6)
