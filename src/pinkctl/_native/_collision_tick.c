@@ -60,6 +60,8 @@ typedef struct CollisionTick {
     const double *box_frame;  /* (ngeom, 12) a box's placement in its joint's frame */
     const double *half;       /* (ngeom, 3) a box's half sides */
     double *box_world;        /* (ngeom, 12) work: a box's placement in the world */
+    const int *first;         /* (ngeom + 1) a convex shape's vertices: first[g] .. first[g+1] */
+    const double *vertices;   /* (first[ngeom], 3) in their joint's frame */
     double *lower, *upper;    /* (n) work: the box */
     double *travel;           /* (n) work */
     double *zone;             /* (npairs) out: influence distance beyond the margin [m] of the
@@ -252,6 +254,20 @@ static double box_bound(const CollisionTick *t, int a, int b) {
  * capsule's otherwise): writes the farthest point, returns n . point */
 static double support(const CollisionTick *t, int g, const double *n, double *point) {
     const CapsuleProblem *p = t->capsules;
+    if (t->first[g + 1] > t->first[g]) { /* a convex shape: its farthest vertex */
+        const double *f = p->frames + 12 * p->slot[g];
+        double local[3], best = -INFINITY;
+        int at = t->first[g];
+        for (int j = 0; j < 3; ++j) local[j] = n[0] * f[j] + n[1] * f[3 + j] + n[2] * f[6 + j];
+        for (int v = t->first[g]; v < t->first[g + 1]; ++v) {
+            double height = dot3(local, t->vertices + 3 * v);
+            if (height > best) best = height, at = v;
+        }
+        const double *x = t->vertices + 3 * at;
+        for (int i = 0; i < 3; ++i)
+            point[i] = f[3 * i] * x[0] + f[3 * i + 1] * x[1] + f[3 * i + 2] * x[2] + f[9 + i];
+        return dot3(n, point);
+    }
     if (t->box[g]) {
         const double *w = t->box_world + 12 * g, *h = t->half + 3 * g;
         for (int i = 0; i < 3; ++i) point[i] = w[9 + i];
@@ -344,9 +360,15 @@ static double axis_bound(const CollisionTick *t, int a, int b, double threshold)
 static double pair_bound(const CollisionTick *t, int a, int b, double threshold) {
     const CapsuleProblem *p = t->capsules;
     const double *ea = p->ends + 6 * a;
-    if (p->plane[b]) {
+    if (p->plane[b]) { /* the lowest point of a's shape (a box's, a cylinder's, a convex
+                          shape's own) above the plane */
         const double *n = p->segment + 6 * b;
-        return lesser(dot3(n, ea), dot3(n, ea + 3)) - n[3] - p->radius[a];
+        double bound = lesser(dot3(n, ea), dot3(n, ea + 3)) - n[3] - p->radius[a];
+        if (bound < threshold && (t->box[a] || t->slab[a] || t->first[a + 1] > t->first[a])) {
+            double down[3] = {-n[0], -n[1], -n[2]}, point[3];
+            bound = greater(bound, -support(t, a, down, point) - n[3]);
+        }
+        return bound;
     }
     const double *eb = p->ends + 6 * b;
     double w[3];

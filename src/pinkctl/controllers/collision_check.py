@@ -90,6 +90,20 @@ def _half(shape: coal.CollisionGeometry) -> np.ndarray:
     return np.zeros(3)
 
 
+def _vertices(objects: Any) -> tuple[list[int], np.ndarray]:
+    """The convex shapes' vertices in their joints' frames (``first[g]`` to ``first[g + 1]``
+    for geometry ``g``; none for another shape)."""
+    first, pieces = [0], [np.zeros((0, 3))]
+    for obj in objects:
+        count = 0
+        if isinstance(obj.geometry, coal.ConvexBase):
+            points = np.asarray(obj.geometry.points(), dtype=np.float64).reshape(-1, 3)
+            pieces.append(points @ obj.placement.rotation.T + obj.placement.translation)
+            count = len(points)
+        first.append(first[-1] + count)
+    return first, np.vstack(pieces)
+
+
 class _Tick(ctypes.Structure):
     """Mirror of ``CollisionTick`` in ``_collision_tick.c`` (checked by size)."""
 
@@ -120,6 +134,8 @@ class _Tick(ctypes.Structure):
         ("box_frame", _double_p),
         ("half", _double_p),
         ("box_world", _double_p),
+        ("first", _int_p),
+        ("vertices", _double_p),
         ("lower", _double_p),
         ("upper", _double_p),
         ("travel", _double_p),
@@ -171,6 +187,7 @@ class QuietCheck:
         space_q[every.space_indices] = every.idx_q
         objects = scene.geometry_model.geometryObjects
         n = len(avoidance._columns)
+        first, vertices = _vertices(objects)
         accel = getattr(avoidance, "_accel", None)
         self._arrays: dict[str, np.ndarray] = {
             "q_index": np.asarray(joints.controlled.idx_q, dtype=np.intc),
@@ -189,6 +206,8 @@ class QuietCheck:
             "box_frame": np.array([_flat(o.placement) for o in objects]).reshape(-1),
             "half": np.array([_half(o.geometry) for o in objects]).reshape(-1),
             "box_world": np.zeros(12 * len(objects)),
+            "first": np.array(first, dtype=np.intc),
+            "vertices": np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1),
             "lower": np.zeros(n),
             "upper": np.zeros(n),
             "travel": np.zeros(n),
@@ -249,9 +268,11 @@ class QuietCheck:
 def quiet_check(avoidance: CollisionAvoidance, **numbers: Any) -> QuietCheck | None:
     """The native check of ``avoidance`` at its scene as it is now (``numbers``: the keyword
     arguments of :class:`QuietCheck`), or None where the kernel cannot run it (not built; a
-    joint that carries geometry it does not handle; a shaper whose filter is not the native
-    one)."""
-    shaper = avoidance._shaper
+    joint that carries geometry it does not handle; a controlled ball or continuous joint; a
+    shaper whose filter is not the native one)."""
+    shaper, controlled = avoidance._shaper, avoidance._joints.controlled
+    if controlled.balls or controlled.is_continuous.any():  # positions are not coordinates
+        return None
     kernel: Any = None
     if shaper._native is not None:
         kernel = shaper._native._pointer
