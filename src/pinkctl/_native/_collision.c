@@ -18,30 +18,7 @@
  */
 #include <math.h>
 
-typedef struct CapsuleProblem {
-    int nj;      /* joints (slots 1 .. nj) */
-    int ngeom;   /* geometries */
-    int npairs;  /* pairs */
-    double margin;
-    const int *parent;        /* (nj) parent slot of each joint slot 1 .. nj */
-    const int *kind;          /* (nj) 0 revolute, 1 prismatic, 2 continuous */
-    const int *q_index;       /* (nj) */
-    const double *scale;      /* (nj) */
-    const double *offset;     /* (nj) */
-    const double *placement;  /* (nj, 12) */
-    const double *axis;       /* (nj, 3) */
-    const int *slot;          /* (ngeom) joint slot of each geometry (0: the universe) */
-    const double *segment;    /* (ngeom, 6): ends in the joint frame; a plane: normal, offset */
-    const double *radius;     /* (ngeom) */
-    const double *reach;      /* (ngeom) radius + half the segment's length */
-    const int *plane;         /* (ngeom) 1 for a half-space */
-    const int *pairs;         /* (npairs, 2) geometry indices */
-    const double *q;          /* (nq) the configuration */
-    double *frames;           /* (nj + 1, 12) work: world placement of each slot */
-    double *ends;             /* (ngeom, 6) work: segment ends in the world frame */
-    int *near;                /* (npairs) out: pairs below the margin, nearest first */
-    double *bound;            /* (npairs) out: their bounds [m] */
-} CapsuleProblem;
+#include "_capsules.h"
 
 unsigned long pk_capsule_problem_size(void) { return (unsigned long)sizeof(CapsuleProblem); }
 
@@ -106,8 +83,8 @@ static double dot(const double *a, const double *b) {
 static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
 
 /* distance between segments [p1, q1] and [p2, q2] (closest points, clamped) */
-static double segment_distance(const double *p1, const double *q1, const double *p2,
-                               const double *q2) {
+double pk_segment_distance(const double *p1, const double *q1, const double *p2,
+                           const double *q2) {
     double d1[3], d2[3], r[3];
     for (int i = 0; i < 3; ++i) {
         d1[i] = q1[i] - p1[i];
@@ -143,7 +120,7 @@ static double segment_distance(const double *p1, const double *q1, const double 
     return sqrt(dot(w, w));
 }
 
-int pk_capsule_near(CapsuleProblem *p) {
+void pk_capsule_ends(CapsuleProblem *p) {
     kinematics(p);
     for (int g = 0; g < p->ngeom; ++g) {
         if (p->plane[g]) continue;
@@ -151,6 +128,10 @@ int pk_capsule_near(CapsuleProblem *p) {
         apply(frame, p->segment + 6 * g, p->ends + 6 * g);
         apply(frame, p->segment + 6 * g + 3, p->ends + 6 * g + 3);
     }
+}
+
+int pk_capsule_near(CapsuleProblem *p) {
+    pk_capsule_ends(p);
     int count = 0;
     for (int k = 0; k < p->npairs; ++k) {
         int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
@@ -166,7 +147,7 @@ int pk_capsule_near(CapsuleProblem *p) {
             double reach = p->margin + p->reach[a] + p->reach[b], w[3];
             for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
             if (reach > 0.0 && dot(w, w) >= reach * reach) continue;
-            bound = segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
+            bound = pk_segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
         }
         if (bound < p->margin) {
             /* insertion: the list stays sorted by bound */

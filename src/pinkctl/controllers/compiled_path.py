@@ -99,7 +99,6 @@ class CompiledTicking:
             and tick.configuration is controller._configuration
             and tick.generation == tick.qp._ws.generation
             and tick.dt == controller.dt
-            and getattr(controller, "_avoid", None) is None
         ):
             return tick if controller._pre_step_callback is None else None
         self._compiled_tick = None
@@ -137,6 +136,9 @@ class CompiledTicking:
         """Phases 2, 4 and 5 in C++: the command ``(positions, velocities, q[, over the joint
         space])`` (``output``: see ``_tick.cpp``), or None (the Python path runs the tick)."""
         controller: Any = self
+        avoid = getattr(controller, "_avoid", None)
+        if avoid is not None and not avoid.quiet(measured, space):
+            return None  # collision rows may bind: the Python path measures them
         shaper = controller._shaper
         held = tick.held_copies[tick.flip]
         command = tick.run(

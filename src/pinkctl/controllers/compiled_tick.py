@@ -12,10 +12,12 @@ kernel. The Python path stays the reference: both give the same commands to roun
 (``tests/test_compiled_tick.py``: 1e-9 over whole runs).
 
 Whatever the compiled tick does not cover runs the Python path, per controller (tasks other
-than frame tasks and one posture task, extra limits or barriers, collisions, a floating base,
+than frame tasks and one posture task, extra limits or barriers, collision distances, collision
+avoidance without its native check, a floating base,
 ball or continuous joints, another solver, the pink QP path, priority levels, a
 ``pre_step_callback``, the extension missing) or per tick (a parameter that leaves the fused
-case, a box the box QP hands to DAQP, a target the controller refuses).
+case, a box the box QP hands to DAQP, a target the controller refuses, a tick where collision
+rows may bind: :meth:`~pinkctl.controllers.collision.CollisionAvoidance.quiet`).
 :attr:`~pinkctl.controllers.compiled_path.CompiledTicking.compiled` says which path runs, and
 :attr:`~pinkctl.controllers.compiled_path.CompiledTicking.compiled_reason` why not the compiled
 one.
@@ -148,8 +150,11 @@ def _check_controller(controller: Any) -> None:
     every = joints.every
     if joints.base is not None or every.balls or every.is_continuous.any():
         raise NotCovered("a floating base, a ball joint or a continuous joint")
-    if controller._configuration.collision_model is not None or getattr(controller, "_avoid", None):
-        raise NotCovered("collision distances or collision avoidance")
+    if controller._configuration.collision_model is not None:
+        raise NotCovered("collision distances (a configuration with a collision model)")
+    avoid = getattr(controller, "_avoid", None)
+    if avoid is not None and avoid.native_check() is None:
+        raise NotCovered("collision avoidance without its native check")
     if not controller._problem.whole_body.reads_nothing:
         raise NotCovered("whole-body targets (frames, CoM) read from the setpoint")
 
