@@ -17,6 +17,9 @@
  * placement in the parent's frame (rotation row-major, then translation).
  */
 #include <math.h>
+#include <stddef.h>
+
+#include "_narrow.h"
 
 typedef struct CapsuleProblem {
     int nj;      /* joints (slots 1 .. nj) */
@@ -41,6 +44,16 @@ typedef struct CapsuleProblem {
     double *ends;             /* (ngeom, 6) work: segment ends in the world frame */
     int *near;                /* (npairs) out: pairs below the margin, nearest first */
     double *bound;            /* (npairs) out: their bounds [m] */
+    /* the narrow phase (pk_capsule_free): each pair's own threshold, and the exact shapes */
+    const double *pair_margin;     /* (npairs) threshold of each pair [m] (<= margin) */
+    const int *shape;              /* (ngeom) SHAPE_* of _narrow.h (a half-space: unused) */
+    const double *shape_param;     /* (ngeom, 3) */
+    const double *shape_placement; /* (ngeom, 12) the shape's frame in its joint's frame */
+    const int *vert_start;         /* (ngeom) a convex hull's first vertex in vertices */
+    const int *vert_count;         /* (ngeom) its vertex count */
+    const double *vertices;        /* (all hulls' vertices, 3) */
+    double *direction;             /* (npairs, 3) work: closest points of the segments, b to a */
+    int hit;                       /* out: the pair (position in pairs) found too close */
 } CapsuleProblem;
 
 unsigned long pk_capsule_problem_size(void) { return (unsigned long)sizeof(CapsuleProblem); }
@@ -105,9 +118,10 @@ static double dot(const double *a, const double *b) {
 
 static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
 
-/* distance between segments [p1, q1] and [p2, q2] (closest points, clamped) */
+/* distance between segments [p1, q1] and [p2, q2] (closest points, clamped); w: the
+ * vector from the second's closest point to the first's */
 static double segment_distance(const double *p1, const double *q1, const double *p2,
-                               const double *q2) {
+                               const double *q2, double *w) {
     double d1[3], d2[3], r[3];
     for (int i = 0; i < 3; ++i) {
         d1[i] = q1[i] - p1[i];
@@ -138,7 +152,6 @@ static double segment_distance(const double *p1, const double *q1, const double 
             }
         }
     }
-    double w[3];
     for (int i = 0; i < 3; ++i) w[i] = p1[i] + d1[i] * s - p2[i] - d2[i] * t;
     return sqrt(dot(w, w));
 }
@@ -166,9 +179,10 @@ int pk_capsule_near(CapsuleProblem *p) {
             double reach = p->margin + p->reach[a] + p->reach[b], w[3];
             for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
             if (reach > 0.0 && dot(w, w) >= reach * reach) continue;
-            bound = segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
+            bound = segment_distance(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) -
+                    p->radius[a] - p->radius[b];
         }
-        if (bound < p->margin) {
+        if (bound < p->pair_margin[k]) {
             /* insertion: the list stays sorted by bound */
             int i = count++;
             while (i > 0 && p->bound[i - 1] > bound) {
@@ -182,3 +196,47 @@ int pk_capsule_near(CapsuleProblem *p) {
     }
     return count;
 }
+
+/* geometry g as a placed shape of _narrow.h (after pk_capsule_near's kinematics) */
+static void placed(const CapsuleProblem *p, int g, PkShape *out) {
+    out->kind = p->shape[g];
+    out->param = p->shape_param + 3 * g;
+    out->points = p->vertices + 3 * (ptrdiff_t)p->vert_start[g];
+    out->npoints = p->vert_count[g];
+    compose(p->frames + 12 * p->slot[g], p->shape_placement + 12 * g, out->m);
+}
+
+/* Whether every pair keeps its threshold at the configuration q: 1 yes, 0 no (p->hit: the
+ * pair found too close), -1 undecided (a near pair has a shape the kernel does not know:
+ * the caller measures them all). The pairs the capsules cannot clear, nearest first, are
+ * decided by the narrow phase (_narrow.c: accepted only with a proof). */
+int pk_capsule_free(CapsuleProblem *p, const double *q) {
+    const double *given = p->q;
+    p->q = q;
+    const int count = pk_capsule_near(p);
+    p->q = given;
+    for (int i = 0; i < count; ++i) {
+        const int k = p->near[i], a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+        if (p->shape[a] == SHAPE_OTHER || (!p->plane[b] && p->shape[b] == SHAPE_OTHER)) return -1;
+    }
+    for (int i = 0; i < count; ++i) {
+        const int k = p->near[i], a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+        PkShape sa, sb;
+        placed(p, a, &sa);
+        int apart;
+        if (p->plane[b]) {
+            const double *n = p->segment + 6 * b;
+            apart = pk_shape_lowest(&sa, n) - n[3] >= p->pair_margin[k];
+        } else {
+            placed(p, b, &sb);
+            apart = pk_shapes_apart(&sa, &sb, p->pair_margin[k], p->direction + 3 * k);
+        }
+        if (!apart) {
+            p->hit = k;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int pk_capsule_hit(const CapsuleProblem *p) { return p->hit; }

@@ -183,6 +183,13 @@ static PyObject *capsule_near(PyObject *module, PyObject *const *args, Py_ssize_
     return PyLong_FromLong(pk_capsule_near(p[0]));
 }
 
+/* capsule_free(problem, q) -> 1 every pair keeps its threshold, 0 not, -1 undecided */
+static PyObject *capsule_free(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[2];
+    if (exactly("capsule_free", nargs, 2) || addresses("capsule_free", args, 2, p)) return NULL;
+    return PyLong_FromLong(pk_capsule_free(p[0], p[1]));
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -200,6 +207,7 @@ static PyMethodDef methods[] = {
     FAST(ik_resume, "ik_resume(query) -> reason: a search given more starts goes on."),
     FAST(capsule_problem_size, "capsule_problem_size() -> sizeof(CapsuleProblem) in bytes."),
     FAST(capsule_near, "capsule_near(problem) -> count: the IK collision check's broad phase."),
+    FAST(capsule_free, "capsule_free(problem, q) -> 1, 0 or -1: the IK collision check."),
     {NULL, NULL, 0, NULL},
 };
 

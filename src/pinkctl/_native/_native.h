@@ -29,5 +29,6 @@ int pk_ik_query(struct IKQuery *s, const double *position, const double *rotatio
 
 unsigned long pk_capsule_problem_size(void);
 int pk_capsule_near(struct CapsuleProblem *p);
+int pk_capsule_free(struct CapsuleProblem *p, const double *q);
 
 #endif

@@ -1,13 +1,23 @@
-"""The broad phase of the IK's collision check, in the native kernel (``_collision.c``).
+"""The IK's collision check in the native kernel (``_collision.c``, ``_narrow.c``).
 
-Every geometry of the check's pairs is held by a capsule in its joint's frame (a sphere, a
-capsule and a cylinder exactly; a box, a convex mesh and any other shape by a capsule
-along the principal axis of its vertices that holds all of them, or its bounding sphere
-when that is smaller); a half-space obstacle stays a plane. The kernel computes the
+Broad phase: every geometry of the check's pairs is held by a capsule in its joint's frame (a
+sphere, a capsule and a cylinder exactly; a box, a convex mesh and any other shape by a
+capsule along the principal axis of its vertices that holds all of them, or its bounding
+sphere when that is smaller); a half-space obstacle stays a plane. The kernel computes the
 kinematics of the joints that carry geometry, then a lower bound of each pair's distance
 (segments apart minus both radii; a segment's height above a plane minus its radius), and
-returns the pairs whose bound is below the margin, nearest first: on a collision-free
-configuration most pairs are then never handed to coal.
+returns the pairs whose bound is below their threshold, nearest first: on a collision-free
+configuration most pairs are then never measured.
+
+Narrow phase (:meth:`NativeBroadPhase.free`, and the IK's native search on every converged
+configuration): the pairs the capsules cannot clear are decided on coal's own shapes
+(sphere, capsule, cylinder, box, convex hull; a half-space exactly) by GJK on their support
+functions, and a pair is accepted only with a proof: a direction along which the lowest
+point of the Minkowski difference is at least the threshold away (a lower bound of the
+distance, exact to rounding). So an accepted configuration keeps every threshold; a
+rejected one is closer, or within 1e-10 (relative) of a threshold, where coal's own test
+(GJK tolerance 1e-6 m) cannot tell either. A pair with another shape is left to coal
+(``free`` answers -1).
 
 :func:`native_broad_phase` returns None where the kernel cannot run (it is not built, or a
 joint that carries geometry is neither revolute, prismatic, continuous nor a mimic of one:
@@ -59,7 +69,20 @@ class _Problem(ctypes.Structure):
         ("ends", _double_p),
         ("near", _int_p),
         ("bound", _double_p),
+        ("pair_margin", _double_p),
+        ("shape", _int_p),
+        ("shape_param", _double_p),
+        ("shape_placement", _double_p),
+        ("vert_start", _int_p),
+        ("vert_count", _int_p),
+        ("vertices", _double_p),
+        ("direction", _double_p),
+        ("hit", ctypes.c_int),
     ]
+
+
+#: ``SHAPE_*`` of ``_narrow.h``: the kernel's narrow phase knows these shapes.
+_SPHERE, _CAPSULE, _CYLINDER, _BOX, _CONVEX, _OTHER = range(6)
 
 
 def _from_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -79,6 +102,30 @@ def _from_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return mean + start * axis, mean + end * axis, radius
 
 
+def _vertices(shape: coal.CollisionGeometry) -> np.ndarray | None:
+    """The corners of a box or the vertices of a convex hull (N, 3), else None."""
+    if isinstance(shape, coal.Box):
+        half = np.asarray(shape.halfSide, dtype=np.float64)
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        return signs * half
+    if isinstance(shape, coal.ConvexBase):
+        return np.asarray(shape.points(), dtype=np.float64).reshape(-1, 3)
+    return None
+
+
+def _smaller_capsule(
+    points: np.ndarray | None, centre: np.ndarray, sphere: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The capsule of ``points`` when its volume is below the bounding sphere's, else the
+    sphere (a capsule of length 0)."""
+    if points is not None and len(points) > 1:
+        a, b, radius = _from_points(points)
+        capsule = math.pi * radius**2 * (4.0 / 3.0 * radius + float(np.linalg.norm(b - a)))
+        if capsule < 4.0 / 3.0 * math.pi * sphere**3:
+            return a, b, radius
+    return centre, centre.copy(), float(sphere)
+
+
 def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndarray, float]:
     """Ends (3,), (3,) and radius [m] of a capsule holding ``shape``, in the shape's frame
     (module docstring); a half-space has none (ValueError)."""
@@ -89,20 +136,24 @@ def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndar
     if isinstance(shape, (coal.Capsule, coal.Cylinder)):  # a cylinder inside its capsule
         h = float(shape.halfLength)
         return np.array([0.0, 0.0, -h]), np.array([0.0, 0.0, h]), float(shape.radius)
-    points = None
-    if isinstance(shape, coal.Box):
-        half = np.asarray(shape.halfSide, dtype=np.float64)
-        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
-        points = signs * half
-    elif isinstance(shape, coal.ConvexBase):
-        points = np.asarray(shape.points(), dtype=np.float64).reshape(-1, 3)
     centre, sphere = bounding_sphere(shape)
-    if points is not None and len(points) > 1:
-        a, b, radius = _from_points(points)
-        capsule = math.pi * radius**2 * (4.0 / 3.0 * radius + float(np.linalg.norm(b - a)))
-        if capsule < 4.0 / 3.0 * math.pi * sphere**3:
-            return a, b, radius
-    return centre, centre.copy(), float(sphere)
+    return _smaller_capsule(_vertices(shape), centre, sphere)
+
+
+def _exact_shape(shape: coal.CollisionGeometry) -> tuple[int, tuple[float, ...], np.ndarray]:
+    """``(SHAPE_* kind, parameters, convex vertices)`` of a shape for the narrow phase."""
+    none = np.zeros((0, 3))
+    if isinstance(shape, coal.Sphere):
+        return _SPHERE, (float(shape.radius),), none
+    if isinstance(shape, coal.Capsule):
+        return _CAPSULE, (float(shape.radius), float(shape.halfLength)), none
+    if isinstance(shape, coal.Cylinder):
+        return _CYLINDER, (float(shape.radius), float(shape.halfLength)), none
+    if isinstance(shape, coal.Box):
+        return _BOX, tuple(float(h) for h in shape.halfSide), none
+    if isinstance(shape, coal.ConvexBase):
+        return _CONVEX, (), _vertices(shape)  # type: ignore[return-value]
+    return _OTHER, (), none
 
 
 def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, float, pin.SE3]:
@@ -118,6 +169,14 @@ def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, 
         return kind, axis, jm.idx_q, 1.0, 0.0, model.jointPlacements[joint]
     if name != "JointModelMimic":
         raise ValueError(name)
+    return _mimic_motion(model, joint)
+
+
+def _mimic_motion(
+    model: pin.Model, joint: int
+) -> tuple[int, np.ndarray, int, float, float, pin.SE3]:
+    """:func:`_motion` of a mimic joint, from two configurations of its primary."""
+    jm = model.joints[joint]
     mimic = jm.extract()
     scale, offset, index = float(mimic.scaling), float(mimic.offset), int(jm.idx_q)
     data = model.createData()
@@ -145,89 +204,165 @@ def _flat(placement: pin.SE3) -> np.ndarray:
     return np.concatenate([placement.rotation.reshape(-1), placement.translation])
 
 
+def _motion_arrays(motions: list[tuple]) -> dict[str, np.ndarray]:
+    """The joints' :func:`_motion` tuples as the structure's arrays."""
+    kind, axis, index, scale, offset, placement = zip(*motions) if motions else ([],) * 6
+    return {
+        "kind": np.array(kind, dtype=np.intc),
+        "q_index": np.array(index, dtype=np.intc),
+        "scale": np.array(scale, dtype=np.float64),
+        "offset": np.array(offset, dtype=np.float64),
+        "placement": np.array([_flat(m) for m in placement]).reshape(-1),
+        "axis": np.array(axis, dtype=np.float64).reshape(-1),
+    }
+
+
+def _joint_arrays(model: pin.Model, objects: list, used: list[int]) -> dict[str, np.ndarray]:
+    """The kinematics of the joints that carry the ``used`` geometries (root side first)."""
+    joints = sorted({j for g in used for j in model.supports[objects[g].parentJoint]} - {0})
+    slot = {0: 0, **{j: s + 1 for s, j in enumerate(joints)}}
+    return {
+        **_motion_arrays([_motion(model, j) for j in joints]),
+        "parent": np.array([slot[model.parents[j]] for j in joints], dtype=np.intc),
+        "slot": np.array([slot.get(o.parentJoint, 0) for o in objects], dtype=np.intc),
+        "frames": np.zeros(12 * (len(joints) + 1)),
+    }
+
+
+def _capsule_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
+    """Each used geometry's capsule in its joint's frame, or its plane (a half-space)."""
+    count = len(objects)
+    segment = np.zeros((count, 6))
+    radius = np.zeros(count)
+    plane = np.zeros(count, dtype=np.intc)
+    for g in used:
+        obj = objects[g]
+        if isinstance(obj.geometry, coal.Halfspace):
+            normal = obj.placement.rotation[:, 2]
+            segment[g, :3] = normal
+            segment[g, 3] = float(normal @ obj.placement.translation)
+            plane[g] = 1
+            continue
+        a, b, radius[g] = bounding_capsule(obj.geometry)
+        segment[g] = np.concatenate([obj.placement.act(a), obj.placement.act(b)])
+    return {
+        "segment": segment.reshape(-1),
+        "radius": radius,
+        "reach": radius + 0.5 * np.linalg.norm(segment[:, 3:] - segment[:, :3], axis=1),
+        "plane": plane,
+        "ends": np.zeros(6 * count),
+    }
+
+
+def _shape_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
+    """Each used geometry's exact shape for the narrow phase, in its joint's frame."""
+    count = len(objects)
+    kind = np.full(count, _OTHER, dtype=np.intc)
+    param = np.zeros((count, 3))
+    placement = np.zeros((count, 12))
+    start = np.zeros(count, dtype=np.intc)
+    size = np.zeros(count, dtype=np.intc)
+    hulls = [np.zeros((0, 3))]
+    at = 0
+    for g in used:
+        obj = objects[g]
+        kind[g], values, points = _exact_shape(obj.geometry)
+        param[g, : len(values)] = values
+        placement[g] = _flat(obj.placement)
+        start[g], size[g] = at, len(points)
+        hulls.append(points)
+        at += len(points)
+    return {
+        "shape": kind,
+        "shape_param": param.reshape(-1),
+        "shape_placement": placement.reshape(-1),
+        "vert_start": start,
+        "vert_count": size,
+        "vertices": np.ascontiguousarray(np.vstack(hulls)).reshape(-1),
+    }
+
+
 class NativeBroadPhase:
-    """The kernel's broad phase over ``pairs`` of a geometry model (module docstring).
+    """The kernel's collision check over ``pairs`` of a geometry model (module docstring).
 
     Args:
         model: The kinematic model.
         geometry: The geometry model (robot objects, then obstacle pieces).
         pairs: (P, 2) geometry indices; a half-space only second.
         margin: Pairs whose bound is below this [m] are returned.
+        thresholds: Each pair's own threshold [m] (P,), at most ``margin``; None: ``margin``.
 
     Raises:
         ValueError: A joint that carries geometry is not one the kernel handles.
     """
 
     def __init__(
-        self, model: pin.Model, geometry: pin.GeometryModel, pairs: np.ndarray, margin: float
+        self,
+        model: pin.Model,
+        geometry: pin.GeometryModel,
+        pairs: np.ndarray,
+        margin: float,
+        thresholds: np.ndarray | None = None,
     ) -> None:
         self._lib = kernel_module()
         if self._lib.capsule_problem_size() != ctypes.sizeof(_Problem):
             raise RuntimeError("the native kernel does not match pinkctl: rebuild it")
-        objects = geometry.geometryObjects
+        objects = list(geometry.geometryObjects)
         used = sorted({int(g) for g in np.asarray(pairs).reshape(-1)})
-        joints = sorted({j for g in used for j in model.supports[objects[g].parentJoint]} - {0})
-        slot = {0: 0, **{j: s + 1 for s, j in enumerate(joints)}}
-        motions = [_motion(model, j) for j in joints]
-        count = len(objects)
-        segment = np.zeros((count, 6))
-        radius = np.zeros(count)
-        plane = np.zeros(count, dtype=np.intc)
-        for g in used:
-            obj = objects[g]
-            if isinstance(obj.geometry, coal.Halfspace):
-                normal = obj.placement.rotation[:, 2]
-                segment[g, :3] = normal
-                segment[g, 3] = float(normal @ obj.placement.translation)
-                plane[g] = 1
-                continue
-            a, b, radius[g] = bounding_capsule(obj.geometry)
-            segment[g] = np.concatenate([obj.placement.act(a), obj.placement.act(b)])
+        count = max(len(pairs), 1)
+        if thresholds is None:
+            thresholds = np.full(len(pairs), float(margin))
         self._arrays: dict[str, np.ndarray] = {
-            "parent": np.array([slot[model.parents[j]] for j in joints], dtype=np.intc),
-            "kind": np.array([m[0] for m in motions], dtype=np.intc),
-            "q_index": np.array([m[2] for m in motions], dtype=np.intc),
-            "scale": np.array([m[3] for m in motions], dtype=np.float64),
-            "offset": np.array([m[4] for m in motions], dtype=np.float64),
-            "placement": np.array([_flat(m[5]) for m in motions]).reshape(-1),
-            "axis": np.array([m[1] for m in motions]).reshape(-1),
-            "slot": np.array([slot.get(o.parentJoint, 0) for o in objects], dtype=np.intc),
-            "segment": segment.reshape(-1),
-            "radius": radius,
-            "reach": radius + 0.5 * np.linalg.norm(segment[:, 3:] - segment[:, :3], axis=1),
-            "plane": plane,
+            **_joint_arrays(model, objects, used),
+            **_capsule_arrays(objects, used),
+            **_shape_arrays(objects, used),
             "pairs": np.ascontiguousarray(pairs, dtype=np.intc).reshape(-1),
+            "pair_margin": np.ascontiguousarray(thresholds, dtype=np.float64).reshape(-1),
             "q": np.zeros(model.nq),
-            "frames": np.zeros(12 * (len(joints) + 1)),
-            "ends": np.zeros(6 * count),
-            "near": np.zeros(max(len(pairs), 1), dtype=np.intc),
-            "bound": np.zeros(max(len(pairs), 1)),
+            "near": np.zeros(count, dtype=np.intc),
+            "bound": np.zeros(count),
+            "direction": np.zeros(3 * count),
         }
         p = _Problem()
-        p.nj, p.ngeom, p.npairs, p.margin = len(joints), count, len(pairs), float(margin)
+        p.nj, p.ngeom, p.npairs = len(self._arrays["parent"]), len(objects), len(pairs)
+        p.margin = max(float(margin), *self._arrays["pair_margin"].tolist(), 0.0)
         for name, array in self._arrays.items():
-            kind = _int_p if array.dtype == np.intc else _double_p
-            setattr(p, name, array.ctypes.data_as(kind))
+            setattr(p, name, array.ctypes.data_as(_int_p if array.dtype == np.intc else _double_p))
         self._problem = p
-        self._pointer = ctypes.addressof(p)
+        self.address = ctypes.addressof(p)
         self._q = self._arrays["q"]
         self._near = self._arrays["near"]
         self.bounds = self._arrays["bound"]
 
     def near(self, q: np.ndarray) -> np.ndarray:
-        """Positions in ``pairs`` of the pairs whose bound is below the margin at the full
-        configuration ``q``, nearest first (a view, valid until the next call)."""
+        """Positions in ``pairs`` of the pairs whose bound is below their threshold at the
+        full configuration ``q``, nearest first (a view, valid until the next call)."""
         self._q[:] = q
-        return self._near[: self._lib.capsule_near(self._pointer)]
+        return self._near[: self._lib.capsule_near(self.address)]
+
+    def free(self, q: np.ndarray) -> int:
+        """Whether every pair keeps its threshold at the full configuration ``q``: 1 yes,
+        0 no (:attr:`hit` names the pair), -1 undecided (a near pair has a shape the kernel
+        does not know). ``q`` must be a C-contiguous float64 array."""
+        return self._lib.capsule_free(self.address, q.ctypes.data)
+
+    @property
+    def hit(self) -> int:
+        """The position in ``pairs`` of the pair :meth:`free` last found too close."""
+        return int(self._problem.hit)
 
 
 def native_broad_phase(
-    model: pin.Model, geometry: pin.GeometryModel, pairs: np.ndarray, margin: float
+    model: pin.Model,
+    geometry: pin.GeometryModel,
+    pairs: np.ndarray,
+    margin: float,
+    thresholds: np.ndarray | None = None,
 ) -> NativeBroadPhase | None:
-    """The kernel's broad phase, or None where it cannot run (module docstring)."""
+    """The kernel's check, or None where it cannot run (module docstring)."""
     if not native_available()[0]:
         return None
     try:
-        return NativeBroadPhase(model, geometry, pairs, margin)
+        return NativeBroadPhase(model, geometry, pairs, margin, thresholds)
     except ValueError:
         return None
