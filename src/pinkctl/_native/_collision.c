@@ -53,6 +53,10 @@ typedef struct CapsuleProblem {
     const int *vert_count;         /* (ngeom) its vertex count */
     const double *vertices;        /* (all hulls' vertices, 3) */
     double *direction;             /* (npairs, 3) work: closest points of the segments, b to a */
+    const int *climb;              /* (ngeom) 1: a hull with its vertex graph */
+    const int *adj_start;          /* (all hulls' vertices + 1) each vertex's list in adj */
+    const int *adj;                /* neighbours (indices within their hull) */
+    int *warm;                     /* (ngeom) work: each hull's last support vertex */
     int hit;                       /* out: the pair (position in pairs) found too close */
 } CapsuleProblem;
 
@@ -203,6 +207,9 @@ static void placed(const CapsuleProblem *p, int g, PkShape *out) {
     out->param = p->shape_param + 3 * g;
     out->points = p->vertices + 3 * (ptrdiff_t)p->vert_start[g];
     out->npoints = p->vert_count[g];
+    out->adj_start = p->climb[g] ? p->adj_start + p->vert_start[g] : NULL;
+    out->adj = p->adj;
+    out->warm = p->warm + g;
     compose(p->frames + 12 * p->slot[g], p->shape_placement + 12 * g, out->m);
 }
 

@@ -24,10 +24,49 @@ static double dot3(const double *a, const double *b) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
+static void copy3(double *to, const double *from) {
+    to[0] = from[0];
+    to[1] = from[1];
+    to[2] = from[2];
+}
+
 static void cross3(const double *a, const double *b, double *out) {
     out[0] = a[1] * b[2] - a[2] * b[1];
     out[1] = a[2] * b[0] - a[0] * b[2];
     out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* The vertex of a hull farthest along d: by climbing its vertex graph from the last one
+ * (on a convex polytope's edge graph a vertex no neighbour improves is the farthest), or
+ * by trying every vertex when the hull has no graph. */
+static int hull_support(const PkShape *s, const double *d) {
+    const double *p = s->points;
+    int at = 0;
+    if (s->adj_start == NULL) {
+        double best = -INFINITY;
+        for (int v = 0; v < s->npoints; ++v) {
+            const double h = dot3(p + 3 * v, d);
+            if (h > best) {
+                best = h;
+                at = v;
+            }
+        }
+        return at;
+    }
+    at = *s->warm;
+    double best = dot3(p + 3 * at, d);
+    for (int k = s->adj_start[at], end = s->adj_start[at + 1]; k < end; ++k) {
+        const int v = s->adj[k];
+        const double h = dot3(p + 3 * v, d);
+        if (h > best) { /* climb to v and scan its neighbours */
+            best = h;
+            at = v;
+            k = s->adj_start[v] - 1;
+            end = s->adj_start[v + 1];
+        }
+    }
+    *s->warm = at;
+    return at;
 }
 
 /* support point of the shape in its own frame along the local direction d */
@@ -37,17 +76,7 @@ static void local_support(const PkShape *s, const double *d, double *out) {
     if (s->kind == SHAPE_BOX) {
         for (int i = 0; i < 3; ++i) out[i] = d[i] >= 0.0 ? k[i] : -k[i];
     } else if (s->kind == SHAPE_CONVEX) {
-        double best = -INFINITY;
-        for (int v = 0; v < s->npoints; ++v) {
-            const double *p = s->points + 3 * v;
-            const double h = dot3(p, d);
-            if (h > best) {
-                best = h;
-                out[0] = p[0];
-                out[1] = p[1];
-                out[2] = p[2];
-            }
-        }
+        copy3(out, s->points + 3 * hull_support(s, d));
     } else if (s->kind == SHAPE_CYLINDER) {
         const double r = sqrt(d[0] * d[0] + d[1] * d[1]);
         if (r > 0.0) {
@@ -84,12 +113,6 @@ static void lowest_difference(const PkShape *a, const PkShape *b, const double *
     support(a, down, pa);
     support(b, v, pb);
     for (int i = 0; i < 3; ++i) w[i] = pa[i] - pb[i];
-}
-
-static void copy3(double *to, const double *from) {
-    to[0] = from[0];
-    to[1] = from[1];
-    to[2] = from[2];
 }
 
 /* The point of segment or triangle [y0 .. y(n-1)] closest to the origin (Ericson, Real-Time

@@ -16,6 +16,9 @@ typedef struct PkShape {
     const double *param;  /* (3): radius, half length / half sides */
     const double *points; /* convex: (npoints, 3) */
     int npoints;
+    const int *adj_start; /* convex: (npoints + 1) its vertex graph's lists in adj, or NULL */
+    const int *adj;       /* each vertex's neighbours on the hull */
+    int *warm;            /* convex: the last support vertex (where the next climb starts) */
     double m[12];         /* the shape's frame in the world: rotation row-major, translation */
 } PkShape;
 

@@ -77,6 +77,10 @@ class _Problem(ctypes.Structure):
         ("vert_count", _int_p),
         ("vertices", _double_p),
         ("direction", _double_p),
+        ("climb", _int_p),
+        ("adj_start", _int_p),
+        ("adj", _int_p),
+        ("warm", _int_p),
         ("hit", ctypes.c_int),
     ]
 
@@ -143,6 +147,8 @@ def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndar
 def _exact_shape(shape: coal.CollisionGeometry) -> tuple[int, tuple[float, ...], np.ndarray]:
     """``(SHAPE_* kind, parameters, convex vertices)`` of a shape for the narrow phase."""
     none = np.zeros((0, 3))
+    if shape.getSweptSphereRadius() != 0.0:  # an inflated shape: left to coal
+        return _OTHER, (), none
     if isinstance(shape, coal.Sphere):
         return _SPHERE, (float(shape.radius),), none
     if isinstance(shape, coal.Capsule):
@@ -154,6 +160,38 @@ def _exact_shape(shape: coal.CollisionGeometry) -> tuple[int, tuple[float, ...],
     if isinstance(shape, coal.ConvexBase):
         return _CONVEX, (), _vertices(shape)  # type: ignore[return-value]
     return _OTHER, (), none
+
+
+def _climb(points: np.ndarray, lists: list[list[int]], d: np.ndarray, at: int) -> int:
+    """The vertex a climb of the graph ``lists`` along ``d`` from ``at`` ends at."""
+    heights = points @ d
+    moved = True
+    while moved:
+        moved = False
+        for v in lists[at]:
+            if heights[v] > heights[at]:
+                at, moved = v, True
+    return at
+
+
+def _hull_graph(shape: coal.ConvexBase, points: np.ndarray) -> list[list[int]] | None:
+    """The hull's vertex graph (coal's neighbours), or None where it is not one a climb can
+    trust: asymmetric, a vertex with fewer than two neighbours, or a climb along one of 64
+    directions that ends short of the farthest vertex (the kernel then tries every vertex)."""
+    count = len(points)
+    try:
+        lists = [[int(v) for v in shape.neighbors(i)] for i in range(count)]
+    except (TypeError, ValueError, RuntimeError, IndexError):
+        return None
+    edges = {(i, v) for i, vs in enumerate(lists) for v in vs}
+    if count < 4 or any(len(vs) < 2 for vs in lists) or any((v, i) not in edges for i, v in edges):
+        return None
+    directions = np.random.default_rng(0).normal(size=(64, 3))
+    for k, d in enumerate(directions):
+        heights = points @ d
+        if heights[_climb(points, lists, d, k % count)] < heights.max():
+            return None
+    return lists
 
 
 def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, float, pin.SE3]:
@@ -255,23 +293,27 @@ def _capsule_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
 
 
 def _shape_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
-    """Each used geometry's exact shape for the narrow phase, in its joint's frame."""
+    """Each used geometry's exact shape for the narrow phase, in its joint's frame (a convex
+    hull's vertices, and its vertex graph where a climb can trust it)."""
     count = len(objects)
     kind = np.full(count, _OTHER, dtype=np.intc)
     param = np.zeros((count, 3))
     placement = np.zeros((count, 12))
     start = np.zeros(count, dtype=np.intc)
     size = np.zeros(count, dtype=np.intc)
-    hulls = [np.zeros((0, 3))]
-    at = 0
+    climb = np.zeros(count, dtype=np.intc)
+    hulls, lists = [np.zeros((0, 3))], []
     for g in used:
         obj = objects[g]
         kind[g], values, points = _exact_shape(obj.geometry)
         param[g, : len(values)] = values
         placement[g] = _flat(obj.placement)
-        start[g], size[g] = at, len(points)
+        start[g], size[g] = sum(len(h) for h in hulls), len(points)
+        graph = _hull_graph(obj.geometry, points) if len(points) else None
+        climb[g] = graph is not None
+        lists += graph if graph is not None else [[] for _ in points]
         hulls.append(points)
-        at += len(points)
+    adj_start = np.cumsum([0] + [len(vs) for vs in lists]).astype(np.intc)
     return {
         "shape": kind,
         "shape_param": param.reshape(-1),
@@ -279,6 +321,10 @@ def _shape_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
         "vert_start": start,
         "vert_count": size,
         "vertices": np.ascontiguousarray(np.vstack(hulls)).reshape(-1),
+        "climb": climb,
+        "adj_start": adj_start,
+        "adj": np.array([v for vs in lists for v in vs] or [0], dtype=np.intc),
+        "warm": np.zeros(count, dtype=np.intc),
     }
 
 
@@ -331,6 +377,7 @@ class NativeBroadPhase:
         self._problem = p
         self.address = ctypes.addressof(p)
         self._q = self._arrays["q"]
+        self._q_address = self._q.ctypes.data
         self._near = self._arrays["near"]
         self.bounds = self._arrays["bound"]
 
@@ -343,8 +390,9 @@ class NativeBroadPhase:
     def free(self, q: np.ndarray) -> int:
         """Whether every pair keeps its threshold at the full configuration ``q``: 1 yes,
         0 no (:attr:`hit` names the pair), -1 undecided (a near pair has a shape the kernel
-        does not know). ``q`` must be a C-contiguous float64 array."""
-        return self._lib.capsule_free(self.address, q.ctypes.data)
+        does not know)."""
+        self._q[:] = q
+        return self._lib.capsule_free(self.address, self._q_address)
 
     @property
     def hit(self) -> int:

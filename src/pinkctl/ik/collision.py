@@ -327,7 +327,6 @@ class CollisionCheck:
             return True
         native = self._native
         if native is not None:
-            q = np.ascontiguousarray(q, dtype=np.float64)
             verdict = native.free(q)
             if verdict >= 0:
                 if not verdict:
