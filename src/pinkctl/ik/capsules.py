@@ -35,6 +35,9 @@ import pinocchio as pin
 
 from .._native import kernel_module, native_available
 from ..world.broad_phase import bounding_sphere
+from .narrow import flat as _flat
+from .narrow import shape_arrays
+from .narrow import vertices as _vertices
 from .native import _AXES, _CONTINUOUS, _PRISMATIC, _REVOLUTE
 
 __all__ = ["NativeBroadPhase", "bounding_capsule", "native_broad_phase"]
@@ -85,10 +88,6 @@ class _Problem(ctypes.Structure):
     ]
 
 
-#: ``SHAPE_*`` of ``_narrow.h``: the kernel's narrow phase knows these shapes.
-_SPHERE, _CAPSULE, _CYLINDER, _BOX, _CONVEX, _OTHER = range(6)
-
-
 def _from_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """A capsule holding ``points`` (N, 3): along their principal axis, through their mean."""
     mean = points.mean(axis=0)
@@ -104,17 +103,6 @@ def _from_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     if start > end:  # one point holds them all: any value between the two
         start = end = 0.5 * (start + end)
     return mean + start * axis, mean + end * axis, radius
-
-
-def _vertices(shape: coal.CollisionGeometry) -> np.ndarray | None:
-    """The corners of a box or the vertices of a convex hull (N, 3), else None."""
-    if isinstance(shape, coal.Box):
-        half = np.asarray(shape.halfSide, dtype=np.float64)
-        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
-        return signs * half
-    if isinstance(shape, coal.ConvexBase):
-        return np.asarray(shape.points(), dtype=np.float64).reshape(-1, 3)
-    return None
 
 
 def _smaller_capsule(
@@ -142,56 +130,6 @@ def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndar
         return np.array([0.0, 0.0, -h]), np.array([0.0, 0.0, h]), float(shape.radius)
     centre, sphere = bounding_sphere(shape)
     return _smaller_capsule(_vertices(shape), centre, sphere)
-
-
-def _exact_shape(shape: coal.CollisionGeometry) -> tuple[int, tuple[float, ...], np.ndarray]:
-    """``(SHAPE_* kind, parameters, convex vertices)`` of a shape for the narrow phase."""
-    none = np.zeros((0, 3))
-    if shape.getSweptSphereRadius() != 0.0:  # an inflated shape: left to coal
-        return _OTHER, (), none
-    if isinstance(shape, coal.Sphere):
-        return _SPHERE, (float(shape.radius),), none
-    if isinstance(shape, coal.Capsule):
-        return _CAPSULE, (float(shape.radius), float(shape.halfLength)), none
-    if isinstance(shape, coal.Cylinder):
-        return _CYLINDER, (float(shape.radius), float(shape.halfLength)), none
-    if isinstance(shape, coal.Box):
-        return _BOX, tuple(float(h) for h in shape.halfSide), none
-    if isinstance(shape, coal.ConvexBase):
-        return _CONVEX, (), _vertices(shape)  # type: ignore[return-value]
-    return _OTHER, (), none
-
-
-def _climb(points: np.ndarray, lists: list[list[int]], d: np.ndarray, at: int) -> int:
-    """The vertex a climb of the graph ``lists`` along ``d`` from ``at`` ends at."""
-    heights = points @ d
-    moved = True
-    while moved:
-        moved = False
-        for v in lists[at]:
-            if heights[v] > heights[at]:
-                at, moved = v, True
-    return at
-
-
-def _hull_graph(shape: coal.ConvexBase, points: np.ndarray) -> list[list[int]] | None:
-    """The hull's vertex graph (coal's neighbours), or None where it is not one a climb can
-    trust: asymmetric, a vertex with fewer than two neighbours, or a climb along one of 64
-    directions that ends short of the farthest vertex (the kernel then tries every vertex)."""
-    count = len(points)
-    try:
-        lists = [[int(v) for v in shape.neighbors(i)] for i in range(count)]
-    except (TypeError, ValueError, RuntimeError, IndexError):
-        return None
-    edges = {(i, v) for i, vs in enumerate(lists) for v in vs}
-    if count < 4 or any(len(vs) < 2 for vs in lists) or any((v, i) not in edges for i, v in edges):
-        return None
-    directions = np.random.default_rng(0).normal(size=(64, 3))
-    for k, d in enumerate(directions):
-        heights = points @ d
-        if heights[_climb(points, lists, d, k % count)] < heights.max():
-            return None
-    return lists
 
 
 def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, float, pin.SE3]:
@@ -236,10 +174,6 @@ def _mimic_motion(
         kind, axis = 1, linear / np.linalg.norm(linear)
     at_zero = pin.exp6(pin.Motion(np.concatenate([linear, angular]) * offset))
     return kind, axis, index, scale, offset, local[0] * at_zero.inverse()
-
-
-def _flat(placement: pin.SE3) -> np.ndarray:
-    return np.concatenate([placement.rotation.reshape(-1), placement.translation])
 
 
 def _motion_arrays(motions: list[tuple]) -> dict[str, np.ndarray]:
@@ -292,42 +226,6 @@ def _capsule_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
     }
 
 
-def _shape_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
-    """Each used geometry's exact shape for the narrow phase, in its joint's frame (a convex
-    hull's vertices, and its vertex graph where a climb can trust it)."""
-    count = len(objects)
-    kind = np.full(count, _OTHER, dtype=np.intc)
-    param = np.zeros((count, 3))
-    placement = np.zeros((count, 12))
-    start = np.zeros(count, dtype=np.intc)
-    size = np.zeros(count, dtype=np.intc)
-    climb = np.zeros(count, dtype=np.intc)
-    hulls, lists = [np.zeros((0, 3))], []
-    for g in used:
-        obj = objects[g]
-        kind[g], values, points = _exact_shape(obj.geometry)
-        param[g, : len(values)] = values
-        placement[g] = _flat(obj.placement)
-        start[g], size[g] = sum(len(h) for h in hulls), len(points)
-        graph = _hull_graph(obj.geometry, points) if len(points) else None
-        climb[g] = graph is not None
-        lists += graph if graph is not None else [[] for _ in points]
-        hulls.append(points)
-    adj_start = np.cumsum([0] + [len(vs) for vs in lists]).astype(np.intc)
-    return {
-        "shape": kind,
-        "shape_param": param.reshape(-1),
-        "shape_placement": placement.reshape(-1),
-        "vert_start": start,
-        "vert_count": size,
-        "vertices": np.ascontiguousarray(np.vstack(hulls)).reshape(-1),
-        "climb": climb,
-        "adj_start": adj_start,
-        "adj": np.array([v for vs in lists for v in vs] or [0], dtype=np.intc),
-        "warm": np.zeros(count, dtype=np.intc),
-    }
-
-
 class NativeBroadPhase:
     """The kernel's collision check over ``pairs`` of a geometry model (module docstring).
 
@@ -361,7 +259,7 @@ class NativeBroadPhase:
         self._arrays: dict[str, np.ndarray] = {
             **_joint_arrays(model, objects, used),
             **_capsule_arrays(objects, used),
-            **_shape_arrays(objects, used),
+            **shape_arrays(objects, used),
             "pairs": np.ascontiguousarray(pairs, dtype=np.intc).reshape(-1),
             "pair_margin": np.ascontiguousarray(thresholds, dtype=np.float64).reshape(-1),
             "q": np.zeros(model.nq),
