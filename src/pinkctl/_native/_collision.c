@@ -9,7 +9,9 @@
  * distance of their segments minus both radii; of a shape and a half-space, at least the
  * height of the segment's lower end above the plane minus the radius. Two geometries whose
  * spheres about their segments' middles (radius: half the segment plus the capsule's) are
- * the margin apart are not measured further.
+ * the margin apart are not measured further; before that, the pairs are grouped by their two
+ * joints, and a group whose two joints' spheres (each holding all that joint's capsules) are
+ * the margin apart is skipped whole.
  *
  * Joints, in an order where a parent comes before its children (slot 0 is the universe, the
  * identity): revolute (angle scale * q[i] + offset about a unit axis), prismatic (the same
@@ -57,6 +59,15 @@ typedef struct CapsuleProblem {
     const int *adj_start;          /* (all hulls' vertices + 1) each vertex's list in adj */
     const int *adj;                /* neighbours (indices within their hull) */
     int *warm;                     /* (ngeom) work: each hull's last support vertex */
+    /* the pairs grouped by their two joints (slots), each group skipped at once when the
+     * spheres holding the two slots' geometries are the margin apart */
+    int ngroups;
+    const int *group_start;   /* (ngroups + 1) each group's pairs in order */
+    const int *group_slot;    /* (ngroups, 2) its two slots */
+    const int *group_plane;   /* (ngroups) the half-space of its pairs, or -1 */
+    const int *order;         /* (npairs) pair positions, group after group */
+    const double *slot_sphere; /* (nj + 1, 4) centre in the slot's frame and radius */
+    double *slot_centre;      /* (nj + 1, 3) work: the centres in the world frame */
     int hit;                       /* out: the pair (position in pairs) found too close */
 } CapsuleProblem;
 
@@ -160,6 +171,55 @@ static double segment_distance(const double *p1, const double *q1, const double 
     return sqrt(dot(w, w));
 }
 
+/* whether the spheres of a group's two slots (or its slot's above its half-space) are the
+ * margin apart: then so are all its pairs */
+static int group_apart(const CapsuleProblem *p, int group) {
+    const int sa = p->group_slot[2 * group], sb = p->group_slot[2 * group + 1];
+    const double *ca = p->slot_centre + 3 * sa, ra = p->slot_sphere[4 * sa + 3];
+    const int plane = p->group_plane[group];
+    if (plane >= 0) {
+        const double *n = p->segment + 6 * plane;
+        return dot(n, ca) - n[3] - ra >= p->margin;
+    }
+    const double *cb = p->slot_centre + 3 * sb;
+    const double reach = p->margin + ra + p->slot_sphere[4 * sb + 3];
+    double w[3];
+    for (int i = 0; i < 3; ++i) w[i] = ca[i] - cb[i];
+    return dot(w, w) >= reach * reach;
+}
+
+/* pair k's bound; when below its threshold, k joins the count pairs of the list, which
+ * stays sorted by bound. Returns the new count. */
+static int near_pair(CapsuleProblem *p, int k, int count) {
+    const int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+    const double *ea = p->ends + 6 * a;
+    double bound;
+    if (p->plane[b]) {
+        const double *n = p->segment + 6 * b;
+        const double h0 = dot(n, ea), h1 = dot(n, ea + 3);
+        bound = (h0 < h1 ? h0 : h1) - n[3] - p->radius[a];
+    } else {
+        const double *eb = p->ends + 6 * b;
+        /* the spheres about the segments' middles first: most pairs end there */
+        const double reach = p->margin + p->reach[a] + p->reach[b];
+        double w[3];
+        for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
+        if (reach > 0.0 && dot(w, w) >= reach * reach) return count;
+        bound = segment_distance(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) - p->radius[a] -
+                p->radius[b];
+    }
+    if (bound >= p->pair_margin[k]) return count;
+    int i = count++;
+    while (i > 0 && p->bound[i - 1] > bound) {
+        p->bound[i] = p->bound[i - 1];
+        p->near[i] = p->near[i - 1];
+        --i;
+    }
+    p->bound[i] = bound;
+    p->near[i] = k;
+    return count;
+}
+
 int pk_capsule_near(CapsuleProblem *p) {
     kinematics(p);
     for (int g = 0; g < p->ngeom; ++g) {
@@ -168,35 +228,13 @@ int pk_capsule_near(CapsuleProblem *p) {
         apply(frame, p->segment + 6 * g, p->ends + 6 * g);
         apply(frame, p->segment + 6 * g + 3, p->ends + 6 * g + 3);
     }
+    for (int slot = 0; slot <= p->nj; ++slot)
+        apply(p->frames + 12 * slot, p->slot_sphere + 4 * slot, p->slot_centre + 3 * slot);
     int count = 0;
-    for (int k = 0; k < p->npairs; ++k) {
-        int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
-        const double *ea = p->ends + 6 * a;
-        double bound;
-        if (p->plane[b]) {
-            const double *n = p->segment + 6 * b;
-            double h0 = dot(n, ea), h1 = dot(n, ea + 3);
-            bound = (h0 < h1 ? h0 : h1) - n[3] - p->radius[a];
-        } else {
-            const double *eb = p->ends + 6 * b;
-            /* the spheres about the segments' middles first: most pairs end there */
-            double reach = p->margin + p->reach[a] + p->reach[b], w[3];
-            for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
-            if (reach > 0.0 && dot(w, w) >= reach * reach) continue;
-            bound = segment_distance(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) -
-                    p->radius[a] - p->radius[b];
-        }
-        if (bound < p->pair_margin[k]) {
-            /* insertion: the list stays sorted by bound */
-            int i = count++;
-            while (i > 0 && p->bound[i - 1] > bound) {
-                p->bound[i] = p->bound[i - 1];
-                p->near[i] = p->near[i - 1];
-                --i;
-            }
-            p->bound[i] = bound;
-            p->near[i] = k;
-        }
+    for (int group = 0; group < p->ngroups; ++group) {
+        if (group_apart(p, group)) continue;
+        for (int i = p->group_start[group]; i < p->group_start[group + 1]; ++i)
+            count = near_pair(p, p->order[i], count);
     }
     return count;
 }

@@ -84,6 +84,13 @@ class _Problem(ctypes.Structure):
         ("adj_start", _int_p),
         ("adj", _int_p),
         ("warm", _int_p),
+        ("ngroups", ctypes.c_int),
+        ("group_start", _int_p),
+        ("group_slot", _int_p),
+        ("group_plane", _int_p),
+        ("order", _int_p),
+        ("slot_sphere", _double_p),
+        ("slot_centre", _double_p),
         ("hit", ctypes.c_int),
     ]
 
@@ -226,6 +233,50 @@ def _capsule_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
     }
 
 
+def _slot_spheres(arrays: dict[str, np.ndarray], pairs: np.ndarray, nslots: int) -> np.ndarray:
+    """(nslots, 4): a sphere in each joint's frame holding the capsules of all its
+    geometries in ``pairs``."""
+    spheres = np.zeros((nslots, 4))
+    ends = arrays["segment"].reshape(-1, 2, 3)
+    held = arrays["plane"] == 0
+    held[np.setdiff1d(np.arange(len(held)), pairs.reshape(-1))] = False
+    for slot in range(nslots):
+        mine = np.flatnonzero(held & (arrays["slot"] == slot))
+        if not len(mine):
+            continue
+        points = ends[mine].reshape(-1, 3)
+        centre = 0.5 * (points.min(axis=0) + points.max(axis=0))
+        gaps = np.linalg.norm(ends[mine] - centre, axis=2).max(axis=1) + arrays["radius"][mine]
+        spheres[slot, :3], spheres[slot, 3] = centre, float(gaps.max()) * (1.0 + 1e-12)
+    return spheres
+
+
+def _groups(pairs: np.ndarray, slot: np.ndarray, plane: np.ndarray) -> dict[tuple, list[int]]:
+    """Pair positions by ``(slot a, slot b, -1)``, or ``(slot a, -1, plane b)``."""
+    groups: dict[tuple[int, int, int], list[int]] = {}
+    for k, (a, b) in enumerate(pairs):
+        key = (int(slot[a]), -1, int(b)) if plane[b] else (int(slot[a]), int(slot[b]), -1)
+        groups.setdefault(key, []).append(k)
+    return groups
+
+
+def _group_arrays(pairs: np.ndarray, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The pairs grouped by their two joints' slots (a half-space pair: by its slot and
+    plane), and each slot's sphere (``_collision.c``)."""
+    nslots = len(arrays["parent"]) + 1
+    pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+    groups = _groups(pairs, arrays["slot"], arrays["plane"])
+    keys = list(groups)
+    return {
+        "group_start": np.cumsum([0] + [len(groups[g]) for g in keys]).astype(np.intc),
+        "group_slot": np.array([(g[0], max(g[1], 0)) for g in keys] or [(0, 0)], dtype=np.intc),
+        "group_plane": np.array([g[2] for g in keys] or [-1], dtype=np.intc),
+        "order": np.array([k for g in keys for k in groups[g]] or [0], dtype=np.intc),
+        "slot_sphere": _slot_spheres(arrays, pairs, nslots).reshape(-1),
+        "slot_centre": np.zeros(3 * nslots),
+    }
+
+
 class NativeBroadPhase:
     """The kernel's collision check over ``pairs`` of a geometry model (module docstring).
 
@@ -256,9 +307,10 @@ class NativeBroadPhase:
         count = max(len(pairs), 1)
         if thresholds is None:
             thresholds = np.full(len(pairs), float(margin))
+        arrays = {**_joint_arrays(model, objects, used), **_capsule_arrays(objects, used)}
         self._arrays: dict[str, np.ndarray] = {
-            **_joint_arrays(model, objects, used),
-            **_capsule_arrays(objects, used),
+            **arrays,
+            **_group_arrays(pairs, arrays),
             **shape_arrays(objects, used),
             "pairs": np.ascontiguousarray(pairs, dtype=np.intc).reshape(-1),
             "pair_margin": np.ascontiguousarray(thresholds, dtype=np.float64).reshape(-1),
@@ -269,6 +321,7 @@ class NativeBroadPhase:
         }
         p = _Problem()
         p.nj, p.ngeom, p.npairs = len(self._arrays["parent"]), len(objects), len(pairs)
+        p.ngroups = len(self._arrays["group_start"]) - 1
         p.margin = max(float(margin), *self._arrays["pair_margin"].tolist(), 0.0)
         for name, array in self._arrays.items():
             setattr(p, name, array.ctypes.data_as(_int_p if array.dtype == np.intc else _double_p))
