@@ -29,6 +29,29 @@ typedef struct CapsuleProblem {
     double *ends;             /* (ngeom, 6) work: segment ends in the world frame */
     int *near;                /* (npairs) out: pairs below the margin, nearest first */
     double *bound;            /* (npairs) out: their bounds [m] */
+    /* the narrow phase (pk_capsule_free): each pair's own threshold, and the exact shapes */
+    const double *pair_margin;     /* (npairs) threshold of each pair [m] (<= margin) */
+    const int *shape;              /* (ngeom) SHAPE_* of _narrow.h (a half-space: unused) */
+    const double *shape_param;     /* (ngeom, 3) */
+    const double *shape_placement; /* (ngeom, 12) the shape's frame in its joint's frame */
+    const int *vert_start;         /* (ngeom) a convex hull's first vertex in vertices */
+    const int *vert_count;         /* (ngeom) its vertex count */
+    const double *vertices;        /* (all hulls' vertices, 3) */
+    double *direction;             /* (npairs, 3) work: closest points of the segments, b to a */
+    const int *climb;              /* (ngeom) 1: a hull with its vertex graph */
+    const int *adj_start;          /* (all hulls' vertices + 1) each vertex's list in adj */
+    const int *adj;                /* neighbours (indices within their hull) */
+    int *warm;                     /* (ngeom) work: each hull's last support vertex */
+    /* the pairs grouped by their two joints (slots), each group skipped at once when the
+     * spheres holding the two slots' geometries are the margin apart */
+    int ngroups;
+    const int *group_start;   /* (ngroups + 1) each group's pairs in order */
+    const int *group_slot;    /* (ngroups, 2) its two slots */
+    const int *group_plane;   /* (ngroups) the half-space of its pairs, or -1 */
+    const int *order;         /* (npairs) pair positions, group after group */
+    const double *slot_sphere; /* (nj + 1, 4) centre in the slot's frame and radius */
+    double *slot_centre;      /* (nj + 1, 3) work: the centres in the world frame */
+    int hit;                       /* out: the pair (position in pairs) found too close */
 } CapsuleProblem;
 
 /* the world placement of every joint slot (frames) and every geometry's segment ends (ends) */

@@ -223,6 +223,13 @@ static PyObject *collision_quiet(PyObject *module, PyObject *const *args, Py_ssi
     return PyLong_FromLong(count);
 }
 
+/* capsule_free(problem, q) -> 1 every pair keeps its threshold, 0 not, -1 undecided */
+static PyObject *capsule_free(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[2];
+    if (exactly("capsule_free", nargs, 2) || addresses("capsule_free", args, 2, p)) return NULL;
+    return PyLong_FromLong(pk_capsule_free(p[0], p[1]));
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -242,6 +249,7 @@ static PyMethodDef methods[] = {
     FAST(collision_tick_size, "collision_tick_size() -> sizeof(CollisionTick) in bytes."),
     FAST(collision_quiet, "collision_quiet(tick, measured, space, position) -> count."),
     FAST(capsule_near, "capsule_near(problem) -> count: the IK collision check's broad phase."),
+    FAST(capsule_free, "capsule_free(problem, q) -> 1, 0 or -1: the IK collision check."),
     {NULL, NULL, 0, NULL},
 };
 
