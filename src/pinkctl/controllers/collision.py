@@ -27,7 +27,6 @@ home gets no turning rows (they would freeze the joints between its links).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -342,13 +341,14 @@ class CollisionAvoidance:
         return self._rows is not None
 
     def solve(self, configuration: Configuration) -> np.ndarray:
-        """The velocity of the QP with this tick's rows inside the shaper's box; when they
-        conflict there, the closest pair's rows as they are and the others asking at least
-        no closing (``h >= 0``), then every row so (met by standing still, when the box
-        holds 0).
+        """The velocity of the QP with this tick's rows inside the shaper's box; when the rows
+        conflict there, with their right-hand sides raised by the least total amount that
+        some velocity of the box meets (:meth:`~pinkctl.qp.CollisionLimit.relaxed`: the arm
+        gives way as far as its limits allow, never braking into an obstacle).
 
         Raises:
-            QPSolveError: No velocity in the box meets the rows (the controller brakes).
+            QPSolveError: No velocity in the box meets the relaxed rows (the controller
+                brakes).
         """
         lower, upper = self._box
         try:
@@ -356,17 +356,9 @@ class CollisionAvoidance:
         except QPSolveError:
             rows = self._rows
             assert rows is not None
-        # the closest pair's rows as they are, the others no closing; then none closing
-        closest = min(d.distance for d in rows.distances)
-        first = np.array([d.distance == closest for d in rows.distances])
-        for keep in (first, np.zeros_like(first)):
-            self.limit.hold(replace(rows, h=np.where(keep, rows.h, np.maximum(rows.h, 0.0))))
-            try:
-                return self.qp.solve(configuration, self.dt, lower, upper)
-            except QPSolveError:
-                if not keep.any():
-                    raise
-        raise AssertionError("unreachable")
+        columns = np.asarray(self._joints.qp_columns, dtype=np.intp)
+        self.limit.hold(self.limit.relaxed(rows, (columns, lower, upper), self.dt))
+        return self.qp.solve(configuration, self.dt, lower, upper)
 
     def blocking(self, velocity: np.ndarray) -> str | None:
         """Why the command is held back: the closest pair whose row binds at the QP's

@@ -46,12 +46,13 @@ In :meth:`CollisionLimit.evaluate`:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
 from pink import Configuration
 from pink.limits import Limit
+from scipy.optimize import linprog
 
 from .._validation import real_number
 from ..errors import InputError
@@ -229,6 +230,33 @@ class CollisionLimit(Limit):
             G, h, margins = G[keep], h[keep], margins[keep]
             found = [d for d, k in zip(found, keep.tolist()) if k]
         return CollisionRows(G, h, tuple(found), margins)
+
+    def relaxed(
+        self, rows: CollisionRows, box: tuple[np.ndarray, np.ndarray, np.ndarray], dt: float
+    ) -> CollisionRows:
+        """``rows`` with their right-hand sides raised by the least total amount that lets one
+        velocity of the box meet them all (module docstring): rows each within the box can
+        still conflict together (a finger and the hand pressed from two sides)."""
+        columns, lower, upper = box
+        k, n = rows.G.shape[0], len(columns)
+        # min sum(s) over (v, s): G v dt - s <= h, lower <= v <= upper, s >= 0
+        solution = linprog(
+            np.r_[np.zeros(n), np.ones(k)],
+            A_ub=np.hstack([dt * rows.G[:, columns], -np.eye(k)]),
+            b_ub=rows.h,
+            bounds=[
+                *zip(
+                    np.where(np.isfinite(lower), lower, None),
+                    np.where(np.isfinite(upper), upper, None),
+                ),
+                *[(0.0, None)] * k,
+            ],
+            method="highs",
+        )
+        if solution.status != 0:  # cannot happen: v = 0 and s large meet every row
+            return replace(rows, h=np.maximum(rows.h, 0.0))
+        slack = np.asarray(solution.x[n:])
+        return replace(rows, h=rows.h + np.where(slack > 0.0, slack + 1e-9, 0.0))
 
     def _turning(
         self, found: list[PairDistance], G: np.ndarray, h: np.ndarray, margins: np.ndarray
