@@ -20,9 +20,10 @@ configuration (the last command, where the next one starts):
    limits and meets the rows, and a row binding at the solution is reported
    (:meth:`CollisionAvoidance.blocking`: the controller's status ``BLOCKED``).
 
-A pair of the robot closer than the margin at home keeps half its home distance as its
-margin, so that home is always admissible; a pair within ``TURNING_ZONE`` of its margin at
-home gets no turning rows (they would freeze the joints between its links).
+Pairs close at home follow :mod:`pinkctl.world.home_pairs` (the global IK's policy too): a
+self pair closer than twice the margin is not checked, a link within the margin of the floor
+keeps half its home clearance; a self pair within ``TURNING_ZONE`` of its margin at home gets
+no turning rows (they would freeze the joints between its links).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ..motion.shaper import MotionShaper
 from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
+from ..world.home_pairs import home_margins
 from ..world.still_pairs import still_pairs
 from .tick_mode import TickMode
 
@@ -66,8 +68,6 @@ MAX_INFLUENCE = 0.5
 PLAIN_TICKS = 5
 #: Smallest time constant with acceleration limits, in control periods.
 SMOOTH_TICKS = 2
-#: A self pair closer than this many margins at home is close by design: not checked.
-HOME_CLEARANCE = 2.0
 
 
 def check_collision_arguments(
@@ -152,13 +152,13 @@ class CollisionAvoidance:
         self.dt = shaper.dt
         model = robot.model
         n_self = sum(1 for p in self.scene.pairs if p.kind == "self")
-        at_home = self.scene.distances(robot.q0)
-        home = np.array([d.distance for d in at_home[:n_self]])
+        home = np.array([d.distance for d in self.scene.distances(robot.q0)[:n_self]])
+        margins = home_margins(self.scene, robot.q0, margin)
         # a link on the floor at home (a standing robot's feet) keeps half its home clearance
         floor = {
-            (d.pair.a, FLOOR): 0.5 * max(d.distance, 0.0)
-            for d in at_home[n_self:]
-            if d.pair.body_b == FLOOR and d.distance < margin
+            (p.a, FLOOR): float(m)
+            for p, m in zip(self.scene.pairs[n_self:], margins[n_self:])
+            if p.body_b == FLOOR and m < margin
         }
         self._columns = np.asarray(joints.qp_columns[joints.n_base :], dtype=np.intp)
         limits = shaper.limits
@@ -168,7 +168,8 @@ class CollisionAvoidance:
             assert limits.acceleration is not None
             self._accel = np.asarray(limits.acceleration, dtype=np.float64)
             acceleration[self._columns] = self._accel
-            ramp = 0.0 if limits.jerk is None else float(np.max(self._accel / limits.jerk))
+            # the acceleration turns from +a to -a (2 a / j) before the braking starts
+            ramp = 0.0 if limits.jerk is None else float(np.max(2.0 * self._accel / limits.jerk))
             tau = max(ramp + self.dt, SMOOTH_TICKS * self.dt)
         self.limit = CollisionLimit(
             self.scene,
@@ -176,14 +177,10 @@ class CollisionAvoidance:
             influence_distance=margin + MAX_INFLUENCE,
             time_constant=tau,
             acceleration=acceleration if shaper.smooth else None,
-            # pairs close by design at home (a tucked hand beside the torso) are not checked:
-            # their rows would pin the home pose's neighbourhood (tiago lagged a 5 cm circle
-            # by 20 mm); nor pairs no controlled joint moves
+            # pairs close by design at home are not checked (pinkctl.world.home_pairs), nor
+            # pairs no controlled joint moves
             pair_margins=np.where(
-                still_pairs(model, self.scene, n_self, self._columns)
-                | (home < HOME_CLEARANCE * margin),
-                -np.inf,
-                margin,
+                still_pairs(model, self.scene, n_self, self._columns), -np.inf, margins[:n_self]
             ),
             turning_pairs=home - margin > TURNING_ZONE,
             obstacle_margins=floor,
