@@ -48,6 +48,10 @@ BALL_RADIUS = 0.05  # [m]
 SELF_DEPTH = 5e-4
 #: Smallest distance of every obstacle from the robot at home [m] (the scene is valid).
 CLEARANCE = 0.03
+#: Servo stiffness [N m/rad] of robots whose description has none: the PR2's arm lags its
+#: commands by 0.2 rad at pinkctl's default (1000), so MuJoCo's arm is not where the
+#: controller put it.
+SERVO_KP = {"pr2": 10000.0}
 
 
 def check_limits(commands: np.ndarray, limits, dt: float) -> None:
@@ -100,9 +104,23 @@ class Scenario:
 def _clear(robot: PinkRobot, world: World, name: str) -> bool:
     """Whether obstacle ``name`` is at least :data:`CLEARANCE` from the robot at home."""
     scene = CollisionScene(robot, world, self_collision=False)
-    return all(
-        d.distance >= CLEARANCE for d in scene.distances(robot.q0) if d.pair.body_b == name
-    )
+    return all(d.distance >= CLEARANCE for d in scene.distances(robot.q0) if d.pair.body_b == name)
+
+
+def _clear_of_fixed(robot: PinkRobot, position: np.ndarray) -> bool:
+    """Whether the ball at ``position`` is at least :data:`CLEARANCE` from every link that no
+    controlled joint moves."""
+    world = World()
+    world.add_sphere("ball", radius=BALL_RADIUS, position=position)
+    scene = CollisionScene(robot, world, self_collision=False)
+    model = robot.model
+    moved = {model.getJointId(n) for n in robot.controlled_joint_names}
+    objects = scene.geometry_model.geometryObjects
+    for d in scene.distances(robot.q0):
+        if not moved & set(model.supports[objects[d.pair.geometry_a].parentJoint].tolist()):
+            if d.distance < CLEARANCE:
+                return False
+    return True
 
 
 def scenario(robot: PinkRobot) -> Scenario:
@@ -118,7 +136,12 @@ def scenario(robot: PinkRobot) -> Scenario:
     v = np.cross([0.0, 0.0, 1.0], u)  # to the left
     r = float(np.linalg.norm(home - shoulder))
     world = World()
-    ball_start = home - 0.5 * v
+    lift = 0.0
+    while True:  # the ball's path: from the tool's right to its home, clear of the fixed links
+        ball_start, ball_end = home - 0.5 * v + [0.0, 0.0, lift], home + [0.0, 0.0, lift]
+        if all(_clear_of_fixed(robot, p) for p in np.linspace(ball_start, ball_end, 11)):
+            break
+        lift += 0.01
     world.add_sphere("ball", radius=BALL_RADIUS, position=ball_start, movable=True)
     size = (0.04, 0.4 * r, 0.4 * r)
     gap = 0.05 * r
@@ -146,7 +169,7 @@ def scenario(robot: PinkRobot) -> Scenario:
         ("at the base", base * [1.0, 1.0, 0.0] + [0.0, 0.0, robot_floor(robot)]),
         ("home", home),
     ]
-    return Scenario(world, targets, home, (ball_start, home + 0.2 * v))
+    return Scenario(world, targets, home, (ball_start, ball_end))
 
 
 def robot_floor(robot: PinkRobot) -> float:
@@ -173,7 +196,7 @@ def run(name: str) -> Outcome:
     robot = load(name)
     plan = scenario(robot)
     world = plan.world
-    sim = MujocoSimulation.from_robot(robot, world=world)
+    sim = MujocoSimulation.from_robot(robot, world=world, kp=SERVO_KP.get(name))
     controller = PinkIKController(robot, sim.joint_names, sim.site_names, dt=DT, world=world)
     frame = robot.tool_frame
     _, orientation = sim.get_site_pose(frame)

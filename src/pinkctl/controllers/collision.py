@@ -21,9 +21,10 @@ configuration (the last command, where the next one starts):
    (:meth:`CollisionAvoidance.blocking`: the controller's status ``BLOCKED``).
 
 Pairs close at home follow :mod:`pinkctl.world.home_pairs` (the global IK's policy too): a
-self pair closer than twice the margin is not checked, a link within the margin of the floor
-keeps half its home clearance; a self pair within ``TURNING_ZONE`` of its margin at home gets
-no turning rows (they would freeze the joints between its links).
+self pair closer than twice the margin keeps half its home clearance (one in contact is not
+checked), so does a link within the margin of the floor; a self pair within
+``TURNING_ZONE`` of its margin at home gets no turning rows (they would freeze the joints
+between its links).
 """
 
 from __future__ import annotations

@@ -5,12 +5,12 @@ there by design (a gripper's jaw beside its wrist, a hand tucked beside the tors
 a standing robot on the floor). :func:`home_margins` gives each pair of a
 :class:`~pinkctl.world.CollisionScene` the margin that keeps home admissible:
 
-- a **self pair** closer than :data:`HOME_CLEARANCE` margins at home is **not checked**
-  (margin ``-inf``): a row or a test at the full margin would pin the neighbourhood of home
-  (tiago lagged a 5 cm circle by 20 mm), and at a smaller margin it still rejects the poses
-  the design makes normal;
-- a pair against the **floor** closer than the margin at home keeps **half its home
-  clearance** (0 for a link on the floor);
+- a **self pair** closer than :data:`HOME_CLEARANCE` margins at home keeps **half its home
+  clearance** (a row or a test at the full margin would pin the neighbourhood of home: tiago
+  lagged a 5 cm circle by 20 mm), and one in contact at home is **not checked** (margin
+  ``-inf``; the simulation excludes it too);
+- a pair against the **floor** closer than the margin at home keeps half its home clearance
+  (0 for a link on the floor);
 - every other pair keeps the margin.
 """
 
@@ -54,7 +54,7 @@ def home_margins(
     for k, index in enumerate(chosen):
         d = at_home[index]
         if d.pair.kind == "self" and d.distance < HOME_CLEARANCE * margin:
-            margins[k] = -np.inf
+            margins[k] = 0.5 * d.distance if d.distance > 0.0 else -np.inf
         elif d.pair.body_b == FLOOR and d.distance < margin:
             margins[k] = 0.5 * max(d.distance, 0.0)
     return margins
