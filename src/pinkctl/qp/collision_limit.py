@@ -311,6 +311,8 @@ class CollisionLimit(Limit):
         self, configuration: Configuration, dt: float
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """pink's interface: the held rows (:meth:`hold`), else :meth:`evaluate` at
-        ``configuration.q``; None without a row."""
+        ``configuration.q``, both sides over ``dt`` (a rate [m/s]: a step's few micrometres
+        would sit inside the solver's tolerance, and an arm at rest under a jerk limit would
+        never start giving way); None without a row."""
         rows = self._held if self._held is not None else self.evaluate(configuration.q, dt)
-        return (rows.G, rows.h) if rows.h.size else None
+        return (rows.G / dt, rows.h / dt) if rows.h.size else None
