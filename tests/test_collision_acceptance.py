@@ -51,7 +51,7 @@ CLEARANCE = 0.03
 #: Servo stiffness [N m/rad] of robots whose description has none: the PR2's arm lags its
 #: commands by 0.2 rad at pinkctl's default (1000), so MuJoCo's arm is not where the
 #: controller put it.
-SERVO_KP = {"pr2": 10000.0}
+SERVO_KP = {"pr2": 4000.0}
 
 
 def check_limits(commands: np.ndarray, limits, dt: float) -> None:

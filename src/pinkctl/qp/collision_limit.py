@@ -255,8 +255,10 @@ class CollisionLimit(Limit):
         )
         if solution.status != 0:  # cannot happen: v = 0 and s large meet every row
             return replace(rows, h=np.maximum(rows.h, 0.0))
-        slack = np.asarray(solution.x[n:])
-        return replace(rows, h=rows.h + np.where(slack > 0.0, slack + 1e-9, 0.0))
+        # the rows as the LP's velocity meets them (exactly, not within its tolerance)
+        velocity = np.clip(solution.x[:n], lower, upper)
+        reached = dt * rows.G[:, columns] @ velocity
+        return replace(rows, h=np.maximum(rows.h, reached + 1e-9 + 1e-6 * np.abs(reached)))
 
     def _turning(
         self, found: list[PairDistance], G: np.ndarray, h: np.ndarray, margins: np.ndarray
