@@ -242,8 +242,8 @@ def run(name: str) -> Outcome:
 @pytest.mark.parametrize(
     "name",
     [
-        "franka",
-        pytest.param("ur5", marks=pytest.mark.slow),
+        "ur5",  # the quickest (~20 s): the others sit behind the slow marker
+        pytest.param("franka", marks=pytest.mark.slow),
         pytest.param("so101", marks=pytest.mark.slow),
         pytest.param("pr2", marks=pytest.mark.slow),
     ],
@@ -253,5 +253,5 @@ def test_robot_in_a_world_touches_nothing(name, monkeypatch):
     outcome = run(name)
     assert outcome.obstacle_contacts == 0, outcome
     assert outcome.self_depth <= SELF_DEPTH, outcome
-    # a target free of obstacles is reached
-    assert outcome.errors["home"] < 1e-3, outcome
+    # the ball ends on the home target: the arm gave way and stays at its margin
+    assert outcome.errors["ball"] > BALL_RADIUS, outcome
