@@ -191,7 +191,8 @@ def test_moving_sphere_makes_the_arm_give_way(franka):
 
     controller = _controller(franka, world)
     commands, smallest, _ = run(franka, controller, hand, 1200, world_update=move)
-    assert smallest.min() > 0.0  # no contact
+    # the rows count the ball's own motion: the margin holds (measured 10.0 mm)
+    assert smallest.min() >= MARGIN - 1e-3
     check_limits(commands, controller.shaper.limits, DT)
     moved = _hand(franka, _full(franka, commands[-1])).translation
     assert np.linalg.norm(moved - hand.translation) > 0.05  # it gave way
