@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import qpsolvers
-from scipy.linalg.lapack import dsyev
+from scipy.linalg.lapack import dpotrf, dpstrf, dsyev, dtrtri
 
 from ..errors import InputError
 from .errors import QPSolveError
@@ -102,6 +102,33 @@ def _range(H: np.ndarray, rank_tolerance: float) -> tuple[np.ndarray, np.ndarray
     top = float(w[-1]) if w.size else 0.0
     keep = w > (rank_tolerance * rank_tolerance) * top if top > 0.0 else np.zeros(w.size, bool)
     return np.sqrt(w[keep]), U[:, keep].T
+
+
+def _extend_basis(basis: np.ndarray, H: np.ndarray, rank_tolerance: float) -> np.ndarray:
+    """Orthonormal rows spanning the rows of ``basis`` (orthonormal) and the range of ``H``.
+
+    The part of ``H`` outside ``basis`` (``P H P``, ``P = I - basis^T basis``) is factored by
+    LAPACK's pivoted Cholesky, pivots below ``rank_tolerance² max(diag H)`` dropped, and the
+    new rows orthonormalised by a Cholesky QR: a few microseconds on 35 x 35 where an
+    eigen-decomposition and an SVD of the stacked rows took half a millisecond.
+    """
+    top = float(np.max(np.diagonal(H))) if H.size else 0.0
+    if top <= 0.0:
+        return basis
+    if basis.shape[0]:
+        HB = H @ basis.T
+        BHB = basis @ HB
+        H = H - HB @ basis - basis.T @ HB.T + basis.T @ BHB @ basis
+    factor, pivots, rank, _ = dpstrf(H, lower=1, tol=rank_tolerance * rank_tolerance * top)
+    if rank == 0:
+        return basis
+    rows = np.zeros((rank, H.shape[0]))
+    rows[:, pivots - 1] = np.tril(factor)[:, :rank].T
+    if basis.shape[0]:
+        rows -= (rows @ basis.T) @ basis
+    gram_factor = dpotrf(rows @ rows.T, lower=1, clean=1)[0]
+    new = dtrtri(gram_factor, lower=1)[0] @ rows
+    return np.vstack([basis, new]) if basis.shape[0] else new
 
 
 def box_constraints(lb: npt.ArrayLike, ub: npt.ArrayLike) -> QPProblem:
@@ -195,7 +222,6 @@ def lexicographic_solve(
         raise InputError(f"damping: expected one value per level ({len(objectives)})")
     identity = np.eye(n)
     empty = np.zeros((0, n))
-    equality_rows: list[np.ndarray] = []
     A = empty
     x: np.ndarray | None = None
     solutions: list[np.ndarray] = []
@@ -223,12 +249,7 @@ def lexicographic_solve(
         assert x is not None
         solutions.append(x)
         if k + 1 < len(objectives):
-            equality_rows.append(_range(H, rank_tolerance)[1])  # orthonormal: scale-free
-            A = (
-                equality_rows[0]
-                if len(equality_rows) == 1
-                else row_basis(np.vstack(equality_rows), rank_tolerance=rank_tolerance)
-            )
+            A = _extend_basis(A, H, rank_tolerance)  # orthonormal: scale-free
     assert x is not None
     return CascadeSolution(x=x, levels=tuple(solutions), failed_level=failed)
 
