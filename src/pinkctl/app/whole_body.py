@@ -22,6 +22,8 @@ from typing import Any
 
 import mujoco
 import numpy as np
+import pinocchio as pin
+from pink.tasks import FrameTask
 
 from ..controllers import PinkIKController
 from ..core.robot import PinkRobot, load_pink_supported_robot
@@ -46,6 +48,13 @@ __all__ = [
 MAX_DROP = 0.15
 MAX_FOOT_MOTION = 0.005
 HAND_TOLERANCE = 0.005
+#: Gain of the posture level's tasks: they return home slowly, not dead-beat.
+POSTURE_GAIN = 0.02
+#: The pelvis task of the posture level: costs of the pelvis's orientation about its roll,
+#: pitch and yaw axes [cost]/[rad] (level and facing forward; free to bow) and of its position
+#: along its x, y, z axes [cost]/[m] (high: a hinge at the hips rather than a squat).
+PELVIS_ORIENTATION_COST = (1.0, 0.0, 1.0)
+PELVIS_POSITION_COST = (0.0, 0.0, 0.3)
 
 
 @dataclass(frozen=True)
@@ -203,9 +212,13 @@ class _Stance:
         self.sim = sim = MujocoSimulation.from_robot(robot, site_frames=self.sites)
         sim.step(int(round(0.5 / sim.timestep)))  # settle into the stance
         self.joints = robot.controlled_joint_names
-        self.controller = _controller(robot, spec, self.sites, dt)
+        pelvis = _pelvis_task(robot)
+        self.controller = _controller(robot, spec, self.sites, dt, pelvis)
         if not self.controller.reset(sim.get_robot_state(self.joints, self.sites), None, sim.time):
             raise InputError(f"{name}: the controller did not reset ({self.controller.last_error})")
+        configuration = self.controller.configuration
+        assert configuration is not None
+        pelvis.set_target(configuration.get_transform_frame_to_world(pelvis.frame))
         model = sim.model
         self.floor = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "floor"))
         support = self.controller._problem.whole_body.support
@@ -268,8 +281,24 @@ class _Stance:
                     row.floor_bodies.add(model.body(body).name)
 
 
-def _controller(robot: PinkRobot, spec: Humanoid, sites: list[str], dt: float) -> PinkIKController:
-    """The reach's controller: feet as contacts, CoM inside their polygon, hand above posture."""
+def _pelvis_task(robot: PinkRobot) -> FrameTask:
+    """The posture level's pelvis task (:data:`PELVIS_ORIENTATION_COST`), on the body of the
+    free-flyer root; its target is set at the stance."""
+    model = robot.model
+    base = next(f.name for f in model.frames if f.parentJoint == 1 and f.type == pin.FrameType.BODY)
+    return FrameTask(
+        base,
+        position_cost=list(PELVIS_POSITION_COST),
+        orientation_cost=list(PELVIS_ORIENTATION_COST),
+        gain=POSTURE_GAIN,
+    )
+
+
+def _controller(
+    robot: PinkRobot, spec: Humanoid, sites: list[str], dt: float, pelvis: FrameTask
+) -> PinkIKController:
+    """The reach's controller: feet as contacts, CoM inside their polygon, the hand strictly
+    above the posture and the pelvis task."""
     controller = PinkIKController(
         robot,
         robot.controlled_joint_names,
@@ -281,12 +310,13 @@ def _controller(robot: PinkRobot, spec: Humanoid, sites: list[str], dt: float) -
         contacts=list(spec.feet),
         sole=spec.sole,
         support_margin=0.05,
-        priority_levels=[["frame"], ["posture"]],
+        extra_tasks=[pelvis],
+        priority_levels=[["frame"], ["posture", pelvis]],
         self_collision=False,  # the feet stand on the floor: contacts, not obstacles
     )
     posture = controller.get_posture_task()
     assert posture is not None
-    posture.gain = 0.02  # the posture level returns home slowly, not dead-beat
+    posture.gain = POSTURE_GAIN
     return controller
 
 

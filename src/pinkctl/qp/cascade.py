@@ -14,7 +14,8 @@ constraints ``G x <= h, lb <= x <= ub``; level ``k`` has the convex quadratic ob
 **Cascade** (:func:`lexicographic_solve`, exact). ``x_1`` minimises ``f_1`` under the
 constraints; ``x_k`` minimises ``f_k`` under the constraints *and*
 ``A_{<k} x = A_{<k} x_{k-1}``, where the rows of ``A_{<k}`` are an orthonormal basis of the row
-space of ``H_1, ..., H_{k-1}``. Every minimiser of ``f_j`` over a convex set has the same image
+space of ``H_1, ..., H_{k-1}`` (grown level by level by a pivoted Cholesky factorisation of
+the part of ``H_k`` outside it). Every minimiser of ``f_j`` over a convex set has the same image
 ``J_j x`` (``f_j`` is strictly convex in ``J_j x``), and ``c_j^T x = -r_j^T J_j x`` is then fixed
 too, so the equality keeps ``f_j`` exactly at its optimum: level ``k`` never increases a level
 above it, and the inequality constraints hold at every level. Each level's Hessian gets the
@@ -64,7 +65,6 @@ __all__ = [
     "lexicographic_solve",
     "nullspace_solve",
     "qpsolvers_solve",
-    "row_basis",
 ]
 
 #: Default relative singular-value threshold of the rank decisions.
@@ -158,17 +158,6 @@ def least_squares_form(
     """
     s, basis = _range(H, rank_tolerance)
     return s[:, None] * basis, -(basis @ c) / s
-
-
-def row_basis(rows: np.ndarray, *, rank_tolerance: float = RANK_TOLERANCE) -> np.ndarray:
-    """Orthonormal rows spanning the row space of ``rows`` (m, n), shape (rank, n)."""
-    n = rows.shape[1]
-    if rows.shape[0] == 0:
-        return np.zeros((0, n))
-    _, s, vt = np.linalg.svd(rows, full_matrices=False)
-    if s[0] <= 0.0:
-        return np.zeros((0, n))
-    return vt[s > rank_tolerance * s[0]]
 
 
 def _check_levels(levels: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> None:
