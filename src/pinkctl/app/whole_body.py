@@ -36,6 +36,7 @@ __all__ = [
     "HUMANOIDS",
     "MAX_DROP",
     "MAX_FOOT_MOTION",
+    "REACH_SECONDS",
     "Humanoid",
     "ReachReport",
     "ReachRow",
@@ -48,6 +49,9 @@ __all__ = [
 MAX_DROP = 0.15
 MAX_FOOT_MOTION = 0.005
 HAND_TOLERANCE = 0.005
+#: Duration of each reach [s]: quasi-static enough that the feet hold (the legs' loads move
+#: the feet on faster reaches: g1 5-6 mm and TALOS 5-6 mm at 4 s, 2.0 and 5.0 mm at 6 s).
+REACH_SECONDS = 6.0
 #: Gain of the posture level's tasks: they return home slowly, not dead-beat.
 POSTURE_GAIN = 0.02
 #: The pelvis task of the posture level: costs of the pelvis's orientation about its roll,
@@ -343,7 +347,7 @@ def run_reach(
     *,
     targets: list[np.ndarray] | None = None,
     offsets: list[tuple[float, float, float]] | None = None,
-    seconds: float = 3.0,
+    seconds: float = REACH_SECONDS,
     hold: float = 1.0,
     dt: float = 0.01,
     on_tick: Callable[[MujocoSimulation], None] | None = None,
