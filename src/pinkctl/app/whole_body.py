@@ -50,7 +50,7 @@ MAX_DROP = 0.15
 MAX_FOOT_MOTION = 0.005
 HAND_TOLERANCE = 0.005
 #: Duration of each reach [s]: quasi-static enough that the feet hold (the legs' loads move
-#: the feet on faster reaches: g1 5-6 mm and TALOS 5-6 mm at 4 s, 2.0 and 5.0 mm at 6 s).
+#: the feet on faster reaches: g1 5-6 mm and TALOS 5-7 mm at 4 s, 2.2 and 5.0 mm at 6 s).
 REACH_SECONDS = 6.0
 #: Gain of the posture level's tasks: they return home slowly, not dead-beat.
 POSTURE_GAIN = 0.02
