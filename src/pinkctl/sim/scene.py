@@ -61,6 +61,7 @@ BOUND_INERTIA = 1e-10
 #: below the friction limit (talos's feet slid 22 mm on a 3 s reach, 17 mm with them).
 NOSLIP_ITERATIONS = 10
 
+
 def as_name_list(names: Sequence[str] | None, default: list[str], what: str) -> list[str]:
     """``names`` as a list (``default`` when None); InputError naming ``what`` otherwise."""
     if names is None:
