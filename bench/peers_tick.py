@@ -269,6 +269,7 @@ def run(
         finally:
             if worker is not None:
                 worker.close()
+    row["load"] = os.getloadavg()[0]
     reference = variants["pinkctl"].q_log
     for label in LABELS:
         if label == "placo" and worker is None:
