@@ -123,10 +123,8 @@ class ArrayTickVariant(PinkctlVariant):
         if command is None or command.joints is None:
             self._command = None
             return
-        q = self.q.copy()  # the command's positions over the joint space, others as measured
-        valid = command.joints.valid_array[0]
-        q[valid] = command.joints.data_array[0, valid]
-        self._command = q
+        # the command's positions over the joint space, the joints it leaves as measured
+        self._command = self._joints.positions(command.joints, fill=self.q)
 
     def record(self, k: int) -> None:
         if self._command is None:

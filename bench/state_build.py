@@ -10,7 +10,8 @@ Rows:
 
 - ``JointSpace.state(q, dq)`` and the ``RobotState`` around it (the estimate of a tick);
 - ``SiteSpace.state(p, quat)`` and the ``RobotState`` around it (a pose setpoint);
-- ``JointSpace.positions(command)``: a controller's output back to an array;
+- ``JointSpace.positions(command, fill=q)``: a controller's output (which leaves a joint
+  alone, as the Franka's finger) back to an array;
 - the same two states through ``JointState.from_name`` / ``SpatialState.from_name``.
 
 Target (issue 27): each ``JointSpace`` / ``SiteSpace`` row at most 2 µs.
@@ -39,7 +40,7 @@ LIMIT_US = 2.0
 ROWS = {
     "joint_space": "`RobotState(joints=JointSpace.state(q, dq))`",
     "site_space": "`RobotState(sites=SiteSpace.state(p, quat))`",
-    "read_back": "`JointSpace.positions(command)` (command -> array)",
+    "read_back": "`JointSpace.positions(command, fill=q)` (command of 6 of 7 joints -> array)",
     "joint_from_name": "`RobotState(joints=JointState.from_name(...))` (q, dq)",
     "site_from_name": "`RobotState(sites=SpatialState.from_name(...))` (p, quat)",
 }
@@ -62,7 +63,7 @@ def run(rounds: int = 20000) -> dict[str, Any]:
     sites = ["tool"]
     joints, tool = JointSpace(names), SiteSpace(sites)
     rng = np.random.default_rng(0)
-    command = joints.state(rng.normal(size=7))
+    command = JointState.from_name(names, positions=(names[:6], rng.normal(size=6)))
     perf = time.perf_counter_ns
     samples = np.zeros((rounds, len(ROWS)), dtype=np.int64)
     for k in range(rounds):
@@ -73,7 +74,7 @@ def run(rounds: int = 20000) -> dict[str, Any]:
         t1 = perf()
         RobotState(sites=tool.state(p, quat))
         t2 = perf()
-        joints.positions(command)
+        joints.positions(command, fill=q)
         t3 = perf()
         RobotState(joints=JointState.from_name(names, positions=(names, q), velocities=(names, dq)))
         t4 = perf()

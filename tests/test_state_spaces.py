@@ -154,3 +154,22 @@ def test_joint_space_states_equal_from_name_for_every_field_mix(fields: int) -> 
     np.testing.assert_array_equal(fast.data_array, slow.data_array)
     np.testing.assert_array_equal(fast.valid_array, slow.valid_array)
     assert not fast.data_array.flags.writeable and not fast.valid_array.flags.writeable
+
+
+def test_reading_a_partial_command_back_with_fill() -> None:
+    space = JointSpace(NAMES)
+    measured = np.array([7.0, 8.0, 9.0])
+    command = JointState.from_name(NAMES, positions=(["a", "c"], [1.0, 3.0]))
+    with pytest.raises(InputError):
+        space.positions(command)  # "b" has no position
+    for _ in range(2):  # the second read reuses what the first learnt of the mask
+        np.testing.assert_array_equal(space.positions(command, fill=measured), [1.0, 8.0, 3.0])
+    assert measured[1] == 8.0  # fill is not written
+    other = JointState.from_name(["c", "a"], positions=(["c", "a"], [3.0, 1.0]))
+    np.testing.assert_array_equal(space.positions(other, fill=measured), [1.0, 8.0, 3.0])
+    full = space.state([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(space.positions(full, fill=measured), [1.0, 2.0, 3.0])
+    with pytest.raises(InputError, match="fill"):
+        space.positions(command, fill=[0.0, np.nan, 0.0])
+    with pytest.raises(InputError, match="fill"):
+        space.positions(command, fill=[0.0, 0.0])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -81,7 +82,7 @@ class JointSpace:
         names: Joint names (unique, non-empty), e.g. a simulator's ``joint_names``.
     """
 
-    __slots__ = ("_n", "_space", "_valid")
+    __slots__ = ("_n", "_seen", "_space", "_valid")
 
     def __init__(self, names: Sequence[str]) -> None:
         self._space: NameSpace = name_space(list(names), "names")
@@ -93,6 +94,9 @@ class JointSpace:
             mask.setflags(write=False)
             valid.append(mask)
         self._valid = tuple(valid)
+        # the last mask positions() read (kept alive, so never mistaken for another) and the
+        # joints it gives no position of
+        self._seen: tuple[Any, list[int]] = (None, [])
 
     @property
     def names(self) -> list[str]:
@@ -148,17 +152,50 @@ class JointSpace:
         state._valid = self._valid[(velocities is not None) + (efforts is not None)]
         return state
 
-    def positions(self, state: JointState) -> np.ndarray:
+    def positions(self, state: JointState, fill: ArrayLike | None = None) -> np.ndarray:
         """The positions of ``state`` in this space's order (a read-only view when ``state``
-        is over this space).
+        is over this space and has them all).
+
+        Args:
+            state: A joint state, e.g. a controller's command.
+            fill: Values ``(len(space),)`` for the joints ``state`` has no position of (e.g.
+                the measured positions, for the joints a command leaves alone); without it
+                such a joint is an error.
 
         Raises:
-            InputError: ``state`` lacks a position of this space.
+            InputError: ``state`` lacks a position of this space and ``fill`` is None, or
+                ``fill`` is malformed.
         """
-        # a Python all() over the mask's row: a numpy reduction costs ~1 µs on a small array
-        if state._space is self._space and all(state._valid[0].tolist()):
-            return state._data[0]
-        return state.get_positions(self._space.names)
+        if state._space is self._space:
+            valid = state._valid
+            if valid is not self._seen[0]:  # a command's mask is usually the same array
+                missing = np.flatnonzero(~valid[0]).tolist()
+                self._seen = (valid, missing)
+            if not self._seen[1]:
+                return state._data[0]
+            if fill is not None:
+                values = _row(fill, (self._n,), "fill")
+                out = state._data[0].copy()
+                for i in self._seen[1]:  # a few joints: cheaper than fancy indexing
+                    out[i] = values[i]
+                _check_finite(out, "fill")  # the command's own values are finite
+                return out
+        if fill is None:
+            return state.get_positions(self._space.names)
+        out = _owned_row(fill, self._n, "fill")
+        index, valid = state._space.index, state._valid[0]
+        for i, name in enumerate(self._space.names):
+            j = index.get(name)
+            if j is not None and valid[j]:
+                out[i] = state._data[0, j]
+        return out
+
+
+def _owned_row(value: ArrayLike, n: int, what: str) -> np.ndarray:
+    """A writable float64 copy of ``value`` (shape ``(n,)``, every value finite)."""
+    out = _row(value, (n,), what).copy()
+    _check_finite(out, what)
+    return out
 
 
 class SiteSpace:
