@@ -1,17 +1,19 @@
-"""Spaces made once, states built per tick for about a microsecond.
+"""Spaces made once, states built per tick in a microsecond or two.
 
 :meth:`JointState.from_name` and :meth:`SpatialState.from_name` look every name up and check
 every argument, which costs tens of microseconds: more than half a controller tick. A loop
 that sends the same names every tick builds a :class:`JointSpace` / :class:`SiteSpace` once;
-its :meth:`~JointSpace.state` wraps the tick's arrays (values still checked: shape, finite)
-without looking a name up again, and :meth:`~JointSpace.positions` reads a command back.
+its :meth:`~JointSpace.state` copies the tick's arrays (values still checked: shape, finite,
+non-zero quaternions) without looking a name up again, and :meth:`~JointSpace.positions`
+reads a command back (``fill``: the joints it leaves alone). ``python -m bench.state_build``
+times them.
 
 Example:
     >>> joints = JointSpace(sim.joint_names)
     >>> tool = SiteSpace(["panda_hand"])
     >>> state = RobotState(joints=joints.state(q, dq), sites=tool.state(p, quat_wxyz))
     >>> command = controller.forward(state, setpoint)
-    >>> q_command = joints.positions(command.joints)
+    >>> q_command = joints.positions(command.joints, fill=q)
 """
 
 from __future__ import annotations
