@@ -1,7 +1,9 @@
 """All peer rows in one command (``make bench-peers``): tick vs placo, IK vs TRAC-IK and ik_LM.
 
-Runs :mod:`bench.peers_tick` and :mod:`bench.peers_ik` (their docstrings define the
-problems), prints the tables, the ratios and a verdict per target of issue 19, and writes
+Runs :mod:`bench.peers_tick`, :mod:`bench.tick_phases`, :mod:`bench.state_build`,
+:mod:`bench.peers_ik` and :mod:`bench.pool_efficiency` (their docstrings define the problems),
+prints the tables and a verdict per target of issues 19 and 27, the 1-minute load beside
+every table and verdict, and writes
 them to ``bench/results/peers.md``; with ``--write-docs`` the same text replaces the block
 ``<!-- bench:peers:start -->`` ... ``<!-- bench:peers:end -->`` of ``docs/performance.md``.
 
@@ -13,7 +15,13 @@ Targets checked (each on every robot of the IK table):
 - warm-started tracking: median time below ``ik_LM``'s (issue 27);
 - warm-started tracking: median time at least 5x smaller than "today's" pinkctl
   (``--baseline``, the revision before the change);
-- the control tick: the default controller's median within 2x of placo's;
+- the control tick: the default controller's median within 2x of placo's; the whole tick
+  with its state I/O (``step`` on arrays; ``JointSpace`` / ``SiteSpace`` states + ``forward``
+  + the read-back) within 2x, ``forward()`` alone within 1.5x (issue 27);
+- ``forward()`` at least 4x faster than pink's ``solve_ik`` + integrate on the peers'
+  problem (issue 27);
+- state construction (:mod:`bench.state_build`): each ``JointSpace`` / ``SiteSpace`` row at
+  most 2 µs (issue 27);
 - batches (:mod:`bench.pool_efficiency`): an ``IKPool`` of 2 workers uses at most 1.15x one
   process's CPU time and reaches 1.8x its throughput when two cores are free (issue 27).
 
