@@ -90,10 +90,11 @@ def run(steps: int = 2000, *, warmup: int = WARMUP) -> dict[str, Any]:
             compiled.prepare(k)
             est, sp = compiled.estimated, compiled.setpoints[k]
             t0 = perf()
-            assert c._bound_tick() is tick and est.joints is not None and tick.reads(est.joints)
-            row = est.joints.data_array[0]
+            assert c._bound_tick() is tick
+            row = tick.measured(est)
+            assert row is not None
             t1 = perf()
-            assert sp.sites is not None and tick.aims(sp.sites)
+            assert tick.aims(sp)
             t2 = perf()
             command = c._compiled_run(tick, row, True, 2)
             t3 = perf()
