@@ -1,8 +1,8 @@
 """Build hook: compile pinkctl's native kernel: the extension module ``pinkctl._native._kernel``.
 
 The sources are ``src/pinkctl/_native/_module.c`` (the CPython module) and the kernel it
-exposes, ``_kernel.c``, ``_ik.c``, ``_ik_query.c`` and ``_collision.c`` (plain C99, no
-Pinocchio). They are compiled with the C compiler and the flags of the interpreter that runs
+exposes, ``_kernel.c``, ``_ik.c``, ``_ik_query.c``, ``_collision.c`` and ``_narrow.c`` (plain
+C99, no Pinocchio). They are compiled with the C compiler and the flags of the interpreter that runs
 the build (``sysconfig``), into ``_kernel`` + its extension suffix
 (``_kernel.cpython-311-x86_64-linux-gnu.so``), which the wheel carries. Without a compiler or
 Python's headers the build still succeeds, as a pure Python wheel, and pinkctl runs its Python
@@ -38,6 +38,8 @@ SOURCES = (
     NATIVE / "_ik.c",
     NATIVE / "_ik_query.c",
     NATIVE / "_collision.c",
+    NATIVE / "_collision_tick.c",
+    NATIVE / "_narrow.c",
 )
 EXTENSION = NATIVE / f"_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
 # No fused multiply-add and no fast-math: the kernel must round exactly like numpy does.

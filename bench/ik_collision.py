@@ -19,8 +19,9 @@ process, each on its own prebuilt :class:`~pinkctl.ik.IKSolver`:
   penetrate).
 
 Columns: success; answers closer than the margin ("in coll."), of them with a self pair
-("(self)"), answers in penetration ("(<0)", distance below 0); mean and median time per
-query; the mean's ratio to ``blind``.
+("(self)"), answers in penetration ("(<0)", distance below 0); mean residual evaluations
+(local-solve iterations) per query; mean and median time per query; the mean's ratio to
+``blind``.
 
 Each query runs ``--repeats`` times (default 3, interleaved with the other variants) and its
 time is the fastest of them: the search is deterministic, so the repeats do the same work and
@@ -109,16 +110,16 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
     # self pairs closer than the margin at home keep half their home distance (docs/ik.md)
     relaxed = {(a, b): distance / 2.0 for a, b, distance in check.relaxed}
 
-    def filtered(target: pin.SE3, i: int) -> tuple[bool, float, np.ndarray]:
+    def filtered(target: pin.SE3, i: int) -> tuple[bool, float, np.ndarray, int]:
         result = blind.find(target, seed=nominal, rng=i)
         t0 = time.perf_counter()
         free = result.success and check.accepts(result.q_full)
-        return free, result.time_s + time.perf_counter() - t0, result.q_full
+        return free, result.time_s + time.perf_counter() - t0, result.q_full, result.iterations
 
-    def plain(solver: IKSolver) -> Callable[[pin.SE3, int], tuple[bool, float, np.ndarray]]:
-        def run(target: pin.SE3, i: int) -> tuple[bool, float, np.ndarray]:
+    def plain(solver: IKSolver) -> Callable[[pin.SE3, int], tuple[bool, float, np.ndarray, int]]:
+        def run(target: pin.SE3, i: int) -> tuple[bool, float, np.ndarray, int]:
             result = solver.find(target, seed=nominal, rng=i)
-            return result.success, result.time_s, result.q_full
+            return result.success, result.time_s, result.q_full, result.iterations
 
         return run
 
@@ -131,19 +132,19 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
     }
     for run in variants.values():  # warm-up
         run(targets[0], 0)
-    records: dict[str, list[tuple[bool, float, bool, bool, bool]]] = {k: [] for k in variants}
+    records: dict[str, list[tuple[bool, float, bool, bool, bool, int]]] = {k: [] for k in variants}
     names = list(variants)
     for i, target in enumerate(targets):
         fastest = dict.fromkeys(names, np.inf)
-        answers: dict[str, tuple[bool, np.ndarray]] = {}
+        answers: dict[str, tuple[bool, np.ndarray, int]] = {}
         for r in range(repeats):
             for k in range(len(names)):
                 label = names[(i + k + r) % len(names)]
-                success, elapsed, q = variants[label](target, i)
+                success, elapsed, q, iterations = variants[label](target, i)
                 fastest[label] = min(fastest[label], elapsed)
-                answers[label] = (success, q)
+                answers[label] = (success, q, iterations)
         for label in names:
-            success, q = answers[label]
+            success, q, iterations = answers[label]
             hits = [
                 h
                 for h in (scene.pairs_within(q, MARGIN) if success else [])
@@ -151,7 +152,7 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
             ]
             self_hit = any(h.pair.kind == "self" for h in hits)
             deep = any(h.distance < 0.0 for h in hits)
-            records[label].append((success, fastest[label], bool(hits), self_hit, deep))
+            records[label].append((success, fastest[label], bool(hits), self_hit, deep, iterations))
     blind_mean = float(np.mean([r[1] for r in records["blind"]]))
     rows = []
     for label, rec in records.items():
@@ -165,6 +166,7 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
                 "collision_pct": 100.0 * a[:, 2].mean(),
                 "self_collision_pct": 100.0 * a[:, 3].mean(),
                 "penetration_pct": 100.0 * a[:, 4].mean(),
+                "iterations": a[:, 5].mean(),
                 "mean_ms": 1e3 * a[:, 1].mean(),
                 "p50_ms": 1e3 * float(np.median(a[:, 1])),
                 "ratio": a[:, 1].mean() / blind_mean,
@@ -188,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     print(machine_line())
     header = (
         f"{'robot':<7} {'variant':<24} {'success':>8} {'in coll.':>9} {'(self)':>7} "
-        f"{'(<0)':>6} {'mean ms':>8} {'p50 ms':>7} {'x blind':>8}"
+        f"{'(<0)':>6} {'iters':>6} {'mean ms':>8} {'p50 ms':>7} {'x blind':>8}"
     )
     for name in args.robots:
         rows, note = robot_rows(name, args.targets, args.seed, args.repeats)
@@ -198,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{r['robot']:<7} {r['variant']:<24} {r['success_pct']:>7.1f}% "
                 f"{r['collision_pct']:>8.1f}% {r['self_collision_pct']:>6.1f}% "
-                f"{r['penetration_pct']:>5.1f}% "
+                f"{r['penetration_pct']:>5.1f}% {r['iterations']:>6.1f} "
                 f"{r['mean_ms']:>8.3f} {r['p50_ms']:>7.3f} {r['ratio']:>8.2f}"
             )
     print(machine_line())

@@ -106,7 +106,7 @@ def test_dls_damping_convention(franka_sim: MujocoSimulation) -> None:
     assert np.max(np.abs(unconverted - tutorial)) > 1e-3  # the numbers do not carry over as-is
 
 
-def test_dls_position_target_with_held_orientation() -> None:
+def test_weighted_err_zero_rotation_rows_are_a_held_orientation_target() -> None:
     """The tutorial's error has zero rotation rows (it holds the orientation step by step);
     pinkctl reaches the position with the start orientation as the target (or
     ``position_only`` to leave it free)."""
@@ -142,7 +142,7 @@ def test_qdot_clip(franka_sim: MujocoSimulation) -> None:
     np.testing.assert_allclose(small / 0.02, full / np.max(np.abs(full)), atol=1e-9)
 
 
-def test_dls_step_at_a_singularity() -> None:
+def test_damping_keeps_the_step_stable_at_singularities() -> None:
     """At a singular pose (rank-deficient J) the damping keeps the step finite and small,
     where the undamped pseudo-inverse's blows up."""
     J = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1e-9], [0.0, 0.0, 0.0]])
@@ -153,7 +153,9 @@ def test_dls_step_at_a_singularity() -> None:
     assert np.max(np.abs(undamped)) > 1e6
 
 
-def test_ik_leaves_the_simulation_alone(franka_sim: MujocoSimulation) -> None:
+def test_save_qpos_iterate_restore_the_ik_leaves_the_simulation_alone(
+    franka_sim: MujocoSimulation,
+) -> None:
     """The tutorial saves and restores ``qpos`` around its solve; pinkctl's IK works on the
     Pinocchio model and never touches the simulation (nor ``robot.data``)."""
     sim = franka_sim
@@ -165,3 +167,25 @@ def test_ik_leaves_the_simulation_alone(franka_sim: MujocoSimulation) -> None:
     assert result.success
     np.testing.assert_array_equal(sim.data.qpos, before)
     assert robot.data.oMf[1].isApprox(data_before, 0.0)
+
+
+def test_qpos_plus_qdot_dt_is_pin_integrate_clamped_to_the_joint_limits() -> None:
+    """The tutorial adds ``qdot * dt`` to ``qpos`` unchecked; pinkctl integrates the step on
+    the model (``pin.integrate``) and clamps it into the joint limits: a step that would carry
+    ``panda_joint4`` past its upper limit (-0.0698 rad) ends on it."""
+    robot = load_pink_supported_robot("franka")
+    model = robot.model
+    seed = robot.q0.copy()
+    seed[3] = -0.1  # 0.03 rad below the upper limit
+    beyond = seed.copy()
+    beyond[3] = 0.3  # the tool pose of a configuration past the limit
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, beyond)
+    assert robot.tool_frame is not None
+    goal = data.oMf[model.getFrameId(robot.tool_frame)].copy()
+    result = local_ik(robot, goal, seed=seed, method="dls", max_iterations=20)
+    q = result.q_full
+    assert q[3] == model.upperPositionLimit[3]  # clamped onto the limit
+    assert np.all(q >= model.lowerPositionLimit) and np.all(q <= model.upperPositionLimit)
+    step = pin.difference(model, seed, q)
+    assert np.linalg.norm(step) > 0.03 and not result.success  # moved, unreachable past it

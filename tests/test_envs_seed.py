@@ -150,7 +150,7 @@ def test_gym_rendering_spec() -> None:
 
 
 # ---------------------------------------------------------------------------- SO101GymEnv
-def test_so101_gym_env_is_a_base_class() -> None:
+def test_so101_gym_env_is_a_base_class_whose_reset_needs_a_task() -> None:
     """Robot control without a task: no reset/step, the seed's base observation space and
     action space, render_fps from control_dt."""
     env = SO101GymEnv()
@@ -793,3 +793,16 @@ def test_frame_base_reports_the_base_frame() -> None:
     np.testing.assert_allclose(
         observation["environment_state"], [*FIXED_BLOCK_XY, 0.0125], atol=1e-6
     )
+
+
+def test_SO101PickPlaceGymEnv_defaults_top_down_ik_and_jaw_pads() -> None:
+    """The pick-place task defaults to ``top_down_ik=True, jaw_pads=True`` (the pick-cube
+    task to False, False): the action moves the grasp point, and the pads collide."""
+    place, cube = SO101PickPlaceGymEnv(), SO101PickCubeGymEnv()
+    for env, flag in ((place, True), (cube, False)):
+        env.reset(seed=0)
+        model = env.sim.model
+        for name in ("fixed_jaw_pad", "moving_jaw_pad"):
+            assert model.geom(name).contype[0] == int(flag)
+        at_grasp_point = np.linalg.norm(env.ik_point_pos - env.grasp_point_pos) == 0.0
+        assert at_grasp_point == flag

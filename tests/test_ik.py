@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -550,6 +551,24 @@ def test_unknown_option_names_the_closest(robots) -> None:
     robot = robots["franka"]
     with pytest.raises(InputError, match="time_budget_ms"):
         find_ik(robot, np.array([0.4, 0.0, 0.4]), position_only=True, time_budget=5)
+
+
+def test_keyword_types_mirror_the_option_fields() -> None:
+    """Issue 24: the entry points' ``**changes`` are typed (``Unpack`` of a TypedDict) with
+    exactly the fields of the option dataclasses, so a type checker sees every option."""
+    from pinkctl.ik import api, options, solver
+
+    def fields(*classes: type) -> set[str]:
+        return {f.name for cls in classes for f in dataclasses.fields(cls)}
+
+    ik, local, search = options.IKOptions, options.LocalOptions, options.SearchOptions
+    assert set(options.IKKeywords.__annotations__) == fields(ik)
+    assert set(options.LocalKeywords.__annotations__) == fields(local)
+    assert set(options.SearchKeywords.__annotations__) == fields(search)
+    assert set(options.LocalIKKeywords.__optional_keys__) == fields(ik, local)
+    assert set(options.FindIKKeywords.__optional_keys__) == fields(ik, search)
+    for function in (api.local_ik, api.find_ik, solver.IKSolver.__init__):
+        assert "Unpack[" in function.__annotations__["changes"]
 
 
 def test_the_old_names_are_gone() -> None:

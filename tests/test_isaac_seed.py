@@ -165,7 +165,7 @@ def test_tool_frame_none(franka: PinkRobot) -> None:
     assert controller.get_frame_task().frame == last
 
 
-def test_containers_take_the_controller(franka: PinkRobot) -> None:
+def test_ChainedController_and_TrajectoryFollower_take_the_controller(franka: PinkRobot) -> None:
     """Integration: a TrajectoryFollower chained into the controller (ChainedController, the
     demo's loop) drives the tool along a Cartesian trajectory."""
     names = list(franka.model.names[1:])
@@ -285,3 +285,73 @@ def test_impl_utils_map_pinocchio_velocity_to_joint_state(franka: PinkRobot) -> 
         map_pinocchio_velocity_to_joint_state(
             velocity[:-1], model, controlled, controlled, 0.1, franka.q0, current
         )
+
+
+def _tick_toward(controller: PinkIKController, franka: PinkRobot, offset) -> np.ndarray:
+    """One tick from home toward the tool's home pose moved by ``offset`` [m] and turned 0.2
+    rad about world z: the joint velocity command."""
+    names = list(franka.joint_names)
+    positions = np.array([franka.home_positions()[n] for n in names])
+    estimate = RobotState(joints=JointState.from_name(names, positions=(names, positions)))
+    assert controller.reset(estimate, None, 0.0)
+    frame = controller.get_frame_task().frame
+    home = controller.configuration.get_transform_frame_to_world(frame)  # type: ignore[union-attr]
+    turned = pin.utils.rpyToMatrix(0.0, 0.0, 0.2) @ home.rotation
+    w, x, y, z = pin.Quaternion(turned).coeffs()[[3, 0, 1, 2]]
+    setpoint = RobotState(
+        sites=SpatialState.from_name(
+            [frame],
+            positions=([frame], (home.translation + offset).reshape(1, 3)),
+            orientations=([frame], np.array([[w, x, y, z]])),
+        )
+    )
+    out = controller.forward(estimate, setpoint, DT)
+    assert out is not None and out.joints.velocities is not None
+    return out.joints.velocities
+
+
+def test_position_cost_and_orientation_cost_scalar_or_three_values(franka: PinkRobot) -> None:
+    """[cost]/[m] and [cost]/[rad], one value for all three axes or one per axis; a zero axis
+    is left free (the tool may move along it)."""
+    names = list(franka.joint_names)
+    frame = [franka.tool_frame]
+    scalar = PinkIKController(franka, names, frame, dt=DT, position_cost=2.0, orientation_cost=0.5)
+    task = scalar.get_frame_task()
+    np.testing.assert_array_equal(task.cost, [2.0, 2.0, 2.0, 0.5, 0.5, 0.5])
+    per_axis = PinkIKController(
+        franka, names, frame, dt=DT, position_cost=[1.0, 1.0, 0.0], orientation_cost=[0, 0, 0]
+    )
+    np.testing.assert_array_equal(per_axis.get_frame_task().cost, [1, 1, 0, 0, 0, 0])
+    # a 2 cm step along z is free with a zero z cost: the command does not chase it
+    kept = _tick_toward(scalar, franka, [0.0, 0.0, 0.02])
+    free = _tick_toward(per_axis, franka, [0.0, 0.0, 0.02])
+    assert np.linalg.norm(free) < 0.05 * np.linalg.norm(kept)
+    with pytest.raises(ValueError, match="position_cost"):
+        PinkIKController(franka, names, frame, dt=DT, position_cost=[1.0, 1.0])
+
+
+def test_posture_cost_0_or_None_means_no_posture_task(franka: PinkRobot) -> None:
+    names = list(franka.joint_names)
+    frame = [franka.tool_frame]
+    with_posture = PinkIKController(franka, names, frame, dt=DT, posture_cost=1e-3)
+    posture = with_posture.get_posture_task()
+    assert posture is not None and posture in with_posture.tasks
+    np.testing.assert_array_equal(posture.cost, 1e-3)
+    for cost in (0.0, None):
+        controller = PinkIKController(franka, names, frame, dt=DT, posture_cost=cost)
+        assert controller.get_posture_task() is None
+        assert len(controller.tasks) == 1  # the frame task alone
+
+
+def test_get_frame_task_and_get_posture_task_are_the_tasks_the_tick_solves(
+    franka: PinkRobot,
+) -> None:
+    """The returned pink tasks are live: a cost changed on them changes the next tick."""
+    names = list(franka.joint_names)
+    controller = PinkIKController(franka, names, [franka.tool_frame], dt=DT)
+    frame_task, posture_task = controller.get_frame_task(), controller.get_posture_task()
+    assert frame_task is controller.tasks[0] and posture_task is controller.tasks[1]
+    before = _tick_toward(controller, franka, [0.0, 0.0, 0.02])
+    frame_task.set_orientation_cost(0.0)  # pink's own setter
+    after = _tick_toward(controller, franka, [0.0, 0.0, 0.02])
+    assert np.abs(after - before).max() > 1e-3  # the 0.2 rad turn no longer asked for

@@ -660,7 +660,7 @@ def test_lerobot_helpers_reject_bad_input(so101):
         solve_ik(ball, ball_data, 0, [0, 1], target)
 
 
-def test_solve_joints_as_ik_solve_fn_drives_an_arm_like_the_seeds_built_in_solver():
+def test_useIkController_built_in_solver_is_solve_joints_as_ik_solve_fn():
     """The seed's built-in DLS solver (50 iterations, damping 0.01, weights 1.0 / 0.3,
     tolerance 1e-3) plugged into an IkTarget as its ``ik_solve_fn``."""
     from pinkctl.view import InteractiveScene

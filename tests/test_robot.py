@@ -26,7 +26,7 @@ def test_supported_robots_lists_the_bundled_ones():
         ("so101", 5, "gripper_frame_link", ["gripper"]),
     ],
 )
-def test_bundled_robot_fields(name, dof, tool, gripper):
+def test_load_pink_supported_robot_fields(name, dof, tool, gripper):
     robot = load_pink_supported_robot(name)
     assert isinstance(robot, PinkRobot)
     assert robot.name == name
@@ -50,14 +50,14 @@ def test_unknown_robot_lists_available_names():
         assert name in message
 
 
-def test_missing_urdf_and_srdf(tmp_path):
+def test_FileNotFoundError_for_a_missing_urdf_or_srdf(tmp_path):
     with pytest.raises(FileNotFoundError, match="URDF file not found"):
         load_pink_robot(tmp_path / "missing.urdf")
     with pytest.raises(FileNotFoundError, match="SRDF file not found"):
         load_pink_robot(URDF_DIR / "mimic_gripper.urdf", srdf_path=tmp_path / "missing.srdf")
 
 
-def test_malformed_urdf_names_the_file(tmp_path):
+def test_ValueError_for_a_malformed_urdf_names_the_file(tmp_path):
     bad = tmp_path / "broken.urdf"
     bad.write_text("<robot name='x'><link name='a'></robot")
     with pytest.raises(ValueError, match="broken.urdf"):
@@ -86,7 +86,7 @@ def test_mimic_and_continuous_joints_load():
     assert continuous.model.nq == continuous.model.nv + 1
 
 
-def test_collision_model_applies_srdf():
+def test_srdf_path_excludes_pairs_from_build_collision_model():
     robot = load_pink_supported_robot("franka", build_collision_model=True)
     n_geoms = robot.collision_model.ngeoms
     all_pairs = n_geoms * (n_geoms - 1) // 2

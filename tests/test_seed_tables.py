@@ -113,3 +113,45 @@ def test_named_tests_are_read_with_their_files() -> None:
         ("test_z.py", ""),
     ]
     assert _cells(r"| `a \| b` | c |") == [r"`a \| b`", "c"]
+
+
+def _seed_names(cell: str) -> set[str]:
+    """Names a row's seed cell gives (functions, options, fields; 4 letters or more), in the
+    form test names are compared: lower case without underscores (``maxStepRad`` matches
+    ``test_maxStepRad_...``, ``solve_joints`` matches ``test_solve_joints_...``). A cell
+    without backquoted code gives its words of 5 letters or more."""
+    code = re.findall(r"`([^`]*)`", cell)
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", " ".join(code))
+    if not code:
+        words = [w for w in re.findall(r"[A-Za-z]+", cell) if len(w) >= 5]
+    return {w.lower().replace("_", "") for w in words if len(w) >= 4}
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_every_mapping_row_names_a_test_after_the_seed_function_or_option(name: str) -> None:
+    """Issue "Seed fidelity": a test per row, named after the seed's function or option, so
+    that a reader finds the test of a seed feature by its name."""
+    page = DOCS / name
+    if not page.is_file():
+        pytest.skip("docs/ is not available")
+    unnamed = []
+    for rows in _tables(page):
+        for cells in rows:
+            if cells[-2].startswith("absent"):
+                continue
+            seed = _seed_names(cells[0])
+            tests = [test.lower().replace("_", "") for _, test in _named_tests(cells[-1]) if test]
+            if not any(word in test for word in seed for test in tests):
+                unnamed.append(cells[0])
+    assert unnamed == [], f"{name}: rows whose tests are not named after the seed: {unnamed}"
+
+
+def test_seed_names_are_read_from_code_or_words() -> None:
+    assert _seed_names("`maxStepRad`: bound") == {"maxsteprad"}
+    assert _seed_names("`solve_ik(model, data)`") == {"solveik", "model", "data"}
+    assert _seed_names("the damping keeps the solve stable") == {
+        "damping",
+        "keeps",
+        "solve",
+        "stable",
+    }

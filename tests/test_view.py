@@ -793,3 +793,30 @@ def test_useIkController_null_is_a_scene_without_a_target(franka):
     sim.data.ctrl[:] = 0.1
     scene.run(0.05)
     assert scene.targets == [] and np.all(sim.data.ctrl == 0.1)
+
+
+def test_useBeforePhysicsStep_IkTarget_writes_data_ctrl_before_each_physics_step(
+    scene, monkeypatch
+):
+    """The seed's hook writes ``data.ctrl`` in ``useBeforePhysicsStep``: here each control
+    tick's command is in ``data.ctrl`` when that tick's physics steps run, one per tick."""
+    target, sim = scene.target(), scene.sim
+    written, seen = [], []
+    write, physics = target._write, sim.step
+
+    def record_write(*args, **kwargs):
+        write(*args, **kwargs)
+        written.append(sim.data.ctrl.copy())
+
+    def record_physics(*args, **kwargs):
+        seen.append((len(written), sim.data.ctrl.copy()))
+        return physics(*args, **kwargs)
+
+    monkeypatch.setattr(target, "_write", record_write)
+    monkeypatch.setattr(sim, "step", record_physics)
+    target.move_target(target.target_pose().position + [0.0, 0.05, 0.0])
+    scene.step(3)
+    assert [count for count, _ in seen] == [1, 2, 3]  # one command, then the physics
+    for count, ctrl in seen:
+        np.testing.assert_array_equal(ctrl, written[count - 1])
+    assert not np.array_equal(written[0], written[2])  # a new command every tick

@@ -31,7 +31,9 @@ def test_builtin_solver_options_drive_an_arm(franka):
 
 
 @pytest.mark.parametrize("conventions", ["pinkctl", "threejs"])
-def test_builtin_solver_options_are_solve_joints_options(franka, conventions):
+def test_builtin_solver_options_maxIterations_damping_tolerance_maxStepRad_are_solve_joints_options(
+    franka, conventions
+):
     """Each option reaches solve_joints; the quaternion is read in the target's conventions;
     the live qpos is left alone."""
     sim = MujocoSimulation.from_robot(franka)

@@ -9,7 +9,9 @@
  * distance of their segments minus both radii; of a shape and a half-space, at least the
  * height of the segment's lower end above the plane minus the radius. Two geometries whose
  * spheres about their segments' middles (radius: half the segment plus the capsule's) are
- * the margin apart are not measured further.
+ * the margin apart are not measured further; before that, the pairs are grouped by their two
+ * joints, and a group whose two joints' spheres (each holding all that joint's capsules) are
+ * the margin apart is skipped whole.
  *
  * Joints, in an order where a parent comes before its children (slot 0 is the universe, the
  * identity): revolute (angle scale * q[i] + offset about a unit axis), prismatic (the same
@@ -17,31 +19,11 @@
  * placement in the parent's frame (rotation row-major, then translation).
  */
 #include <math.h>
+#include <stddef.h>
 
-typedef struct CapsuleProblem {
-    int nj;      /* joints (slots 1 .. nj) */
-    int ngeom;   /* geometries */
-    int npairs;  /* pairs */
-    double margin;
-    const int *parent;        /* (nj) parent slot of each joint slot 1 .. nj */
-    const int *kind;          /* (nj) 0 revolute, 1 prismatic, 2 continuous */
-    const int *q_index;       /* (nj) */
-    const double *scale;      /* (nj) */
-    const double *offset;     /* (nj) */
-    const double *placement;  /* (nj, 12) */
-    const double *axis;       /* (nj, 3) */
-    const int *slot;          /* (ngeom) joint slot of each geometry (0: the universe) */
-    const double *segment;    /* (ngeom, 6): ends in the joint frame; a plane: normal, offset */
-    const double *radius;     /* (ngeom) */
-    const double *reach;      /* (ngeom) radius + half the segment's length */
-    const int *plane;         /* (ngeom) 1 for a half-space */
-    const int *pairs;         /* (npairs, 2) geometry indices */
-    const double *q;          /* (nq) the configuration */
-    double *frames;           /* (nj + 1, 12) work: world placement of each slot */
-    double *ends;             /* (ngeom, 6) work: segment ends in the world frame */
-    int *near;                /* (npairs) out: pairs below the margin, nearest first */
-    double *bound;            /* (npairs) out: their bounds [m] */
-} CapsuleProblem;
+#include "_narrow.h"
+
+#include "_capsules.h"
 
 unsigned long pk_capsule_problem_size(void) { return (unsigned long)sizeof(CapsuleProblem); }
 
@@ -105,9 +87,10 @@ static double dot(const double *a, const double *b) {
 
 static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
 
-/* distance between segments [p1, q1] and [p2, q2] (closest points, clamped) */
+/* distance between segments [p1, q1] and [p2, q2] (closest points, clamped); w: the
+ * vector from the second's closest point to the first's */
 static double segment_distance(const double *p1, const double *q1, const double *p2,
-                               const double *q2) {
+                               const double *q2, double *w) {
     double d1[3], d2[3], r[3];
     for (int i = 0; i < 3; ++i) {
         d1[i] = q1[i] - p1[i];
@@ -138,12 +121,66 @@ static double segment_distance(const double *p1, const double *q1, const double 
             }
         }
     }
-    double w[3];
     for (int i = 0; i < 3; ++i) w[i] = p1[i] + d1[i] * s - p2[i] - d2[i] * t;
     return sqrt(dot(w, w));
 }
 
-int pk_capsule_near(CapsuleProblem *p) {
+/* whether the spheres of a group's two slots (or its slot's above its half-space) are the
+ * margin apart: then so are all its pairs */
+static int group_apart(const CapsuleProblem *p, int group) {
+    const int sa = p->group_slot[2 * group], sb = p->group_slot[2 * group + 1];
+    const double *ca = p->slot_centre + 3 * sa, ra = p->slot_sphere[4 * sa + 3];
+    const int plane = p->group_plane[group];
+    if (plane >= 0) {
+        const double *n = p->segment + 6 * plane;
+        return dot(n, ca) - n[3] - ra >= p->margin;
+    }
+    const double *cb = p->slot_centre + 3 * sb;
+    const double reach = p->margin + ra + p->slot_sphere[4 * sb + 3];
+    double w[3];
+    for (int i = 0; i < 3; ++i) w[i] = ca[i] - cb[i];
+    return dot(w, w) >= reach * reach;
+}
+
+/* pair k's bound; when below its threshold, k joins the count pairs of the list, which
+ * stays sorted by bound. Returns the new count. */
+static int near_pair(CapsuleProblem *p, int k, int count) {
+    const int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+    const double *ea = p->ends + 6 * a;
+    double bound;
+    if (p->plane[b]) {
+        const double *n = p->segment + 6 * b;
+        const double h0 = dot(n, ea), h1 = dot(n, ea + 3);
+        bound = (h0 < h1 ? h0 : h1) - n[3] - p->radius[a];
+    } else {
+        const double *eb = p->ends + 6 * b;
+        /* the spheres about the segments' middles first: most pairs end there */
+        const double reach = p->margin + p->reach[a] + p->reach[b];
+        double w[3];
+        for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
+        if (reach > 0.0 && dot(w, w) >= reach * reach) return count;
+        bound = segment_distance(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) - p->radius[a] -
+                p->radius[b];
+    }
+    if (bound >= p->pair_margin[k]) return count;
+    int i = count++;
+    while (i > 0 && p->bound[i - 1] > bound) {
+        p->bound[i] = p->bound[i - 1];
+        p->near[i] = p->near[i - 1];
+        --i;
+    }
+    p->bound[i] = bound;
+    p->near[i] = k;
+    return count;
+}
+
+double pk_segment_distance(const double *p1, const double *q1, const double *p2,
+                           const double *q2) {
+    double w[3];
+    return segment_distance(p1, q1, p2, q2, w);
+}
+
+void pk_capsule_ends(CapsuleProblem *p) {
     kinematics(p);
     for (int g = 0; g < p->ngeom; ++g) {
         if (p->plane[g]) continue;
@@ -151,34 +188,64 @@ int pk_capsule_near(CapsuleProblem *p) {
         apply(frame, p->segment + 6 * g, p->ends + 6 * g);
         apply(frame, p->segment + 6 * g + 3, p->ends + 6 * g + 3);
     }
+}
+
+int pk_capsule_near(CapsuleProblem *p) {
+    pk_capsule_ends(p);
+    for (int slot = 0; slot <= p->nj; ++slot)
+        apply(p->frames + 12 * slot, p->slot_sphere + 4 * slot, p->slot_centre + 3 * slot);
     int count = 0;
-    for (int k = 0; k < p->npairs; ++k) {
-        int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
-        const double *ea = p->ends + 6 * a;
-        double bound;
-        if (p->plane[b]) {
-            const double *n = p->segment + 6 * b;
-            double h0 = dot(n, ea), h1 = dot(n, ea + 3);
-            bound = (h0 < h1 ? h0 : h1) - n[3] - p->radius[a];
-        } else {
-            const double *eb = p->ends + 6 * b;
-            /* the spheres about the segments' middles first: most pairs end there */
-            double reach = p->margin + p->reach[a] + p->reach[b], w[3];
-            for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
-            if (reach > 0.0 && dot(w, w) >= reach * reach) continue;
-            bound = segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
-        }
-        if (bound < p->margin) {
-            /* insertion: the list stays sorted by bound */
-            int i = count++;
-            while (i > 0 && p->bound[i - 1] > bound) {
-                p->bound[i] = p->bound[i - 1];
-                p->near[i] = p->near[i - 1];
-                --i;
-            }
-            p->bound[i] = bound;
-            p->near[i] = k;
-        }
+    for (int group = 0; group < p->ngroups; ++group) {
+        if (group_apart(p, group)) continue;
+        for (int i = p->group_start[group]; i < p->group_start[group + 1]; ++i)
+            count = near_pair(p, p->order[i], count);
     }
     return count;
 }
+
+/* geometry g as a placed shape of _narrow.h (after pk_capsule_near's kinematics) */
+static void placed(const CapsuleProblem *p, int g, PkShape *out) {
+    out->kind = p->shape[g];
+    out->param = p->shape_param + 3 * g;
+    out->points = p->vertices + 3 * (ptrdiff_t)p->vert_start[g];
+    out->npoints = p->vert_count[g];
+    out->adj_start = p->climb[g] ? p->adj_start + p->vert_start[g] : NULL;
+    out->adj = p->adj;
+    out->warm = p->warm + g;
+    compose(p->frames + 12 * p->slot[g], p->shape_placement + 12 * g, out->m);
+}
+
+/* Whether every pair keeps its threshold at the configuration q: 1 yes, 0 no (p->hit: the
+ * pair found too close), -1 undecided (a near pair has a shape the kernel does not know:
+ * the caller measures them all). The pairs the capsules cannot clear, nearest first, are
+ * decided by the narrow phase (_narrow.c: accepted only with a proof). */
+int pk_capsule_free(CapsuleProblem *p, const double *q) {
+    const double *given = p->q;
+    p->q = q;
+    const int count = pk_capsule_near(p);
+    p->q = given;
+    for (int i = 0; i < count; ++i) {
+        const int k = p->near[i], a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+        if (p->shape[a] == SHAPE_OTHER || (!p->plane[b] && p->shape[b] == SHAPE_OTHER)) return -1;
+    }
+    for (int i = 0; i < count; ++i) {
+        const int k = p->near[i], a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+        PkShape sa, sb;
+        placed(p, a, &sa);
+        int apart;
+        if (p->plane[b]) {
+            const double *n = p->segment + 6 * b;
+            apart = pk_shape_lowest(&sa, n) - n[3] >= p->pair_margin[k];
+        } else {
+            placed(p, b, &sb);
+            apart = pk_shapes_apart(&sa, &sb, p->pair_margin[k], p->direction + 3 * k);
+        }
+        if (!apart) {
+            p->hit = k;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int pk_capsule_hit(const CapsuleProblem *p) { return p->hit; }

@@ -12,12 +12,24 @@
  * configurations; the local solves are pk_ik_local's. The Python side owns every array and
  * decides when this path applies (tests/test_native_ik.py checks whole queries against the
  * Python path).
+ *
+ * A search with a collision check (pinkctl/ik/collision.py) checks each converged
+ * configuration here (pk_capsule_free: capsules, then the narrow phase), rejects one in
+ * collision and restarts, as global_search does with its collision callback (every other
+ * start after a rejection drawn toward the middle of the ranges, search._toward_middle's
+ * arithmetic; a continuous joint's cos and sin are libm's, numpy's may round differently).
+ * Only where the kernel cannot decide (no native check, a shape it does
+ * not know) does the query hand the configuration to the caller (QUERY_CHECK) and resume
+ * with its verdict.
  */
 #include <math.h>
 #include <string.h>
 
 #include "_ik.h"
 #include "_native.h"
+
+/* _collision.c: the pair pk_capsule_free found too close */
+int pk_capsule_hit(const struct CapsuleProblem *p);
 
 typedef struct IKQuery {
     IKProblem *problem;
@@ -41,9 +53,19 @@ typedef struct IKQuery {
     double cost, position_error, orientation_error;
     int first, have_best;
     double best_cost;
+    /* the collision check of converged configurations (a search only) */
+    int check;                        /* 1: every converged configuration is checked */
+    struct CapsuleProblem *collision; /* the native check, or NULL: the caller decides */
+    const double *toward;             /* (2, n): search._toward_middle's middles and scales */
+    double *candidate;                /* nq: the last converged configuration checked */
+    int pending;                      /* 1: the candidate waits for the caller's verdict */
+    int verdict;                      /* the caller's: 1 when the candidate keeps the margin */
+    int collided;                     /* converged configurations rejected in collision */
+    int hit;                          /* the last rejected pair in the check, -1: the caller's */
 } IKQuery;
 
-enum { QUERY_BAD_TARGET = -1, QUERY_BAD_SEED = -2, QUERY_MORE_STARTS = -3 };
+/* -4 is the module's (an argument of the wrong form) */
+enum { QUERY_BAD_TARGET = -1, QUERY_BAD_SEED = -2, QUERY_MORE_STARTS = -3, QUERY_CHECK = -5 };
 /* search reasons beyond the local ones (search.py's "iterations", "restarts", "time") */
 enum { SEARCH_CONVERGED = 0, SEARCH_ITERATIONS = 1, SEARCH_RESTARTS = 2, SEARCH_TIME = 3 };
 
@@ -112,6 +134,57 @@ static void errors(IKQuery *s) {
     s->orientation_error = s->problem->m == 6 ? sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) : 0.0;
 }
 
+/* The converged candidate is the answer. */
+static int converged(IKQuery *s) {
+    memcpy(s->out_q, s->candidate, sizeof(double) * (size_t)s->problem->nq);
+    s->success = 1;
+    s->cost = s->problem->cost;
+    s->reason = SEARCH_CONVERGED;
+    errors(s);
+    return SEARCH_CONVERGED;
+}
+
+/* search._toward_middle: every moved coordinate drawn toward the middle of its range */
+static void toward_middle(const IKQuery *s, double *q) {
+    const IKProblem *p = s->problem;
+    const double *middle = s->toward, *scale = s->toward + p->n;
+    for (int c = 0; c < p->n; ++c) {
+        double *x = q + p->q_cols[c];
+        if (p->continuous[c]) {
+            const double angle = middle[c] + scale[c] * (atan2(x[1], x[0]) - middle[c]);
+            x[0] = cos(angle);
+            x[1] = sin(angle);
+        } else {
+            x[0] = middle[c] + scale[c] * (x[0] - middle[c]);
+        }
+    }
+}
+
+/* The next random start into start (the seed's other coordinates); every other one after a
+ * rejection drawn toward the middle (search.global_search). */
+static void next_start(IKQuery *s, double *start) {
+    const IKProblem *p = s->problem;
+    const int nq = p->nq;
+    const double *row = s->starts + (size_t)nq * (size_t)(s->restarts - s->starts_offset);
+    s->restarts += 1;
+    memcpy(start, s->seed, sizeof(double) * (size_t)nq);
+    for (int c = 0; c < p->n; ++c) {
+        const int i = p->q_cols[c];
+        start[i] = row[i];
+        if (p->continuous[c]) start[i + 1] = row[i + 1];
+    }
+    if (s->collided && s->restarts % 2) toward_middle(s, start);
+}
+
+/* search.global_search's budgets before a start: a SEARCH_* reason to stop, or -1 */
+static int spent(const IKQuery *s) {
+    if (s->has_deadline && !s->first && pk_ik_now() > s->deadline) return SEARCH_TIME;
+    if (s->max_iterations >= 0 && s->iterations >= s->max_iterations) return SEARCH_ITERATIONS;
+    if (!s->first && s->max_restarts >= 0 && s->restarts >= s->max_restarts)
+        return SEARCH_RESTARTS;
+    return -1;
+}
+
 /* search.global_search with one solution wanted, no validation and no metric threshold. */
 static int search(IKQuery *s, double *start) {
     IKProblem *p = s->problem;
@@ -122,30 +195,24 @@ static int search(IKQuery *s, double *start) {
         s->first = 1;
         s->iterations = 0;
         s->restarts = 0;
+        s->collided = 0;
+        s->pending = 0;
+        s->hit = -1;
+    } else if (s->pending) { /* the caller's verdict on the candidate */
+        s->pending = 0;
+        if (s->verdict) return converged(s);
+        s->collided += 1;
+        s->hit = -1;
     }
     for (;;) {
-        if (s->has_deadline && !s->first && pk_ik_now() > s->deadline) {
-            s->reason = SEARCH_TIME;
-            break;
-        }
-        if (s->max_iterations >= 0 && s->iterations >= s->max_iterations) {
-            s->reason = SEARCH_ITERATIONS;
+        const int stop = spent(s);
+        if (stop >= 0) {
+            s->reason = stop;
             break;
         }
         if (!s->first) {
-            if (s->max_restarts >= 0 && s->restarts >= s->max_restarts) {
-                s->reason = SEARCH_RESTARTS;
-                break;
-            }
             if (s->restarts >= s->n_starts) return QUERY_MORE_STARTS;
-            const double *row = s->starts + (size_t)nq * (size_t)(s->restarts - s->starts_offset);
-            s->restarts += 1;
-            memcpy(start, s->seed, sizeof(double) * (size_t)nq);
-            for (int c = 0; c < p->n; ++c) {
-                const int i = p->q_cols[c];
-                start[i] = row[i];
-                if (p->continuous[c]) start[i + 1] = row[i + 1];
-            }
+            next_start(s, start);
         }
         int cap = s->iterations_per_start;
         if (s->max_iterations >= 0 && s->max_iterations - s->iterations < cap)
@@ -155,12 +222,18 @@ static int search(IKQuery *s, double *start) {
         if (p->reason == IK_FALLBACK) return IK_FALLBACK;
         s->iterations += p->iterations;
         if (ok) {
-            memcpy(s->out_q, p->best_q, sizeof(double) * (size_t)nq);
-            s->success = 1;
-            s->cost = p->cost;
-            s->reason = SEARCH_CONVERGED;
-            errors(s);
-            return SEARCH_CONVERGED;
+            memcpy(s->candidate, p->best_q, sizeof(double) * (size_t)nq);
+            const int free = !s->check ? 1
+                             : s->collision != NULL ? pk_capsule_free(s->collision, s->candidate)
+                                                    : -1;
+            if (free > 0) return converged(s);
+            if (free < 0) {
+                s->pending = 1;
+                return QUERY_CHECK;
+            }
+            s->collided += 1;
+            s->hit = pk_capsule_hit(s->collision);
+            continue;
         }
         if (p->cost < s->best_cost) {
             s->best_cost = p->cost;
@@ -174,8 +247,8 @@ static int search(IKQuery *s, double *start) {
 }
 
 /* The query: target (position, row-major rotation or NULL), the seed already in s->seed;
- * with s->resume, a search goes on where it asked for more starts (target and seed as they
- * were). Returns the reason (>= 0: a local solve's IK_* or a search's SEARCH_*; IK_FALLBACK: repeat
+ * with s->resume, a search goes on where it asked for more starts or for a verdict (target
+ * and seed as they were). Returns the reason (>= 0: a local solve's IK_* or a search's SEARCH_*; IK_FALLBACK: repeat
  * the query on the Python path) or a QUERY_* code. The problem's budget is restored. */
 int pk_ik_query(IKQuery *s, const double *position, const double *rotation) {
     IKProblem *p = s->problem;

@@ -7,13 +7,18 @@ named apart from pink's ``solve_ik``, which computes one differential-IK velocit
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.robot import PinkRobot
 from .cache import cached_solver
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .targets import IKTarget, SeedLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .options import FindIKKeywords, LocalIKKeywords
 
 # one object each, so that the solver cache finds a default call by identity
 _DEFAULT_IK, _DEFAULT_LOCAL, _DEFAULT_SEARCH = IKOptions(), LocalOptions(), SearchOptions()
@@ -28,7 +33,7 @@ def local_ik(
     seed: SeedLike = None,
     options: IKOptions | None = None,
     local: LocalOptions | None = None,
-    **changes: Any,
+    **changes: Unpack[LocalIKKeywords],
 ) -> IKResult:
     """One-shot IK: a local solve from ``seed`` towards ``target`` (no restarts).
 
@@ -38,7 +43,8 @@ def local_ik(
         seed: Start (see :meth:`IKSolver.solve`); default ``robot.q0``.
         options: Solver options (:class:`~pinkctl.ik.IKOptions`).
         local: Budget of the solve (:class:`~pinkctl.ik.LocalOptions`).
-        **changes: Fields of either dataclass, e.g. ``frame="tool", max_iterations=50``.
+        **changes: Fields of either dataclass, e.g. ``frame="tool", max_iterations=50``
+            (typed by :class:`~pinkctl.ik.options.LocalIKKeywords`).
 
     Example:
         >>> result = local_ik(robot, (position, quat_wxyz), frame="tool", seed=q_now)
@@ -59,7 +65,7 @@ def find_ik(
     seed: SeedLike = None,
     options: IKOptions | None = None,
     search: SearchOptions | None = None,
-    **changes: Any,
+    **changes: Unpack[FindIKKeywords],
 ) -> IKResult:
     """Global IK: a search with random restarts (see :meth:`IKSolver.find`).
 
@@ -69,7 +75,8 @@ def find_ik(
         seed: Start of the first local solve and reference of ``closest_to_seed``.
         options: Solver options (:class:`~pinkctl.ik.IKOptions`).
         search: Budget and selection rules (:class:`~pinkctl.ik.SearchOptions`).
-        **changes: Fields of either dataclass, e.g. ``frame="tool", time_budget_ms=2.0``.
+        **changes: Fields of either dataclass, e.g. ``frame="tool", time_budget_ms=2.0``
+            (typed by :class:`~pinkctl.ik.options.FindIKKeywords`).
 
     Deterministic for a given ``rng`` seed: by default the search ends on a count
     (:data:`~pinkctl.ik.options.DEFAULT_SEARCH_ITERATIONS` residual evaluations), never on

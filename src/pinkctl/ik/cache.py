@@ -91,28 +91,42 @@ def cached_solver(robot: PinkRobot, options: IKOptions) -> IKSolver:
     last = getattr(_local, "last", None)
     if last is not None and last[0] is robot and last[1] is options and last[2] == fingerprint:
         return last[3]  # a loop of the same call: no hashing at all
-    key: Hashable
+    key, immutable = _key(options)
+    if key is None:  # an option object the cache cannot compare: a fresh solver
+        return IKSolver(robot, options)
+    solver = _cached(robot, (id(robot), key), fingerprint, options)
+    _local.last = (robot, options, fingerprint, solver) if immutable else None
+    return solver
+
+
+def _key(options: IKOptions) -> tuple[Hashable | None, bool]:
+    """The cache key of ``options`` (None: not comparable) and whether they are immutable
+    (every field hashable: the dataclass is its own key; else the same object may hold other
+    values next time, and the key is their hashable form)."""
     try:
-        hash(options)  # every field hashable, so immutable: the dataclass is its own key
-        key, immutable = options, True
-    except TypeError:  # lists or arrays among the values: their hashable form
+        hash(options)
+        return options, True
+    except TypeError:  # lists or arrays among the values
         try:
-            key = _hashable([getattr(options, f) for f in options.__dataclass_fields__])
-        except TypeError:  # an option object the cache cannot compare: a fresh solver
-            return IKSolver(robot, options)
-        immutable = False  # the same object may hold other values next time
-    key = (id(robot), key)
+            return _hashable([getattr(options, f) for f in options.__dataclass_fields__]), False
+        except TypeError:
+            return None, False
+
+
+def _cached(
+    robot: PinkRobot, key: Hashable, fingerprint: tuple[Any, ...], options: IKOptions
+) -> IKSolver:
+    """The thread's solver under ``key``, built (and the oldest dropped) when missing or
+    built from a robot that changed since."""
     entries = _entries()
     hit = entries.get(key)
     if hit is not None and hit[0] == fingerprint:
         entries.move_to_end(key)
-        solver = hit[1]
-    else:
-        solver = IKSolver(robot, options)
-        entries[key] = (fingerprint, solver)
-        while len(entries) > MAX_CACHED_SOLVERS:
-            entries.popitem(last=False)
-    _local.last = (robot, options, fingerprint, solver) if immutable else None
+        return hit[1]
+    solver = IKSolver(robot, options)
+    entries[key] = (fingerprint, solver)
+    while len(entries) > MAX_CACHED_SOLVERS:
+        entries.popitem(last=False)
     return solver
 
 

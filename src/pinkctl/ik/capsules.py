@@ -1,13 +1,23 @@
-"""The broad phase of the IK's collision check, in the native kernel (``_collision.c``).
+"""The IK's collision check in the native kernel (``_collision.c``, ``_narrow.c``).
 
-Every geometry of the check's pairs is held by a capsule in its joint's frame (a sphere, a
-capsule and a cylinder exactly; a box, a convex mesh and any other shape by a capsule
-along the principal axis of its vertices that holds all of them, or its bounding sphere
-when that is smaller); a half-space obstacle stays a plane. The kernel computes the
+Broad phase: every geometry of the check's pairs is held by a capsule in its joint's frame (a
+sphere, a capsule and a cylinder exactly; a box, a convex mesh and any other shape by a
+capsule along the principal axis of its vertices that holds all of them, or its bounding
+sphere when that is smaller); a half-space obstacle stays a plane. The kernel computes the
 kinematics of the joints that carry geometry, then a lower bound of each pair's distance
 (segments apart minus both radii; a segment's height above a plane minus its radius), and
-returns the pairs whose bound is below the margin, nearest first: on a collision-free
-configuration most pairs are then never handed to coal.
+returns the pairs whose bound is below their threshold, nearest first: on a collision-free
+configuration most pairs are then never measured.
+
+Narrow phase (:meth:`NativeBroadPhase.free`, and the IK's native search on every converged
+configuration): the pairs the capsules cannot clear are decided on coal's own shapes
+(sphere, capsule, cylinder, box, convex hull; a half-space exactly) by GJK on their support
+functions, and a pair is accepted only with a proof: a direction along which the lowest
+point of the Minkowski difference is at least the threshold away (a lower bound of the
+distance, exact to rounding). So an accepted configuration keeps every threshold; a
+rejected one is closer, or within 1e-10 (relative) of a threshold, where coal's own test
+(GJK tolerance 1e-6 m) cannot tell either. A pair with another shape is left to coal
+(``free`` answers -1).
 
 :func:`native_broad_phase` returns None where the kernel cannot run (it is not built, or a
 joint that carries geometry is neither revolute, prismatic, continuous nor a mimic of one:
@@ -25,6 +35,9 @@ import pinocchio as pin
 
 from .._native import kernel_module, native_available
 from ..world.broad_phase import bounding_sphere
+from .narrow import flat as _flat
+from .narrow import shape_arrays
+from .narrow import vertices as _vertices
 from .native import _AXES, _CONTINUOUS, _PRISMATIC, _REVOLUTE
 
 __all__ = ["NativeBroadPhase", "bounding_capsule", "native_broad_phase"]
@@ -59,6 +72,26 @@ class _Problem(ctypes.Structure):
         ("ends", _double_p),
         ("near", _int_p),
         ("bound", _double_p),
+        ("pair_margin", _double_p),
+        ("shape", _int_p),
+        ("shape_param", _double_p),
+        ("shape_placement", _double_p),
+        ("vert_start", _int_p),
+        ("vert_count", _int_p),
+        ("vertices", _double_p),
+        ("direction", _double_p),
+        ("climb", _int_p),
+        ("adj_start", _int_p),
+        ("adj", _int_p),
+        ("warm", _int_p),
+        ("ngroups", ctypes.c_int),
+        ("group_start", _int_p),
+        ("group_slot", _int_p),
+        ("group_plane", _int_p),
+        ("order", _int_p),
+        ("slot_sphere", _double_p),
+        ("slot_centre", _double_p),
+        ("hit", ctypes.c_int),
     ]
 
 
@@ -79,6 +112,19 @@ def _from_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return mean + start * axis, mean + end * axis, radius
 
 
+def _smaller_capsule(
+    points: np.ndarray | None, centre: np.ndarray, sphere: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The capsule of ``points`` when its volume is below the bounding sphere's, else the
+    sphere (a capsule of length 0)."""
+    if points is not None and len(points) > 1:
+        a, b, radius = _from_points(points)
+        capsule = math.pi * radius**2 * (4.0 / 3.0 * radius + float(np.linalg.norm(b - a)))
+        if capsule < 4.0 / 3.0 * math.pi * sphere**3:
+            return a, b, radius
+    return centre, centre.copy(), float(sphere)
+
+
 def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndarray, float]:
     """Ends (3,), (3,) and radius [m] of a capsule holding ``shape``, in the shape's frame
     (module docstring); a half-space has none (ValueError)."""
@@ -89,20 +135,8 @@ def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndar
     if isinstance(shape, (coal.Capsule, coal.Cylinder)):  # a cylinder inside its capsule
         h = float(shape.halfLength)
         return np.array([0.0, 0.0, -h]), np.array([0.0, 0.0, h]), float(shape.radius)
-    points = None
-    if isinstance(shape, coal.Box):
-        half = np.asarray(shape.halfSide, dtype=np.float64)
-        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
-        points = signs * half
-    elif isinstance(shape, coal.ConvexBase):
-        points = np.asarray(shape.points(), dtype=np.float64).reshape(-1, 3)
     centre, sphere = bounding_sphere(shape)
-    if points is not None and len(points) > 1:
-        a, b, radius = _from_points(points)
-        capsule = math.pi * radius**2 * (4.0 / 3.0 * radius + float(np.linalg.norm(b - a)))
-        if capsule < 4.0 / 3.0 * math.pi * sphere**3:
-            return a, b, radius
-    return centre, centre.copy(), float(sphere)
+    return _smaller_capsule(_vertices(shape), centre, sphere)
 
 
 def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, float, pin.SE3]:
@@ -118,6 +152,14 @@ def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, 
         return kind, axis, jm.idx_q, 1.0, 0.0, model.jointPlacements[joint]
     if name != "JointModelMimic":
         raise ValueError(name)
+    return _mimic_motion(model, joint)
+
+
+def _mimic_motion(
+    model: pin.Model, joint: int
+) -> tuple[int, np.ndarray, int, float, float, pin.SE3]:
+    """:func:`_motion` of a mimic joint, from two configurations of its primary."""
+    jm = model.joints[joint]
     mimic = jm.extract()
     scale, offset, index = float(mimic.scaling), float(mimic.offset), int(jm.idx_q)
     data = model.createData()
@@ -141,93 +183,185 @@ def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, 
     return kind, axis, index, scale, offset, local[0] * at_zero.inverse()
 
 
-def _flat(placement: pin.SE3) -> np.ndarray:
-    return np.concatenate([placement.rotation.reshape(-1), placement.translation])
+def _motion_arrays(motions: list[tuple]) -> dict[str, np.ndarray]:
+    """The joints' :func:`_motion` tuples as the structure's arrays."""
+    kind, axis, index, scale, offset, placement = zip(*motions) if motions else ([],) * 6
+    return {
+        "kind": np.array(kind, dtype=np.intc),
+        "q_index": np.array(index, dtype=np.intc),
+        "scale": np.array(scale, dtype=np.float64),
+        "offset": np.array(offset, dtype=np.float64),
+        "placement": np.array([_flat(m) for m in placement]).reshape(-1),
+        "axis": np.array(axis, dtype=np.float64).reshape(-1),
+    }
+
+
+def _joint_arrays(model: pin.Model, objects: list, used: list[int]) -> dict[str, np.ndarray]:
+    """The kinematics of the joints that carry the ``used`` geometries (root side first)."""
+    joints = sorted({j for g in used for j in model.supports[objects[g].parentJoint]} - {0})
+    slot = {0: 0, **{j: s + 1 for s, j in enumerate(joints)}}
+    return {
+        **_motion_arrays([_motion(model, j) for j in joints]),
+        "parent": np.array([slot[model.parents[j]] for j in joints], dtype=np.intc),
+        "slot": np.array([slot.get(o.parentJoint, 0) for o in objects], dtype=np.intc),
+        "frames": np.zeros(12 * (len(joints) + 1)),
+    }
+
+
+def _capsule_arrays(objects: list, used: list[int]) -> dict[str, np.ndarray]:
+    """Each used geometry's capsule in its joint's frame, or its plane (a half-space)."""
+    count = len(objects)
+    segment = np.zeros((count, 6))
+    radius = np.zeros(count)
+    plane = np.zeros(count, dtype=np.intc)
+    for g in used:
+        obj = objects[g]
+        if isinstance(obj.geometry, coal.Halfspace):
+            normal = obj.placement.rotation[:, 2]
+            segment[g, :3] = normal
+            segment[g, 3] = float(normal @ obj.placement.translation)
+            plane[g] = 1
+            continue
+        a, b, radius[g] = bounding_capsule(obj.geometry)
+        segment[g] = np.concatenate([obj.placement.act(a), obj.placement.act(b)])
+    return {
+        "segment": segment.reshape(-1),
+        "radius": radius,
+        "reach": radius + 0.5 * np.linalg.norm(segment[:, 3:] - segment[:, :3], axis=1),
+        "plane": plane,
+        "ends": np.zeros(6 * count),
+    }
+
+
+def _slot_spheres(arrays: dict[str, np.ndarray], pairs: np.ndarray, nslots: int) -> np.ndarray:
+    """(nslots, 4): a sphere in each joint's frame holding the capsules of all its
+    geometries in ``pairs``."""
+    spheres = np.zeros((nslots, 4))
+    ends = arrays["segment"].reshape(-1, 2, 3)
+    held = arrays["plane"] == 0
+    held[np.setdiff1d(np.arange(len(held)), pairs.reshape(-1))] = False
+    for slot in range(nslots):
+        mine = np.flatnonzero(held & (arrays["slot"] == slot))
+        if not len(mine):
+            continue
+        points = ends[mine].reshape(-1, 3)
+        centre = 0.5 * (points.min(axis=0) + points.max(axis=0))
+        gaps = np.linalg.norm(ends[mine] - centre, axis=2).max(axis=1) + arrays["radius"][mine]
+        spheres[slot, :3], spheres[slot, 3] = centre, float(gaps.max()) * (1.0 + 1e-12)
+    return spheres
+
+
+def _groups(pairs: np.ndarray, slot: np.ndarray, plane: np.ndarray) -> dict[tuple, list[int]]:
+    """Pair positions by ``(slot a, slot b, -1)``, or ``(slot a, -1, plane b)``."""
+    groups: dict[tuple[int, int, int], list[int]] = {}
+    for k, (a, b) in enumerate(pairs):
+        key = (int(slot[a]), -1, int(b)) if plane[b] else (int(slot[a]), int(slot[b]), -1)
+        groups.setdefault(key, []).append(k)
+    return groups
+
+
+def _group_arrays(pairs: np.ndarray, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The pairs grouped by their two joints' slots (a half-space pair: by its slot and
+    plane), and each slot's sphere (``_collision.c``)."""
+    nslots = len(arrays["parent"]) + 1
+    pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+    groups = _groups(pairs, arrays["slot"], arrays["plane"])
+    keys = list(groups)
+    return {
+        "group_start": np.cumsum([0] + [len(groups[g]) for g in keys]).astype(np.intc),
+        "group_slot": np.array([(g[0], max(g[1], 0)) for g in keys] or [(0, 0)], dtype=np.intc),
+        "group_plane": np.array([g[2] for g in keys] or [-1], dtype=np.intc),
+        "order": np.array([k for g in keys for k in groups[g]] or [0], dtype=np.intc),
+        "slot_sphere": _slot_spheres(arrays, pairs, nslots).reshape(-1),
+        "slot_centre": np.zeros(3 * nslots),
+    }
 
 
 class NativeBroadPhase:
-    """The kernel's broad phase over ``pairs`` of a geometry model (module docstring).
+    """The kernel's collision check over ``pairs`` of a geometry model (module docstring).
 
     Args:
         model: The kinematic model.
         geometry: The geometry model (robot objects, then obstacle pieces).
         pairs: (P, 2) geometry indices; a half-space only second.
         margin: Pairs whose bound is below this [m] are returned.
+        thresholds: Each pair's own threshold [m] (P,), at most ``margin``; None: ``margin``.
 
     Raises:
         ValueError: A joint that carries geometry is not one the kernel handles.
     """
 
     def __init__(
-        self, model: pin.Model, geometry: pin.GeometryModel, pairs: np.ndarray, margin: float
+        self,
+        model: pin.Model,
+        geometry: pin.GeometryModel,
+        pairs: np.ndarray,
+        margin: float,
+        thresholds: np.ndarray | None = None,
     ) -> None:
         self._lib = kernel_module()
         if self._lib.capsule_problem_size() != ctypes.sizeof(_Problem):
             raise RuntimeError("the native kernel does not match pinkctl: rebuild it")
-        objects = geometry.geometryObjects
+        objects = list(geometry.geometryObjects)
         used = sorted({int(g) for g in np.asarray(pairs).reshape(-1)})
-        joints = sorted({j for g in used for j in model.supports[objects[g].parentJoint]} - {0})
-        slot = {0: 0, **{j: s + 1 for s, j in enumerate(joints)}}
-        motions = [_motion(model, j) for j in joints]
-        count = len(objects)
-        segment = np.zeros((count, 6))
-        radius = np.zeros(count)
-        plane = np.zeros(count, dtype=np.intc)
-        for g in used:
-            obj = objects[g]
-            if isinstance(obj.geometry, coal.Halfspace):
-                normal = obj.placement.rotation[:, 2]
-                segment[g, :3] = normal
-                segment[g, 3] = float(normal @ obj.placement.translation)
-                plane[g] = 1
-                continue
-            a, b, radius[g] = bounding_capsule(obj.geometry)
-            segment[g] = np.concatenate([obj.placement.act(a), obj.placement.act(b)])
+        count = max(len(pairs), 1)
+        if thresholds is None:
+            thresholds = np.full(len(pairs), float(margin))
+        arrays = {**_joint_arrays(model, objects, used), **_capsule_arrays(objects, used)}
         self._arrays: dict[str, np.ndarray] = {
-            "parent": np.array([slot[model.parents[j]] for j in joints], dtype=np.intc),
-            "kind": np.array([m[0] for m in motions], dtype=np.intc),
-            "q_index": np.array([m[2] for m in motions], dtype=np.intc),
-            "scale": np.array([m[3] for m in motions], dtype=np.float64),
-            "offset": np.array([m[4] for m in motions], dtype=np.float64),
-            "placement": np.array([_flat(m[5]) for m in motions]).reshape(-1),
-            "axis": np.array([m[1] for m in motions]).reshape(-1),
-            "slot": np.array([slot.get(o.parentJoint, 0) for o in objects], dtype=np.intc),
-            "segment": segment.reshape(-1),
-            "radius": radius,
-            "reach": radius + 0.5 * np.linalg.norm(segment[:, 3:] - segment[:, :3], axis=1),
-            "plane": plane,
+            **arrays,
+            **_group_arrays(pairs, arrays),
+            **shape_arrays(objects, used),
             "pairs": np.ascontiguousarray(pairs, dtype=np.intc).reshape(-1),
+            "pair_margin": np.ascontiguousarray(thresholds, dtype=np.float64).reshape(-1),
             "q": np.zeros(model.nq),
-            "frames": np.zeros(12 * (len(joints) + 1)),
-            "ends": np.zeros(6 * count),
-            "near": np.zeros(max(len(pairs), 1), dtype=np.intc),
-            "bound": np.zeros(max(len(pairs), 1)),
+            "near": np.zeros(count, dtype=np.intc),
+            "bound": np.zeros(count),
+            "direction": np.zeros(3 * count),
         }
         p = _Problem()
-        p.nj, p.ngeom, p.npairs, p.margin = len(joints), count, len(pairs), float(margin)
+        p.nj, p.ngeom, p.npairs = len(self._arrays["parent"]), len(objects), len(pairs)
+        p.ngroups = len(self._arrays["group_start"]) - 1
+        p.margin = max(float(margin), *self._arrays["pair_margin"].tolist(), 0.0)
         for name, array in self._arrays.items():
-            kind = _int_p if array.dtype == np.intc else _double_p
-            setattr(p, name, array.ctypes.data_as(kind))
+            setattr(p, name, array.ctypes.data_as(_int_p if array.dtype == np.intc else _double_p))
         self._problem = p
-        self._pointer = ctypes.addressof(p)
+        self.address = ctypes.addressof(p)
         self._q = self._arrays["q"]
+        self._q_address = self._q.ctypes.data
         self._near = self._arrays["near"]
         self.bounds = self._arrays["bound"]
 
     def near(self, q: np.ndarray) -> np.ndarray:
-        """Positions in ``pairs`` of the pairs whose bound is below the margin at the full
-        configuration ``q``, nearest first (a view, valid until the next call)."""
+        """Positions in ``pairs`` of the pairs whose bound is below their threshold at the
+        full configuration ``q``, nearest first (a view, valid until the next call)."""
         self._q[:] = q
-        return self._near[: self._lib.capsule_near(self._pointer)]
+        return self._near[: self._lib.capsule_near(self.address)]
+
+    def free(self, q: np.ndarray) -> int:
+        """Whether every pair keeps its threshold at the full configuration ``q``: 1 yes,
+        0 no (:attr:`hit` names the pair), -1 undecided (a near pair has a shape the kernel
+        does not know)."""
+        self._q[:] = q
+        return self._lib.capsule_free(self.address, self._q_address)
+
+    @property
+    def hit(self) -> int:
+        """The position in ``pairs`` of the pair :meth:`free` last found too close."""
+        return int(self._problem.hit)
 
 
 def native_broad_phase(
-    model: pin.Model, geometry: pin.GeometryModel, pairs: np.ndarray, margin: float
+    model: pin.Model,
+    geometry: pin.GeometryModel,
+    pairs: np.ndarray,
+    margin: float,
+    thresholds: np.ndarray | None = None,
 ) -> NativeBroadPhase | None:
-    """The kernel's broad phase, or None where it cannot run (module docstring)."""
+    """The kernel's check, or None where it cannot run (module docstring)."""
     if not native_available()[0]:
         return None
     try:
-        return NativeBroadPhase(model, geometry, pairs, margin)
+        return NativeBroadPhase(model, geometry, pairs, margin, thresholds)
     except ValueError:
         return None

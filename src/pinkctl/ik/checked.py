@@ -22,18 +22,22 @@ from .options import (
     MAX_ITERATIONS,
     MAX_RESTARTS,
     MAX_SOLUTIONS,
+    IKOptions,
     LocalOptions,
     SearchOptions,
     split_options,
 )
-from .targets import parse_vector
+from .targets import GoalMode, parse_approach_axis, parse_vector
 
 __all__ = [
     "CheckedCache",
+    "CheckedGoal",
     "CheckedLocal",
     "CheckedSearch",
+    "checked_goal",
     "checked_local",
     "checked_search",
+    "count",
     "positive_int",
     "tolerance",
 ]
@@ -53,11 +57,12 @@ def tolerance(value: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _count(value: Any, name: str, *, lowest: int, upper: int, expected: str) -> int:
-    """An integer in ``[lowest, upper]`` (booleans refused), else InputError naming ``name``."""
+def count(value: Any, name: str, *, lowest: int, expected: str, upper: int | None = None) -> int:
+    """An integer in ``[lowest, upper]`` (booleans refused; None: no upper bound), else
+    InputError naming ``name`` and saying what was ``expected``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lowest:
         raise InputError(f"{name}: expected {expected}, got {value!r}")
-    if value > upper:
+    if upper is not None and value > upper:
         raise InputError(f"{name}: at most {upper:,}, got {value!r}")
     return int(value)
 
@@ -67,13 +72,13 @@ def positive_int(
 ) -> int | None:
     if value is None and allow_none:
         return None
-    return _count(value, name, lowest=1, upper=upper, expected="a positive integer")
+    return count(value, name, lowest=1, upper=upper, expected="a positive integer")
 
 
 def _non_negative_int(value: Any, name: str, *, upper: int) -> int | None:
     if value is None:
         return None
-    return _count(value, name, lowest=0, upper=upper, expected="a non-negative integer or None")
+    return count(value, name, lowest=0, upper=upper, expected="a non-negative integer or None")
 
 
 def _positive_float(value: Any, name: str) -> float | None:
@@ -102,6 +107,72 @@ def _budget_ms(value: Any) -> float | None:
             f"time_budget_ms: expected a positive number of milliseconds, got {value!r}"
         )
     return budget
+
+
+@dataclass(frozen=True)
+class CheckedGoal:
+    """The goal fields of :class:`IKOptions`, checked and converted (internal form).
+
+    Attributes:
+        mode: ``"pose"``, ``"position"`` or ``"approach"``.
+        approach_axis: Unit tool axis (frame coordinates), or None.
+        approach_direction: Unit world direction of the approach axis.
+        point_offset: Controlled point in the frame's coordinates [m], or None (origin).
+        orientation_weight: Weight of the rotational rows [m/rad], > 0.
+        position_tolerance: Per-axis position tolerance [m], (3,).
+        orientation_tolerance: Per-axis orientation tolerance [rad], (3,).
+    """
+
+    mode: GoalMode
+    approach_axis: np.ndarray | None
+    approach_direction: np.ndarray
+    point_offset: np.ndarray | None
+    orientation_weight: float
+    position_tolerance: np.ndarray
+    orientation_tolerance: np.ndarray
+
+
+def _goal_mode(options: IKOptions) -> GoalMode:
+    """The goal mode the options ask for (an approach axis is no position-only goal)."""
+    if options.position_only and options.approach_axis is not None:
+        raise InputError("approach_axis: cannot be combined with position_only=True")
+    if options.position_only:
+        return "position"
+    return "approach" if options.approach_axis is not None else "pose"
+
+
+def _unit_direction(value: Any, name: str) -> np.ndarray:
+    """A non-zero (3,) vector, normalised."""
+    direction = parse_vector(value, 3, name)
+    norm = float(np.linalg.norm(direction))
+    if norm < 1e-9:
+        raise InputError(f"{name}: must be a non-zero vector")
+    return direction / norm
+
+
+def checked_goal(options: IKOptions) -> CheckedGoal:
+    """Check the goal fields of an :class:`IKOptions`; raises :class:`InputError` naming
+    the field."""
+    mode = _goal_mode(options)
+    axis = options.approach_axis
+    offset = options.point_offset
+    return CheckedGoal(
+        mode=mode,
+        approach_axis=parse_approach_axis(axis) if axis is not None else None,
+        approach_direction=_unit_direction(options.approach_direction, "approach_direction"),
+        point_offset=parse_vector(offset, 3, "point_offset") if offset is not None else None,
+        orientation_weight=_positive_weight(options.orientation_weight),
+        position_tolerance=tolerance(options.position_tolerance, "position_tolerance"),
+        orientation_tolerance=tolerance(options.orientation_tolerance, "orientation_tolerance"),
+    )
+
+
+def _positive_weight(value: Any) -> float:
+    """``orientation_weight`` as a finite float > 0 [m/rad]."""
+    weight = float(value)
+    if not np.isfinite(weight) or weight <= 0.0:
+        raise InputError(f"orientation_weight: expected a positive number, got {weight}")
+    return weight
 
 
 @dataclass(frozen=True)
@@ -163,8 +234,8 @@ def _generator(
     raise InputError(f"rng: expected an integer seed, a Generator or None, got {rng!r}")
 
 
-def checked_search(options: SearchOptions) -> CheckedSearch:
-    """Check a :class:`SearchOptions`; raises :class:`InputError` naming the field."""
+def _search_budgets(options: SearchOptions) -> tuple[float | None, int | None, int | None]:
+    """The checked ``(time_budget_ms, max_restarts, max_iterations)``, at least one set."""
     budget = _budget_ms(options.time_budget_ms)
     restarts = _non_negative_int(options.max_restarts, "max_restarts", upper=MAX_RESTARTS)
     iterations = positive_int(options.max_iterations, "max_iterations")
@@ -173,6 +244,28 @@ def checked_search(options: SearchOptions) -> CheckedSearch:
             "time_budget_ms: give time_budget_ms, max_restarts or max_iterations; "
             "without any budget the search may never end"
         )
+    return budget, restarts, iterations
+
+
+def _metric(options: SearchOptions) -> tuple[np.ndarray, float | None]:
+    """The checked pose metric weights (4,) and metric threshold (None: never skip)."""
+    if options.metric is DEFAULT_METRIC:
+        metric = _DEFAULT_METRIC_ARRAY
+    else:
+        metric = parse_vector(options.metric, 4, "metric")
+        if np.any(metric < 0.0):
+            raise InputError(f"metric: weights must be non-negative, got {metric}")
+    if options.metric_threshold is None:
+        return metric, None
+    threshold = float(options.metric_threshold)
+    if not np.isfinite(threshold) or threshold <= 0.0:
+        raise InputError(f"metric_threshold: expected a positive number, got {threshold}")
+    return metric, threshold
+
+
+def checked_search(options: SearchOptions) -> CheckedSearch:
+    """Check a :class:`SearchOptions`; raises :class:`InputError` naming the field."""
+    budget, restarts, iterations = _search_budgets(options)
     per_start = positive_int(options.iterations_per_start, "iterations_per_start", allow_none=False)
     n_solutions = positive_int(
         options.max_solutions, "max_solutions", allow_none=False, upper=MAX_SOLUTIONS
@@ -180,17 +273,7 @@ def checked_search(options: SearchOptions) -> CheckedSearch:
     assert per_start is not None and n_solutions is not None
     if options.validate is not None and not callable(options.validate):
         raise InputError("validate: expected a callable validate(q) -> bool")
-    if options.metric is DEFAULT_METRIC:
-        metric = _DEFAULT_METRIC_ARRAY
-    else:
-        metric = parse_vector(options.metric, 4, "metric")
-        if np.any(metric < 0.0):
-            raise InputError(f"metric: weights must be non-negative, got {metric}")
-    threshold = None
-    if options.metric_threshold is not None:
-        threshold = float(options.metric_threshold)
-        if not np.isfinite(threshold) or threshold <= 0.0:
-            raise InputError(f"metric_threshold: expected a positive number, got {threshold}")
+    metric, threshold = _metric(options)
     return CheckedSearch(
         time_budget_ms=budget,
         max_restarts=restarts,

@@ -9,18 +9,25 @@ work as it can:
 
 1. pairs no moved joint changes are left out once, when the check is built (the IK cannot
    change their distance: the other arm of a two-armed robot, the torso against the base);
-2. a broad phase bounds every remaining pair from below by the bounding spheres of its two
-   geometries (:mod:`pinkctl.world.broad_phase`), vectorised over the moved joints'
-   placements: a configuration whose every bound exceeds the margin is accepted with no
-   distance computed (the collision-free early exit);
-3. coal tests the few remaining pairs, nearest bound first, with its collision test at the
-   pair's margin (``security_margin``: GJK stops as soon as it proves the shapes that far
-   apart, about 1 us a pair where a signed distance takes 10-20), and the check stops at
-   the first pair closer than the margin (the early rejection); only that pair's distance is
-   measured, for the reason.
+2. a broad phase bounds every remaining pair from below by the bounding capsules of its two
+   geometries in the native kernel (:mod:`pinkctl.ik.capsules`; bounding spheres,
+   vectorised over the moved joints' placements, where the kernel cannot run): a
+   configuration whose every bound exceeds the margin is accepted with no distance computed
+   (the collision-free early exit);
+3. the few remaining pairs, nearest bound first, are decided by the kernel's narrow phase
+   on coal's own shapes (GJK that accepts a pair only with a proof that it keeps the margin,
+   :mod:`pinkctl.ik.capsules`), or, without the kernel or for a shape it does not know, by
+   coal's collision test at the pair's margin (``security_margin``: GJK stops as soon as it
+   proves the shapes that far apart, about 1 us a pair where a signed distance takes
+   10-20); the check stops at the first pair closer than the margin (the early rejection);
+   only that pair's distance is measured, for the reason.
 
-The test runs on the scene's shapes with the margin plus :data:`_SLACK`, so a configuration
-accepted here keeps the margin by
+The IK's native search runs the same kernel check on every converged configuration inside
+its loop (:mod:`pinkctl.ik.query`): a colliding one is rejected there and the search
+restarts without returning to Python, so both paths take the same decisions.
+
+Both tests run with the margin plus :data:`_SLACK`, so a configuration accepted here keeps
+the margin by
 :meth:`CollisionScene.min_distance <pinkctl.world.CollisionScene.min_distance>` as well
 (checked over 90,000 pairs of random configurations, franka and ur5 among boxes, spheres,
 convex pieces and the floor: no decision differs from the signed distance's).
@@ -197,7 +204,11 @@ class CollisionCheck:
         for k, margin in zip(self._index, self._margins):
             requests[k].security_margin = margin + _SLACK
         pairs = np.array([(a, b) for _, a, b in kept], dtype=np.intp).reshape(-1, 2)
-        self._native = native_broad_phase(scene.model, scene.geometry_model, pairs, self.margin)
+        thresholds = np.array(self._margins, dtype=np.float64) + _SLACK
+        self._native = native_broad_phase(
+            scene.model, scene.geometry_model, pairs, self.margin + _SLACK, thresholds
+        )
+        self._vouched: np.ndarray | None = None
         if self._native is None:
             self._spheres_of(kept, pairs)
 
@@ -279,35 +290,71 @@ class CollisionCheck:
             bounds[self._plane_k] = heights - self._offset
         return bounds
 
+    def native_address(self) -> int | None:
+        """The kernel's check of the current scene (the world's changes followed first), as
+        the address the native search reads, or None (no kernel check: the search asks
+        :meth:`accepts`)."""
+        if self.scene.sync():
+            self._build()
+        return self._native.address if self._native is not None else None
+
+    def vouch(self, q: np.ndarray) -> None:
+        """Record that the native search has just accepted ``q`` (the same object): the next
+        :meth:`accepts` of it answers without checking again."""
+        self._vouched = q
+
+    def native_rejection(self, k: int, q: np.ndarray) -> None:
+        """Set :attr:`last` from the kernel's rejection of its ``k``-th pair at ``q``."""
+        scene = self.scene
+        pin.updateGeometryPlacements(
+            scene.model, scene.data, scene.geometry_model, scene.geometry_data, q
+        )
+        self._record(self._index[k])
+
+    def _record(self, pair: int) -> None:
+        """:attr:`last` from ``pair``'s distance at the placements just computed."""
+        geometry = self.scene.geometry_model
+        distance = pin.computeDistance(geometry, self.scene.geometry_data, pair).min_distance
+        first = geometry.collisionPairs[pair]
+        objects = geometry.geometryObjects
+        self.last = (objects[first.first].name, objects[first.second].name, distance)
+
     def accepts(self, q: np.ndarray) -> bool:
         """Whether every kept pair is at least the margin apart at the full configuration
         ``q`` (else :attr:`last` names the pair found too close)."""
+        if q is self._vouched:
+            self._vouched = None
+            return True
         scene = self.scene
         if scene.sync():
             self._build()
         if not self._index:
             return True
-        model, data = scene.model, scene.data
-        geometry, gdata = scene.geometry_model, scene.geometry_data
+        native = self._native
+        if native is not None:
+            verdict = native.free(q)
+            if verdict >= 0:
+                if not verdict:
+                    self.native_rejection(native.hit, q)
+                return bool(verdict)
+        return self._coal_accepts(q)
+
+    def _coal_accepts(self, q: np.ndarray) -> bool:
+        """:meth:`accepts` by coal on the pairs the broad phase cannot clear."""
+        scene = self.scene
+        pin.updateGeometryPlacements(
+            scene.model, scene.data, scene.geometry_model, scene.geometry_data, q
+        )
         if self._native is not None:
             near = self._native.near(q)
-            if not near.size:
-                return True
-            pin.updateGeometryPlacements(model, data, geometry, gdata, q)
         else:
-            pin.updateGeometryPlacements(model, data, geometry, gdata, q)
             bounds = self._bounds()
             near = np.flatnonzero(bounds < self.margin)
             near = near[np.argsort(bounds[near], kind="stable")]
-        index = self._index
+        geometry, gdata = scene.geometry_model, scene.geometry_data
         for k in near:
-            pair = index[k]
-            if pin.computeCollision(geometry, gdata, pair):
-                distance = pin.computeDistance(geometry, gdata, pair).min_distance
-                first = geometry.collisionPairs[pair]
-                objects = geometry.geometryObjects
-                names = objects[first.first].name, objects[first.second].name
-                self.last = (*names, distance)
+            if pin.computeCollision(geometry, gdata, self._index[k]):
+                self._record(self._index[k])
                 return False
         return True
 

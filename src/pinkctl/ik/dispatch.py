@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import InputError
+from .checked import count
 from .ikpool import IKPool, job_key
 from .job import BatchJob, Chain, PortableRobot, failed_result, run_chains
 from .options import LocalOptions, SearchOptions
@@ -71,14 +72,9 @@ class Execution:
         """
         if self.backend not in ("local", "ray"):
             raise InputError(f"backend: expected 'local' or 'ray', got {self.backend!r}")
-        workers = self.workers
-        if workers is not None and (
-            isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1
-        ):
-            raise InputError(f"workers: expected a positive integer or None, got {workers!r}")
-        retries = self.retries
-        if isinstance(retries, bool) or not isinstance(retries, (int, np.integer)) or retries < 0:
-            raise InputError(f"retries: expected a non-negative integer, got {retries!r}")
+        if self.workers is not None:
+            count(self.workers, "workers", lowest=1, expected="a positive integer or None")
+        count(self.retries, "retries", lowest=0, expected="a non-negative integer")
         if self.address is not None and self.backend != "ray":
             raise InputError("address: only the 'ray' backend connects to a cluster")
         return self
@@ -156,32 +152,44 @@ class Runner:
                 :meth:`~pinkctl.ik.job.PortableRobot.of`).
             ImportError: ``backend="ray"`` without Ray installed.
         """
-        execution = self.execution
         if not chains:
             return []
-        workers = execution.workers
-        progress = sys.stderr.isatty() if execution.progress is None else bool(execution.progress)
         if self._ikpool is not None:
             robot = PortableRobot.of(solver.robot)
             job = BatchJob(robot, solver.options, query, entropy, job_key(robot, solver.options))
             return _unpacked(solver, self._ikpool.run(job, chains, strict=False))
-        if execution.backend == "local":
-            workers = workers if workers is not None else (os.cpu_count() or 1)
-            if workers == 1 or len(chains) == 1:
-                return run_chains(solver, chains, query, entropy)
+        local = self.execution.backend == "local"
+        if local and (self._workers() == 1 or len(chains) == 1):
+            return run_chains(solver, chains, query, entropy)
         job = BatchJob(
             robot=PortableRobot.of(solver.robot),
             solver_options=solver.options,
             query=query,
             entropy=entropy,
         )
-        if execution.backend == "ray":
-            workers = workers if workers is not None else ray_cpus(execution.address, None)
-        assert workers is not None
+        workers = self._workers()
         portable = [portable_chain(chain) for chain in chains]
         chunks = _chunks(portable, min(len(chains), _CHUNKS_PER_WORKER * workers))
+        return _unpacked(solver, list(zip(chunks, self._run(job, chunks, workers))))
+
+    def _workers(self) -> int:
+        """Worker processes (local) or tasks in flight (Ray): the execution's, else every
+        CPU of this machine or of the Ray cluster."""
+        execution = self.execution
+        if execution.workers is not None:
+            return execution.workers
+        if execution.backend == "local":
+            return os.cpu_count() or 1
+        return ray_cpus(execution.address, None)
+
+    def _run(
+        self, job: BatchJob, chunks: list[list[Chain]], workers: int
+    ) -> Sequence[PackedResults | list[IKResult] | str]:
+        """Each chunk's answer from the backend (the local pool is started once, kept)."""
+        execution = self.execution
+        progress = sys.stderr.isatty() if execution.progress is None else bool(execution.progress)
         if execution.backend == "ray":
-            answers = run_ray(
+            return run_ray(
                 job,
                 chunks,
                 workers=workers,
@@ -189,13 +197,11 @@ class Runner:
                 retries=execution.retries,
                 progress=progress,
             )
-        else:
-            if self._pool is None:
-                self._pool = LocalPool(
-                    workers=workers, mp_context=execution.mp_context, retries=execution.retries
-                )
-            answers = self._pool.run(job, chunks, progress=progress)
-        return _unpacked(solver, list(zip(chunks, answers)))
+        if self._pool is None:
+            self._pool = LocalPool(
+                workers=workers, mp_context=execution.mp_context, retries=execution.retries
+            )
+        return self._pool.run(job, chunks, progress=progress)
 
 
 def _unpacked(

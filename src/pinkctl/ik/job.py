@@ -40,6 +40,7 @@ __all__ = [
     "entropy_of",
     "failed_result",
     "solve_chunk",
+    "target_count",
 ]
 
 #: Robot fields rebuilt by loading the robot again (everything else is copied as it is).
@@ -122,6 +123,11 @@ class Chain:
     indices: tuple[int, ...]
     targets: Sequence[IKTarget]
     seed: SeedLike = None
+
+
+def target_count(chunks: Sequence[Sequence[Chain]]) -> int:
+    """The targets in ``chunks`` of chains (the steps of a batch's progress bar)."""
+    return sum(len(chain.indices) for chunk in chunks for chain in chunk)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,34 @@ def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
     return indices
 
 
+def _coordinates(
+    model: pin.Model, names: Sequence[str], name: str
+) -> tuple[list[tuple[int, int, int, float, float]], list[tuple[int, int, int, int, str]]]:
+    """The moved coordinates of joints ``names``: per velocity coordinate ``(index in q or
+    -1, index in v, entries in q, lower, upper)`` (limits [rad] or [m], infinite for ball and
+    free joints), and per ball or free joint ``(idx_q, nq, idx_v, nv, kind)``.
+
+    Raises:
+        InputError: An unknown joint, or a mimic follower (no velocity of its own).
+    """
+    rows: list[tuple[int, int, int, float, float]] = []
+    multi: list[tuple[int, int, int, int, str]] = []
+    for joint in names:
+        info = joint_info(model, joint, what=f"{name}: joint")
+        if info.kind == "mimic":
+            raise InputError(
+                f"{name}: joint {joint!r} has no velocity of its own (a mimic follower); "
+                "move its master instead"
+            )
+        if info.kind in ("scalar", "continuous"):
+            rows.append((info.idx_q, info.idx_v, info.nq, info.lower, info.upper))
+            continue
+        kind = model.joints[model.getJointId(joint)].shortname()
+        multi.append((info.idx_q, info.nq, info.idx_v, info.nv, kind))
+        rows += [(-1, info.idx_v + k, 0, -np.inf, np.inf) for k in range(info.nv)]
+    return rows, multi
+
+
 class JointSubset:
     """Moved joints: index maps between joint values and Pinocchio ``q``/``v``, and limits.
 
@@ -65,34 +93,8 @@ class JointSubset:
             raise InputError(f"{name}: at least one joint is needed")
         if len(set(names)) != len(names):
             raise InputError(f"{name}: duplicate joint names in {names}")
-        q_idx: list[int] = []
-        v_idx: list[int] = []
-        nq_per: list[int] = []
-        lower: list[float] = []
-        upper: list[float] = []
-        multi: list[tuple[int, int, int, int, str]] = []  # idx_q, nq, idx_v, nv, kind
-        for joint in names:
-            info = joint_info(model, joint, what=f"{name}: joint")
-            if info.kind == "mimic":
-                raise InputError(
-                    f"{name}: joint {joint!r} has no velocity of its own (a mimic follower); "
-                    "move its master instead"
-                )
-            if info.kind in ("scalar", "continuous"):
-                q_idx.append(info.idx_q)
-                v_idx.append(info.idx_v)
-                nq_per.append(info.nq)
-                lower.append(info.lower)
-                upper.append(info.upper)
-                continue
-            kind = model.joints[model.getJointId(joint)].shortname()
-            multi.append((info.idx_q, info.nq, info.idx_v, info.nv, kind))
-            for k in range(info.nv):
-                q_idx.append(-1)
-                v_idx.append(info.idx_v + k)
-                nq_per.append(0)
-                lower.append(-np.inf)
-                upper.append(np.inf)
+        rows, multi = _coordinates(model, names, name)
+        q_idx, v_idx, nq_per, lower, upper = (list(column) for column in zip(*rows))
         self.model = model
         self.names: list[str] = names
         self.n = len(v_idx)
@@ -268,58 +270,68 @@ class JointSubset:
         Raises:
             ValueError: Wrong size, unknown joint name, or non-finite values.
         """
-        model = self.model
-        if (
-            self._full_seed_fast
-            and type(seed) is np.ndarray
-            and seed.dtype == np.float64
-            and seed.shape == (model.nq,)
-        ):  # the common form of a warm start (a previous result's q_full): no conversions
+        if self._is_full_q(seed):  # the common form of a warm start (a result's q_full)
             if not all(map(math.isfinite, seed.tolist())):  # (numpy's reduction is slower)
                 raise InputError(f"{name}: values must be finite")
-            q = pin.normalize(model, seed) if self._normalizes else seed.copy()
-            if clamp:
-                self.clamp(q)
-            return q
-        q = np.array(default_q, dtype=np.float64, copy=True)
-        if seed is None:
-            pass
-        elif isinstance(seed, Mapping):
-            for joint, value in seed.items():
-                if not isinstance(joint, str) or not model.existJointName(joint):
-                    raise InputError(f"{name}: {joint!r} is not a joint of the model")
-                jmodel = model.joints[model.getJointId(joint)]
-                v = float(value)
-                if not np.isfinite(v):
-                    raise InputError(f"{name}: value of {joint!r} must be finite, got {value}")
-                if jmodel.nq == 1:
-                    q[jmodel.idx_q] = v
-                elif jmodel.nq == 2 and jmodel.nv == 1:
-                    q[jmodel.idx_q] = np.cos(v)
-                    q[jmodel.idx_q + 1] = np.sin(v)
-                else:
-                    raise InputError(f"{name}: joint {joint!r} has {jmodel.nq} coordinates")
+            q = pin.normalize(self.model, seed) if self._normalizes else seed.copy()
         else:
-            try:
-                arr = np.array(seed, dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"{name}: expected an array of numbers, got {seed!r}") from exc
-            if not np.all(np.isfinite(arr)):
-                raise InputError(f"{name}: values must be finite")
-            if arr.size == self.n:
-                self.write(q, arr)
-            elif arr.size == model.nq:
-                q[:] = arr
-                if self._normalizes:
-                    q[:] = pin.normalize(model, q)  # unit quaternions, (cos, sin) pairs
-            else:
-                raise InputError(
-                    f"{name}: expected {self.n} values (joints {self.names}) or a full "
-                    f"configuration of size model.nq = {model.nq}; got {arr.size}"
-                )
+            q = np.array(default_q, dtype=np.float64, copy=True)
+            if isinstance(seed, Mapping):
+                self._write_named(q, seed, name)
+            elif seed is not None:
+                self._write_array(q, seed, name)
         if clamp:
             self.clamp(q)
         return q
+
+    def _is_full_q(self, seed: Any) -> bool:
+        """Whether ``seed`` is a float64 full ``q`` taken as it is (no conversions)."""
+        return (
+            self._full_seed_fast
+            and type(seed) is np.ndarray
+            and seed.dtype == np.float64
+            and seed.shape == (self.model.nq,)
+        )
+
+    def _write_named(self, q: np.ndarray, seed: Mapping[Any, Any], name: str) -> None:
+        """Write a mapping joint name → value [rad] or [m] into ``q`` (one-coordinate and
+        continuous joints only)."""
+        model = self.model
+        for joint, value in seed.items():
+            if not isinstance(joint, str) or not model.existJointName(joint):
+                raise InputError(f"{name}: {joint!r} is not a joint of the model")
+            jmodel = model.joints[model.getJointId(joint)]
+            v = float(value)
+            if not np.isfinite(v):
+                raise InputError(f"{name}: value of {joint!r} must be finite, got {value}")
+            if jmodel.nq == 1:
+                q[jmodel.idx_q] = v
+            elif jmodel.nq == 2 and jmodel.nv == 1:
+                q[jmodel.idx_q] = np.cos(v)
+                q[jmodel.idx_q + 1] = np.sin(v)
+            else:
+                raise InputError(f"{name}: joint {joint!r} has {jmodel.nq} coordinates")
+
+    def _write_array(self, q: np.ndarray, seed: Any, name: str) -> None:
+        """Write an array seed into ``q``: the moved joints' values (n,) or a full ``q``
+        (normalised)."""
+        try:
+            arr = np.array(seed, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{name}: expected an array of numbers, got {seed!r}") from exc
+        if not np.all(np.isfinite(arr)):
+            raise InputError(f"{name}: values must be finite")
+        if arr.size == self.n:
+            self.write(q, arr)
+        elif arr.size == self.model.nq:
+            q[:] = arr
+            if self._normalizes:
+                q[:] = pin.normalize(self.model, q)  # unit quaternions, (cos, sin) pairs
+        else:
+            raise InputError(
+                f"{name}: expected {self.n} values (joints {self.names}) or a full "
+                f"configuration of size model.nq = {self.model.nq}; got {arr.size}"
+            )
 
     def distance(self, a: np.ndarray, b: np.ndarray) -> float:
         """Euclidean norm of the tangent difference ``b ⊖ a`` over the moved coordinates.

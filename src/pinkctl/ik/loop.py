@@ -90,18 +90,11 @@ def run_local(
     ew = residual.ew
     apply = subset.step
     pins = not method.handles_limits
-    simple = subset.simple
-    q_cols = subset.q_cols
-    middle = subset.middle_values
-    half_range = subset.half_range
     cost_bound = residual.cost_bound
-    perf_counter = time.perf_counter
-    keep = 1.0 - progress_ratio
+    stall = _Stall(stall_iterations, 1.0 - progress_ratio) if stall_iterations is not None else None
 
     best_q = q.copy()
     best_cost = math.inf
-    stall_ref = math.inf
-    since_progress = 0
     it = 0
     reason = "iterations"
     while it < max_iterations:
@@ -115,32 +108,81 @@ def run_local(
             best_q[:] = q
         if cost <= cost_bound and converged():
             return LocalOutcome(q.copy(), cost, True, it, "converged")
-        if it >= max_iterations:
+        reason = _halt(it, max_iterations, deadline, stall, cost)
+        if reason:
             break
-        if deadline is not None and perf_counter() > deadline:
-            reason = "time"
-            break
-        if stall_iterations is not None:
-            if cost < stall_ref * keep:
-                stall_ref = cost
-                since_progress = 0
-            else:
-                since_progress += 1
-                if since_progress >= stall_iterations:
-                    reason = "stalled"
-                    break
         dq = step(J, ew, cost, q)
         if pins:
-            offset = (q[q_cols] if simple else subset.values(q)) - middle
-            if (abs(offset) >= half_range).any():  # some joint sits on a limit
-                pinned = (abs(offset) >= half_range) & (offset * dq > 0.0)
-                if pinned.any():
-                    J[:, pinned] = 0.0
-                    dq = step(J, ew, cost, q)
-                    dq[pinned] = 0.0
+            dq = _unpinned(subset, step, J, ew, cost, q, dq)
         if max_step is not None:
-            largest = float(np.max(np.abs(dq)))
-            if largest > max_step:
-                dq *= max_step / largest
+            _cap(dq, max_step)
         apply(q, dq)
     return LocalOutcome(best_q, best_cost, False, it, reason)
+
+
+class _Stall:
+    """Counts iterations without progress: the weighted squared error not dropping below
+    ``keep`` times its reference (the last value that did)."""
+
+    def __init__(self, limit: int, keep: float) -> None:
+        self.limit = limit
+        self.keep = keep
+        self.reference = math.inf
+        self.since = 0
+
+    def stalled(self, cost: float) -> bool:
+        """Record ``cost``; whether ``limit`` iterations in a row made no progress."""
+        if cost < self.reference * self.keep:
+            self.reference = cost
+            self.since = 0
+            return False
+        self.since += 1
+        return self.since >= self.limit
+
+
+def _halt(
+    it: int, max_iterations: int, deadline: float | None, stall: _Stall | None, cost: float
+) -> str:
+    """Why the loop stops after iteration ``it`` without converging (``"iterations"``,
+    ``"time"``, ``"stalled"``), or "" when it steps on."""
+    if it >= max_iterations:
+        return "iterations"
+    if deadline is not None and time.perf_counter() > deadline:
+        return "time"
+    if stall is not None and stall.stalled(cost):
+        return "stalled"
+    return ""
+
+
+def _unpinned(
+    subset: JointSubset,
+    step: Callable[..., np.ndarray],
+    J: np.ndarray,
+    ew: np.ndarray,
+    cost: float,
+    q: np.ndarray,
+    dq: np.ndarray,
+) -> np.ndarray:
+    """``dq``, or where it pushes joints sitting on a limit further out, a step with those
+    joints pinned: their Jacobian columns zeroed (``J`` modified) and the method asked again
+    (module docstring)."""
+    values = q[subset.q_cols] if subset.simple else subset.values(q)
+    offset = values - subset.middle_values
+    on_limit = abs(offset) >= subset.half_range
+    if not on_limit.any():
+        return dq
+    pinned = on_limit & (offset * dq > 0.0)
+    if not pinned.any():
+        return dq
+    J[:, pinned] = 0.0
+    dq = step(J, ew, cost, q)
+    dq[pinned] = 0.0
+    return dq
+
+
+def _cap(dq: np.ndarray, max_step: float) -> None:
+    """Scale ``dq`` down uniformly, in place, so that no joint moves more than ``max_step``
+    [rad] or [m]."""
+    largest = float(np.max(np.abs(dq)))
+    if largest > max_step:
+        dq *= max_step / largest

@@ -213,6 +213,16 @@ _ALIASES = {
 }
 
 
+#: The classes of the canonical method names (``"qp"``'s is imported when used).
+_CLASSES: dict[str, type[IKMethod]] = {
+    "lm": LevenbergMarquardt,
+    "dls": DampedLeastSquares,
+    "pinv": PseudoInverse,
+    "pinv_undamped": UndampedPseudoInverse,
+    "transpose": JacobianTranspose,
+}
+
+
 def available_methods() -> list[str]:
     """Canonical method names accepted by :func:`make_method`."""
     return ["lm", "dls", "pinv", "pinv_undamped", "transpose", "qp"]
@@ -234,20 +244,16 @@ def make_method(method: str | IKMethod, **options: Any) -> IKMethod:
         return method
     if not isinstance(method, str) or method.lower() not in _ALIASES:
         raise InputError(f"method: unknown IK method {method!r}; available: {available_methods()}")
-    key = _ALIASES[method.lower()]
     try:
-        if key == "lm":
-            return LevenbergMarquardt(**options)
-        if key == "dls":
-            return DampedLeastSquares(**options)
-        if key == "pinv":
-            return PseudoInverse(**options)
-        if key == "pinv_undamped":
-            return UndampedPseudoInverse(**options)
-        if key == "transpose":
-            return JacobianTranspose(**options)
-        from .qp_method import QPMethod  # isolated: pink is imported only when used
-
-        return QPMethod(**options)
+        return _method_class(_ALIASES[method.lower()])(**options)
     except TypeError as exc:
         raise InputError(f"method_options: {exc}") from exc
+
+
+def _method_class(key: str) -> type[IKMethod]:
+    """The class of the canonical method name ``key``."""
+    if key == "qp":
+        from .qp_method import QPMethod  # isolated: pink is imported only when used
+
+        return QPMethod
+    return _CLASSES[key]

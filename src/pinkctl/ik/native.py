@@ -273,20 +273,27 @@ def native_local(residual: Residual, subset: JointSubset, method: IKMethod) -> N
     if not native_available()[0]:
         return None
     damping = _damping(method)
-    if damping is None or len(residual.goals) != 1 or subset.n > _MAX_COLUMNS:
+    if damping is None or not _fits(residual, subset):
         return None
-    goal = residual.goals[0]
-    if goal.mode not in ("pose", "position") or goal.point_offset is not None:
-        return None
-    sizes = subset.q_size
-    scalar = sizes == 1
-    if not bool(np.all(subset.bounded[scalar])) or not bool(np.all(scalar | (sizes == 2))):
-        return None
-    # pin.integrate (the Python step of a subset with continuous joints) renormalises every
-    # (cos, sin) pair of the model: all of them must be moved ones.
-    if residual.model.nq - residual.model.nv != int(np.count_nonzero(sizes == 2)):
-        return None
-    chain = _chain(residual.model, goal.frame_id, subset)
+    chain = _chain(residual.model, residual.goals[0].frame_id, subset)
     if chain is None:
         return None
     return NativeLocal(residual, subset, method, damping, chain)
+
+
+def _fits(residual: Residual, subset: JointSubset) -> bool:
+    """Whether the kernel's loop can solve ``residual``: one pose or position goal on the
+    frame origin, at most ``_MAX_COLUMNS`` moved joints, each a bounded one-coordinate
+    joint or a continuous one."""
+    if len(residual.goals) != 1 or subset.n > _MAX_COLUMNS:
+        return False
+    goal = residual.goals[0]
+    if goal.mode not in ("pose", "position") or goal.point_offset is not None:
+        return False
+    sizes = subset.q_size
+    scalar = sizes == 1
+    if not bool(np.all(subset.bounded[scalar])) or not bool(np.all(scalar | (sizes == 2))):
+        return False
+    # pin.integrate (the Python step of a subset with continuous joints) renormalises every
+    # (cos, sin) pair of the model: all of them must be moved ones.
+    return residual.model.nq - residual.model.nv == int(np.count_nonzero(sizes == 2))

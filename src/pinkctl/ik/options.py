@@ -18,7 +18,7 @@ import dataclasses
 import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -35,8 +35,13 @@ __all__ = [
     "MAX_ITERATIONS",
     "MAX_RESTARTS",
     "MAX_SOLUTIONS",
+    "FindIKKeywords",
+    "IKKeywords",
     "IKOptions",
+    "LocalIKKeywords",
+    "LocalKeywords",
     "LocalOptions",
+    "SearchKeywords",
     "SearchOptions",
     "split_options",
 ]
@@ -170,6 +175,61 @@ class SearchOptions:
     max_solutions: int = 1
     closest_to_seed: bool = True
     max_step: float | None = None
+
+
+class IKKeywords(TypedDict, total=False):
+    """The fields of :class:`IKOptions` as keywords (``IKSolver(robot, frame="tool")``):
+    the type of an entry point's ``**changes``, so that type checkers see every option."""
+
+    frame: str | None
+    joint_names: Sequence[str] | None
+    method: str | IKMethod
+    method_options: Mapping[str, Any] | None
+    position_only: bool
+    approach_axis: int | str | ArrayLike | None
+    approach_direction: ArrayLike
+    point_offset: ArrayLike | None
+    orientation_weight: float
+    position_tolerance: float | ArrayLike
+    orientation_tolerance: float | ArrayLike
+    world: World | None
+    self_collision: bool | None
+    collision_margin: float
+
+
+class LocalKeywords(TypedDict, total=False):
+    """The fields of :class:`LocalOptions` as keywords (``solver.solve(target,
+    max_iterations=50)``)."""
+
+    max_iterations: int
+    time_budget_ms: float | None
+    stall_iterations: int | None
+    max_step: float | None
+
+
+class SearchKeywords(TypedDict, total=False):
+    """The fields of :class:`SearchOptions` as keywords (``solver.find(target, rng=3)``)."""
+
+    time_budget_ms: float | None
+    max_restarts: int | None
+    max_iterations: int | None
+    iterations_per_start: int
+    stall_iterations: int | None
+    rng: int | np.random.Generator | None
+    validate: Callable[[np.ndarray], bool] | None
+    metric: ArrayLike
+    metric_threshold: float | None
+    max_solutions: int
+    closest_to_seed: bool
+    max_step: float | None
+
+
+class LocalIKKeywords(IKKeywords, LocalKeywords, total=False):
+    """The keywords of :func:`~pinkctl.ik.local_ik`: solver options and a local budget."""
+
+
+class FindIKKeywords(IKKeywords, SearchKeywords, total=False):
+    """The keywords of :func:`~pinkctl.ik.find_ik`: solver options and a search budget."""
 
 
 #: Any of the three option classes.

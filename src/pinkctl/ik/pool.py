@@ -13,12 +13,14 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
 
 from .._progress import progress_bar
 from ..errors import InputError
-from .job import BatchJob, Chain, solve_chunk
+from .job import BatchJob, Chain, solve_chunk, target_count
 from .transport import PackedResults
 
 __all__ = ["LocalPool"]
@@ -66,44 +68,66 @@ class LocalPool:
             InputError: The job cannot be pickled (a ``validate`` callback defined inside a
                 function).
         """
-        try:
-            pickle.dumps(job)
-        except (pickle.PicklingError, AttributeError, TypeError) as exc:
-            raise InputError(
-                "options: worker processes receive the options pickled; a validate callback "
-                f"must be a module-level function ({exc})"
-            ) from exc
+        _check_picklable(job)
         out: dict[int, PackedResults | str] = {}
         pending = set(range(len(chunks)))
-        total = sum(len(chain.indices) for chunk in chunks for chain in chunk)
+        total = target_count(chunks)
         with progress_bar(total, "IK targets", enabled=progress, unit="target") as bar:
             for attempt in range(self.retries + 1):
                 if not pending:
                     break
-                if self._pool is None:
-                    self._pool = ProcessPoolExecutor(self.workers, mp_context=self._context)
-                futures = {
-                    self._pool.submit(solve_chunk, job, chunks[i]): i for i in sorted(pending)
-                }
-                try:
-                    waiting = set(futures)
-                    while waiting:
-                        done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
-                        for future in done:
-                            i = futures[future]
-                            try:
-                                out[i] = future.result()
-                            except BrokenProcessPool as exc:
-                                out[i] = (
-                                    f"lost: its worker process died on each of {attempt + 1} "
-                                    f"attempt(s) ({exc}){self._hint}"
-                                )
-                                continue
-                            pending.discard(i)
-                            bar.update(len(out[i]))
-                except BaseException:  # e.g. the robot fails to load: nothing else runs
-                    self.close()
-                    raise
-                if pending:  # the pool broke: a fresh one for the next attempt
-                    self.close()
+                self._attempt(job, chunks, _Tally(out, pending, bar), attempt)
         return [out[i] for i in range(len(chunks))]
+
+    def _attempt(
+        self, job: BatchJob, chunks: Sequence[Sequence[Chain]], tally: _Tally, attempt: int
+    ) -> None:
+        """Run the chunks without an answer on the pool (started if needed); a pool that
+        broke is closed (the next attempt starts a fresh one)."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=self._context)
+        futures = {self._pool.submit(solve_chunk, job, chunks[i]): i for i in sorted(tally.pending)}
+        try:
+            waiting = set(futures)
+            while waiting:
+                done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+                for future in done:
+                    tally.take(futures[future], future, attempt, self._hint)
+        except BaseException:  # e.g. the robot fails to load: nothing else runs
+            self.close()
+            raise
+        if tally.pending:  # the pool broke: a fresh one for the next attempt
+            self.close()
+
+
+@dataclass
+class _Tally:
+    """The answers of one :meth:`LocalPool.run` so far: per chunk its results or why it was
+    lost, the chunks without results, and the progress bar."""
+
+    out: dict[int, PackedResults | str]
+    pending: set[int]
+    bar: Any
+
+    def take(self, i: int, future: Future, attempt: int, hint: str) -> None:
+        """Record chunk ``i``'s answer from its finished ``future`` (0-based ``attempt``)."""
+        try:
+            self.out[i] = future.result()
+        except BrokenProcessPool as exc:
+            self.out[i] = (
+                f"lost: its worker process died on each of {attempt + 1} attempt(s) ({exc}){hint}"
+            )
+            return
+        self.pending.discard(i)
+        self.bar.update(len(self.out[i]))
+
+
+def _check_picklable(job: BatchJob) -> None:
+    """Raise :class:`InputError` if ``job`` cannot travel to a worker process."""
+    try:
+        pickle.dumps(job)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        raise InputError(
+            "options: worker processes receive the options pickled; a validate callback "
+            f"must be a module-level function ({exc})"
+        ) from exc

@@ -13,7 +13,13 @@ back in one call:
   The random starts are drawn here, from the search's own generator in the same order, so
   both paths start from the same configurations: for an integer ``rng`` seed (the default)
   once per seed (:class:`StartCache`), for a generator (a batch's per-target generators) one
-  draw per restart, handed to the kernel when its search asks for the next start.
+  draw per restart, handed to the kernel when its search asks for the next start. With the
+  solver's collision check (:mod:`pinkctl.ik.collision`), the kernel checks every converged
+  configuration itself (:mod:`pinkctl.ik.capsules`), rejects one in collision and restarts,
+  as the Python search does, so a colliding configuration never leaves the kernel's loop;
+  only a configuration the kernel cannot decide (no native check, a shape it does not know)
+  is handed here for :meth:`~pinkctl.ik.collision.CollisionCheck.accepts`, and the search
+  resumes with the verdict.
 
 The kernel checks the target and the seed as the Python path does; when it refuses one, or
 when its local solve would leave the kernel (a least-squares step), the query returns None and
@@ -49,6 +55,7 @@ _LOCAL_REASONS = ("converged", "iterations", "time", "stalled", "numerical")
 _SEARCH_REASONS = ("converged", "iterations", "restarts", "time")
 _FALLBACK = 5
 _MORE_STARTS = -3
+_CHECK = -5  # a converged configuration for the caller's collision check
 
 
 class _Query(ctypes.Structure):
@@ -81,6 +88,14 @@ class _Query(ctypes.Structure):
         ("first", ctypes.c_int),
         ("have_best", ctypes.c_int),
         ("best_cost", ctypes.c_double),
+        ("check", ctypes.c_int),
+        ("collision", ctypes.c_void_p),
+        ("toward", ctypes.c_void_p),
+        ("candidate", ctypes.c_void_p),
+        ("pending", ctypes.c_int),
+        ("verdict", ctypes.c_int),
+        ("collided", ctypes.c_int),
+        ("hit", ctypes.c_int),
     ]
 
 
@@ -125,13 +140,23 @@ class StartCache:
         return rows
 
 
+def _toward(subset: JointSubset) -> np.ndarray:
+    """(2, n): the middles and scales of :func:`pinkctl.ik.search._toward_middle`, with its
+    arithmetic."""
+    low, high = subset.sample_low, subset.sample_high
+    middle, half = 0.5 * (low + high), 0.5 * (high - low)
+    scale = 0.5 * np.minimum(half, np.pi) / np.where(half > 0.0, half, 1.0)
+    return np.ascontiguousarray(np.concatenate([middle, scale]))
+
+
 class NativeQuery:
     """Whole queries on one single-frame residual whose local solve is native.
 
     Args:
         local: The residual's native local solve.
         solver: The solver it belongs to (its moved joints, seeds' template, joint and
-            method names, and result builder for a failed query, which evaluates the answer).
+            method names, collision check, and result builder for a failed query, which
+            evaluates the answer).
         starts: The solver's cache of random starts.
     """
 
@@ -154,22 +179,29 @@ class NativeQuery:
         self._template = template
         self._starts = starts
         self._result = solver._result
+        self._check = solver.collision
         self._names = tuple(solver.joint_names)
         self._method = solver.method.name
         self._full = subset._full_seed_fast  # an (nq,) seed is a full configuration
         nq = len(template)
         self._seed = np.zeros(nq)
         self._out = np.zeros(nq)
+        self._candidate = np.zeros(nq)
+        self._toward = _toward(subset)
         s = _Query()
         s.problem = local.address
         s.seed = self._seed.ctypes.data
         s.out_q = self._out.ctypes.data
+        s.candidate = self._candidate.ctypes.data
+        s.toward = self._toward.ctypes.data
         s.keep = 0.99  # run_local's default progress_ratio (0.01), the searches' too
         self._query = s
         self._address = ctypes.addressof(s)
         self._configured: CheckedLocal | CheckedSearch | None = None
         self._rows: tuple[int, np.ndarray] | None = None  # the starts pointed at, and their seed
         self._row: np.ndarray | None = None  # a generator's start pointed at
+        self._draw: Any = None  # a search's generator (or factory), when not an int seed
+        self._rewind: Any = None  # that generator's state before the query
 
     def _configure(self, checked: CheckedLocal | CheckedSearch, t0: float) -> None:
         """The structure's budget from ``checked`` (kept while the same one comes back)."""
@@ -202,7 +234,9 @@ class NativeQuery:
             seed = self._subset.parse_seed(seed, self._template, clamp=False)
         self.local.sync_targets()
         code = self._lib.ik_query(self._address, position, rotation, seed)
-        return None if (code < 0 and code != _MORE_STARTS) or code == _FALLBACK else code
+        if code in (_MORE_STARTS, _CHECK):
+            return code
+        return None if code < 0 or code == _FALLBACK else code
 
     def solve(
         self, target: object, seed: object, checked: CheckedLocal, t0: float
@@ -249,45 +283,83 @@ class NativeQuery:
         ):
             return None
         self._configure(checked, t0)
+        self._arm(search, checked)
+        code = self._resumed(self._run(target, seed))
+        if code is None:
+            return None
+        s = self._query
+        if s.success:
+            answer = self._converged(s.iterations, s.restarts, t0)
+            if self._check is not None:
+                self._check.vouch(answer.q_full)
+            return answer
+        return self._failed(checked, t0, code)
+
+    def _arm(self, search: SearchOptions, checked: CheckedSearch) -> None:
+        """Point the structure at the search's starts and at the collision check."""
         s = self._query
         s.resume = 0
+        check = self._check
+        s.check = check is not None
+        s.collision = check.native_address() if check is not None else None
         rng = search.rng
-        seeded = is_seed(rng)
-        rows = self._rows
-        if seeded:  # the cached starts of this seed
-            if rows is None or rows[0] != rng:
-                rows = self._point_at(int(rng), 256)  # type: ignore[arg-type]
-        else:  # the generator's draws, one per restart, as the Python path makes them
-            s.n_starts = 0
-            self._rows = None
-        draw: Any = checked.generator
-        rewind = draw.bit_generator.state if isinstance(draw, np.random.Generator) else None
-        code = self._run(target, seed)
-        while code == _MORE_STARTS:
-            if seeded:
-                assert rows is not None
-                rows = self._point_at(rows[0], 2 * len(rows[1]))
+        if is_seed(rng):  # the cached starts of this seed
+            self._draw = None
+            if self._rows is None or self._rows[0] != rng:
+                self._point_at(int(rng), 256)  # type: ignore[arg-type]
+            return
+        # the generator's draws, one per restart, as the Python path makes them
+        s.n_starts = 0
+        self._rows = None
+        self._draw = checked.generator
+        draw = self._draw
+        self._rewind = draw.bit_generator.state if isinstance(draw, np.random.Generator) else None
+
+    def _resumed(self, code: int | None) -> int | None:
+        """Answer the kernel's requests (more starts, a collision verdict) until it ends."""
+        s = self._query
+        while code in (_MORE_STARTS, _CHECK):
+            if code == _CHECK:
+                assert self._check is not None
+                s.verdict = self._check.accepts(self._candidate)
             else:
-                if not isinstance(draw, np.random.Generator):
-                    draw = draw()  # a factory: the generator of a fresh seed
-                row = self._subset.sample(draw, self._template)
-                self._row = row  # kept alive while the kernel reads it
-                s.starts, s.starts_offset, s.n_starts = row.ctypes.data, s.restarts, s.restarts + 1
+                self._more_starts()
             s.resume = 1
             code = self._lib.ik_resume(self._address)
             s.resume = 0
             if code == _FALLBACK:  # the Python path answers, from the same draws
-                if rewind is not None:
-                    draw.bit_generator.state = rewind
+                if self._rewind is not None and self._draw is not None:
+                    self._draw.bit_generator.state = self._rewind
                 return None
-        if code is None:
-            return None
-        if s.success:
-            return self._converged(s.iterations, s.restarts, t0)
+        return code
+
+    def _more_starts(self) -> None:
+        """Twice the cached starts of the seed, or the generator's next draw."""
+        s = self._query
+        if self._draw is None:
+            assert self._rows is not None
+            self._point_at(self._rows[0], 2 * len(self._rows[1]))
+            return
+        if not isinstance(self._draw, np.random.Generator):
+            self._draw = self._draw()  # a factory: the generator of a fresh seed
+        row = self._subset.sample(self._draw, self._template)
+        self._row = row  # kept alive while the kernel reads it
+        s.starts, s.starts_offset, s.n_starts = row.ctypes.data, s.restarts, s.restarts + 1
+
+    def _failed(self, checked: CheckedSearch, t0: float, code: int) -> IKResult:
+        """The result of a search that found no answer (its best failed iterate)."""
+        s = self._query
+        if s.collided and s.hit >= 0:
+            assert self._check is not None
+            self._check.native_rejection(s.hit, self._candidate)
         q = self._out.copy()
-        out = SearchOutcome(q, False, [], s.iterations, s.restarts, 0, 0, _SEARCH_REASONS[code])
+        out = SearchOutcome(
+            q, False, [], s.iterations, s.restarts, 0, 0, _SEARCH_REASONS[code], s.collided
+        )
         budget = checked.time_budget_ms
-        reason = search_reason(out, budget, checked.max_restarts, checked.max_iterations, [])
+        reason = search_reason(
+            out, budget, checked.max_restarts, checked.max_iterations, [], self._check
+        )
         return self._result(
             self.residual,
             q,

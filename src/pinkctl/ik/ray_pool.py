@@ -20,13 +20,13 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any
 
 from .._progress import progress_bar
 from ..errors import InputError
-from .job import BatchJob, Chain, solve_chunk
+from .job import BatchJob, Chain, solve_chunk, target_count
 from .transport import PackedResults
 
 __all__ = ["CONNECT_TIMEOUT", "check_ray_address", "import_ray", "ray_cpus", "run_ray"]
@@ -166,7 +166,7 @@ def run_ray(
     out: dict[int, PackedResults | str] = {}
     in_flight: dict[Any, int] = {}
     queue = list(range(len(chunks)))
-    total = sum(len(chain.indices) for chunk in chunks for chain in chunk)
+    total = target_count(chunks)
     with progress_bar(total, "IK targets", enabled=progress, unit="target") as bar:
         try:
             while queue or in_flight:
@@ -175,17 +175,26 @@ def run_ray(
                     in_flight[task.remote(job_ref, chunks[i])] = i
                 done, _ = ray.wait(list(in_flight), num_returns=1)
                 for ref in done:
-                    i = in_flight.pop(ref)
-                    try:
-                        results = ray.get(ref)
-                    except ray.exceptions.RayTaskError as exc:
-                        raise exc.as_instanceof_cause() from None
-                    except ray.exceptions.RayError as exc:
-                        out[i] = f"lost after {retries + 1} attempt(s): {type(exc).__name__}"
-                        continue
-                    out[i] = results
-                    bar.update(len(results))
+                    answer = out[in_flight.pop(ref)] = _answer(ray, ref, retries)
+                    if not isinstance(answer, str):
+                        bar.update(len(answer))
         finally:  # an error here cancels what is still running
-            for ref in in_flight:
-                ray.cancel(ref, force=True)
+            _cancel(ray, in_flight)
     return [out[i] for i in range(len(chunks))]
+
+
+def _answer(ray: ModuleType, ref: Any, retries: int) -> PackedResults | str:
+    """The results of a finished task, or why its chunk was lost (its worker died on each
+    of the ``retries + 1`` attempts); an exception the task raised is raised here."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        raise exc.as_instanceof_cause() from None
+    except ray.exceptions.RayError as exc:
+        return f"lost after {retries + 1} attempt(s): {type(exc).__name__}"
+
+
+def _cancel(ray: ModuleType, tasks: Iterable[Any]) -> None:
+    """Stop the ``tasks`` (object references) still running."""
+    for ref in tasks:
+        ray.cancel(ref, force=True)

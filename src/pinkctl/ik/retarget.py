@@ -130,6 +130,37 @@ def retarget_poses(
         search if search is not None else RETARGET_SEARCH,
         local if local is not None else LocalOptions(),
     )
+    poses, threshold = _checked_arguments(poses, max_jump, attempts)
+    solver = IKSolver(robot, solver_options)
+    previous = solver.subset.parse_seed(seed, robot.q0, name="seed")
+    for i, pose in enumerate(poses):
+        try:
+            solver.residual(pose)
+        except ValueError as exc:
+            raise InputError(f"poses[{i}]: {exc}") from exc
+    chain = _Chain(
+        solver,
+        poses,
+        search_options,
+        local_options,
+        threshold,
+        attempts,
+        np.random.default_rng(rng),
+    )
+    results: list[IKResult] = []
+    segments: list[int] = []
+    while len(results) < len(poses):
+        segments.append(len(results))
+        results += chain.segment(len(results), previous)
+        previous = results[-1].q_full
+    return _retarget_result(solver, results, segments)
+
+
+def _checked_arguments(
+    poses: Sequence[PoseLike], max_jump: float, attempts: int
+) -> tuple[list[PoseLike], float]:
+    """``poses`` as a non-empty list and ``max_jump`` as a positive float [rad] or [m];
+    ``attempts`` checked positive."""
     poses = list(poses)
     if not poses:
         raise InputError("poses: expected at least one pose")
@@ -138,36 +169,45 @@ def retarget_poses(
         raise InputError(f"max_jump: expected a positive number, got {max_jump!r}")
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise InputError(f"attempts: expected a positive integer, got {attempts!r}")
-    solver = IKSolver(robot, solver_options)
-    previous = solver.subset.parse_seed(seed, robot.q0, name="seed")
-    for i, pose in enumerate(poses):
-        try:
-            solver.residual(pose)
-        except ValueError as exc:
-            raise InputError(f"poses[{i}]: {exc}") from exc
-    generator = np.random.default_rng(rng)
-    results: list[IKResult] = []
-    segments: list[int] = []
-    while len(results) < len(poses):
-        first = len(results)
+    return poses, threshold
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """What the segments of one :func:`retarget_poses` call share."""
+
+    solver: IKSolver
+    poses: list[PoseLike]
+    search: SearchOptions
+    local: LocalOptions
+    max_jump: float
+    attempts: int
+    generator: np.random.Generator
+
+    def segment(self, first: int, previous: np.ndarray) -> list[IKResult]:
+        """The longest march from pose ``first`` over ``attempts`` global starts (the first
+        seeded with ``previous``, a full ``q``); the failed start alone when the global
+        search does not reach pose ``first``."""
         best: list[IKResult] = []
-        for attempt in range(attempts):
-            start_seed = previous if attempt == 0 else solver.subset.sample(generator, previous)
-            start = solver.find(
-                poses[first], seed=start_seed, options=search_options, rng=generator
+        for attempt in range(self.attempts):
+            seed = previous if attempt == 0 else self.solver.subset.sample(self.generator, previous)
+            start = self.solver.find(
+                self.poses[first], seed=seed, options=self.search, rng=self.generator
             )
-            if not start.success:
-                break  # the pose is out of reach: more starts would not change that
-            run = _march(solver, poses, start, first, local_options, threshold)
+            if not start.success:  # out of reach: more starts would not change that
+                return best or [start]
+            run = _march(self.solver, self.poses, start, first, self.local, self.max_jump)
             if len(run) > len(best):
                 best = run
-            if first + len(best) == len(poses):
+            if first + len(best) == len(self.poses):
                 break
-        if not best:  # out of reach: report the pose as failed, go on from the next
-            best = [start]
-        segments.append(first)
-        results += best
-        previous = best[-1].q_full
+        return best
+
+
+def _retarget_result(
+    solver: IKSolver, results: list[IKResult], segments: list[int]
+) -> RetargetResult:
+    """The :class:`RetargetResult` of the solutions ``results``, one per pose."""
     q_full = [r.q_full for r in results]
     return RetargetResult(
         q=np.array([r.q for r in results]),

@@ -31,7 +31,7 @@ import functools
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -125,6 +125,133 @@ def _toward_middle(subset: JointSubset, q: np.ndarray) -> None:
     subset.write(q, values)
 
 
+def _valid(validate: Validator | None, subset: JointSubset, q: np.ndarray) -> bool:
+    """Whether ``validate`` (None: anything) accepts the moved joints' values of ``q``."""
+    return validate is None or bool(validate(subset.values(q)))
+
+
+@dataclass
+class _Search:
+    """One run of :func:`global_search`: its settings (the function's arguments) and the
+    counts and finds so far."""
+
+    residual: Residual
+    subset: JointSubset
+    q_seed: np.ndarray
+    rng: np.random.Generator | Callable[[], np.random.Generator]
+    local: LocalRunner
+    deadline: float | None
+    max_restarts: int | None
+    max_iterations: int | None
+    iterations_per_start: int
+    stall_iterations: int | None
+    validate: Validator | None
+    metric: np.ndarray | None
+    metric_threshold: float | None
+    max_solutions: int
+    solution_distance: float
+    max_step: float | None
+    collision: Validator | None
+    solutions: list[np.ndarray] = field(default_factory=list)
+    best_q: np.ndarray | None = None
+    best_cost: float = math.inf
+    iterations: int = 0
+    restarts: int = 0
+    rejected: int = 0
+    skipped: int = 0
+    collided: int = 0
+
+    def run(self) -> str:
+        """Solve from the seed, then from random starts until enough solutions are found or
+        a budget runs out; the reason it stopped (``"converged"``, ``"time"``,
+        ``"iterations"``, ``"restarts"``)."""
+        reason = self._spent(first=True)
+        if reason:
+            return reason
+        if self._solve(self.q_seed.copy()):
+            return "converged"
+        while True:
+            reason = self._spent(first=False)
+            if reason:
+                return reason
+            start = self._draw()
+            if start is not None and self._solve(start):
+                return "converged"
+
+    def _spent(self, *, first: bool) -> str:
+        """The budget that ran out, or "" (the seed's solve is never stopped by the clock,
+        and is no restart)."""
+        if not first and self.deadline is not None and time.perf_counter() > self.deadline:
+            return "time"
+        if self.max_iterations is not None and self.iterations >= self.max_iterations:
+            return "iterations"
+        if not first and self.max_restarts is not None and self.restarts >= self.max_restarts:
+            return "restarts"
+        return ""
+
+    def _draw(self) -> np.ndarray | None:
+        """The next random start (full ``q``), or None when the metric threshold skips it
+        (its forward kinematics counts as one iteration)."""
+        self.restarts += 1
+        if not isinstance(self.rng, np.random.Generator):
+            self.rng = self.rng()  # the first restart makes the generator
+        start = self.subset.sample(self.rng, self.q_seed)
+        if self.collided and self.restarts % 2:
+            _toward_middle(self.subset, start)
+        threshold, metric = self.metric_threshold, self.metric
+        if threshold is not None and metric is not None:
+            if self.residual.pose_distance(start, metric) > threshold:
+                self.skipped += 1
+                self.iterations += 1
+                return None
+        return start
+
+    def _solve(self, start: np.ndarray) -> bool:
+        """A local solve from ``start``, its answer recorded; whether enough solutions are
+        found."""
+        cap = self.iterations_per_start
+        if self.max_iterations is not None:
+            cap = min(cap, self.max_iterations - self.iterations)
+        out = self.local(
+            start,
+            max_iterations=cap,
+            deadline=self.deadline,
+            stall_iterations=self.stall_iterations,
+            max_step=self.max_step,
+        )
+        self.iterations += out.iterations
+        if out.success:
+            return self._accept(out.q)
+        if out.cost < self.best_cost and _valid(self.validate, self.subset, out.q):
+            self.best_cost = out.cost
+            self.best_q = out.q
+        return False
+
+    def _accept(self, q: np.ndarray) -> bool:
+        """Record a converged ``q`` (collision-free and valid: a solution, unless it repeats
+        one); whether enough solutions are found."""
+        if self.collision is not None and not self.collision(q):
+            self.collided += 1
+            return False
+        if not _valid(self.validate, self.subset, q):
+            self.rejected += 1
+            return False
+        if all(self.subset.distance(q, s) >= self.solution_distance for s in self.solutions):
+            self.solutions.append(q)
+        return len(self.solutions) >= self.max_solutions
+
+    def outcome(self, reason: str, *, closest_to_seed: bool) -> SearchOutcome:
+        """The :class:`SearchOutcome` of a search that stopped for ``reason``."""
+        counts = (self.iterations, self.restarts, self.rejected, self.skipped)
+        if not self.solutions:
+            q = self.best_q if self.best_q is not None else self.q_seed.copy()
+            return SearchOutcome(q, False, self.solutions, *counts, reason, self.collided)
+        chosen = self.solutions[0]
+        if closest_to_seed and len(self.solutions) > 1:
+            chosen = min(self.solutions, key=lambda s: self.subset.distance(s, self.q_seed))
+        return SearchOutcome(chosen, True, self.solutions, *counts, "converged", self.collided)
+
+
 def global_search(
     residual: Residual,
     subset: JointSubset,
@@ -175,85 +302,23 @@ def global_search(
     """
     if local is None:
         local = functools.partial(run_local, residual, subset, method)
-    perf_counter = time.perf_counter
-    solutions: list[np.ndarray] = []
-    best_q: np.ndarray | None = None
-    best_cost = math.inf
-    iterations = 0
-    restarts = 0
-    rejected = 0
-    skipped = 0
-    collided = 0
-    reason = ""
-    first = True
-    generator = rng if isinstance(rng, np.random.Generator) else None
-    while True:
-        if deadline is not None and not first and perf_counter() > deadline:
-            reason = "time"
-            break
-        if max_iterations is not None and iterations >= max_iterations:
-            reason = "iterations"
-            break
-        if first:
-            start = q_seed.copy()
-        else:
-            if max_restarts is not None and restarts >= max_restarts:
-                reason = "restarts"
-                break
-            restarts += 1
-            if generator is None:
-                generator = rng()  # type: ignore[operator]
-            start = subset.sample(generator, q_seed)
-            if collided and restarts % 2:
-                _toward_middle(subset, start)
-            if metric_threshold is not None and metric is not None:
-                if residual.pose_distance(start, metric) > metric_threshold:
-                    skipped += 1
-                    iterations += 1  # its forward kinematics counts against the budget
-                    continue
-        cap = iterations_per_start
-        if max_iterations is not None:
-            cap = min(cap, max_iterations - iterations)
-        out = local(
-            start,
-            max_iterations=cap,
-            deadline=deadline,
-            stall_iterations=stall_iterations,
-            max_step=max_step,
-        )
-        first = False
-        iterations += out.iterations
-        if out.success:
-            if collision is not None and not collision(out.q):
-                collided += 1
-            elif validate is None or bool(validate(subset.values(out.q))):
-                if all(subset.distance(out.q, s) >= solution_distance for s in solutions):
-                    solutions.append(out.q)
-                if len(solutions) >= max_solutions:
-                    reason = "converged"
-                    break
-            else:
-                rejected += 1
-        elif out.cost < best_cost:
-            if validate is None or bool(validate(subset.values(out.q))):
-                best_cost = out.cost
-                best_q = out.q
-    if solutions:
-        if closest_to_seed and len(solutions) > 1:
-            chosen = min(solutions, key=lambda s: subset.distance(s, q_seed))
-        else:
-            chosen = solutions[0]
-        return SearchOutcome(
-            chosen, True, solutions, iterations, restarts, rejected, skipped, "converged", collided
-        )
-    return SearchOutcome(
-        best_q if best_q is not None else q_seed.copy(),
-        False,
-        solutions,
-        iterations,
-        restarts,
-        rejected,
-        skipped,
-        reason,
-        collided,
+    search = _Search(
+        residual,
+        subset,
+        q_seed,
+        rng,
+        local,
+        deadline=deadline,
+        max_restarts=max_restarts,
+        max_iterations=max_iterations,
+        iterations_per_start=iterations_per_start,
+        stall_iterations=stall_iterations,
+        validate=validate,
+        metric=metric,
+        metric_threshold=metric_threshold,
+        max_solutions=max_solutions,
+        solution_distance=solution_distance,
+        max_step=max_step,
+        collision=collision,
     )
+    return search.outcome(search.run(), closest_to_seed=closest_to_seed)

@@ -16,14 +16,14 @@ from __future__ import annotations
 import difflib
 import functools
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
-from .checked import CheckedCache, tolerance
+from .checked import CheckedCache, checked_goal
 from .collision import collision_check, screened
 from .joints import JointSubset
 from .loop import LocalRunner, run_local
@@ -41,14 +41,28 @@ from .targets import (
     IKTarget,
     SeedLike,
     is_multi_target,
-    parse_approach_axis,
     parse_target,
-    parse_vector,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .options import IKKeywords, LocalKeywords, SearchKeywords
 
 __all__ = ["IKSolver"]
 
 _WARMED_UP: list[bool] = []  # an entry once a solver of this process ran its warm-up query
+
+
+def _moved_joints(robot: PinkRobot, options: IKOptions) -> list[str]:
+    """The joints the IK moves: ``options.joint_names``, by default the robot's controlled
+    joints (and its floating base: whole-body IK moves the base too)."""
+    if options.joint_names is not None:
+        return list(options.joint_names)
+    names = list(robot.controlled_joint_names)
+    if getattr(robot, "floating_base", False):
+        names.insert(0, robot.model.names[1])
+    return names
 
 
 class IKSolver:
@@ -59,7 +73,8 @@ class IKSolver:
         options: What the solver is built from (:class:`~pinkctl.ik.IKOptions`); default
             ``IKOptions()``.
         **changes: :class:`~pinkctl.ik.IKOptions` fields overriding ``options``
-            (``IKSolver(robot, frame="tool", method="dls")``).
+            (``IKSolver(robot, frame="tool", method="dls")``; typed by
+            :class:`~pinkctl.ik.options.IKKeywords`).
 
     Raises:
         ValueError: Unknown frame or joint, bad method name or options, malformed options.
@@ -68,7 +83,9 @@ class IKSolver:
     bound to this solver (pass a fresh one to each solver).
     """
 
-    def __init__(self, robot: PinkRobot, options: IKOptions | None = None, **changes: Any) -> None:
+    def __init__(
+        self, robot: PinkRobot, options: IKOptions | None = None, **changes: Unpack[IKKeywords]
+    ) -> None:
         (opts,) = split_options(changes, options if options is not None else IKOptions())
         if not isinstance(opts, IKOptions):
             raise InputError(f"options: expected IKOptions, got {type(options).__name__}")
@@ -77,40 +94,19 @@ class IKSolver:
         self.robot = robot
         self.model: pin.Model = robot.model
         self.data: pin.Data = self.model.createData()  # private: robot.data is never touched
-        joint_names, frame = opts.joint_names, opts.frame
-        if joint_names is None:
-            names = list(robot.controlled_joint_names)
-            if getattr(robot, "floating_base", False):  # whole-body IK moves the base too
-                names.insert(0, self.model.names[1])
-        else:
-            names = list(joint_names)
-        self.subset = JointSubset(self.model, names, name="joint_names")
+        self.subset = JointSubset(self.model, _moved_joints(robot, opts), name="joint_names")
         self._joint_names = tuple(self.subset.names)
         self.method = make_method(opts.method, **dict(opts.method_options or {}))
         self.method.bind(self.model, self.subset)
-        if opts.position_only and opts.approach_axis is not None:
-            raise InputError("approach_axis: cannot be combined with position_only=True")
-        self.mode: GoalMode = (
-            "position"
-            if opts.position_only
-            else ("approach" if opts.approach_axis is not None else "pose")
-        )
-        self.approach_axis = (
-            parse_approach_axis(opts.approach_axis) if opts.approach_axis is not None else None
-        )
-        direction = parse_vector(opts.approach_direction, 3, "approach_direction")
-        norm = float(np.linalg.norm(direction))
-        if norm < 1e-9:
-            raise InputError("approach_direction: must be a non-zero vector")
-        self.approach_direction = direction / norm
-        offset = opts.point_offset
-        self.point_offset = parse_vector(offset, 3, "point_offset") if offset is not None else None
-        weight = float(opts.orientation_weight)
-        if not np.isfinite(weight) or weight <= 0.0:
-            raise InputError(f"orientation_weight: expected a positive number, got {weight}")
-        self.orientation_weight = weight
-        self.position_tolerance = tolerance(opts.position_tolerance, "position_tolerance")
-        self.orientation_tolerance = tolerance(opts.orientation_tolerance, "orientation_tolerance")
+        goal = checked_goal(opts)
+        self.mode: GoalMode = goal.mode
+        self.approach_axis = goal.approach_axis
+        self.approach_direction = goal.approach_direction
+        self.point_offset = goal.point_offset
+        self.orientation_weight = goal.orientation_weight
+        self.position_tolerance = goal.position_tolerance
+        self.orientation_tolerance = goal.orientation_tolerance
+        frame = opts.frame
         if frame is None:
             frame = robot.tool_frame or self.model.frames[self.model.nframes - 1].name
         self._frame_ids: dict[str, int] = {}
@@ -124,12 +120,15 @@ class IKSolver:
         self._query: tuple[Residual | None, NativeQuery | None] = (None, None)
         self.options = opts
         self.collision = collision_check(robot, self.subset, opts)  # None: nothing to check
-        # the default frame's residual and local loop now, not in the first query; the
-        # process's first solver also runs a short query: one-time costs fall outside any
-        # query's time budget
-        q = self.subset.parse_seed(None, robot.q0, name="seed")
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Build the default frame's residual and local loop now, not in the first query;
+        the process's first solver also runs a short query: one-time costs fall outside any
+        query's time budget."""
+        q = self.subset.parse_seed(None, self.robot.q0, name="seed")
         pin.framesForwardKinematics(self.model, self.data, q)
-        home = self.data.oMf[self._frame_ids[frame]].copy()
+        home = self.data.oMf[self._default_key[0]].copy()
         residual = self.residual(home)
         residual.evaluate(q)
         self._local(residual)
@@ -275,7 +274,7 @@ class IKSolver:
         *,
         seed: SeedLike = None,
         options: LocalOptions | None = None,
-        **changes: Any,
+        **changes: Unpack[LocalKeywords],
     ) -> IKResult:
         """Local IK from ``seed`` (no restarts).
 
@@ -335,7 +334,7 @@ class IKSolver:
         *,
         seed: SeedLike = None,
         options: SearchOptions | None = None,
-        **changes: Any,
+        **changes: Unpack[SearchKeywords],
     ) -> IKResult:
         """Global IK: local solves from the seed, then from random configurations.
 

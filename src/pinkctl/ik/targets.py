@@ -147,6 +147,13 @@ def _check_rotation(rot: np.ndarray, name: str) -> np.ndarray:
     return rot
 
 
+#: The target spellings, as error messages list them.
+_SPELLINGS = (
+    "pin.SE3, (position, quaternion wxyz), a (4, 4) transform, "
+    "a (7,) [x, y, z, qw, qx, qy, qz] vector or a (3,) position"
+)
+
+
 def parse_target(
     target: PoseLike, *, orientation: bool, name: str = "target"
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -163,13 +170,7 @@ def parse_target(
             an orientation is needed.
     """
     if isinstance(target, pin.SE3):
-        position = target.translation.copy()  # (the attribute is a view into the pose)
-        x, y, z = position.tolist()
-        if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-            raise InputError(f"{name}: values must be finite, got {position}")
-        if not orientation:
-            return position, None
-        return position, _check_rotation(target.rotation.copy(), name)
+        return _se3_target(target, orientation=orientation, name=name)
     if isinstance(target, (tuple, list)) and len(target) == 2:
         position = parse_vector(target[0], 3, f"{name} position")
         quat = parse_vector(target[1], 4, f"{name} quaternion (w, x, y, z)")
@@ -177,12 +178,30 @@ def parse_target(
     try:
         arr = _real(target, name)
     except (TypeError, ValueError) as exc:
-        raise InputError(
-            f"{name}: expected pin.SE3, (position, quaternion wxyz), a (4, 4) transform, "
-            f"a (7,) [x, y, z, qw, qx, qy, qz] vector or a (3,) position; got {target!r}"
-        ) from exc
+        raise InputError(f"{name}: expected {_SPELLINGS}; got {target!r}") from exc
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name}: values must be finite, got {arr}")
+    return _array_target(arr, orientation=orientation, name=name)
+
+
+def _se3_target(
+    target: pin.SE3, *, orientation: bool, name: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`parse_target` of a ``pin.SE3`` (position [m], world frame; rotation checked)."""
+    position = target.translation.copy()  # (the attribute is a view into the pose)
+    x, y, z = position.tolist()
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+        raise InputError(f"{name}: values must be finite, got {position}")
+    if not orientation:
+        return position, None
+    return position, _check_rotation(target.rotation.copy(), name)
+
+
+def _array_target(
+    arr: np.ndarray, *, orientation: bool, name: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`parse_target` of a finite array: a (4, 4) transform, a (7,) position and
+    quaternion (w, x, y, z) or a (3,) position [m]."""
     if arr.shape == (4, 4):
         if np.abs(arr[3] - np.array([0.0, 0.0, 0.0, 1.0])).max() > 1e-9:
             raise InputError(f"{name}: last row of a homogeneous transform must be [0, 0, 0, 1]")
@@ -190,17 +209,14 @@ def parse_target(
         return arr[:3, 3].copy(), (rotation if orientation else None)
     if arr.shape == (7,):
         return arr[:3].copy(), (_quaternion_matrix(arr[3:], name) if orientation else None)
-    if arr.shape == (3,):
-        if orientation:
-            raise InputError(
-                f"{name}: a bare position (3,) needs position_only=True or an approach_axis; "
-                "give a pose (pin.SE3 or (position, quaternion wxyz)) to constrain orientation"
-            )
-        return arr.copy(), None
-    raise InputError(
-        f"{name}: expected pin.SE3, (position, quaternion wxyz), a (4, 4) transform, "
-        f"a (7,) [x, y, z, qw, qx, qy, qz] vector or a (3,) position; got shape {arr.shape}"
-    )
+    if arr.shape != (3,):
+        raise InputError(f"{name}: expected {_SPELLINGS}; got shape {arr.shape}")
+    if orientation:
+        raise InputError(
+            f"{name}: a bare position (3,) needs position_only=True or an approach_axis; "
+            "give a pose (pin.SE3 or (position, quaternion wxyz)) to constrain orientation"
+        )
+    return arr.copy(), None
 
 
 def parse_approach_axis(axis: int | str | ArrayLike, name: str = "approach_axis") -> np.ndarray:

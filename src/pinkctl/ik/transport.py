@@ -69,34 +69,46 @@ class PackedTargets:
 def pack_chunk(chains: Sequence[Chain]) -> PackedTargets | list[Chain]:
     """``chains`` as :class:`PackedTargets` when each is one pose target (``pin.SE3`` or a
     (4, 4) array) with an array seed or the same seed object, else as portable chains."""
-    if not all(len(c.targets) == 1 for c in chains):
+    poses = _pose_rows(chains)
+    seeds = _seed_rows(chains) if poses is not None else None
+    if poses is None or seeds is None:
         return [portable_chain(c) for c in chains]
-    poses = []
-    se3 = True
-    for chain in chains:
-        target = chain.targets[0]
-        se3 = se3 and isinstance(target, pin.SE3)
-        matrix = target.homogeneous if isinstance(target, pin.SE3) else target
-        if not (isinstance(matrix, np.ndarray) and matrix.shape == (4, 4)):
-            return [portable_chain(c) for c in chains]
-        poses.append(matrix)
-    first = chains[0].seed
-    seeds = None
-    if not all(c.seed is first for c in chains):
-        try:
-            seeds = np.array([c.seed for c in chains], dtype=np.float64)
-        except (TypeError, ValueError):
-            return [portable_chain(c) for c in chains]
-        if seeds.ndim != 2:
-            return [portable_chain(c) for c in chains]
-        first = None
+    rows, first = seeds
     return PackedTargets(
         indices=np.array([c.indices[0] for c in chains], dtype=np.int64),
         poses=np.array(poses, dtype=np.float64),
-        seeds=seeds,
+        seeds=rows,
         seed=first,
-        se3=se3,
+        se3=all(isinstance(c.targets[0], pin.SE3) for c in chains),
     )
+
+
+def _pose_rows(chains: Sequence[Chain]) -> list[np.ndarray] | None:
+    """Each chain's one target as a (4, 4) homogeneous transform, or None when a chain has
+    several targets or one of another form."""
+    if not all(len(c.targets) == 1 for c in chains):
+        return None
+    poses = []
+    for chain in chains:
+        target = chain.targets[0]
+        matrix = target.homogeneous if isinstance(target, pin.SE3) else target
+        if not (isinstance(matrix, np.ndarray) and matrix.shape == (4, 4)):
+            return None
+        poses.append(matrix)
+    return poses
+
+
+def _seed_rows(chains: Sequence[Chain]) -> tuple[np.ndarray | None, object] | None:
+    """``(None, seed)`` when every chain has the same seed object, ``(seeds (k, m), None)``
+    when each has an array seed, else None."""
+    first = chains[0].seed
+    if all(c.seed is first for c in chains):
+        return None, first
+    try:
+        seeds = np.array([c.seed for c in chains], dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return (seeds, None) if seeds.ndim == 2 else None
 
 
 def unpack_chunk(chunk: PackedTargets | Sequence[Chain]) -> list[Chain]:

@@ -144,74 +144,110 @@ class WorkerSet:
         results unpacked while the workers go on); per group its results, or why it was lost
         (not ``strict``: a strict run raises instead, once the chunks in flight are back)."""
         self._check_open()
-        todo = deque(range(len(groups)))
-        attempts = [0] * len(groups)
-        packed: dict[int, Any] = {}
-        out: dict[int, list[IKResult] | str] = {}
-        error: Exception | None = None
-
-        def feed(worker: _Worker) -> None:
-            if worker.chunk is not None or not todo or error is not None:
-                return
-            self._ready(worker)
-            i = worker.chunk = todo.popleft()
-            attempts[i] += 1
-            if i not in packed:
-                packed[i] = pack_chunk(groups[i])
-            try:
-                worker.requests.send((job, packed[i], strict))
-            except OSError:  # died since: found out below, by its closed pipe
-                pass
-
-        while len(out) < len(groups) and (error is None or self._busy()):
+        run = _Run(self, job, groups, strict=strict, retries=retries)
+        while run.going():
             for worker in self._workers:
-                feed(worker)
+                run.feed(worker)
             busy = {w.replies: k for k, w in enumerate(self._workers) if w.chunk is not None}
             for connection in wait(list(busy)):
-                k = busy[connection]  # type: ignore[index]
-                worker = self._workers[k]
-                chunk, worker.chunk = worker.chunk, None
-                assert chunk is not None
-                try:
-                    reply = worker.replies.recv()
-                except (EOFError, OSError):
-                    code = worker.process.poll()
-                    self._replace(k)
-                    if attempts[chunk] <= retries:
-                        todo.appendleft(chunk)
-                        continue
-                    lost = (
-                        f"lost: its worker process died on each of {attempts[chunk]} "
-                        f"attempt(s) (exit code {code})"
-                    )
-                    if strict:
-                        error = error or WorkerError(f"{_span(groups[chunk])}: {lost}")
-                    out[chunk] = lost
-                    continue
-                if reply[0] == "ok":
-                    feed(worker)  # its next chunk first, then this one's results
-                    out[chunk] = reply[1].unpack()
-                    self.cpu_seconds += reply[2]
-                    continue
-                _, index, text, trace = reply
-                where = f"targets[{index}]" if index is not None else _span(groups[chunk])
-                if error is None:
-                    error = (
-                        InputError(f"{where}: {text.split(': ', 1)[-1]}")
-                        if text.startswith("InputError: ")
-                        else WorkerError(
-                            f"{where}: {text} (in worker process {worker.process.pid})",
-                            index=index,
-                            remote_traceback=trace,
-                        )
-                    )
-                out[chunk] = text
-        if error is not None:
-            raise error
-        return [out[i] for i in range(len(groups))]
+                run.receive(busy[connection])  # type: ignore[index]
+        if run.error is not None:
+            raise run.error
+        return [run.out[i] for i in range(len(groups))]
 
     def _busy(self) -> bool:
         return any(w.chunk is not None for w in self._workers)
+
+
+class _Run:
+    """One :meth:`WorkerSet.run`: the chunks left to send, their attempts, and per chunk its
+    results or why it was lost; ``error`` is the first failure of a strict run (or any
+    remote exception), raised once the chunks in flight are back."""
+
+    def __init__(
+        self,
+        workers: WorkerSet,
+        job: bytes,
+        groups: Sequence[Sequence[Chain]],
+        *,
+        strict: bool,
+        retries: int,
+    ) -> None:
+        self.workers = workers
+        self.job, self.groups, self.strict, self.retries = job, groups, strict, retries
+        self.todo = deque(range(len(groups)))
+        self.attempts = [0] * len(groups)
+        self.packed: dict[int, Any] = {}
+        self.out: dict[int, list[IKResult] | str] = {}
+        self.error: Exception | None = None
+
+    def going(self) -> bool:
+        """Whether a chunk has no answer yet (after an error: whether any is in flight)."""
+        unanswered = len(self.out) < len(self.groups)
+        return unanswered and (self.error is None or self.workers._busy())
+
+    def feed(self, worker: _Worker) -> None:
+        """Send ``worker`` the next chunk (packed once), if it is idle and work is left."""
+        if worker.chunk is not None or not self.todo or self.error is not None:
+            return
+        self.workers._ready(worker)
+        i = worker.chunk = self.todo.popleft()
+        self.attempts[i] += 1
+        if i not in self.packed:
+            self.packed[i] = pack_chunk(self.groups[i])
+        try:
+            worker.requests.send((self.job, self.packed[i], self.strict))
+        except OSError:  # died since: found out in receive, by its closed pipe
+            pass
+
+    def receive(self, k: int) -> None:
+        """Take worker ``k``'s reply to its chunk (it is ready to be read)."""
+        worker = self.workers._workers[k]
+        chunk, worker.chunk = worker.chunk, None
+        assert chunk is not None
+        try:
+            reply = worker.replies.recv()
+        except (EOFError, OSError):
+            self._died(k, chunk)
+            return
+        if reply[0] != "ok":
+            self._failed(worker, chunk, reply)
+            return
+        self.feed(worker)  # its next chunk first, then this one's results
+        self.out[chunk] = reply[1].unpack()
+        self.workers.cpu_seconds += reply[2]
+
+    def _died(self, k: int, chunk: int) -> None:
+        """Worker ``k`` died on ``chunk``: replace it, send the chunk again or lose it."""
+        code = self.workers._workers[k].process.poll()
+        self.workers._replace(k)
+        if self.attempts[chunk] <= self.retries:
+            self.todo.appendleft(chunk)
+            return
+        lost = (
+            f"lost: its worker process died on each of {self.attempts[chunk]} "
+            f"attempt(s) (exit code {code})"
+        )
+        if self.strict:
+            self.error = self.error or WorkerError(f"{_span(self.groups[chunk])}: {lost}")
+        self.out[chunk] = lost
+
+    def _failed(self, worker: _Worker, chunk: int, reply: tuple) -> None:
+        """A query of ``chunk`` raised in the worker: the first such error is kept (an
+        InputError stays one)."""
+        _, index, text, trace = reply
+        where = f"targets[{index}]" if index is not None else _span(self.groups[chunk])
+        if self.error is None:
+            self.error = (
+                InputError(f"{where}: {text.split(': ', 1)[-1]}")
+                if text.startswith("InputError: ")
+                else WorkerError(
+                    f"{where}: {text} (in worker process {worker.process.pid})",
+                    index=index,
+                    remote_traceback=trace,
+                )
+            )
+        self.out[chunk] = text
 
 
 def _span(chains: Sequence[Chain]) -> str:

@@ -212,6 +212,50 @@ class _Problem:
                 outward = [d for d in outward if d is not direction]
 
 
+def _iterate(
+    problem: _Problem,
+    q: NDArray[np.float64],
+    damping: float,
+    stop: tuple[int, float, float | None],
+) -> tuple[tuple[NDArray[np.float64], float, float, float], int]:
+    """Damped least-squares steps from ``q`` until the weighted error is below the tolerance,
+    ``max_iterations`` steps were taken or :data:`_REJECTIONS` steps in a row did not improve
+    (each retried from the best with ``λ`` times :data:`_DAMPING_FACTOR`; an accepted step
+    divides it again, down to ``damping``). ``stop``: (max_iterations, tolerance, max_step).
+
+    Returns:
+        ``(qpos, weighted error, position error, rotation error)`` of the best configuration
+        met, and the number of steps taken.
+    """
+    iterations, tolerance, bound = stop
+    model = problem.model
+    velocity = np.zeros(model.nv)
+    e, dp, dr = problem.evaluate(q)
+    best = (q.copy(), float(np.linalg.norm(e)), dp, dr)
+    jacobian = problem.jacobian()
+    damped, rejected, steps = damping, 0, 0
+    while best[1] >= tolerance and steps < iterations and rejected < _REJECTIONS:
+        step = problem.step(best[0], jacobian, e, damped)
+        if bound is not None:
+            step = np.clip(step, -bound, bound)
+        velocity[:] = 0.0
+        velocity[problem.columns] = step
+        q = best[0].copy()
+        mujoco.mj_integratePos(model, q, velocity, 1.0)
+        project_to_limits(model, problem.ids, q)
+        steps += 1
+        trial, dp, dr = problem.evaluate(q)
+        norm = float(np.linalg.norm(trial))
+        if norm < best[1] - _IMPROVEMENT:  # accept; damp less again
+            best, e, rejected = (q.copy(), norm, dp, dr), trial, 0
+            damped = max(damping, damped / _DAMPING_FACTOR)
+            jacobian = problem.jacobian()
+        else:  # overshoot or no progress: retry from the best with more damping
+            rejected += 1
+            damped *= _DAMPING_FACTOR
+    return best, steps
+
+
 def _start(
     model: mujoco.MjModel, ids: tuple[int, ...], qpos: Any, data: mujoco.MjData
 ) -> NDArray[np.float64]:
@@ -299,31 +343,8 @@ def solve_joints(
 
     problem = _Problem(model, data, site_id, ids, goal_position, goal_quaternion, (wp, wr))
     saved = data.qpos.copy()
-    velocity = np.zeros(model.nv)
     try:
-        e, dp, dr = problem.evaluate(q)
-        best = (q.copy(), float(np.linalg.norm(e)), dp, dr)
-        jacobian = problem.jacobian()
-        damped, rejected, steps = damping, 0, 0
-        while best[1] >= tolerance and steps < iterations and rejected < _REJECTIONS:
-            step = problem.step(best[0], jacobian, e, damped)
-            if bound is not None:
-                step = np.clip(step, -bound, bound)
-            velocity[:] = 0.0
-            velocity[problem.columns] = step
-            q = best[0].copy()
-            mujoco.mj_integratePos(model, q, velocity, 1.0)
-            project_to_limits(model, ids, q)
-            steps += 1
-            trial, dp, dr = problem.evaluate(q)
-            norm = float(np.linalg.norm(trial))
-            if norm < best[1] - _IMPROVEMENT:  # accept; damp less again
-                best, e, rejected = (q.copy(), norm, dp, dr), trial, 0
-                damped = max(damping, damped / _DAMPING_FACTOR)
-                jacobian = problem.jacobian()
-            else:  # overshoot or no progress: retry from the best with more damping
-                rejected += 1
-                damped *= _DAMPING_FACTOR
+        best, steps = _iterate(problem, q, damping, (iterations, tolerance, bound))
     finally:
         data.qpos[:] = saved
         mujoco.mj_kinematics(model, data)

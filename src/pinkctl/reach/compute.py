@@ -91,53 +91,23 @@ def reachability_map(
 
     Raises:
         InputError: Malformed bounds, resolution (or too fine for the bounds), orientations
-            or options; no bounds for a
-            robot whose reach is unbounded (a floating base).
+            or options; no bounds for a robot whose reach is unbounded (a floating base).
     """
     t0 = time.perf_counter()
     run, options = split_execution(options, execution)
-    runner = Runner(run, pool=pool)
-    solver_options, query = split_options(
-        options, IKOptions(), search if search is not None else MAP_SEARCH
-    )
-    rotations = orientation_set(orientations)
-    if rotations is not None and (
-        solver_options.position_only or solver_options.approach_axis is not None
-    ):
-        raise InputError("orientations: a position-only or approach map takes orientations=None")
-    checked_search(query)
+    solver_options, query, rotations = _map_options(options, search, orientations)
     entropy = entropy_of(rng)
     solver = IKSolver(robot, dataclasses.replace(solver_options, position_only=True))
     solver.subset.parse_seed(seed, robot.q0, name="seed")
-    centre, radius = reach_ball(robot, solver.frame, solver.joint_names)
-    if bounds is None:
-        if not np.isfinite(radius):
-            raise InputError("bounds: this robot's reach is unbounded (floating base); give bounds")
-        bounds = default_bounds(centre, radius)
-    grid = VoxelGrid.from_bounds(bounds, resolution)
-    poses = _Poses(grid, robot.base_placement, rotations, radial)
-    queried = np.linalg.norm(poses.centres - centre, axis=-1) <= radius
-    floor = floor_height(robot)
-    if floor is not None:  # a voxel under the floor is never reachable, whatever the IK says
-        queried &= poses.world[..., 2] >= floor
-    with runner:
-        # pass 1: positions (one query per voxel; an unreachable one skips every orientation)
-        chains = _rows(poses, queried, 1, lambda i, j, k: seed, 0)
-        results = runner.solve(solver, chains, query, entropy)
-        arrays = _collect((*grid.shape, 1), chains, results, 0, solver.subset.n)
-        fill_from_neighbours(solver, arrays, queried[..., None], poses.target, runner)
+    grid, poses, queried = _voxels(robot, solver, bounds, resolution, rotations, radial)
+    with (runner := Runner(run, pool=pool)):
+        arrays = _position_pass(solver, poses, queried, seed, (runner, query, entropy))
         position_reached = arrays["reached"][..., 0]
         if rotations is not None:  # pass 2: poses, rows seeded with their first position's q
             solver = IKSolver(robot, solver_options)
-            first = arrays["q"][..., 0, :]
-            shape = (*grid.shape, rotations.shape[0])
-            chains = _rows(
-                poses, position_reached, shape[3], lambda i, j, k: first[i, j, k], grid.size
+            arrays = _orientation_pass(
+                solver, poses, position_reached, arrays["q"][..., 0, :], (runner, query, entropy)
             )
-            results = runner.solve(solver, chains, query, entropy)
-            arrays = _collect(shape, chains, results, grid.size, solver.subset.n)
-            candidates = np.repeat(position_reached[..., None], shape[3], axis=3)
-            fill_from_neighbours(solver, arrays, candidates, poses.target, runner)
     return ReachabilityMap(
         robot=robot.name,
         frame=solver.frame,
@@ -152,6 +122,84 @@ def reachability_map(
         **arrays,
         **_quality(solver, arrays["reached"], arrays["q"]),
     )
+
+
+def _map_options(
+    options: dict[str, Any], search: SearchOptions | None, orientations: Any
+) -> tuple[IKOptions, SearchOptions, np.ndarray | None]:
+    """The IK options, the checked per-query budget and the orientation set of a map."""
+    solver_options, query = split_options(
+        options, IKOptions(), search if search is not None else MAP_SEARCH
+    )
+    rotations = orientation_set(orientations)
+    if rotations is not None and (
+        solver_options.position_only or solver_options.approach_axis is not None
+    ):
+        raise InputError("orientations: a position-only or approach map takes orientations=None")
+    checked_search(query)
+    return solver_options, query, rotations
+
+
+def _voxels(
+    robot: PinkRobot,
+    solver: IKSolver,
+    bounds: ArrayLike | None,
+    resolution: float,
+    rotations: np.ndarray | None,
+    radial: bool,
+) -> tuple[VoxelGrid, _Poses, np.ndarray]:
+    """The grid, its targets and the voxels worth a query: inside the reach ball, above the
+    floor (a voxel under the floor is never reachable, whatever the IK says)."""
+    centre, radius = reach_ball(robot, solver.frame, solver.joint_names)
+    if bounds is None:
+        if not np.isfinite(radius):
+            raise InputError("bounds: this robot's reach is unbounded (floating base); give bounds")
+        bounds = default_bounds(centre, radius)
+    grid = VoxelGrid.from_bounds(bounds, resolution)
+    poses = _Poses(grid, robot.base_placement, rotations, radial)
+    queried = np.linalg.norm(poses.centres - centre, axis=-1) <= radius
+    floor = floor_height(robot)
+    if floor is not None:
+        queried &= poses.world[..., 2] >= floor
+    return grid, poses, queried
+
+
+def _position_pass(
+    solver: IKSolver,
+    poses: _Poses,
+    queried: np.ndarray,
+    seed: SeedLike,
+    run: tuple[Runner, SearchOptions, int],
+) -> dict[str, np.ndarray]:
+    """Pass 1: one position query per queried voxel (an unreachable position skips every
+    orientation of its voxel), every row seeded with ``seed``."""
+    runner, query, entropy = run
+    chains = _rows(poses, queried, 1, lambda i, j, k: seed, 0)
+    results = runner.solve(solver, chains, query, entropy)
+    arrays = _collect((*queried.shape, 1), chains, results, 0, solver.subset.n)
+    fill_from_neighbours(solver, arrays, queried[..., None], poses.target, runner)
+    return arrays
+
+
+def _orientation_pass(
+    solver: IKSolver,
+    poses: _Poses,
+    position_reached: np.ndarray,
+    first: np.ndarray,
+    run: tuple[Runner, SearchOptions, int],
+) -> dict[str, np.ndarray]:
+    """Pass 2: every orientation of the voxels whose position was reached, each row seeded
+    with its first voxel's position-pass configuration ``first`` (grid shape + (n,))."""
+    runner, query, entropy = run
+    assert poses.rotations is not None  # pass 2 runs only with orientations
+    grid_size, count = position_reached.size, poses.rotations.shape[0]
+    shape = (*position_reached.shape, count)
+    chains = _rows(poses, position_reached, count, lambda i, j, k: first[i, j, k], grid_size)
+    results = runner.solve(solver, chains, query, entropy)
+    arrays = _collect(shape, chains, results, grid_size, solver.subset.n)
+    candidates = np.repeat(position_reached[..., None], count, axis=3)
+    fill_from_neighbours(solver, arrays, candidates, poses.target, runner)
+    return arrays
 
 
 class _Poses:

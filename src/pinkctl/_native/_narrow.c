@@ -1,0 +1,261 @@
+/*
+ * The narrow phase of the IK's collision check: whether two convex shapes are at least a
+ * threshold apart, decided by GJK on their support functions (pinkctl/ik/capsules.py
+ * describes the check; _collision.c calls this for the pairs its capsules cannot clear).
+ *
+ * Acceptance is proved, not estimated: for any unit direction n, every point x of the
+ * Minkowski difference A - B has |x| >= n . x, so min over A - B of n . x (one support point
+ * of each shape, computed exactly up to rounding) is a lower bound of the distance. The
+ * shapes are accepted only when some direction's bound reaches the threshold; GJK only
+ * chooses the directions (first the caller's hint, the capsules' closest-point direction).
+ * Rejection is proved too when GJK's simplex holds a point of A - B shorter than the
+ * threshold (an upper bound of the distance below it) or the origin (overlap); otherwise,
+ * when GJK has converged (|v|^2 - v . w <= 1e-10 |v|^2) or run 64 iterations with neither,
+ * the pair is rejected: the distance then lies within that tolerance of the threshold.
+ * So an accepted pair is at least the threshold apart (to rounding, ~1e-15 m), and a
+ * rejected one is closer, or within ~1e-10 relative of the threshold.
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "_narrow.h"
+
+static double dot3(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void copy3(double *to, const double *from) {
+    to[0] = from[0];
+    to[1] = from[1];
+    to[2] = from[2];
+}
+
+static void cross3(const double *a, const double *b, double *out) {
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* The vertex of a hull farthest along d: by climbing its vertex graph from the last one
+ * (on a convex polytope's edge graph a vertex no neighbour improves is the farthest), or
+ * by trying every vertex when the hull has no graph. */
+static int hull_support(const PkShape *s, const double *d) {
+    const double *p = s->points;
+    int at = 0;
+    if (s->adj_start == NULL) {
+        double best = -INFINITY;
+        for (int v = 0; v < s->npoints; ++v) {
+            const double h = dot3(p + 3 * v, d);
+            if (h > best) {
+                best = h;
+                at = v;
+            }
+        }
+        return at;
+    }
+    at = *s->warm;
+    double best = dot3(p + 3 * at, d);
+    for (int k = s->adj_start[at], end = s->adj_start[at + 1]; k < end; ++k) {
+        const int v = s->adj[k];
+        const double h = dot3(p + 3 * v, d);
+        if (h > best) { /* climb to v and scan its neighbours */
+            best = h;
+            at = v;
+            k = s->adj_start[v] - 1;
+            end = s->adj_start[v + 1];
+        }
+    }
+    *s->warm = at;
+    return at;
+}
+
+/* support point of the shape in its own frame along the local direction d */
+static void local_support(const PkShape *s, const double *d, double *out) {
+    const double *k = s->param;
+    out[0] = out[1] = out[2] = 0.0;
+    if (s->kind == SHAPE_BOX) {
+        for (int i = 0; i < 3; ++i) out[i] = d[i] >= 0.0 ? k[i] : -k[i];
+    } else if (s->kind == SHAPE_CONVEX) {
+        copy3(out, s->points + 3 * hull_support(s, d));
+    } else if (s->kind == SHAPE_CYLINDER) {
+        const double r = sqrt(d[0] * d[0] + d[1] * d[1]);
+        if (r > 0.0) {
+            out[0] = k[0] * d[0] / r;
+            out[1] = k[0] * d[1] / r;
+        }
+        out[2] = d[2] >= 0.0 ? k[1] : -k[1];
+    } else { /* a sphere, a capsule: a point or a segment along z, grown by the radius */
+        const double n = sqrt(dot3(d, d));
+        if (n > 0.0)
+            for (int i = 0; i < 3; ++i) out[i] = k[0] * d[i] / n;
+        if (s->kind == SHAPE_CAPSULE) out[2] += d[2] >= 0.0 ? k[1] : -k[1];
+    }
+}
+
+/* support point of the placed shape along the world direction d */
+static void support(const PkShape *s, const double *d, double *out) {
+    const double *m = s->m;
+    double local[3], p[3];
+    for (int i = 0; i < 3; ++i) local[i] = m[i] * d[0] + m[3 + i] * d[1] + m[6 + i] * d[2];
+    local_support(s, local, p);
+    for (int i = 0; i < 3; ++i) out[i] = m[3 * i] * p[0] + m[3 * i + 1] * p[1] + m[3 * i + 2] * p[2] + m[9 + i];
+}
+
+double pk_shape_lowest(const PkShape *s, const double *n) {
+    double down[3] = {-n[0], -n[1], -n[2]}, p[3];
+    support(s, down, p);
+    return dot3(n, p);
+}
+
+/* the point of A - B that minimises v . x */
+static void lowest_difference(const PkShape *a, const PkShape *b, const double *v, double *w) {
+    double down[3] = {-v[0], -v[1], -v[2]}, pa[3], pb[3];
+    support(a, down, pa);
+    support(b, v, pb);
+    for (int i = 0; i < 3; ++i) w[i] = pa[i] - pb[i];
+}
+
+/* The point of segment or triangle [y0 .. y(n-1)] closest to the origin (Ericson, Real-Time
+ * Collision Detection, 5.1.5), into v; the simplex keeps the vertices of its feature. */
+static void closest_triangle(double (*y)[3], int *n, double *v) {
+    double *a = y[0], *b = y[1], *c = y[2], ab[3], ac[3], bc[3];
+    for (int i = 0; i < 3; ++i) {
+        ab[i] = b[i] - a[i];
+        ac[i] = c[i] - a[i];
+        bc[i] = c[i] - b[i];
+    }
+    const double d1 = -dot3(ab, a), d2 = -dot3(ac, a);
+    if (d1 <= 0.0 && d2 <= 0.0) {
+        copy3(v, a);
+        *n = 1;
+        return;
+    }
+    const double d3 = -dot3(ab, b), d4 = -dot3(ac, b);
+    if (d3 >= 0.0 && d4 <= d3) {
+        copy3(v, b);
+        copy3(y[0], b);
+        *n = 1;
+        return;
+    }
+    const double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
+        const double t = d1 / (d1 - d3);
+        for (int i = 0; i < 3; ++i) v[i] = a[i] + t * ab[i];
+        *n = 2;
+        return;
+    }
+    const double d5 = -dot3(ab, c), d6 = -dot3(ac, c);
+    if (d6 >= 0.0 && d5 <= d6) {
+        copy3(v, c);
+        copy3(y[0], c);
+        *n = 1;
+        return;
+    }
+    const double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
+        const double t = d2 / (d2 - d6);
+        for (int i = 0; i < 3; ++i) v[i] = a[i] + t * ac[i];
+        copy3(y[1], c);
+        *n = 2;
+        return;
+    }
+    const double va = d3 * d6 - d5 * d4;
+    if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
+        const double t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        for (int i = 0; i < 3; ++i) v[i] = b[i] + t * bc[i];
+        copy3(y[0], b);
+        copy3(y[1], c);
+        *n = 2;
+        return;
+    }
+    const double denom = 1.0 / (va + vb + vc), s = vb * denom, t = vc * denom;
+    for (int i = 0; i < 3; ++i) v[i] = a[i] + s * ab[i] + t * ac[i];
+    *n = 3;
+}
+
+static void closest_segment(double (*y)[3], int *n, double *v) {
+    double ab[3];
+    for (int i = 0; i < 3; ++i) ab[i] = y[1][i] - y[0][i];
+    const double len2 = dot3(ab, ab), t = len2 > 0.0 ? -dot3(y[0], ab) / len2 : 0.0;
+    if (t <= 0.0) {
+        copy3(v, y[0]);
+        *n = 1;
+    } else if (t >= 1.0) {
+        copy3(v, y[1]);
+        copy3(y[0], y[1]);
+        *n = 1;
+    } else {
+        for (int i = 0; i < 3; ++i) v[i] = y[0][i] + t * ab[i];
+    }
+}
+
+/* tetrahedron: the nearest of the faces the origin lies outside of (a flat one: every
+ * face); 0 when the origin is inside */
+static int closest_tetrahedron(double (*y)[3], int *n, double *v) {
+    static const int faces[4][4] = {{0, 1, 2, 3}, {0, 2, 3, 1}, {0, 3, 1, 2}, {1, 3, 2, 0}};
+    double best = INFINITY, keep[3][3];
+    int kept = 0;
+    for (int f = 0; f < 4; ++f) {
+        const double *a = y[faces[f][0]], *b = y[faces[f][1]], *c = y[faces[f][2]];
+        const double *d = y[faces[f][3]];
+        double ab[3], ac[3], ad[3], normal[3];
+        for (int i = 0; i < 3; ++i) {
+            ab[i] = b[i] - a[i];
+            ac[i] = c[i] - a[i];
+            ad[i] = d[i] - a[i];
+        }
+        cross3(ab, ac, normal);
+        const double side_o = -dot3(normal, a), side_d = dot3(normal, ad);
+        const double scale = dot3(normal, normal) * dot3(ad, ad);
+        if (side_o * side_d >= 0.0 && side_d * side_d > 1e-24 * scale) continue;
+        double face[3][3], point[3];
+        int count = 3;
+        copy3(face[0], a);
+        copy3(face[1], b);
+        copy3(face[2], c);
+        closest_triangle(face, &count, point);
+        const double d2 = dot3(point, point);
+        if (d2 < best) {
+            best = d2;
+            copy3(v, point);
+            for (int k = 0; k < count; ++k) copy3(keep[k], face[k]);
+            kept = count;
+        }
+    }
+    if (kept == 0) return 0;
+    for (int k = 0; k < kept; ++k) copy3(y[k], keep[k]);
+    *n = kept;
+    return 1;
+}
+
+int pk_shapes_apart(const PkShape *a, const PkShape *b, double threshold, const double *hint) {
+    double y[4][3], v[3], w[3];
+    int n = 0;
+    if (hint != NULL && dot3(hint, hint) > 0.0) {
+        copy3(v, hint);
+    } else {
+        for (int i = 0; i < 3; ++i) v[i] = a->m[9 + i] - b->m[9 + i];
+        if (dot3(v, v) == 0.0) v[0] = 1.0;
+    }
+    for (int iteration = 0; iteration < 64; ++iteration) {
+        const double vv = dot3(v, v);
+        if (vv == 0.0) return 0; /* the origin is in A - B: they overlap */
+        const double norm = sqrt(vv);
+        if (n > 0 && norm < threshold) return 0; /* a point of A - B closer than threshold */
+        lowest_difference(a, b, v, w);
+        const double vw = dot3(v, w);
+        if (vw >= threshold * norm) return 1; /* the bound along v reaches the threshold */
+        if (n > 0 && vv - vw <= 1e-10 * vv) return 0; /* converged, within tolerance */
+        copy3(y[n++], w);
+        if (n == 1) {
+            copy3(v, w);
+        } else if (n == 2) {
+            closest_segment(y, &n, v);
+        } else if (n == 3) {
+            closest_triangle(y, &n, v);
+        } else if (!closest_tetrahedron(y, &n, v)) {
+            return 0;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,215 @@
+"""The IK's collision check inside the native kernel (:mod:`pinkctl.ik.capsules`,
+:mod:`pinkctl.ik.query`): its narrow phase decides as coal does, the native search's answers
+keep the margin by coal and are those of the Python search, and the check still works with
+the kernel switched off."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinkctl
+from pinkctl import CollisionScene, World
+from pinkctl.ik import IKSolver
+from pinkctl.ik import solver as solver_module
+from pinkctl.ik.collision import CollisionCheck
+from pinkctl.ik.query import NativeQuery
+
+MARGIN = 0.01
+native_only = pytest.mark.skipif(
+    os.environ.get("PINKCTL_NATIVE") == "0", reason="the native kernel is switched off"
+)
+
+
+def _robot(name: str) -> pinkctl.PinkRobot:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pinkctl.load_pink_supported_robot(name)
+
+
+def _busy_world(robot: pinkctl.PinkRobot) -> World:
+    world = World.for_robot(robot)
+    world.add_box(
+        "box", size=(0.1, 0.4, 0.3), position=(0.5, 0.0, 0.3), orientation=(0.9, 0.1, 0.3, 0)
+    )
+    world.add_sphere("ball", radius=0.1, position=(0.3, 0.3, 0.5))
+    world.add_capsule("pole", radius=0.03, length=0.8, position=(0.2, -0.45, 0.4))
+    world.add_cylinder("can", radius=0.05, length=0.2, position=(0.45, -0.25, 0.1))
+    world.add_convex(
+        "rock", [[0, 0, 0], [0.2, 0, 0], [0, 0.1, 0], [0, 0, 0.15]], position=(-0.4, 0.1, 0.3)
+    )
+    return world
+
+
+def _pose(robot: pinkctl.PinkRobot, q: np.ndarray) -> pin.SE3:
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    return data.oMf[robot.model.getFrameId(robot.tool_frame)].copy()
+
+
+@native_only
+@pytest.mark.parametrize("name", ["franka", "ur5"])
+def test_the_kernel_check_decides_as_coal(name: str) -> None:
+    """Random configurations among every kind of obstacle: the kernel's capsules + GJK say
+    "collides" exactly where coal's collision test at the same margins does."""
+    robot = _robot(name)
+    check = IKSolver(robot, world=_busy_world(robot)).collision
+    assert check is not None and check._native is not None
+    subset = IKSolver(robot).subset
+    rng = np.random.default_rng(4)
+    decided = {True: 0, False: 0}
+    for _ in range(400):
+        q = subset.sample(rng, robot.q0)
+        native = check._native.free(q)
+        assert native in (0, 1)  # every shape is one the kernel knows
+        assert bool(native) == check._coal_accepts(q)
+        decided[bool(native)] += 1
+    assert decided[True] > 20 and decided[False] > 20
+
+
+@native_only
+def test_the_narrow_phase_proves_distances_of_each_shape_kind() -> None:
+    """Two shapes of each kind placed at known distances around the margin: accepted only
+    when at least the threshold apart (coal's distance the reference)."""
+    robot = _robot("franka")
+    world = World()
+    check = IKSolver(robot, world=world).collision
+    scene = CollisionScene(robot, world)
+    subset = IKSolver(robot).subset
+    rng = np.random.default_rng(5)
+    wrong = accepted_count = 0
+    for k in range(80):
+        q = subset.sample(rng, robot.q0)
+        hand = _pose(robot, q).translation
+        direction = rng.normal(size=3)
+        direction /= np.linalg.norm(direction)
+        centre = hand + direction * rng.uniform(0.05, 0.2)
+        kind = k % 4
+        if kind == 0:
+            world.add_sphere("x", radius=0.04, position=centre)
+        elif kind == 1:
+            world.add_box("x", size=(0.05, 0.08, 0.1), position=centre)
+        elif kind == 2:
+            world.add_cylinder("x", radius=0.03, length=0.1, position=centre)
+        else:
+            world.add_capsule("x", radius=0.03, length=0.1, position=centre)
+        scene.sync()
+        accepted = check.accepts(q)
+        reference = not scene.in_collision(q, MARGIN)
+        wrong += accepted != reference
+        accepted_count += accepted
+        world.remove("x")
+    assert wrong == 0
+    assert 10 < accepted_count < 70
+
+
+@native_only
+@pytest.mark.parametrize("name", ["franka", "ur5"])
+def test_native_search_answers_keep_the_margin_and_match_the_python_search(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    robot = _robot(name)
+    world = World.for_robot(robot)
+    reference = CollisionScene(robot, world)
+    native = IKSolver(robot)
+    assert isinstance(native._native_query(pin.SE3.Identity()), NativeQuery)
+    blind = IKSolver(robot, world=World(), self_collision=False)
+    monkeypatch.setattr(solver_module, "native_local", lambda *args: None)
+    python = IKSolver(robot)
+    assert python._native_query(pin.SE3.Identity()) is None
+    rng = np.random.default_rng(6)
+    nominal = native.subset.middle(robot.q0)
+    collided = 0
+    for k in range(40):
+        q = native.subset.sample(rng, robot.q0)
+        if reference.in_collision(q, MARGIN):
+            continue
+        target = _pose(robot, q)
+        a = native.find(target, seed=nominal, rng=k)
+        b = python.find(target, seed=nominal, rng=k)
+        assert (a.success, a.iterations, a.restarts, a.reason) == (
+            b.success,
+            b.iterations,
+            b.restarts,
+            b.reason,
+        )
+        if a.success:
+            assert np.abs(a.q_full - b.q_full).max() <= 1e-9
+            assert reference.min_distance(a.q_full) >= MARGIN
+        collided += reference.in_collision(blind.find(target, seed=nominal, rng=k).q_full, MARGIN)
+    assert collided > 0  # the kernel did reject colliding answers
+
+
+@native_only
+def test_a_native_search_that_only_finds_collisions_says_so() -> None:
+    robot = _robot("franka")
+    target = _pose(robot, robot.q0)
+    world = World.for_robot(robot)
+    world.add_box("crate", size=(0.2, 0.2, 0.2), position=target.translation)
+    solver = IKSolver(robot, world=world)
+    result = solver.find(target, max_iterations=300, rng=0)
+    assert not result.success
+    assert "rejected in collision" in result.reason and "crate" in result.reason
+
+
+@native_only
+def test_a_shape_the_kernel_does_not_know_is_left_to_coal(monkeypatch) -> None:
+    """With the narrow phase unable to decide, the native search hands each converged
+    configuration to :meth:`CollisionCheck.accepts` (coal) and resumes with the verdict."""
+    robot = _robot("franka")
+    reference = CollisionScene(robot, World.for_robot(robot))
+    solver = IKSolver(robot)
+    check = solver.collision
+    shapes = check._native._arrays["shape"]
+    shapes[:] = 5  # SHAPE_OTHER: the kernel defers every near pair
+    asked = []
+    accepts = CollisionCheck.accepts
+
+    def counting(self, q):
+        asked.append(q.copy())
+        return accepts(self, q)
+
+    monkeypatch.setattr(CollisionCheck, "accepts", counting)
+    rng = np.random.default_rng(8)
+    for k in range(10):
+        q = solver.subset.sample(rng, robot.q0)
+        if reference.in_collision(q, MARGIN):
+            continue
+        result = solver.find(_pose(robot, q), rng=k)
+        assert result.success
+        assert reference.min_distance(result.q_full) >= MARGIN
+    assert asked
+
+
+def test_the_check_works_with_the_kernel_switched_off() -> None:
+    code = (
+        "import warnings; warnings.simplefilter('ignore')\n"
+        "import numpy as np, pinocchio as pin, pinkctl\n"
+        "from pinkctl import CollisionScene, World\n"
+        "from pinkctl.ik import IKSolver, find_ik\n"
+        "r = pinkctl.load_pink_supported_robot('franka')\n"
+        "s = IKSolver(r)\n"
+        "assert s.collision._native is None and s._native_query(pin.SE3.Identity()) is None\n"
+        "scene = CollisionScene(r, World.for_robot(r))\n"
+        "rng = np.random.default_rng(0); data = r.model.createData(); ok = 0\n"
+        "frame = r.model.getFrameId(r.tool_frame)\n"
+        "for k in range(8):\n"
+        "    q = s.subset.sample(rng, r.q0)\n"
+        "    if scene.in_collision(q, 0.01): continue\n"
+        "    pin.framesForwardKinematics(r.model, data, q)\n"
+        "    res = find_ik(r, data.oMf[frame].copy(), rng=k)\n"
+        "    assert res.success and scene.min_distance(res.q_full) >= 0.01\n"
+        "    ok += 1\n"
+        "print(ok > 0)\n"
+    )
+    env = {**os.environ, "PINKCTL_NATIVE": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["True"]
