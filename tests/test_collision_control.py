@@ -319,3 +319,32 @@ def test_mujoco_moving_sphere_no_contact(franka):
     assert deepest <= 5e-4
     moved = sim.get_site_pose(frame)[0]
     assert np.linalg.norm(moved - position) > 0.05
+
+
+def test_conflicting_rows_are_relaxed_to_what_the_box_allows(franka):
+    """Two rows each met inside the box but not together: the relaxed rows are met by a
+    velocity of the box, and a row that was met together with the others is not touched."""
+    from pinkctl.qp import CollisionRows  # noqa: PLC0415
+
+    limit = CollisionLimit(CollisionScene(franka, World(), self_collision=False), margin=MARGIN)
+    nv = franka.model.nv
+    G = np.zeros((3, nv))
+    G[0, 0], G[1, 0], G[2, 1] = 1.0, -1.0, 1.0  # dq0 <= -1e-3 and -dq0 <= -1e-3 conflict
+    h = np.array([-1e-3, -1e-3, 1e-3])
+    rows = CollisionRows(G, h, (), np.full(3, MARGIN))
+    columns = np.arange(7)
+    lower, upper = np.full(7, -1.0), np.full(7, 1.0)
+    relaxed = limit.relaxed(rows, (columns, lower, upper), DT)
+    assert relaxed.h[2] == h[2]
+    # raised by 2 mm in total, the least that lets dq0 meet both
+    assert relaxed.h[0] + relaxed.h[1] == pytest.approx(0.0, abs=1e-8)
+    from scipy.optimize import linprog  # noqa: PLC0415
+
+    check = linprog(
+        np.zeros(7),
+        A_ub=DT * relaxed.G[:, columns],
+        b_ub=relaxed.h,
+        bounds=list(zip(lower, upper)),
+        method="highs",
+    )
+    assert check.status == 0  # some velocity of the box meets every relaxed row

@@ -29,6 +29,7 @@ between its links).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -151,8 +152,8 @@ class CollisionAvoidance:
             influence_distance=margin + MAX_INFLUENCE,
             time_constant=tau,
             acceleration=acceleration if shaper.smooth else None,
-            # pairs close by design at home are not checked (pinkctl.world.home_pairs), nor
-            # pairs no controlled joint moves
+            # pairs close at home keep half their home clearance (pinkctl.world.home_pairs);
+            # pairs no controlled joint moves are not checked
             pair_margins=np.where(
                 still_pairs(model, self.scene, n_self, self._columns), -np.inf, margins[:n_self]
             ),
@@ -350,24 +351,34 @@ class CollisionAvoidance:
         return self._rows is not None
 
     def solve(self, configuration: Configuration) -> np.ndarray:
-        """The velocity of the QP with this tick's rows inside the shaper's box; when the rows
-        conflict there, with their right-hand sides raised by the least total amount that
-        some velocity of the box meets (:meth:`~pinkctl.qp.CollisionLimit.relaxed`: the arm
-        gives way as far as its limits allow, never braking into an obstacle).
+        """The velocity of the QP with this tick's rows inside the shaper's box; when they
+        conflict there, the closest pair's rows as they are and the others asking at least
+        no closing (``h >= 0``); when these still conflict, the rows raised by the least
+        total amount that some velocity of the box meets
+        (:meth:`~pinkctl.qp.CollisionLimit.relaxed`: the arm gives way as far as its limits
+        allow, never braking into an obstacle).
 
         Raises:
             QPSolveError: No velocity in the box meets the relaxed rows (the controller
                 brakes).
         """
         lower, upper = self._box
-        try:
-            return self.qp.solve(configuration, self.dt, lower, upper)
-        except QPSolveError:
-            rows = self._rows
-            assert rows is not None
+        rows = self._rows
+        assert rows is not None
+        closest = min(d.distance for d in rows.distances)
+        first = np.array([d.distance == closest for d in rows.distances])
         columns = np.asarray(self._joints.qp_columns, dtype=np.intp)
-        self.limit.hold(self.limit.relaxed(rows, (columns, lower, upper), self.dt))
-        return self.qp.solve(configuration, self.dt, lower, upper)
+        for attempt in range(3):
+            try:
+                return self.qp.solve(configuration, self.dt, lower, upper)
+            except QPSolveError:
+                if attempt == 2:
+                    raise
+            if attempt == 0:
+                self.limit.hold(replace(rows, h=np.where(first, rows.h, np.maximum(rows.h, 0.0))))
+            else:
+                self.limit.hold(self.limit.relaxed(rows, (columns, lower, upper), self.dt))
+        raise AssertionError("unreachable")
 
     def blocking(self, velocity: np.ndarray) -> str | None:
         """Why the command is held back: the closest pair whose row binds at the QP's
