@@ -217,7 +217,7 @@ class QuietCheck:
             "moved_at": np.zeros(len(margins)),
         }
         t = _Tick()
-        t.capsules = broad._pointer
+        t.capsules = broad.address
         t.kernel = kernel
         t.n, t.nq, t.nspace = n, model.nq, len(space_q)
         t.dt, t.tau = float(avoidance.dt), float(limit.time_constant)
