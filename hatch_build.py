@@ -7,7 +7,9 @@ the build (``sysconfig``), into ``_kernel`` + its extension suffix
 (``_kernel.cpython-311-x86_64-linux-gnu.so``), which the wheel carries. Without a compiler or
 Python's headers the build still succeeds, as a pure Python wheel, and pinkctl runs its Python
 path (:func:`pinkctl._native.native_available` says which one is in use). ``make`` runs this
-file directly to rebuild the module in ``src/`` after a source changes.
+file directly to rebuild the module in ``src/`` after a source changes. An extension newer
+than its sources and built by the same commands (compiler, flags, paths; recorded in
+``build/native/``) is not built again (``PINKCTL_REBUILD=1`` forces it).
 
 The compiled tick, ``pinkctl._native._tick`` (``_tick.cpp`` with the kernel's ``_kernel.c``),
 is C++ on Pinocchio: it is built against the headers and libraries of the Pinocchio that the
@@ -64,6 +66,36 @@ def _skip(reason: str) -> None:
     print(f"pinkctl: {reason}: the Python path is used", file=sys.stderr)
 
 
+def _stamp(root: Path, extension: Path) -> Path:
+    """Where the build commands of ``extension`` are recorded (git-ignored ``build/``)."""
+    return root / "build" / "native" / f"{extension.name}.commands"
+
+
+def _signature(commands: list[list[str]], scratch: str = "") -> str:
+    """The build commands as one text, the scratch folder's (random) name taken out."""
+    text = "\n".join(" ".join(command) for command in commands)
+    return text.replace(scratch, "<scratch>") if scratch else text
+
+
+def _up_to_date(root: Path, extension: Path, sources: list[Path], signature: str) -> bool:
+    """Whether ``extension`` is newer than every source and was built by the same commands
+    (compiler, flags, include and library paths): then there is nothing to rebuild.
+    ``PINKCTL_REBUILD=1`` rebuilds anyway."""
+    if os.environ.get("PINKCTL_REBUILD", "0") == "1" or not extension.is_file():
+        return False
+    stamp = _stamp(root, extension)
+    if not stamp.is_file() or stamp.read_text(encoding="utf-8") != signature:
+        return False
+    built = extension.stat().st_mtime
+    return all(source.stat().st_mtime < built for source in sources)
+
+
+def _record(root: Path, extension: Path, signature: str) -> None:
+    stamp = _stamp(root, extension)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(signature, encoding="utf-8")
+
+
 def build_kernel(root: str | Path) -> Path | None:
     """Compile the extension next to its sources; returns it, or None (with a note on stderr)
     when it could not be built."""
@@ -87,10 +119,15 @@ def build_kernel(root: str | Path) -> Path | None:
     if not (Path(headers) / "Python.h").is_file():
         _skip(f"no Python headers in {headers} (the python3-dev package)")
         return None
+    sources = [root / source for source in SOURCES] + sorted((root / NATIVE).glob("*.h"))
+    signature = _signature([command])
+    if _up_to_date(root, extension, sources, signature):
+        return extension
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         _skip(f"the native kernel did not build ({' '.join(command)}):\n{result.stderr}")
         return None
+    _record(root, extension, signature)
     return extension
 
 
@@ -180,6 +217,10 @@ def build_tick(root: str | Path) -> Path | None:
                 "-lm",
             ],
         ]
+        signature = _signature(commands, tmp)
+        sources = [root / TICK_SOURCE, root / NATIVE / "_kernel.c", root / NATIVE / "_native.h"]
+        if _up_to_date(root, extension, sources, signature):
+            return extension
         for command in commands:
             result = subprocess.run(command, capture_output=True, text=True)
             if result.returncode != 0:
@@ -188,6 +229,7 @@ def build_tick(root: str | Path) -> Path | None:
                 return None
         shutil.move(str(linked), str(extension.with_suffix(".tmp")))
         os.replace(extension.with_suffix(".tmp"), extension)
+        _record(root, extension, signature)
     print(f"pinkctl: built {TICK.name} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return extension
 

@@ -6,6 +6,7 @@ import datetime
 import importlib.metadata
 import os
 import platform
+import time
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ __all__ = [
     "bench_solvers",
     "machine_info",
     "machine_line",
+    "time_phases",
     "timing_stats_us",
 ]
 
@@ -105,3 +107,32 @@ def timing_stats_us(samples_ns: np.ndarray | list[int]) -> dict[str, float]:
         "p99_us": float(p99),
         "mean_us": float(a.mean()),
     }
+
+
+def time_phases(controller: Any, variant: Any, k: int) -> tuple[int, int, int, int, int, int]:
+    """Tick ``k`` of ``variant`` (a :mod:`bench.step_latency` variant, prepared for tick ``k``)
+    run through ``controller``'s six public phases of ``forward`` one by one: read the
+    estimate, forward kinematics, target update, QP, shaping, output state. Sets
+    ``variant.output``; returns each phase's duration [ns].
+
+    Raises:
+        AssertionError: The estimate is unreadable or the QP has no solution.
+    """
+    perf = time.perf_counter_ns
+    estimate, setpoint = variant.estimated, variant.setpoints[k]
+    t0 = perf()
+    read = controller.read_estimate(estimate)
+    t1 = perf()
+    assert read is not None
+    controller.update_configuration(read[0], read[1], estimate.root)
+    t2 = perf()
+    controller.update_targets(setpoint)
+    t3 = perf()
+    velocity = controller.solve()
+    t4 = perf()
+    assert velocity is not None, controller.last_error
+    positions, rates, root = controller.shape(velocity)
+    t5 = perf()
+    variant.output = controller.write_command(positions, rates, root)
+    t6 = perf()
+    return (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)

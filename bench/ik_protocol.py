@@ -42,6 +42,7 @@ import pinocchio as pin
 
 import pinkctl
 from pinkctl.ik import IKSolver
+from pinkctl.ik.options import MAX_ITERATIONS
 
 BUDGET_MS = 5.0
 TOLERANCE = 1e-5
@@ -221,7 +222,7 @@ def protocol_rows(
         ),
     ]
     if baselines:
-        big = 10**9
+        big = MAX_ITERATIONS  # the largest count allowed: the time budget stops them
         runs.append(
             (
                 "pinkctl local_ik (LM, no restarts)",

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import tempfile
 import time
@@ -45,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import machine_line, timing_stats_us
+from .common import machine_info, machine_line, timing_stats_us
 from .peer_process import ChunkWorker
 from .step_latency import (
     DT,
@@ -54,15 +55,19 @@ from .step_latency import (
     POSTURE_COST,
     WARMUP,
     PinkctlVariant,
+    _peer_models,
+    _Pink,
     home_tool_pose,
     moving_target,
+    peer_solver_options,
 )
 
 __all__ = ["PLACO_PYTHON", "markdown", "run"]
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The interpreter of placo's environment (``make .venv-placo`` creates it).
-PLACO_PYTHON = ROOT / ".venv-placo" / "bin" / "python"
+#: The interpreter of placo's environment (``make .venv-placo`` creates it; the environment
+#: variable ``PINKCTL_PLACO_PYTHON`` names another, e.g. a worktree's main checkout's).
+PLACO_PYTHON = Path(os.environ.get("PINKCTL_PLACO_PYTHON", ROOT / ".venv-placo" / "bin" / "python"))
 #: The peers' problem has no collision avoidance (pinkctl's default adds it for a robot whose
 #: description has collision elements: the Python path, with its distance queries).
 NO_COLLISIONS = {"self_collision": False}
@@ -73,6 +78,7 @@ LABELS = (
     "default_states",
     "default_python",
     "default_step_python",
+    "pink",
     "placo",
 )
 
@@ -117,10 +123,8 @@ class ArrayTickVariant(PinkctlVariant):
         if command is None or command.joints is None:
             self._command = None
             return
-        q = self.q.copy()  # the command's positions over the joint space, others as measured
-        valid = command.joints.valid_array[0]
-        q[valid] = command.joints.data_array[0, valid]
-        self._command = q
+        # the command's positions over the joint space, the joints it leaves as measured
+        self._command = self._joints.positions(command.joints, fill=self.q)
 
     def record(self, k: int) -> None:
         if self._command is None:
@@ -128,6 +132,54 @@ class ArrayTickVariant(PinkctlVariant):
         else:
             self.q = np.array(self._command)
         self.q_log[k] = self.q[self.cols]
+
+
+#: How each pinkctl row is set up: (tick, default settings, compiled tick where built); tick
+#: ``forward`` (states built outside the timer), ``step`` (arrays) or ``states`` (states built
+#: inside the timer, then ``forward``).
+ROWS = {
+    "default": ("forward", True, True),
+    "pinkctl": ("forward", False, True),
+    "default_step": ("step", True, True),
+    "default_states": ("states", True, True),
+    "default_python": ("forward", True, False),
+    "default_step_python": ("step", True, False),
+}
+
+
+def _variant(label: str, target: Any, n_total: int, solver: str) -> Any:
+    """The variant of row ``label`` (:data:`ROWS`; ``pink``: raw pink on the peers' problem),
+    on a Franka of its own."""
+    from pinkctl.core.robot import load_pink_supported_robot
+
+    robot = load_pink_supported_robot("franka")
+    if label == "pink":
+        return _Pink(
+            _peer_models(robot, False),
+            target,
+            solver,
+            barrier=False,
+            n_total=n_total,
+            solver_options=peer_solver_options(solver),
+        )
+    tick, default, compiled = ROWS[label]
+    if tick != "forward":
+        variant = ArrayTickVariant(
+            robot, target, n_total=n_total, states=tick == "states", compiled=compiled
+        )
+    else:
+        variant = PinkctlVariant(
+            robot,
+            target,
+            solver,
+            barrier=False,
+            n_total=n_total,
+            default_settings=default,
+            controller_options=NO_COLLISIONS,
+        )
+        if not compiled:
+            variant.controller.compiled = False
+    return variant
 
 
 def _placo_worker(robot: Any, frame: str, target: Any, tmp: Path) -> ChunkWorker:
@@ -175,52 +227,12 @@ def run(
     robot = load_pink_supported_robot("franka")
     frame = robot.tool_frame
     target = moving_target(home_tool_pose(robot), n_total)
-    variants = {
-        "default": PinkctlVariant(
-            load_pink_supported_robot("franka"),
-            target,
-            solver,
-            barrier=False,
-            n_total=n_total,
-            default_settings=True,
-            controller_options=NO_COLLISIONS,
-        ),
-        "pinkctl": PinkctlVariant(
-            load_pink_supported_robot("franka"),
-            target,
-            solver,
-            barrier=False,
-            n_total=n_total,
-            controller_options=NO_COLLISIONS,
-        ),
-    }
-    for label, states, compiled in (
-        ("default_step", False, True),
-        ("default_states", True, True),
-        ("default_step_python", False, False),
-    ):
-        variants[label] = ArrayTickVariant(
-            load_pink_supported_robot("franka"),
-            target,
-            n_total=n_total,
-            states=states,
-            compiled=compiled,
-        )
-    variants["default_python"] = PinkctlVariant(
-        load_pink_supported_robot("franka"),
-        target,
-        solver,
-        barrier=False,
-        n_total=n_total,
-        default_settings=True,
-        controller_options=NO_COLLISIONS,
-    )
-    variants["default_python"].controller.compiled = False
+    variants = {label: _variant(label, target, n_total, solver) for label in LABELS[:-1]}
     times = {label: np.zeros(n_total, dtype=np.int64) for label in LABELS}
     placo_q = np.full((n_total, len(robot.controlled_joint_names)), np.nan)
     placo_errors = np.full(n_total, np.nan)
     row: dict[str, Any] = {"steps": steps, "warmup": warmup, "chunk": chunk, "placo_note": None}
-    row["compiled"] = {label: v.controller.compiled for label, v in variants.items()}
+    row["compiled"] = {label: variants[label].controller.compiled for label in ROWS}
     with tempfile.TemporaryDirectory() as tmp:
         worker = None
         if PLACO_PYTHON.exists():
@@ -255,6 +267,7 @@ def run(
         finally:
             if worker is not None:
                 worker.close()
+    row["load"] = os.getloadavg()[0]
     reference = variants["pinkctl"].q_log
     for label in LABELS:
         if label == "placo" and worker is None:
@@ -307,6 +320,7 @@ def markdown(row: dict[str, Any], machine: str | None = None) -> str:
         "default_states": "pinkctl default: `JointSpace`/`SiteSpace` states + `forward`",
         "default_python": "pinkctl `forward`, default, Python path (`compiled = False`)",
         "default_step_python": "pinkctl `step(q, pose)`, default, Python path",
+        "pink": f"pink {machine_info()['pink']} `solve_ik` + `integrate_inplace` (peers' problem)",
         "placo": f"placo {row.get('placo_version', '')} `solve` + `update_kinematics`",
     }
     out = [

@@ -99,7 +99,7 @@ from pinkctl import JointState, PinkIKController, RobotState, SpatialState
 from pinkctl.core.robot import PinkRobot, load_pink_supported_robot
 from pinkctl.qp import BOX_SOLVER, DEFAULT_SOLVER, DEFAULT_SOLVER_OPTIONS
 
-from .common import bench_solvers, machine_line, timing_stats_us
+from .common import bench_solvers, machine_line, time_phases, timing_stats_us
 
 mink: Any  # bench-only dependency ("bench" extra); None when not installed
 try:
@@ -1096,30 +1096,14 @@ def profile_forward(
     try:
         for k in range(n_total):
             replay.prepare(k)
-            est, sp = replay.estimated, replay.setpoints[k]
-            t0 = perf()
-            read = c.read_estimate(est)
-            t1 = perf()
-            assert read is not None
-            measured, q = read
-            c.update_configuration(measured, q, est.root)
-            t2 = perf()
-            c.update_targets(sp)
-            t3 = perf()
-            velocity = c.solve()
-            t4 = perf()
-            assert velocity is not None, c.last_error
-            positions, command_velocity, root = c.shape(velocity)
-            t5 = perf()
-            replay.output = c.write_command(positions, command_velocity, root)
-            t6 = perf()
+            samples[k, :-1] = time_phases(c, replay, k)
             replay.record(k)
             twin.prepare(k)
-            t7 = perf()
+            t0 = perf()
             twin.step(k)
-            t8 = perf()
+            t1 = perf()
             twin.record(k)
-            samples[k] = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t8 - t7)
+            samples[k, -1] = t1 - t0
     finally:
         gc.enable()
     med = np.median(samples[warmup:], axis=0) * 1e-3

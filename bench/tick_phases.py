@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import machine_line
+from .common import machine_line, time_phases
 from .step_latency import DT, WARMUP, PinkctlVariant, home_tool_pose, moving_target
 
 __all__ = ["markdown", "run"]
@@ -84,32 +84,17 @@ def run(steps: int = 2000, *, warmup: int = WARMUP) -> dict[str, Any]:
     cc = np.zeros((n_total, len(COMPILED_PHASES) + 3), dtype=np.int64)
     for k in range(n_total):
         python.prepare(k)
-        est, sp = python.estimated, python.setpoints[k]
-        t0 = perf()
-        read = p.read_estimate(est)
-        t1 = perf()
-        assert read is not None
-        p.update_configuration(read[0], read[1], est.root)
-        t2 = perf()
-        p.update_targets(sp)
-        t3 = perf()
-        velocity = p.solve()
-        t4 = perf()
-        assert velocity is not None, p.last_error
-        positions, rates, root = p.shape(velocity)
-        t5 = perf()
-        python.output = p.write_command(positions, rates, root)
-        t6 = perf()
+        py[k, :-1] = time_phases(p, python, k)
         python.record(k)
-        py[k, :-1] = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)
         if tick is not None:
             compiled.prepare(k)
             est, sp = compiled.estimated, compiled.setpoints[k]
             t0 = perf()
-            assert c._bound_tick() is tick and est.joints is not None and tick.reads(est.joints)
-            row = est.joints.data_array[0]
+            assert c._bound_tick() is tick
+            row = tick.measured(est)
+            assert row is not None
             t1 = perf()
-            assert sp.sites is not None and tick.aims(sp.sites)
+            assert tick.aims(sp)
             t2 = perf()
             command = c._compiled_run(tick, row, True, 2)
             t3 = perf()

@@ -8,7 +8,7 @@ and left arm controlled; ``MujocoSimulation.from_robot`` stands it on the floor 
 inside their support polygon with a 5 cm margin (``support_margin=``), and puts the hand
 strictly above the posture (``priority_levels=[["frame"], ["posture"]]``). The hand then
 reaches ten targets around the body, the last one 0.2 m above the floor in front, each along a
-minimum-jerk path of 3 s held for 1 s (:func:`pinkctl.app.whole_body.run_reach`).
+minimum-jerk path of 6 s held for 1 s (:func:`pinkctl.app.whole_body.run_reach`).
 
 Every target is checked (issue 26's acceptance): hand within 5 mm at the end of the hold,
 pelvis drop below 0.15 m, no body but the feet on the floor, each foot within 5 mm of its
@@ -29,13 +29,15 @@ import sys
 
 import numpy as np
 
-from pinkctl.app.whole_body import HUMANOIDS, ReachReport, run_reach
+from pinkctl.app.whole_body import HUMANOIDS, REACH_SECONDS, ReachReport, run_reach
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--robot", choices=sorted(HUMANOIDS), default="g1")
-    parser.add_argument("--quick", action="store_true", help="two targets near the hand")
+    parser.add_argument(
+        "--quick", action="store_true", help="two targets near the hand, 3 s reaches"
+    )
     parser.add_argument("--picture", default=None, help="write the last frame to this .png")
     args = parser.parse_args(argv)
     frames: list[np.ndarray] = []
@@ -49,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     report: ReachReport = run_reach(
         args.robot,
         offsets=[(0.1, 0.0, 0.0), (0.1, 0.05, -0.1)] if args.quick else None,
+        seconds=3.0 if args.quick else REACH_SECONDS,
         on_tick=keep_last if args.picture else None,
     )
     print(report.table)

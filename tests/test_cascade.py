@@ -117,6 +117,26 @@ def test_least_squares_form_reproduces_the_objective():
         lexicographic_solve([], box_constraints([0], [1]), qpsolvers_solve, damping=0.0)
 
 
+def test_equality_rows_span_every_level_above_orthonormally():
+    from pinkctl.qp.cascade import _extend_basis  # noqa: PLC0415
+
+    rng = np.random.default_rng(5)
+    n = 35
+    jacobians = [rng.normal(size=(12, n)), rng.normal(size=(3, n)), rng.normal(size=(3, n))]
+    jacobians[2][1] = jacobians[1][0] + jacobians[0][4]  # a row the levels above already hold
+    jacobians.append(np.zeros((2, n)))  # an empty level adds nothing
+    basis = np.zeros((0, n))
+    for k, J in enumerate(jacobians):
+        basis = _extend_basis(basis, J.T @ J, 1e-6)
+        stacked = np.vstack(jacobians[: k + 1])
+        rank = np.linalg.matrix_rank(stacked)
+        assert basis.shape == (rank, n)
+        assert np.allclose(basis @ basis.T, np.eye(rank), atol=1e-10)
+        projector = basis.T @ basis  # the same row space as the stacked Jacobians
+        assert np.allclose(stacked @ projector, stacked, atol=1e-9)
+    assert basis.shape[0] == 12 + 3 + 2
+
+
 # ---------------------------------------------------------------------- the Franka case
 
 

@@ -102,3 +102,30 @@ def test_a_negative_diagonal_goes_to_daqp_which_reports_it() -> None:
     assert solver.last_name == "daqp"
     ws.H[2, 2] = 1.0
     assert np.allclose(solver.solve(ws), [0.0, 0.0, -1.0, 0.0], atol=1e-8)
+
+
+def test_the_build_skips_an_extension_newer_than_its_sources_built_alike(tmp_path, monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("hatch_build", root / "hatch_build.py")
+    assert spec is not None and spec.loader is not None
+    hatch_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hatch_build)
+    monkeypatch.delenv("PINKCTL_REBUILD", raising=False)
+    source, extension = tmp_path / "a.c", tmp_path / "a.so"
+    source.write_text("int a;")
+    extension.write_text("built")
+    os.utime(source, (1000.0, 1000.0))
+    os.utime(extension, (2000.0, 2000.0))
+    assert not hatch_build._up_to_date(tmp_path, extension, [source], "cc -O2")  # no record
+    hatch_build._record(tmp_path, extension, "cc -O2")
+    assert hatch_build._up_to_date(tmp_path, extension, [source], "cc -O2")
+    assert not hatch_build._up_to_date(tmp_path, extension, [source], "cc -O3")  # new flags
+    monkeypatch.setenv("PINKCTL_REBUILD", "1")
+    assert not hatch_build._up_to_date(tmp_path, extension, [source], "cc -O2")  # forced
+    monkeypatch.delenv("PINKCTL_REBUILD")
+    os.utime(source, (3000.0, 3000.0))
+    assert not hatch_build._up_to_date(tmp_path, extension, [source], "cc -O2")  # edited
+    assert hatch_build._signature([["cc", "/tmp/x1/a.o"]], "/tmp/x1") == "cc <scratch>/a.o"

@@ -85,3 +85,91 @@ def test_site_space_states_equal_from_name() -> None:
         space.state(np.full((2, 3), np.nan))
     with pytest.raises(InputError, match="shape"):
         space.state(p[:1])
+
+
+def test_fast_path_rejects_nan_and_wrong_shape_with_clear_messages() -> None:
+    # float64 arrays of the right shape take the fast path: their values are still checked
+    joints = JointSpace(NAMES)
+    with pytest.raises(InputError, match="finite"):
+        joints.state(np.array([0.0, np.nan, 0.0]))
+    with pytest.raises(InputError, match="finite"):
+        joints.state(np.zeros(3), np.array([np.inf, 0.0, 0.0]))
+    with pytest.raises(InputError, match=r"positions must have shape \(3,\)"):
+        joints.state(np.zeros(4))
+    with pytest.raises(InputError, match=r"velocities must have shape \(3,\)"):
+        joints.state(np.zeros(3), np.zeros((3, 1)))
+    with pytest.raises(InputError, match="finite"):  # finite values whose sum overflows pass
+        joints.state(np.array([1e308, 1e308, np.nan]))
+    np.testing.assert_array_equal(
+        joints.state(np.array([1e308, 1e308, 0.0])).positions, [1e308, 1e308, 0.0]
+    )
+    sites = SiteSpace(["tool"])
+    pose = (np.array([[0.1, 0.2, 0.3]]), np.array([[1.0, 0.0, 0.0, 0.0]]))
+    with pytest.raises(InputError, match="finite"):
+        sites.state(np.array([[0.0, np.nan, 0.0]]), pose[1])
+    with pytest.raises(InputError, match="finite"):  # NaN, not reported as a zero quaternion
+        sites.state(pose[0], np.array([[0.0, 0.0, 0.0, np.nan]]))
+    with pytest.raises(InputError, match="quaternion is zero"):
+        sites.state(pose[0], np.array([[0.0, 1e-12, 0.0, -1e-12]]))
+    with pytest.raises(InputError, match=r"orientations must have shape \(1, 4\)"):
+        sites.state(pose[0], np.array([1.0, 0.0, 0.0, 0.0]))
+    with pytest.raises(InputError, match=r"linear_velocities must have shape \(1, 3\)"):
+        sites.state(*pose, np.zeros(3))
+    with pytest.raises(InputError, match="finite"):
+        sites.state(*pose, np.zeros((1, 3)), np.full((1, 3), np.inf))
+
+
+@pytest.mark.parametrize("given", range(8))
+def test_site_space_states_equal_from_name_for_every_field_mix(given: int) -> None:
+    sites = ["tool", "elbow"]
+    rng = np.random.default_rng(given)
+    values = {
+        "orientations": rng.normal(size=(2, 4)),
+        "linear_velocities": rng.normal(size=(2, 3)),
+        "angular_velocities": rng.normal(size=(2, 3)),
+    }
+    chosen = {k: v for bit, (k, v) in enumerate(values.items()) if given & (1 << bit)}
+    p = rng.normal(size=(2, 3))
+    fast = SiteSpace(sites).state(p, **chosen)
+    slow = SpatialState.from_name(
+        sites, positions=(sites, p), **{k: (sites, v) for k, v in chosen.items()}
+    )
+    assert fast.name_space is slow.name_space
+    np.testing.assert_array_equal(fast.valid_array, slow.valid_array)
+    for field in ("position_data", "orientation_data", "linear_velocity_data"):
+        np.testing.assert_array_equal(getattr(fast, field), getattr(slow, field))
+        assert not getattr(fast, field).flags.writeable
+    np.testing.assert_array_equal(fast.angular_velocity_data, slow.angular_velocity_data)
+    p[0, 0] = 9.0  # the state keeps its own copy
+    assert fast.position_data[0, 0] != 9.0
+
+
+@pytest.mark.parametrize("fields", [1, 2, 3])
+def test_joint_space_states_equal_from_name_for_every_field_mix(fields: int) -> None:
+    rows = np.arange(9.0).reshape(3, 3)
+    args = list(rows[:fields])
+    fast = JointSpace(NAMES).state(*args)
+    keys = ("positions", "velocities", "efforts")[:fields]
+    slow = JointState.from_name(NAMES, **{k: (NAMES, r) for k, r in zip(keys, args)})
+    np.testing.assert_array_equal(fast.data_array, slow.data_array)
+    np.testing.assert_array_equal(fast.valid_array, slow.valid_array)
+    assert not fast.data_array.flags.writeable and not fast.valid_array.flags.writeable
+
+
+def test_reading_a_partial_command_back_with_fill() -> None:
+    space = JointSpace(NAMES)
+    measured = np.array([7.0, 8.0, 9.0])
+    command = JointState.from_name(NAMES, positions=(["a", "c"], [1.0, 3.0]))
+    with pytest.raises(InputError):
+        space.positions(command)  # "b" has no position
+    for _ in range(2):  # the second read reuses what the first learnt of the mask
+        np.testing.assert_array_equal(space.positions(command, fill=measured), [1.0, 8.0, 3.0])
+    assert measured[1] == 8.0  # fill is not written
+    other = JointState.from_name(["c", "a"], positions=(["c", "a"], [3.0, 1.0]))
+    np.testing.assert_array_equal(space.positions(other, fill=measured), [1.0, 8.0, 3.0])
+    full = space.state([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(space.positions(full, fill=measured), [1.0, 2.0, 3.0])
+    with pytest.raises(InputError, match="fill"):
+        space.positions(command, fill=[0.0, np.nan, 0.0])
+    with pytest.raises(InputError, match="fill"):
+        space.positions(command, fill=[0.0, 0.0])

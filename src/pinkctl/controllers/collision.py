@@ -20,14 +20,15 @@ configuration (the last command, where the next one starts):
    limits and meets the rows, and a row binding at the solution is reported
    (:meth:`CollisionAvoidance.blocking`: the controller's status ``BLOCKED``).
 
-A pair of the robot closer than the margin at home keeps half its home distance as its
-margin, so that home is always admissible; a pair within ``TURNING_ZONE`` of its margin at
-home gets no turning rows (they would freeze the joints between its links).
+Pairs close at home follow :mod:`pinkctl.world.home_pairs` (the global IK's policy too): a
+self pair closer than twice the margin keeps half its home clearance (one in contact is not
+checked), so does a link within the margin of the floor; a self pair within
+``TURNING_ZONE`` of its margin at home gets no turning rows (they would freeze the joints
+between its links).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from ..motion.shaper import MotionShaper
 from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
+from ..world.home_pairs import home_margins
 from ..world.still_pairs import still_pairs
 from .collision_check import QuietCheck, levers, quiet_check
 from .tick_mode import TickMode
@@ -68,8 +70,6 @@ MAX_INFLUENCE = 0.5
 PLAIN_TICKS = 5
 #: Smallest time constant with acceleration limits, in control periods.
 SMOOTH_TICKS = 2
-#: A self pair closer than this many margins at home is close by design: not checked.
-HOME_CLEARANCE = 2.0
 
 
 def check_collision_arguments(
@@ -126,13 +126,13 @@ class CollisionAvoidance:
         self.dt = shaper.dt
         model = robot.model
         n_self = sum(1 for p in self.scene.pairs if p.kind == "self")
-        at_home = self.scene.distances(robot.q0)
-        home = np.array([d.distance for d in at_home[:n_self]])
+        home = np.array([d.distance for d in self.scene.distances(robot.q0)[:n_self]])
+        margins = home_margins(self.scene, robot.q0, margin)
         # a link on the floor at home (a standing robot's feet) keeps half its home clearance
         floor = {
-            (d.pair.a, FLOOR): 0.5 * max(d.distance, 0.0)
-            for d in at_home[n_self:]
-            if d.pair.body_b == FLOOR and d.distance < margin
+            (p.a, FLOOR): float(m)
+            for p, m in zip(self.scene.pairs[n_self:], margins[n_self:])
+            if p.body_b == FLOOR and m < margin
         }
         self._columns = np.asarray(joints.qp_columns[joints.n_base :], dtype=np.intp)
         limits = shaper.limits
@@ -142,7 +142,8 @@ class CollisionAvoidance:
             assert limits.acceleration is not None
             self._accel = np.asarray(limits.acceleration, dtype=np.float64)
             acceleration[self._columns] = self._accel
-            ramp = 0.0 if limits.jerk is None else float(np.max(self._accel / limits.jerk))
+            # the acceleration turns from +a to -a (2 a / j) before the braking starts
+            ramp = 0.0 if limits.jerk is None else float(np.max(2.0 * self._accel / limits.jerk))
             tau = max(ramp + self.dt, SMOOTH_TICKS * self.dt)
         self.limit = CollisionLimit(
             self.scene,
@@ -150,14 +151,10 @@ class CollisionAvoidance:
             influence_distance=margin + MAX_INFLUENCE,
             time_constant=tau,
             acceleration=acceleration if shaper.smooth else None,
-            # pairs close by design at home (a tucked hand beside the torso) are not checked:
-            # their rows would pin the home pose's neighbourhood (tiago lagged a 5 cm circle
-            # by 20 mm); nor pairs no controlled joint moves
+            # pairs close by design at home are not checked (pinkctl.world.home_pairs), nor
+            # pairs no controlled joint moves
             pair_margins=np.where(
-                still_pairs(model, self.scene, n_self, self._columns)
-                | (home < HOME_CLEARANCE * margin),
-                -np.inf,
-                margin,
+                still_pairs(model, self.scene, n_self, self._columns), -np.inf, margins[:n_self]
             ),
             turning_pairs=home - margin > TURNING_ZONE,
             obstacle_margins=floor,
@@ -353,13 +350,14 @@ class CollisionAvoidance:
         return self._rows is not None
 
     def solve(self, configuration: Configuration) -> np.ndarray:
-        """The velocity of the QP with this tick's rows inside the shaper's box; when they
-        conflict there, the closest pair's rows as they are and the others asking at least
-        no closing (``h >= 0``), then every row so (met by standing still, when the box
-        holds 0).
+        """The velocity of the QP with this tick's rows inside the shaper's box; when the rows
+        conflict there, with their right-hand sides raised by the least total amount that
+        some velocity of the box meets (:meth:`~pinkctl.qp.CollisionLimit.relaxed`: the arm
+        gives way as far as its limits allow, never braking into an obstacle).
 
         Raises:
-            QPSolveError: No velocity in the box meets the rows (the controller brakes).
+            QPSolveError: No velocity in the box meets the relaxed rows (the controller
+                brakes).
         """
         lower, upper = self._box
         try:
@@ -367,17 +365,9 @@ class CollisionAvoidance:
         except QPSolveError:
             rows = self._rows
             assert rows is not None
-        # the closest pair's rows as they are, the others no closing; then none closing
-        closest = min(d.distance for d in rows.distances)
-        first = np.array([d.distance == closest for d in rows.distances])
-        for keep in (first, np.zeros_like(first)):
-            self.limit.hold(replace(rows, h=np.where(keep, rows.h, np.maximum(rows.h, 0.0))))
-            try:
-                return self.qp.solve(configuration, self.dt, lower, upper)
-            except QPSolveError:
-                if not keep.any():
-                    raise
-        raise AssertionError("unreachable")
+        columns = np.asarray(self._joints.qp_columns, dtype=np.intp)
+        self.limit.hold(self.limit.relaxed(rows, (columns, lower, upper), self.dt))
+        return self.qp.solve(configuration, self.dt, lower, upper)
 
     def blocking(self, velocity: np.ndarray) -> str | None:
         """Why the command is held back: the closest pair whose row binds at the QP's

@@ -11,11 +11,11 @@ it), sharpened where that is loose: a cylinder's end planes, a box measured as a
 the other capsule, separating axes with the exact supports of boxes and cylinders
 (``_collision_tick.c``). When every bound is at least the pair's margin plus its influence
 distance (plus the turning zone for the pairs that get turning rows, and :data:`SLACK` for
-coal's tolerance), no pair can get a row: :meth:`~pinkctl.qp.CollisionLimit.evaluate` would return none, and the tick
-runs exactly as without avoidance (the compiled tick where it applies). Otherwise the
-Python path measures the pairs with coal and writes the rows: the check decides only
-*whether* coal is asked, never what a row is, so the controller's commands are those of
-the Python path (``tests/test_collision_check.py``).
+coal's tolerance), no pair can get a row: :meth:`~pinkctl.qp.CollisionLimit.evaluate` would
+return none, and the tick runs exactly as without avoidance (the compiled tick where it
+applies). Otherwise the Python path measures the pairs with coal and writes the rows: the
+check decides only *whether* coal is asked, never what a row is, so the controller's commands
+are those of the Python path (``tests/test_collision_check.py``).
 
 The error kept is one-sided: a bound is never above the pair's signed distance, apart or in
 penetration (a shape inside its capsule penetrates no deeper than the capsule does; an

@@ -23,6 +23,70 @@ from ..errors import InputError
 __all__ = ["resolve_priority_levels"]
 
 
+def _is_sequence(value: Any) -> bool:
+    """Whether ``value`` is a non-empty sequence other than a string."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and bool(value)
+
+
+def _entry_tasks(
+    entry: Any, k: int, names: Mapping[str, tuple[Task, ...] | None], extra: Sequence[Task]
+) -> tuple[Task, ...]:
+    """The tasks of one entry of level ``k``: a name of ``names`` or a task of ``extra``."""
+    if not isinstance(entry, str):
+        if any(entry is t for t in extra):
+            return (entry,)
+        raise InputError(
+            f"priority_levels[{k}]: {entry!r} is neither 'frame', 'posture' nor a task "
+            "of extra_tasks"
+        )
+    if entry not in names:
+        whole_body = sorted(set(names) - {"frame", "posture"})
+        raise InputError(
+            f"priority_levels[{k}]: unknown entry {entry!r} (use 'frame', 'posture', "
+            f"a task of extra_tasks or one of {whole_body})"
+        )
+    tasks = names[entry]
+    if tasks is None:
+        raise InputError(f"priority_levels[{k}]: no posture task (posture_cost is 0)")
+    return tasks
+
+
+def _contains(tasks: Sequence[Task], task: Task) -> bool:
+    """Whether ``task`` is one of ``tasks`` (by identity: tasks do not compare by value)."""
+    return any(task is t for t in tasks)
+
+
+def _level_tasks(
+    levels: Sequence[Any], names: Mapping[str, tuple[Task, ...] | None], extra: Sequence[Task]
+) -> list[tuple[Task, ...]]:
+    """The tasks of each level, every task in one level at most."""
+    resolved: list[tuple[Task, ...]] = []
+    placed: list[Task] = []
+    for k, level in enumerate(levels):
+        if not _is_sequence(level):
+            raise InputError(f"priority_levels[{k}] must be a non-empty sequence, got {level!r}")
+        tasks: list[Task] = []
+        for entry in level:
+            entries = _entry_tasks(entry, k, names, extra)
+            if any(_contains(placed, task) for task in entries):
+                raise InputError(f"priority_levels[{k}]: {entry!r} is in more than one level")
+            placed.extend(entries)
+            tasks.extend(entries)
+        resolved.append(tuple(tasks))
+    return resolved
+
+
+def _left_out(
+    levels: Sequence[tuple[Task, ...]], tasks: Sequence[Task], named: Mapping[str, tuple[Task, ...]]
+) -> list[Task]:
+    """The tasks of the controller (``tasks`` and the named ones, the optional contacts
+    excepted) that no level holds."""
+    placed = [task for level in levels for task in level]
+    optional = named.get("contacts", ())
+    required = [*tasks, *(t for ts in named.values() for t in ts if not _contains(optional, t))]
+    return [t for t in required if not _contains(placed, t)]
+
+
 def resolve_priority_levels(
     levels: Any,
     frame: Task,
@@ -33,49 +97,16 @@ def resolve_priority_levels(
     """The tasks of each level (module docstring).
 
     Raises:
-        ValueError: Not a sequence of non-empty sequences, an unknown entry, a task placed
+        InputError: Not a sequence of non-empty sequences, an unknown entry, a task placed
             twice, or a task of the controller left out.
     """
-    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
+    if not _is_sequence(levels):
         raise InputError(f"priority_levels must be a non-empty sequence of levels, got {levels!r}")
-    names: dict[str, tuple[Task, ...] | None] = {"frame": (frame,), "posture": None}
-    if posture is not None:
-        names["posture"] = (posture,)
-    names.update(named or {})
-    resolved: list[tuple[Task, ...]] = []
-    placed: list[Task] = []
-    for k, level in enumerate(levels):
-        if isinstance(level, (str, bytes)) or not isinstance(level, Sequence) or not level:
-            raise InputError(f"priority_levels[{k}] must be a non-empty sequence, got {level!r}")
-        tasks: list[Task] = []
-        for entry in level:
-            if isinstance(entry, str):
-                if entry not in names:
-                    raise InputError(
-                        f"priority_levels[{k}]: unknown entry {entry!r} (use 'frame', 'posture', "
-                        f"a task of extra_tasks or one of {sorted(named or {})})"
-                    )
-                entries = names[entry]
-                if entries is None:
-                    raise InputError(f"priority_levels[{k}]: no posture task (posture_cost is 0)")
-            elif any(entry is t for t in extra):
-                entries = (entry,)
-            else:
-                raise InputError(
-                    f"priority_levels[{k}]: {entry!r} is neither 'frame', 'posture' nor a task "
-                    "of extra_tasks"
-                )
-            if any(task is t for task in entries for t in placed):
-                raise InputError(f"priority_levels[{k}]: {entry!r} is in more than one level")
-            placed.extend(entries)
-            tasks.extend(entries)
-        resolved.append(tuple(tasks))
-    optional = (named or {}).get("contacts", ())
-    everything = [frame, *([posture] if posture is not None else []), *extra]
-    everything += [
-        t for name, ts in (named or {}).items() for t in ts if not any(t is o for o in optional)
-    ]
-    missing = [t for t in everything if not any(t is p for p in placed)]
+    named = dict(named or {})
+    postures = () if posture is None else (posture,)
+    names = {"frame": (frame,), "posture": postures or None, **named}
+    resolved = _level_tasks(levels, names, extra)
+    missing = _left_out(resolved, [frame, *postures, *extra], named)
     if missing:
         raise InputError(f"priority_levels leaves out tasks of the controller: {missing}")
     return tuple(resolved)

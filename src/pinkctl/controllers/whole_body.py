@@ -90,6 +90,55 @@ def _frame_costs(frames: Any, default: FrameCosts) -> dict[str, FrameCosts]:
     return costs
 
 
+def _frame_tasks(
+    model: pin.Model,
+    tool_frame: str,
+    site_space: Sequence[str],
+    costs: Mapping[str, FrameCosts],
+    gain: float,
+) -> tuple[dict[str, FrameTask], FrameCosts | None]:
+    """The frame tasks by name (the tool frame's excepted) and the tool frame's costs."""
+    tasks: dict[str, FrameTask] = {}
+    tool_costs = None
+    for name, cost in costs.items():
+        if not model.existFrame(name) or name not in site_space:
+            raise InputError(f"frames: {name!r} is not a frame of the model in the site space")
+        position = check_cost(cost.position_cost, f"frames[{name!r}].position_cost")
+        orientation = check_cost(cost.orientation_cost, f"frames[{name!r}].orientation_cost")
+        if name == tool_frame:
+            tool_costs = FrameCosts(position, orientation)
+        else:
+            tasks[name] = FrameTask(name, position, orientation, gain=gain)
+    return tasks, tool_costs
+
+
+def _contact_rows(
+    model: pin.Model, options: Mapping[str, Any]
+) -> tuple[ContactLimit | None, SupportPolygonLimit | None]:
+    """The contact rows of ``options["contacts"]`` and the support rows of its
+    ``support_margin`` (None: not asked)."""
+    contacts = name_list(options.get("contacts") or [], "contacts")
+    unknown = [c for c in contacts if not model.existFrame(c)]
+    if unknown:
+        raise InputError(f"contacts: {unknown} are not frames of the model")
+    if not contacts:
+        return None, None
+    margin = options.get("support_margin")
+    if margin is None:
+        return ContactLimit(contacts), None
+    return ContactLimit(contacts), SupportPolygonLimit(
+        model, real_number(margin, "support_margin", low=0.0)
+    )
+
+
+def _sole(value: Any) -> np.ndarray:
+    """The ``sole`` argument checked: ``(x_min, x_max, y_min, y_max)`` [m]."""
+    sole = real_array(value, "sole", shape=(4,))
+    if sole[0] >= sole[1] or sole[2] >= sole[3]:
+        raise InputError(f"sole must be (x_min, x_max, y_min, y_max), got {tuple(sole)}")
+    return sole
+
+
 class WholeBody:
     """The whole-body tasks and rows of a controller (module docstring).
 
@@ -123,35 +172,14 @@ class WholeBody:
     ) -> None:
         model = robot.model
         default = FrameCosts(options["position_cost"], options["orientation_cost"])
-        self.frames: dict[str, FrameTask] = {}
-        self.tool_costs: FrameCosts | None = None
-        for name, costs in _frame_costs(options.get("frames"), default).items():
-            if not model.existFrame(name) or name not in site_space:
-                raise InputError(f"frames: {name!r} is not a frame of the model in the site space")
-            position = check_cost(costs.position_cost, f"frames[{name!r}].position_cost")
-            orientation = check_cost(costs.orientation_cost, f"frames[{name!r}].orientation_cost")
-            if name == tool_frame:
-                self.tool_costs = FrameCosts(position, orientation)
-                continue
-            self.frames[name] = FrameTask(name, position, orientation, gain=gain)
+        costs = _frame_costs(options.get("frames"), default)
+        self.frames, self.tool_costs = _frame_tasks(model, tool_frame, site_space, costs, gain)
         self._targets = [FrameTarget(task) for task in self.frames.values()]
         com_cost = check_cost(options.get("com_cost"), "com_cost")
         self.com = ComTask(com_cost, gain=gain) if np.any(com_cost) else None
         self._com_reader = SitePoseReader(COM_SITE)
-        contacts = name_list(options.get("contacts") or [], "contacts")
-        unknown = [c for c in contacts if not model.existFrame(c)]
-        if unknown:
-            raise InputError(f"contacts: {unknown} are not frames of the model")
-        self.contacts = ContactLimit(contacts) if contacts else None
-        margin = options.get("support_margin")
-        self.support = None
-        if self.contacts is not None and margin is not None:
-            margin = real_number(margin, "support_margin", low=0.0)
-            self.support = SupportPolygonLimit(model, margin)
-        sole = real_array(options.get("sole", DEFAULT_SOLE), "sole", shape=(4,))
-        if sole[0] >= sole[1] or sole[2] >= sole[3]:
-            raise InputError(f"sole must be (x_min, x_max, y_min, y_max), got {tuple(sole)}")
-        self.sole = sole
+        self.contacts, self.support = _contact_rows(model, options)
+        self.sole = _sole(options.get("sole", DEFAULT_SOLE))
         self.contacts_as_tasks = False
 
     @property

@@ -54,6 +54,7 @@ from ..core.robot import PinkRobot
 from ..errors import InputError
 from ..world import CollisionScene, RobotGeometry, World
 from ..world.broad_phase import bounding_sphere
+from ..world.home_pairs import home_margins
 from .capsules import native_broad_phase
 from .joints import JointSubset
 from .options import IKOptions
@@ -194,7 +195,11 @@ class CollisionCheck:
             if (self._support[a] ^ self._support[b]) & self._moved:
                 kept.append((k, pair.first, pair.second))
         self._index = [k for k, _, _ in kept]
-        self._margins = self._pair_margins(kept)
+        self._margins = (
+            self._pair_margins(kept)
+            if self._home is None
+            else list(home_margins(scene, self._home, self.margin, self._index))
+        )
         requests = list(scene.geometry_data.collisionRequests)
         for k, margin in zip(self._index, self._margins):
             requests[k].security_margin = margin + _SLACK

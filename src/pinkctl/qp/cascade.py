@@ -14,7 +14,8 @@ constraints ``G x <= h, lb <= x <= ub``; level ``k`` has the convex quadratic ob
 **Cascade** (:func:`lexicographic_solve`, exact). ``x_1`` minimises ``f_1`` under the
 constraints; ``x_k`` minimises ``f_k`` under the constraints *and*
 ``A_{<k} x = A_{<k} x_{k-1}``, where the rows of ``A_{<k}`` are an orthonormal basis of the row
-space of ``H_1, ..., H_{k-1}``. Every minimiser of ``f_j`` over a convex set has the same image
+space of ``H_1, ..., H_{k-1}`` (grown level by level by a pivoted Cholesky factorisation of
+the part of ``H_k`` outside it). Every minimiser of ``f_j`` over a convex set has the same image
 ``J_j x`` (``f_j`` is strictly convex in ``J_j x``), and ``c_j^T x = -r_j^T J_j x`` is then fixed
 too, so the equality keeps ``f_j`` exactly at its optimum: level ``k`` never increases a level
 above it, and the inequality constraints hold at every level. Each level's Hessian gets the
@@ -49,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import qpsolvers
-from scipy.linalg.lapack import dsyev
+from scipy.linalg.lapack import dpotrf, dpstrf, dsyev, dtrtri
 
 from ..errors import InputError
 from .errors import QPSolveError
@@ -64,7 +65,6 @@ __all__ = [
     "lexicographic_solve",
     "nullspace_solve",
     "qpsolvers_solve",
-    "row_basis",
 ]
 
 #: Default relative singular-value threshold of the rank decisions.
@@ -104,6 +104,33 @@ def _range(H: np.ndarray, rank_tolerance: float) -> tuple[np.ndarray, np.ndarray
     return np.sqrt(w[keep]), U[:, keep].T
 
 
+def _extend_basis(basis: np.ndarray, H: np.ndarray, rank_tolerance: float) -> np.ndarray:
+    """Orthonormal rows spanning the rows of ``basis`` (orthonormal) and the range of ``H``.
+
+    The part of ``H`` outside ``basis`` (``P H P``, ``P = I - basis^T basis``) is factored by
+    LAPACK's pivoted Cholesky, pivots below ``rank_tolerance² max(diag H)`` dropped, and the
+    new rows orthonormalised by a Cholesky QR: a few microseconds on 35 x 35 where an
+    eigen-decomposition and an SVD of the stacked rows took half a millisecond.
+    """
+    top = float(np.max(np.diagonal(H))) if H.size else 0.0
+    if top <= 0.0:
+        return basis
+    if basis.shape[0]:
+        HB = H @ basis.T
+        BHB = basis @ HB
+        H = H - HB @ basis - basis.T @ HB.T + basis.T @ BHB @ basis
+    factor, pivots, rank, _ = dpstrf(H, lower=1, tol=rank_tolerance * rank_tolerance * top)
+    if rank == 0:
+        return basis
+    rows = np.zeros((rank, H.shape[0]))
+    rows[:, pivots - 1] = np.tril(factor)[:, :rank].T
+    if basis.shape[0]:
+        rows -= (rows @ basis.T) @ basis
+    gram_factor = dpotrf(rows @ rows.T, lower=1, clean=1)[0]
+    new = dtrtri(gram_factor, lower=1)[0] @ rows
+    return np.vstack([basis, new]) if basis.shape[0] else new
+
+
 def box_constraints(lb: npt.ArrayLike, ub: npt.ArrayLike) -> QPProblem:
     """The constraints ``lb <= x <= ub`` alone, for :func:`lexicographic_solve`."""
     lower = np.asarray(lb, dtype=np.float64)
@@ -131,17 +158,6 @@ def least_squares_form(
     """
     s, basis = _range(H, rank_tolerance)
     return s[:, None] * basis, -(basis @ c) / s
-
-
-def row_basis(rows: np.ndarray, *, rank_tolerance: float = RANK_TOLERANCE) -> np.ndarray:
-    """Orthonormal rows spanning the row space of ``rows`` (m, n), shape (rank, n)."""
-    n = rows.shape[1]
-    if rows.shape[0] == 0:
-        return np.zeros((0, n))
-    _, s, vt = np.linalg.svd(rows, full_matrices=False)
-    if s[0] <= 0.0:
-        return np.zeros((0, n))
-    return vt[s > rank_tolerance * s[0]]
 
 
 def _check_levels(levels: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> None:
@@ -195,7 +211,6 @@ def lexicographic_solve(
         raise InputError(f"damping: expected one value per level ({len(objectives)})")
     identity = np.eye(n)
     empty = np.zeros((0, n))
-    equality_rows: list[np.ndarray] = []
     A = empty
     x: np.ndarray | None = None
     solutions: list[np.ndarray] = []
@@ -223,12 +238,7 @@ def lexicographic_solve(
         assert x is not None
         solutions.append(x)
         if k + 1 < len(objectives):
-            equality_rows.append(_range(H, rank_tolerance)[1])  # orthonormal: scale-free
-            A = (
-                equality_rows[0]
-                if len(equality_rows) == 1
-                else row_basis(np.vstack(equality_rows), rank_tolerance=rank_tolerance)
-            )
+            A = _extend_basis(A, H, rank_tolerance)  # orthonormal: scale-free
     assert x is not None
     return CascadeSolution(x=x, levels=tuple(solutions), failed_level=failed)
 

@@ -46,12 +46,13 @@ In :meth:`CollisionLimit.evaluate`:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
 from pink import Configuration
 from pink.limits import Limit
+from scipy.optimize import linprog
 
 from .._validation import real_number
 from ..errors import InputError
@@ -240,6 +241,31 @@ class CollisionLimit(Limit):
                 kept.append(margins[k])
         return found, np.array(kept)
 
+    def relaxed(
+        self, rows: CollisionRows, box: tuple[np.ndarray, np.ndarray, np.ndarray], dt: float
+    ) -> CollisionRows:
+        """``rows`` with their right-hand sides raised by the least total amount that lets one
+        velocity of the box meet them all (module docstring): rows each within the box can
+        still conflict together (a finger and the hand pressed from two sides)."""
+        columns, lower, upper = box
+        k, n = rows.G.shape[0], len(columns)
+        # min sum(s) over (v, s): G v dt - s <= h, lower <= v <= upper, s >= 0
+        solution = linprog(
+            np.r_[np.zeros(n), np.ones(k)],
+            A_ub=np.hstack([dt * rows.G[:, columns], -np.eye(k)]),
+            b_ub=rows.h,
+            bounds=np.vstack(  # an infinite bound is none (a floating base's)
+                [np.column_stack([lower, upper]), np.tile([0.0, np.inf], (k, 1))]
+            ),
+            method="highs",
+        )
+        if solution.status != 0:  # cannot happen: v = 0 and s large meet every row
+            return replace(rows, h=np.maximum(rows.h, 0.0))
+        # the rows as the LP's velocity meets them (exactly, not within its tolerance)
+        velocity = np.clip(solution.x[:n], lower, upper)
+        reached = dt * rows.G[:, columns] @ velocity
+        return replace(rows, h=np.maximum(rows.h, reached + 1e-9 + 1e-6 * np.abs(reached)))
+
     def _turning(
         self, found: list[PairDistance], G: np.ndarray, h: np.ndarray, margins: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[PairDistance]]:
@@ -288,9 +314,11 @@ class CollisionLimit(Limit):
         self, configuration: Configuration, dt: float
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """pink's interface: the held rows (:meth:`hold`), else :meth:`evaluate` at
-        ``configuration.q``; None without a row."""
+        ``configuration.q``, both sides over ``dt`` (a rate [m/s]: a step's few micrometres
+        would sit inside the solver's tolerance, and an arm at rest under a jerk limit would
+        never start giving way); None without a row."""
         rows = self._held if self._held is not None else self.evaluate(configuration.q, dt)
-        return (rows.G, rows.h) if rows.h.size else None
+        return (rows.G / dt, rows.h / dt) if rows.h.size else None
 
 
 def _tighten(h: np.ndarray, found: list[PairDistance], motions: dict[str, pin.SE3]) -> None:

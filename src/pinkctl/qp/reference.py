@@ -133,8 +133,9 @@ def _restrict(
     selection: ColumnSelection,
     box: tuple[np.ndarray | None, np.ndarray | None],
 ) -> qpsolvers.Problem:
-    """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q`` restricted, ``G, h`` rows
-    over held coordinates only dropped (None when none is left), and the ``box``."""
+    """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q`` restricted,
+    ``G, h`` rows over held coordinates only dropped (None when none is left), and the
+    ``box``."""
     index = selection.indices
     P = np.asarray(problem.P)[np.ix_(index, index)]
     q = np.asarray(problem.q)[index]

@@ -8,11 +8,12 @@ linear and angular velocity in the world-aligned frame at the site.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import mujoco
 import numpy as np
 
-from ..core.state import RootState, SpatialState
+from ..core.state import RootState, SiteSpace, SpatialState
 from ..errors import InputError
 
 __all__ = ["root_state", "site_pose", "site_state"]
@@ -58,13 +59,10 @@ def site_state(
         # object velocity in the world-aligned frame at the site: [angular, linear]
         mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_SITE, site_ids[name], velocity, 0)
         angular[k], linear[k] = velocity[:3], velocity[3:]
-    return SpatialState.from_name(
-        names,
-        positions=(names, positions),
-        orientations=(names, orientations),
-        linear_velocities=(names, linear),
-        angular_velocities=(names, angular),
-    )
+    return _site_space(tuple(names)).state(positions, orientations, linear, angular)
+
+
+_site_space = lru_cache(maxsize=64)(SiteSpace)  # names checked once, not every tick
 
 
 def root_state(model: mujoco.MjModel, data: mujoco.MjData) -> RootState | None:
