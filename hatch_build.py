@@ -39,6 +39,7 @@ SOURCES = (
     NATIVE / "_ik_query.c",
     NATIVE / "_collision.c",
     NATIVE / "_narrow.c",
+    NATIVE / "_collision_tick.c",
 )
 EXTENSION = NATIVE / f"_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
 # No fused multiply-add and no fast-math: the kernel must round exactly like numpy does.

@@ -26,6 +26,7 @@ LAYERS: dict[str, set[str]] = {
     "trajectories": {"core", "motion", "errors", "_validation"},
     "ik": {"core", "qp", "world", "errors", "_validation", "_native", "_progress"},
     "controllers": {
+        "ik",  # the IK's capsules (ik.capsules), which the controller's collision check reads
         "core",
         "motion",
         "qp",

@@ -17,6 +17,7 @@ import numpy as np
 from .errors import InputError
 
 __all__ = [
+    "boolean",
     "callable_or_none",
     "choice",
     "integer",
@@ -159,6 +160,13 @@ def _duplicates(names: list[str]) -> list[str]:
     if len(set(names)) == len(names):
         return []
     return sorted({n for n in names if names.count(n) > 1})
+
+
+def boolean(value: Any, name: str) -> bool:
+    """``value`` if it is a Python bool (``1`` or ``"yes"`` are mistakes, not flags)."""
+    if not isinstance(value, bool):
+        raise InputError(f"{name} must be a bool, got {value!r}")
+    return value
 
 
 def callable_or_none(value: Any, name: str) -> Any:

@@ -21,55 +21,8 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "_capsules.h"
 #include "_narrow.h"
-
-typedef struct CapsuleProblem {
-    int nj;      /* joints (slots 1 .. nj) */
-    int ngeom;   /* geometries */
-    int npairs;  /* pairs */
-    double margin;
-    const int *parent;        /* (nj) parent slot of each joint slot 1 .. nj */
-    const int *kind;          /* (nj) 0 revolute, 1 prismatic, 2 continuous */
-    const int *q_index;       /* (nj) */
-    const double *scale;      /* (nj) */
-    const double *offset;     /* (nj) */
-    const double *placement;  /* (nj, 12) */
-    const double *axis;       /* (nj, 3) */
-    const int *slot;          /* (ngeom) joint slot of each geometry (0: the universe) */
-    const double *segment;    /* (ngeom, 6): ends in the joint frame; a plane: normal, offset */
-    const double *radius;     /* (ngeom) */
-    const double *reach;      /* (ngeom) radius + half the segment's length */
-    const int *plane;         /* (ngeom) 1 for a half-space */
-    const int *pairs;         /* (npairs, 2) geometry indices */
-    const double *q;          /* (nq) the configuration */
-    double *frames;           /* (nj + 1, 12) work: world placement of each slot */
-    double *ends;             /* (ngeom, 6) work: segment ends in the world frame */
-    int *near;                /* (npairs) out: pairs below the margin, nearest first */
-    double *bound;            /* (npairs) out: their bounds [m] */
-    /* the narrow phase (pk_capsule_free): each pair's own threshold, and the exact shapes */
-    const double *pair_margin;     /* (npairs) threshold of each pair [m] (<= margin) */
-    const int *shape;              /* (ngeom) SHAPE_* of _narrow.h (a half-space: unused) */
-    const double *shape_param;     /* (ngeom, 3) */
-    const double *shape_placement; /* (ngeom, 12) the shape's frame in its joint's frame */
-    const int *vert_start;         /* (ngeom) a convex hull's first vertex in vertices */
-    const int *vert_count;         /* (ngeom) its vertex count */
-    const double *vertices;        /* (all hulls' vertices, 3) */
-    double *direction;             /* (npairs, 3) work: closest points of the segments, b to a */
-    const int *climb;              /* (ngeom) 1: a hull with its vertex graph */
-    const int *adj_start;          /* (all hulls' vertices + 1) each vertex's list in adj */
-    const int *adj;                /* neighbours (indices within their hull) */
-    int *warm;                     /* (ngeom) work: each hull's last support vertex */
-    /* the pairs grouped by their two joints (slots), each group skipped at once when the
-     * spheres holding the two slots' geometries are the margin apart */
-    int ngroups;
-    const int *group_start;   /* (ngroups + 1) each group's pairs in order */
-    const int *group_slot;    /* (ngroups, 2) its two slots */
-    const int *group_plane;   /* (ngroups) the half-space of its pairs, or -1 */
-    const int *order;         /* (npairs) pair positions, group after group */
-    const double *slot_sphere; /* (nj + 1, 4) centre in the slot's frame and radius */
-    double *slot_centre;      /* (nj + 1, 3) work: the centres in the world frame */
-    int hit;                       /* out: the pair (position in pairs) found too close */
-} CapsuleProblem;
 
 unsigned long pk_capsule_problem_size(void) { return (unsigned long)sizeof(CapsuleProblem); }
 
@@ -135,7 +88,7 @@ static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
 
 /* distance between segments [p1, q1] and [p2, q2] (closest points, clamped); w: the
  * vector from the second's closest point to the first's */
-static double segment_distance(const double *p1, const double *q1, const double *p2,
+static double segment_closest(const double *p1, const double *q1, const double *p2,
                                const double *q2, double *w) {
     double d1[3], d2[3], r[3];
     for (int i = 0; i < 3; ++i) {
@@ -169,6 +122,23 @@ static double segment_distance(const double *p1, const double *q1, const double 
     }
     for (int i = 0; i < 3; ++i) w[i] = p1[i] + d1[i] * s - p2[i] - d2[i] * t;
     return sqrt(dot(w, w));
+}
+
+/* distance between segments [p1, q1] and [p2, q2] (closest points, clamped) */
+double pk_segment_distance(const double *p1, const double *q1, const double *p2,
+                           const double *q2) {
+    double w[3];
+    return segment_closest(p1, q1, p2, q2, w);
+}
+
+void pk_capsule_ends(CapsuleProblem *p) {
+    kinematics(p);
+    for (int g = 0; g < p->ngeom; ++g) {
+        if (p->plane[g]) continue;
+        const double *frame = p->frames + 12 * p->slot[g];
+        apply(frame, p->segment + 6 * g, p->ends + 6 * g);
+        apply(frame, p->segment + 6 * g + 3, p->ends + 6 * g + 3);
+    }
 }
 
 /* whether the spheres of a group's two slots (or its slot's above its half-space) are the
@@ -205,7 +175,7 @@ static int near_pair(CapsuleProblem *p, int k, int count) {
         double w[3];
         for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
         if (reach > 0.0 && dot(w, w) >= reach * reach) return count;
-        bound = segment_distance(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) - p->radius[a] -
+        bound = segment_closest(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) - p->radius[a] -
                 p->radius[b];
     }
     if (bound >= p->pair_margin[k]) return count;
@@ -221,13 +191,7 @@ static int near_pair(CapsuleProblem *p, int k, int count) {
 }
 
 int pk_capsule_near(CapsuleProblem *p) {
-    kinematics(p);
-    for (int g = 0; g < p->ngeom; ++g) {
-        if (p->plane[g]) continue;
-        const double *frame = p->frames + 12 * p->slot[g];
-        apply(frame, p->segment + 6 * g, p->ends + 6 * g);
-        apply(frame, p->segment + 6 * g + 3, p->ends + 6 * g + 3);
-    }
+    pk_capsule_ends(p);
     for (int slot = 0; slot <= p->nj; ++slot)
         apply(p->frames + 12 * slot, p->slot_sphere + 4 * slot, p->slot_centre + 3 * slot);
     int count = 0;

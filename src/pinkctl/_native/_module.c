@@ -190,6 +190,46 @@ static PyObject *capsule_free(PyObject *module, PyObject *const *args, Py_ssize_
     return PyLong_FromLong(pk_capsule_free(p[0], p[1]));
 }
 
+static PyObject *collision_tick_size(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("collision_tick_size", nargs, 0)) return NULL;
+    return PyLong_FromUnsignedLong(pk_collision_tick_size());
+}
+
+/* whether a buffer holds float64 values */
+static int is_double(const Py_buffer *view) {
+    const char *f = view->format != NULL ? view->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') ++f;
+    return view->itemsize == 8 && f[0] == 'd' && f[1] == 0;
+}
+
+/* collision_quiet(tick, measured, space, position) -> pairs that may have a row (0: a quiet
+ * tick), or -1: an array is not a C-contiguous float64 vector of its length */
+static PyObject *collision_quiet(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[1];
+    if (exactly("collision_quiet", nargs, 4) || addresses("collision_quiet", args, 1, p))
+        return NULL;
+    int space = PyObject_IsTrue(args[2]);
+    if (space < 0) return NULL;
+    Py_buffer measured, position;
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+    if (PyObject_GetBuffer(args[1], &measured, flags) != 0) {
+        PyErr_Clear();
+        return PyLong_FromLong(-1);
+    }
+    if (PyObject_GetBuffer(args[3], &position, flags) != 0) {
+        PyErr_Clear();
+        PyBuffer_Release(&measured);
+        return PyLong_FromLong(-1);
+    }
+    long count = -1;
+    if (measured.ndim == 1 && position.ndim == 1 && is_double(&measured) && is_double(&position))
+        count = pk_collision_quiet(p[0], measured.buf, (long)measured.shape[0], space,
+                                   position.buf, (long)position.shape[0]);
+    PyBuffer_Release(&measured);
+    PyBuffer_Release(&position);
+    return PyLong_FromLong(count);
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -206,6 +246,8 @@ static PyMethodDef methods[] = {
     FAST(ik_query, "ik_query(query, position, rotation, seed) -> reason: a whole IK query."),
     FAST(ik_resume, "ik_resume(query) -> reason: a search given more starts goes on."),
     FAST(capsule_problem_size, "capsule_problem_size() -> sizeof(CapsuleProblem) in bytes."),
+    FAST(collision_tick_size, "collision_tick_size() -> sizeof(CollisionTick) in bytes."),
+    FAST(collision_quiet, "collision_quiet(tick, measured, space, position) -> count."),
     FAST(capsule_near, "capsule_near(problem) -> count: the IK collision check's broad phase."),
     FAST(capsule_free, "capsule_free(problem, q) -> 1, 0 or -1: the IK collision check."),
     {NULL, NULL, 0, NULL},

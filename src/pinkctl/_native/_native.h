@@ -1,6 +1,7 @@
 /*
  * The kernel's entry points, defined in _kernel.c (motion shaper, box QP), _ik.c (IK loop),
- * _ik_query.c (a whole IK query) and _collision.c (the IK's collision broad phase),
+ * _ik_query.c (a whole IK query), _collision.c (the IK's collision broad phase) and
+ * _collision_tick.c (the controller's quiet-tick check),
  * called by the CPython module in _module.c. The structures are filled by the Python side
  * (pinkctl/motion/native.py, pinkctl/ik/native.py), which mirrors their layout.
  */
@@ -11,6 +12,7 @@ struct Kernel;
 struct IKProblem;
 struct IKQuery;
 struct CapsuleProblem;
+struct CollisionTick;
 
 unsigned long pk_kernel_size(void);
 void pk_reset(struct Kernel *k, const double *q, const double *v, const double *a);
@@ -30,5 +32,9 @@ int pk_ik_query(struct IKQuery *s, const double *position, const double *rotatio
 unsigned long pk_capsule_problem_size(void);
 int pk_capsule_near(struct CapsuleProblem *p);
 int pk_capsule_free(struct CapsuleProblem *p, const double *q);
+
+unsigned long pk_collision_tick_size(void);
+int pk_collision_quiet(struct CollisionTick *t, const double *measured, long nmeasured, int space,
+                       const double *position, long nposition);
 
 #endif

@@ -189,6 +189,113 @@ def reach_targets(hand: np.ndarray, floor: float, count: int = 10) -> list[np.nd
     return targets
 
 
+def _controller(
+    name: str, robot: PinkRobot, sim: MujocoSimulation, sites: list[str], dt: float
+) -> PinkIKController:
+    """The whole-body controller of humanoid ``name`` (module docstring), reset on the
+    stance of ``sim``.
+
+    Raises:
+        InputError: The controller did not reset.
+    """
+    spec = HUMANOIDS[name]
+    feet = list(spec.feet)
+    controller = PinkIKController(
+        robot,
+        robot.controlled_joint_names,
+        sites,
+        dt=dt,
+        integrate_from="command",
+        orientation_cost=0.0,
+        posture_cost=1e-2,
+        contacts=feet,
+        sole=spec.sole,
+        support_margin=0.05,
+        priority_levels=[["frame"], ["posture"]],
+        self_collision=False,  # the feet stand on the floor: contacts, not obstacles
+    )
+    posture = controller.get_posture_task()
+    assert posture is not None
+    posture.gain = 0.02  # the posture level returns home slowly, not dead-beat
+    estimate = sim.get_robot_state(robot.controlled_joint_names, sites)
+    if not controller.reset(estimate, None, sim.time):
+        raise InputError(f"{name}: the controller did not reset ({controller.last_error})")
+    return controller
+
+
+class _Reach:
+    """One humanoid standing in MuJoCo under its whole-body controller, with the stance
+    every tick is checked against (module docstring)."""
+
+    def __init__(self, name: str, dt: float) -> None:
+        robot, spec = load_humanoid(name)
+        self.tool, self.feet = str(robot.tool_frame), list(spec.feet)
+        self.sites = [self.tool, *self.feet]
+        self.sim = sim = MujocoSimulation.from_robot(robot, site_frames=self.sites)
+        sim.step(int(round(0.5 / sim.timestep)))  # settle into the stance
+        self.joints = robot.controlled_joint_names
+        self.controller = _controller(name, robot, sim, self.sites, dt)
+        model = sim.model
+        self.floor = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "floor"))
+        self.support = self.controller._problem.whole_body.support
+        assert self.support is not None
+        foot_bodies = [int(model.site_bodyid[model.site(f).id]) for f in self.feet]
+        # the feet and their soles' parents
+        self.foot_ids = set(foot_bodies) | {int(model.body_parentid[b]) for b in foot_bodies}
+        self.root = int(model.body_rootid[foot_bodies[0]])
+        self.stance_z = float(sim.data.qpos[2])
+        self.stance_feet = [sim.get_site_pose(f)[0] for f in self.feet]
+        self.lower, self.upper = sim.joint_position_limits(self.joints)
+        self.velocity = np.array([robot.velocity_limits[j] for j in self.joints])
+        self.dt, self.steps = dt, int(round(dt / sim.timestep))
+
+    def hand(self) -> np.ndarray:
+        """The hand's (tool frame's) world position [m]."""
+        return self.sim.get_site_pose(self.tool)[0]
+
+    def tick(self, row: ReachRow, point: np.ndarray) -> None:
+        """One control tick toward the hand position ``point`` [m], world frame, then the
+        physics steps of one period, with the checks written into ``row``."""
+        sim, controller = self.sim, self.controller
+        setpoint = RobotState(
+            sites=SpatialState.from_name(self.sites, positions=([self.tool], point[None]))
+        )
+        command = controller.forward(
+            sim.get_robot_state(self.joints, self.sites), setpoint, sim.time
+        )
+        row.braking += controller.status.value == "braking"
+        if command is not None and command.joints is not None:
+            row.within_limits &= self._within_limits(command)
+        sim.apply(command)
+        sim.step(self.steps)
+        self._measure(row)
+
+    def _within_limits(self, command: RobotState) -> bool:
+        """Whether a command's positions are within the joints' range and its velocities (if
+        any) within the velocity limits (1e-9 of rounding)."""
+        q, v = command.joints.positions, command.joints.velocities  # type: ignore[union-attr]
+        assert q is not None
+        inside = bool(np.all(q >= self.lower - 1e-9) and np.all(q <= self.upper + 1e-9))
+        return inside and (v is None or bool(np.all(np.abs(v) <= self.velocity + 1e-9)))
+
+    def _measure(self, row: ReachRow) -> None:
+        """The stance checks after a tick: pelvis drop, foot motion, CoM margin [m] and the
+        bodies other than the feet touching the floor."""
+        sim, model = self.sim, self.sim.model
+        row.drop = max(row.drop, self.stance_z - float(sim.data.qpos[2]))
+        moved = [
+            np.linalg.norm(sim.get_site_pose(f)[0] - p) for f, p in zip(self.feet, self.stance_feet)
+        ]
+        row.foot = max(row.foot, *(float(m) for m in moved))
+        com = sim.data.subtree_com[self.root]
+        row.com_margin = min(row.com_margin, float(self.support.distances(com).min()))  # type: ignore[union-attr]
+        for contact in sim.data.contact[: sim.data.ncon]:
+            if self.floor in (contact.geom1, contact.geom2):
+                body = int(model.geom_bodyid[contact.geom1 + contact.geom2 - self.floor])
+                if body not in self.foot_ids:
+                    row.floor_bodies.add(model.body(body).name)
+
+
 def run_reach(
     name: str,
     *,
@@ -210,80 +317,23 @@ def run_reach(
         dt: Control period [s].
         on_tick: Called with the simulation after every control tick (e.g. a video recorder).
     """
-    robot, spec = load_humanoid(name)
-    tool, feet = str(robot.tool_frame), list(spec.feet)
-    sites = [tool, *feet]
-    sim = MujocoSimulation.from_robot(robot, site_frames=sites)
-    sim.step(int(round(0.5 / sim.timestep)))  # settle into the stance
-    joints = robot.controlled_joint_names
-    controller = PinkIKController(
-        robot,
-        joints,
-        sites,
-        dt=dt,
-        integrate_from="command",
-        orientation_cost=0.0,
-        posture_cost=1e-2,
-        contacts=feet,
-        sole=spec.sole,
-        support_margin=0.05,
-        priority_levels=[["frame"], ["posture"]],
-        self_collision=False,  # the feet stand on the floor: contacts, not obstacles
-    )
-    posture = controller.get_posture_task()
-    assert posture is not None
-    posture.gain = 0.02  # the posture level returns home slowly, not dead-beat
-    if not controller.reset(sim.get_robot_state(joints, sites), None, sim.time):
-        raise InputError(f"{name}: the controller did not reset ({controller.last_error})")
-    model = sim.model
-    floor = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "floor"))
-    support = controller._problem.whole_body.support
-    assert support is not None
-    foot_bodies = [int(model.site_bodyid[model.site(f).id]) for f in feet]
-    foot_ids = set(foot_bodies) | {int(model.body_parentid[b]) for b in foot_bodies}  # soles
-    root = int(model.body_rootid[foot_bodies[0]])
-    stance_z = float(sim.data.qpos[2])
-    stance_feet = [sim.get_site_pose(f)[0] for f in feet]
-    hand = sim.get_site_pose(tool)[0]
+    reach = _Reach(name, dt)
+    sim = reach.sim
+    hand = reach.hand()
     if offsets is not None:
         targets = [hand + np.asarray(offset, dtype=float) for offset in offsets]
     elif targets is None:
-        targets = reach_targets(hand, float(model.geom_pos[floor][2]))
-    lower, upper = sim.joint_position_limits(joints)
-    velocity = np.array([robot.velocity_limits[j] for j in joints])
-    steps = int(round(dt / sim.timestep))
+        targets = reach_targets(hand, float(sim.model.geom_pos[reach.floor][2]))
     rows, start = [], hand
     for target in targets:
         row = ReachRow(target=np.asarray(target, dtype=float))
         sim.set_target_marker(row.target, [1.0, 0.0, 0.0, 0.0])
         for k in range(int(round((seconds + hold) / dt))):
             s = min(1.0, k * dt / seconds)
-            point = start + (10 * s**3 - 15 * s**4 + 6 * s**5) * (row.target - start)
-            setpoint = RobotState(
-                sites=SpatialState.from_name(sites, positions=([tool], point[None]))
-            )
-            command = controller.forward(sim.get_robot_state(joints, sites), setpoint, sim.time)
-            row.braking += controller.status.value == "braking"
-            if command is not None and command.joints is not None:
-                q, v = command.joints.positions, command.joints.velocities
-                assert q is not None
-                row.within_limits &= bool(np.all(q >= lower - 1e-9) and np.all(q <= upper + 1e-9))
-                row.within_limits &= v is None or bool(np.all(np.abs(v) <= velocity + 1e-9))
-            sim.apply(command)
-            sim.step(steps)
-            row.drop = max(row.drop, stance_z - float(sim.data.qpos[2]))
-            moved = [np.linalg.norm(sim.get_site_pose(f)[0] - p) for f, p in zip(feet, stance_feet)]
-            row.foot = max(row.foot, *(float(m) for m in moved))
-            com = sim.data.subtree_com[root]
-            row.com_margin = min(row.com_margin, float(support.distances(com).min()))
-            for contact in sim.data.contact[: sim.data.ncon]:
-                if floor in (contact.geom1, contact.geom2):
-                    body = int(model.geom_bodyid[contact.geom1 + contact.geom2 - floor])
-                    if body not in foot_ids:
-                        row.floor_bodies.add(model.body(body).name)
+            reach.tick(row, start + (10 * s**3 - 15 * s**4 + 6 * s**5) * (row.target - start))
             if on_tick is not None:
                 on_tick(sim)
-        row.error = float(np.linalg.norm(sim.get_site_pose(tool)[0] - row.target))
+        row.error = float(np.linalg.norm(reach.hand() - row.target))
         rows.append(row)
         start = row.target
     return ReachReport(name, rows)

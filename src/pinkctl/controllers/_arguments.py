@@ -242,15 +242,21 @@ def check_pink_objects(value: Any, kind: type, name: str, model: pin.Model) -> l
             raise InputError(
                 f"{name} must hold pink {kind.__name__} objects, got {type(item).__name__}"
             )
-        frames = [getattr(item, attr, None) for attr in _FRAME_ATTRIBUTES]
-        frames += list(getattr(item, "frames", None) or [])
-        for frame in frames:
-            if isinstance(frame, str) and not model.existFrame(frame):
-                raise InputError(
-                    f"{name}: {type(item).__name__} uses frame {frame!r}, which is not a frame "
-                    "of the model"
-                )
+        _check_frames(item, name, model)
     return items
+
+
+def _check_frames(item: Any, name: str, model: pin.Model) -> None:
+    """Raise InputError when a pink task or limit ``item`` (argument ``name``) names a frame
+    ``model`` lacks (its frame attributes and its ``frames`` list)."""
+    frames = [getattr(item, attr, None) for attr in _FRAME_ATTRIBUTES]
+    frames += list(getattr(item, "frames", None) or [])
+    for frame in frames:
+        if isinstance(frame, str) and not model.existFrame(frame):
+            raise InputError(
+                f"{name}: {type(item).__name__} uses frame {frame!r}, which is not a frame "
+                "of the model"
+            )
 
 
 def check_solver_options(value: Any) -> dict[str, Any]:
@@ -275,6 +281,21 @@ def resolve_motion_limits(
     command follows the QP's step."""
     controlled = expand_ball_joints(robot.model, list(robot.controlled_joint_names))
     balls = len(controlled) != len(robot.controlled_joint_names)
+    _check_motion_limits(motion_limits, controlled, balls=balls)
+    if isinstance(motion_limits, MotionLimits):
+        return motion_limits
+    smooth = (
+        bool(robot.acceleration_limits) and not balls if motion_limits is None else motion_limits
+    )
+    return MotionLimits.from_robot(robot, controlled, use_acceleration=smooth)
+
+
+def _check_motion_limits(
+    motion_limits: bool | MotionLimits | None, controlled: list[str], *, balls: bool
+) -> None:
+    """Raise InputError for a ``motion_limits`` argument :func:`resolve_motion_limits` does
+    not take: acceleration limits asked on a robot with controlled ``balls``, limits over
+    other joints than ``controlled`` (ball joints expanded), or another type."""
     smooth_asked = motion_limits is True or (
         isinstance(motion_limits, MotionLimits) and motion_limits.acceleration is not None
     )
@@ -289,12 +310,7 @@ def resolve_motion_limits(
                 f"motion_limits must cover the controlled joints {controlled} in order, "
                 f"got {list(motion_limits.joint_names)}"
             )
-        return motion_limits
-    if motion_limits is not None and not isinstance(motion_limits, bool):
+    elif motion_limits is not None and not isinstance(motion_limits, bool):
         raise InputError(
             f"motion_limits must be None, a bool or a MotionLimits, got {motion_limits!r}"
         )
-    smooth = (
-        bool(robot.acceleration_limits) and not balls if motion_limits is None else motion_limits
-    )
-    return MotionLimits.from_robot(robot, controlled, use_acceleration=smooth)

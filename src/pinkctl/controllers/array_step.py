@@ -84,30 +84,45 @@ class ArrayStep:
             array = self._compiled_step(q_measured, target_pose)
             if array is not None:
                 return array
+        estimate, setpoint = self._states(q_measured, dq_measured, target_pose)
+        command = self.forward(estimate, setpoint, t)
+        if command is None or command.joints is None or command.joints.positions is None:
+            return None
+        return self._positions(estimate, command)
+
+    def _states(
+        self, q_measured: ArrayLike, dq_measured: ArrayLike | None, target_pose: PoseArg
+    ) -> tuple[RobotState, RobotState]:
+        """The estimate and setpoint states of :meth:`step`'s arrays, through the spaces made
+        once per controller."""
         if self._array_spaces is None:
             self._array_spaces = (
                 JointSpace(self.robot_joint_space),
-                SiteSpace([self.tool_frame]),
+                SiteSpace([self.tool_frame]),  # type: ignore[list-item]
                 {},
             )
-        joints, sites, indices = self._array_spaces
+        joints, sites, _ = self._array_spaces
         estimate = RobotState(joints=joints.state(q_measured, dq_measured))
         position, quaternion = _position_quaternion(target_pose)
         setpoint = RobotState(
             sites=sites.state(np.reshape(position, (1, 3)), np.reshape(quaternion, (1, 4)))
         )
-        command = self.forward(estimate, setpoint, t)
-        if command is None or command.joints is None or command.joints.positions is None:
-            return None
+        return estimate, setpoint
+
+    def _positions(self, estimate: RobotState, command: RobotState) -> np.ndarray:
+        """The command's positions over ``robot_joint_space``: the measured ones where the
+        command has none."""
+        indices = self._array_spaces[2]  # type: ignore[index]
         commanded = command.joints
-        valid = commanded.valid_array[0]
-        key = (commanded.name_space, valid.tobytes())
+        valid = commanded.valid_array[0]  # type: ignore[union-attr]
+        key = (commanded.name_space, valid.tobytes())  # type: ignore[union-attr]
         where = indices.get(key)
         if where is None:  # the command's positions in robot_joint_space's order
             order = {name: i for i, name in enumerate(self.robot_joint_space)}
             where = indices[key] = np.array(
-                [order[n] for n in commanded.position_names], dtype=np.intp
+                [order[n] for n in commanded.position_names],  # type: ignore[union-attr]
+                dtype=np.intp,
             )
         out = estimate.joints.data_array[0].copy()  # type: ignore[union-attr]
-        out[where] = commanded.data_array[0, valid]
+        out[where] = commanded.data_array[0, valid]  # type: ignore[union-attr]
         return out

@@ -42,6 +42,7 @@ from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from ..world.still_pairs import still_pairs
+from .collision_check import QuietCheck, levers, quiet_check
 from .tick_mode import TickMode
 
 if TYPE_CHECKING:
@@ -82,34 +83,6 @@ def check_collision_arguments(
         raise InputError(f"self_collision must be None, True or False, got {self_collision!r}")
     margin = real_number(margin, "collision_margin", low=0.0, high=1.0)
     return world, self_collision, margin
-
-
-def _levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -> np.ndarray:
-    """(len(columns),) bound [m] of ``|d(point)/dq_c|`` over every geometry point that
-    tangent column ``c`` moves, at any configuration: the chain's joint offsets from the
-    column's joint to the geometry's, plus the geometry's reach from its own joint (1 for a
-    translation)."""
-    joint_of = np.zeros(model.nv, dtype=np.intp)
-    for j in range(1, model.njoints):
-        joint_of[model.idx_vs[j] : model.idx_vs[j] + model.nvs[j]] = j
-    reach = np.zeros(model.njoints)  # farthest geometry point from each joint, along the chain
-    for obj in geometry.geometryObjects:
-        shape = obj.geometry
-        shape.computeLocalAABB()
-        extent = np.linalg.norm(obj.placement.translation) + float(shape.aabb_radius)
-        j, path = obj.parentJoint, 0.0
-        while j > 0:
-            reach[j] = max(reach[j], path + extent)
-            path += float(np.linalg.norm(model.jointPlacements[j].translation))
-            j = model.parents[j]
-    levers = np.empty(len(columns))
-    for k, c in enumerate(columns.tolist()):
-        j = int(joint_of[c])
-        shortname = model.joints[j].shortname()
-        translation = "Prismatic" in shortname or shortname.startswith("JointModelP")
-        free = shortname in ("JointModelFreeFlyer", "JointModelPlanar")
-        levers[k] = 1.0 if translation or (free and c - model.idx_vs[j] < 3) else reach[j]
-    return levers
 
 
 class CollisionAvoidance:
@@ -189,11 +162,15 @@ class CollisionAvoidance:
             turning_pairs=home - margin > TURNING_ZONE,
             obstacle_margins=floor,
         )
-        self._levers = _levers(model, geometry.geometry_model, self._columns)
+        self._levers = levers(model, geometry.geometry_model, self._columns)
         self._columns_of: tuple[int, Any, np.ndarray] = (-1, (), np.zeros((0, self._columns.size)))
         self.qp: Any = None
         self._rows: CollisionRows | None = None
         self._box = (np.zeros(0), np.zeros(0))
+        self._q_home = np.array(robot.q0, dtype=np.float64)
+        self._check: tuple[int, QuietCheck | None] = (-1, None)
+        self._followed: Any = None  # the shaper's command the world was last followed at
+        self._none = CollisionRows(np.zeros((0, model.nv)), np.zeros(0), (), np.zeros(0))
 
     @classmethod
     def build(
@@ -317,11 +294,45 @@ class CollisionAvoidance:
             self._columns_of = (version, pairs, np.array(mask, dtype=float).reshape(len(pairs), -1))
         return self._columns_of[2]
 
+    def native_check(self) -> QuietCheck | None:
+        """The native quiet-tick check (:mod:`~pinkctl.controllers.collision_check`) at the
+        scene as it is now (built again when the world changed), or None where the kernel
+        cannot run it."""
+        scene = self.scene
+        version = scene.world.version
+        if self._check[0] != version:
+            scene.sync()
+            check = quiet_check(
+                self, q_home=self._q_home, buffer=INFLUENCE_BUFFER, cap=MAX_INFLUENCE
+            )
+            self._check = (version, check)
+        return self._check[1]
+
+    def quiet(self, measured: np.ndarray, space: bool) -> bool:
+        """Whether this tick surely has no collision row (the native check, at the command
+        configuration: the controlled joints at the shaper's last command, the others from
+        ``measured``: a joint row over the controller's joint space (``space``) or a
+        configuration); False when unsure (then :meth:`engage` measures). A quiet tick runs
+        exactly as without avoidance."""
+        position = self._shaper.position
+        if self._followed is not position:  # once a tick: the world's motion since the last
+            self._follow_world()
+            self._followed = position
+        if self._motions:
+            return False
+        check = self.native_check()
+        if check is None or check.count(measured, space, position) != 0:
+            return False
+        self.limit.hold(self._none)
+        self._rows = None
+        return True
+
     def engage(self, q: np.ndarray) -> bool:
         """Evaluate this tick's rows at the command configuration (the controlled joints at
         the shaper's last command, the others from ``q``); True when some row can bind (the
         tick then solves the QP with the rows inside the shaper's box)."""
-        self._follow_world()
+        if self.quiet(q, False):
+            return False
         shaper, joints = self._shaper, self._joints
         command = joints.controlled.to_configuration(shaper.position, q)
         lower, upper = shaper.box()

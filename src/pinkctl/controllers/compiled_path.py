@@ -99,13 +99,18 @@ class CompiledTicking:
             and tick.configuration is controller._configuration
             and tick.generation == tick.qp._ws.generation
             and tick.dt == controller.dt
-            and getattr(controller, "_avoid", None) is None
         ):
             return tick if controller._pre_step_callback is None else None
         self._compiled_tick = None
         if not self._compiled_wanted:
             return None
-        # what the last refusal was about: the same controller state is not examined again
+        tick = self._new_tick()
+        return tick if controller._pre_step_callback is None else None
+
+    def _new_tick(self) -> CompiledTick | None:
+        """A compiled tick bound to the controller as it is now, or None with the reason
+        recorded (a controller state refused before is not examined again)."""
+        controller: Any = self
         key = (controller._qp, controller._configuration, controller.dt)
         refused = self._compiled_refused
         if refused is not None and refused[0] is key[0] and refused[1] is key[1]:
@@ -123,7 +128,7 @@ class CompiledTicking:
             return None
         self._compiled_tick = tick
         self._compiled_reason = ""
-        return tick if controller._pre_step_callback is None else None
+        return tick
 
     def _compiled_run(
         self, tick: CompiledTick, measured: np.ndarray, space: bool, output: int
@@ -131,6 +136,9 @@ class CompiledTicking:
         """Phases 2, 4 and 5 in C++: the command ``(positions, velocities, q[, over the joint
         space])`` (``output``: see ``_tick.cpp``), or None (the Python path runs the tick)."""
         controller: Any = self
+        avoid = getattr(controller, "_avoid", None)
+        if avoid is not None and not avoid.quiet(measured, space):
+            return None  # collision rows may bind: the Python path measures them
         shaper = controller._shaper
         held = tick.held_copies[tick.flip]
         command = tick.run(
@@ -168,33 +176,31 @@ class CompiledTicking:
         checks), or None: the Python path runs it (phases 1 and 3 included, again: they are
         idempotent)."""
         refused = self._compiled_refused  # not covered, and nothing changed since: no call
-        if refused is not None and refused[0] is getattr(self, "_qp", None):
-            if refused[1] is getattr(self, "_configuration", None):
-                return None
+        if refused is not None and self._refusal_stands(refused):
+            return None
         tick = self._bound_tick()
         if tick is None:
             return None
         controller: Any = self
-        joints = estimate.joints
-        if joints is not None and tick.reads(joints):  # every position there: C++ maps them
-            q, space = joints.data_array[0], True
-        else:
+        q, space = tick.measured(estimate), True  # every position there: C++ maps them
+        if q is None:
             read = controller.read_estimate(estimate)
             if read is None:
                 return None
             q, space = read[1], False
-        if not (
-            setpoint is None
-            or (
-                setpoint.joints is None and setpoint.sites is not None and tick.aims(setpoint.sites)
-            )
-            or controller.update_targets(setpoint)
-        ):
+        if not (setpoint is None or tick.aims(setpoint) or controller.update_targets(setpoint)):
             return None
         command = self._compiled_run(tick, q, space, 2)
         if command is None:
             return None
         return RobotState(joints=JointState.from_trusted(tick.space, command[3], tick.valid))
+
+    def _refusal_stands(self, refused: tuple[Any, ...]) -> bool:
+        """Whether the compiled tick was refused for the controller's present QP and
+        configuration (then :meth:`_compiled_forward` does not ask again)."""
+        return refused[0] is getattr(self, "_qp", None) and refused[1] is getattr(
+            self, "_configuration", None
+        )
 
     def _compiled_step(self, q_measured: Any, target_pose: Any) -> np.ndarray | None:
         """:meth:`~pinkctl.controllers.array_step.ArrayStep.step` without states, or None: the

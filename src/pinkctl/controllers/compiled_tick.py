@@ -12,10 +12,12 @@ kernel. The Python path stays the reference: both give the same commands to roun
 (``tests/test_compiled_tick.py``: 1e-9 over whole runs).
 
 Whatever the compiled tick does not cover runs the Python path, per controller (tasks other
-than frame tasks and one posture task, extra limits or barriers, collisions, a floating base,
+than frame tasks and one posture task, extra limits or barriers, collision distances, collision
+avoidance without its native check, a floating base,
 ball or continuous joints, another solver, the pink QP path, priority levels, a
 ``pre_step_callback``, the extension missing) or per tick (a parameter that leaves the fused
-case, a box the box QP hands to DAQP, a target the controller refuses).
+case, a box the box QP hands to DAQP, a target the controller refuses, a tick where collision
+rows may bind: :meth:`~pinkctl.controllers.collision.CollisionAvoidance.quiet`).
 :attr:`~pinkctl.controllers.compiled_path.CompiledTicking.compiled` says which path runs, and
 :attr:`~pinkctl.controllers.compiled_path.CompiledTicking.compiled_reason` why not the compiled
 one.
@@ -30,11 +32,11 @@ import numpy as np
 import pinocchio as pin
 
 from .._native import tick_module
-from ..core.state import JointState, SpatialState
+from ..core.poses import SitePoseReader
+from ..core.state import RobotState
 from ..core.state._space import QUATERNION_MIN_NORM
 from ..motion.native import _Kernel
 from ..qp import CompiledQP
-from ..qp.box_qp import NativeBoxQP
 from ..qp.limit_terms import ConfigurationLimitBox, JointBox
 from ..qp.task_terms import FrameTaskTerm, IdentityTaskTerm
 from .frame_target import MAX_TARGET_DISTANCE
@@ -70,40 +72,124 @@ class _Parts:
             NotCovered: Another problem.
         """
         fused = qp._fused
-        if fused is not None:
-            velocity = None if fused._velocity is None else fused._velocity.limit
-            return _Parts([fused._frame], fused._posture, fused._limit, velocity, fused._tangent)
-        assembly = qp._assembly
+        if fused is None:
+            return _Parts._of_assembly(qp._assembly, tool)
+        velocity = None if fused._velocity is None else fused._velocity.limit
+        return _Parts([fused._frame], fused._posture, fused._limit, velocity, fused._tangent)
+
+    @staticmethod
+    def _of_assembly(assembly: Any, tool: Any) -> _Parts:
+        """The parts of the generic assembly's QP (:meth:`of`)."""
         terms = assembly._terms
         frames = [term for term in terms if type(term) is FrameTaskTerm]
         postures = [
             term for term in terms if type(term) is IdentityTaskTerm and term.fusable_posture
         ]
-        plan = assembly.limit_plan
-        box = plan.box_terms[0] if len(plan.box_terms) == 1 else None
-        if (
-            len(frames) + len(postures) != len(terms)
-            or len(postures) > 1
-            or assembly.barrier_terms
-            or plan.row_terms
-            or not (
-                isinstance(box, JointBox)
-                or (
-                    isinstance(box, ConfigurationLimitBox)
-                    and not box.empty
-                    and box.positions is None
-                )
-            )
-        ):
-            raise NotCovered("the QP has more than frame tasks, a posture task and joint limits")
-        tools = [term for term in frames if term.task is tool]
-        if not tools:
-            raise NotCovered("the tool frame task is not in the QP")
-        frames.remove(tools[0])
+        tasks_only = len(frames) + len(postures) == len(terms) and len(postures) <= 1
+        box = _joint_box(assembly, tasks_only=tasks_only)
         velocity = box.velocity.limit if isinstance(box, JointBox) else None
-        return _Parts(
-            [tools[0], *frames], postures[0] if postures else None, box.limit, velocity, box.tangent
-        )
+        posture = postures[0] if postures else None
+        return _Parts(_tool_first(frames, tool), posture, box.limit, velocity, box.tangent)
+
+
+def _tool_first(frames: list[FrameTaskTerm], tool: Any) -> list[FrameTaskTerm]:
+    """``frames`` with the term of the ``tool`` task first.
+
+    Raises:
+        NotCovered: No term of that task.
+    """
+    tools = [term for term in frames if term.task is tool]
+    if not tools:
+        raise NotCovered("the tool frame task is not in the QP")
+    return [tools[0], *(term for term in frames if term is not tools[0])]
+
+
+def _joint_box(assembly: Any, *, tasks_only: bool) -> Any:
+    """The assembly's one box term when the compiled tick writes it (pink's configuration and
+    velocity limits, or configuration limits over every joint), with no barrier or limit rows
+    and (``tasks_only``) no task terms other than frame tasks and one posture task.
+
+    Raises:
+        NotCovered: Anything else.
+    """
+    plan = assembly.limit_plan
+    box = plan.box_terms[0] if len(plan.box_terms) == 1 else None
+    whole_range = isinstance(box, ConfigurationLimitBox) and not box.empty and box.positions is None
+    covered = isinstance(box, JointBox) or whole_range
+    if not tasks_only or assembly.barrier_terms or plan.row_terms or not covered:
+        raise NotCovered("the QP has more than frame tasks, a posture task and joint limits")
+    return box
+
+
+def _covered_parts(controller: Any) -> _Parts:
+    """The parts of the controller's QP (:class:`_Parts`), after checking the compiled tick
+    covers the controller.
+
+    Raises:
+        NotCovered: What it does not cover (the first found).
+    """
+    if controller._configuration is None:
+        raise NotCovered("no configuration before a reset")
+    qp = controller._qp
+    if type(qp) is not CompiledQP:
+        raise NotCovered("the QP is not pinkctl's compiled QP (qp_path or priority levels)")
+    parts = _Parts.of(qp, controller._problem.frame)
+    if qp._native is None:
+        raise NotCovered("the solver is not the native box QP")
+    _check_controller(controller)
+    return parts
+
+
+def _check_controller(controller: Any) -> None:
+    """Raise :class:`NotCovered` for a tick mode, joints or targets the compiled tick does
+    not cover."""
+    mode = controller._mode
+    if mode is TickMode.BOXED or (mode is TickMode.APPROACH and not controller._shaper.native):
+        raise NotCovered(f"tick mode {mode.name} without the native shaper")
+    joints = controller._joints
+    every = joints.every
+    if joints.base is not None or every.balls or every.is_continuous.any():
+        raise NotCovered("a floating base, a ball joint or a continuous joint")
+    if controller._configuration.collision_model is not None:
+        raise NotCovered("collision distances (a configuration with a collision model)")
+    avoid = getattr(controller, "_avoid", None)
+    if avoid is not None and avoid.native_check() is None:
+        raise NotCovered("collision avoidance without its native check")
+    if not controller._problem.whole_body.reads_nothing:
+        raise NotCovered("whole-body targets (frames, CoM) read from the setpoint")
+
+
+def _controlled_columns(qp: CompiledQP, parts: _Parts, nv: int) -> np.ndarray:
+    """The QP's tangent columns (the controlled joints' velocity indices).
+
+    Raises:
+        NotCovered: Limits or a posture task over other joints.
+    """
+    columns = np.asarray(qp.controlled_v_indices)
+    tangent = np.arange(nv)  # indices or slices of it, as arrays
+    if not np.array_equal(tangent[parts.tangent], columns) or (
+        parts.posture is not None and not np.array_equal(tangent[parts.posture.tangent], columns)
+    ):
+        raise NotCovered("the limits or posture do not cover every controlled joint")
+    return columns
+
+
+def _shaper_addresses(module: Any, mode: TickMode, shaper: Any) -> tuple[Any, ...]:
+    """The shaper's addresses the C++ tick writes: its native kernel, ``q`` and ``v`` under
+    motion limits (:attr:`TickMode.APPROACH`), else its velocity limit and position bounds.
+
+    Raises:
+        NotCovered: A C++ tick built against another kernel layout.
+    """
+    if mode is not TickMode.APPROACH:
+        plain = (shaper._velocity_limit, shaper._lower, shaper._upper)
+        return (None, None, None, *(a.ctypes.data for a in plain))
+    size = getattr(module, "kernel_size", lambda: -1)()
+    if size != ctypes.sizeof(_Kernel):  # built from other sources than these
+        raise NotCovered("the compiled tick's kernel does not match pinkctl: rebuild it")
+    arrays = shaper._native._arrays
+    kernel = (shaper._native._pointer, arrays["q"].ctypes.data, arrays["v"].ctypes.data)
+    return (*kernel, None, None, None)
 
 
 class CompiledTick:
@@ -117,66 +203,28 @@ class CompiledTick:
         module, reason = tick_module()
         if module is None:
             raise NotCovered(reason)
-        qp, mode, shaper, joints = (
-            controller._qp,
-            controller._mode,
-            controller._shaper,
-            controller._joints,
-        )
+        parts = _covered_parts(controller)
+        qp: CompiledQP = controller._qp
+        mode, shaper, joints = controller._mode, controller._shaper, controller._joints
         configuration = controller._configuration
-        if configuration is None:
-            raise NotCovered("no configuration before a reset")
-        if type(qp) is not CompiledQP:
-            raise NotCovered("the QP is not pinkctl's compiled QP (qp_path or priority levels)")
-        native: NativeBoxQP | None = qp._native
-        parts = _Parts.of(qp, controller._problem.frame)
-        if native is None:
-            raise NotCovered("the solver is not the native box QP")
-        if mode is TickMode.BOXED or (mode is TickMode.APPROACH and not shaper.native):
-            raise NotCovered(f"tick mode {mode.name} without the native shaper")
-        every = joints.every
-        if joints.base is not None or every.balls or every.is_continuous.any():
-            raise NotCovered("a floating base, a ball joint or a continuous joint")
-        if configuration.collision_model is not None or getattr(controller, "_avoid", None):
-            raise NotCovered("collision distances or collision avoidance")
-        if not controller._problem.whole_body.reads_nothing:
-            raise NotCovered("whole-body targets (frames, CoM) read from the setpoint")
-        columns = np.asarray(qp.controlled_v_indices)
-        tangent = np.arange(configuration.model.nv)  # indices or slices of it, as arrays
-        if not np.array_equal(tangent[parts.tangent], columns) or (
-            parts.posture is not None
-            and not np.array_equal(tangent[parts.posture.tangent], columns)
-        ):
-            raise NotCovered("the limits or posture do not cover every controlled joint")
         model = configuration.model
+        columns = _controlled_columns(qp, parts, model.nv)
+        native = qp._native
+        assert native is not None  # _covered_parts checked it
         ws = qp._ws
         if native._workspace is not ws or native._generation != ws.generation:
             native._bind(ws)
         space_q = np.full(len(controller.robot_joint_space), -1, dtype=np.intp)
-        space_q[every.space_indices] = every.idx_q
-        n = qp.n
+        space_q[joints.every.space_indices] = joints.every.idx_q
         self.q = np.array(configuration.q, dtype=np.float64)  # the C++ tick's work buffer
         self._q_home = np.array(controller.robot.q0, dtype=np.float64)
-        if mode is TickMode.APPROACH:
-            size = getattr(module, "kernel_size", lambda: -1)()
-            if size != ctypes.sizeof(_Kernel):  # built from other sources than these
-                raise NotCovered("the compiled tick's kernel does not match pinkctl: rebuild it")
-            arrays = shaper._native._arrays
-            kernel = (shaper._native._pointer, arrays["q"].ctypes.data, arrays["v"].ctypes.data)
-            plain: tuple[Any, ...] = (None, None, None)
-        else:
-            kernel = (None, None, None)
-            plain = tuple(
-                a.ctypes.data for a in (shaper._velocity_limit, shaper._lower, shaper._upper)
-            )
         addresses = (
             self.q.ctypes.data,
             self._q_home.ctypes.data,
             *(array.ctypes.data for array in (ws.H, ws.c, ws.lb, ws.ub, native._x)),
             native._state.ctypes.data,
             native._work.ctypes.data,
-            *kernel,
-            *plain,
+            *_shaper_addresses(module, mode, shaper),
         )
         frame = parts.frames[0]
         self._tick = module.Tick(
@@ -198,22 +246,14 @@ class CompiledTick:
             MAX_TARGET_DISTANCE,
             tuple((int(model.getFrameId(term.task.frame)), term.task) for term in parts.frames[1:]),
         )
-        try:
-            self.run = self._tick.run
-            self.aim = self._tick.aim
-            self._aim_pose = self._tick.aim_pose
-        except AttributeError as exc:  # built from other sources than these
-            reason = f"the compiled tick does not match pinkctl ({exc}): rebuild it"
-            raise NotCovered(reason) from exc
-        self._frame = frame.task.frame
-        self._site_space: Any = None
-        self._site_row = -1
+        self._bind_entry_points()
+        self._reader = SitePoseReader(frame.task.frame)
         self.qp = qp
         self.configuration = configuration
         self.generation = ws.generation
         self.dt = float(controller.dt)
         self.approach = mode is TickMode.APPROACH
-        self.n = n
+        self.n = qp.n
         # keeps the shaper's and box QP's arrays alive with the addresses above
         self._owners = (shaper, native, ws)
         self.held_copies = (pin.SE3.Identity(), pin.SE3.Identity())
@@ -225,16 +265,29 @@ class CompiledTick:
         self._names = list(self.space.names)
         self._read_space: Any = self.space
 
-    def aims(self, sites: SpatialState) -> bool:
+    def _bind_entry_points(self) -> None:
+        """Bind the C++ tick's ``run``, ``aim`` and ``aim_pose``.
+
+        Raises:
+            NotCovered: A C++ tick built from other sources than these.
+        """
+        try:
+            self.run = self._tick.run
+            self.aim = self._tick.aim
+            self._aim_pose = self._tick.aim_pose
+        except AttributeError as exc:  # built from other sources than these
+            reason = f"the compiled tick does not match pinkctl ({exc}): rebuild it"
+            raise NotCovered(reason) from exc
+
+    def aims(self, setpoint: RobotState) -> bool:
         """Phase 3 for a setpoint of site poses alone: True when the frame's pose was read as
         :class:`~pinkctl.controllers.frame_target.FrameTarget` reads it (or the setpoint has
-        no such site), False to let it read the setpoint (a position without orientation, a
-        refused target)."""
-        space = sites.name_space
-        if space is not self._site_space:
-            self._site_row = space.index.get(self._frame, -1)
-            self._site_space = space
-        row = self._site_row
+        no such site), False to let it read the setpoint (joints in it, no sites, a position
+        without orientation, a refused target)."""
+        sites = setpoint.sites
+        if setpoint.joints is not None or sites is None:
+            return False
+        row = self._reader.row(sites)
         if row < 0:
             return True
         valid = sites.valid_array[row]
@@ -242,12 +295,18 @@ class CompiledTick:
             return False
         return bool(self._aim_pose(sites.position_data[row], sites.orientation_data[row]))
 
-    def reads(self, joints: JointState) -> bool:
-        """Whether the estimate's joint state is over the controller's joint space with every
-        position valid (then the C++ tick maps it to the configuration)."""
+    def measured(self, estimate: RobotState) -> np.ndarray | None:
+        """The estimate's joint positions row when its joint state is over the controller's
+        joint space with every position valid (then the C++ tick maps it to the
+        configuration), else None."""
+        joints = estimate.joints
+        if joints is None:
+            return None
         space = joints.name_space
         if space is not self._read_space:
             if list(space.names) != self._names:
-                return False
+                return None
             self._read_space = space
-        return bool(joints.valid_array[0].tobytes() == self._all_valid)
+        if joints.valid_array[0].tobytes() != self._all_valid:
+            return None
+        return joints.data_array[0]

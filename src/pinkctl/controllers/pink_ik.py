@@ -180,8 +180,7 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
         )
         self._rebuild(settings)
         self._target = self._problem.targets()
-        #: the frame target of the previous solved tick (a copy; None after a reset or a brake)
-        self._held_target: pin.SE3 | None = None
+        self._held_target: pin.SE3 | None = None  # the last solved tick's frame target, a copy
         self._configuration: Configuration | None = None
         self._base_start: pin.SE3 | None = None
         self._status = ControllerStatus.NOT_READY
@@ -259,11 +258,9 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
         if setpoint_state is None:
             return True
         sites = setpoint_state.sites
-        if sites is not None:
-            refused = self._target.read(sites)
-            if refused is not None:
-                self.last_error = refused
-                return False
+        if sites is not None and (refused := self._target.read(sites)) is not None:
+            self.last_error = refused
+            return False
         joints = setpoint_state.joints
         posture = self._problem.posture
         if joints is not None and posture is not None:
@@ -337,30 +334,34 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
         try:
             if (command := self._compiled_forward(estimated_state, setpoint_state)) is not None:
                 return command  # phases 2, 4, 5 in one C++ call (compiled_path), where it applies
-            read = self.read_estimate(estimated_state)
-            if read is None:
-                return self._brake()
-            root = None if self._joints.base is None else estimated_state.root
-            self.update_configuration(read[0], read[1], root)
-            if not self.update_targets(setpoint_state):
-                return self._brake()
-            if self._pre_step_callback is not None:  # the user's code: a failure brakes
-                failed = run_callback(self._pre_step_callback, self._configuration, setpoint_state)
-                if failed is not None:
-                    self.last_error = failed
-                    return self._brake()
-            velocity = self.solve()
-            if velocity is None:
-                return self._brake()
-            positions, command_velocity, root = self.shape(velocity)
-            self.last_error = None if self._avoid is None else self._avoid.blocking(velocity)
-            self._status = ControllerStatus.BLOCKED if self.last_error else ControllerStatus.OK
-            return self.write_command(positions, command_velocity, root)
+            return self._python_tick(estimated_state, setpoint_state)
         except Exception as exc:  # a bug inside the tick: re-raised or logged, never silent
             if debug_mode():
                 raise
             self.last_error = internal_error(self, exc)
             return self._brake()
+
+    def _python_tick(self, estimated: RobotState, setpoint: RobotState | None) -> RobotState:
+        """The six phases one by one; the braking step when one fails (reason recorded)."""
+        read = self.read_estimate(estimated)
+        if read is None:
+            return self._brake()
+        root = None if self._joints.base is None else estimated.root
+        self.update_configuration(read[0], read[1], root)
+        if not self.update_targets(setpoint):
+            return self._brake()
+        if self._pre_step_callback is not None:  # the user's code: a failure brakes
+            failed = run_callback(self._pre_step_callback, self._configuration, setpoint)
+            if failed is not None:
+                self.last_error = failed
+                return self._brake()
+        velocity = self.solve()
+        if velocity is None:
+            return self._brake()
+        positions, command_velocity, root = self.shape(velocity)
+        self.last_error = None if self._avoid is None else self._avoid.blocking(velocity)
+        self._status = ControllerStatus.BLOCKED if self.last_error else ControllerStatus.OK
+        return self.write_command(positions, command_velocity, root)
 
     def _brake(self) -> RobotState:
         """The next braking step from the last command (the reason is in ``last_error``)."""

@@ -9,7 +9,7 @@ controlled ball joint is three coordinates, its rotation vector (:mod:`pinkctl.c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -32,6 +32,69 @@ def scalar_joint(model: pin.Model, name: str, *, what: str = "joint") -> JointIn
             "scalar position"
         )
     return info
+
+
+class _Row(NamedTuple):
+    """One controlled coordinate: its configuration and tangent indices, whether it is a
+    continuous joint's angle, its column in the robot joint space, and its name."""
+
+    idx_q: int
+    idx_v: int
+    continuous: bool
+    column: int
+    name: str
+
+
+def _checked_names(model: Any, controlled_joint_names: Sequence[str]) -> list[str]:
+    """The controlled joint names as a list, after checking ``model`` is a Pinocchio model
+    and no name is repeated."""
+    if not isinstance(model, pin.Model):
+        raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
+    controlled = list(controlled_joint_names)
+    if len(set(controlled)) != len(controlled):
+        raise InputError(f"controlled_joint_names has duplicates: {controlled}")
+    return controlled
+
+
+def _coordinate_rows(
+    model: pin.Model, controlled: list[str], space: Any
+) -> tuple[list[_Row], list[tuple[int, int]]]:
+    """One row per controlled coordinate (three per ball joint), and ``(first row, idx_q)``
+    of each controlled ball joint.
+
+    Raises:
+        InputError: A joint :class:`JointSpaceMap` does not take (its docstring).
+    """
+    rows: list[_Row] = []
+    balls: list[tuple[int, int]] = []
+    for name in controlled:
+        if model.existJointName(name) and is_ball_joint(model, model.getJointId(name)):
+            joint = model.joints[model.getJointId(name)]
+            balls.append((len(rows), int(joint.idx_q)))
+            rows += _ball_rows(joint, name, space)
+        else:
+            rows.append(_scalar_row(model, name, space))
+    return rows, balls
+
+
+def _ball_rows(joint: Any, name: str, space: Any) -> list[_Row]:
+    """The three rows of a ball joint's rotation-vector coordinates."""
+    rows = []
+    for k, coordinate in enumerate(ball_coordinate_names(name)):
+        if coordinate not in space.index:
+            raise InputError(f"ball joint coordinate {coordinate!r} is not in robot_joint_space")
+        rows.append(_Row(joint.idx_q, joint.idx_v + k, False, space.index[coordinate], coordinate))
+    return rows
+
+
+def _scalar_row(model: pin.Model, name: str, space: Any) -> _Row:
+    """The row of a joint given by one scalar position (not a mimic joint)."""
+    info = scalar_joint(model, name, what="controlled joint")
+    if info.kind == "mimic":
+        raise InputError(f"controlled joint {name!r} is a mimic joint; control its master instead")
+    if name not in space.index:
+        raise InputError(f"controlled joint {name!r} is not in robot_joint_space")
+    return _Row(info.idx_q, info.idx_v, info.kind == "continuous", space.index[name], name)
 
 
 class JointSpaceMap:
@@ -63,66 +126,27 @@ class JointSpaceMap:
         controlled_joint_names: Sequence[str],
         robot_joint_space: Sequence[str],
     ) -> None:
-        if not isinstance(model, pin.Model):
-            raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
-        controlled = list(controlled_joint_names)
-        if len(set(controlled)) != len(controlled):
-            raise InputError(f"controlled_joint_names has duplicates: {controlled}")
+        controlled = _checked_names(model, controlled_joint_names)
         space = name_space(robot_joint_space, "robot_joint_space")
-        idx_q, idx_v, kinds, cols = [], [], [], []
-        coordinates: list[str] = []
-        balls: list[tuple[int, int]] = []
-        for name in controlled:
-            if model.existJointName(name) and is_ball_joint(model, model.getJointId(name)):
-                joint = model.joints[model.getJointId(name)]
-                balls.append((len(coordinates), int(joint.idx_q)))
-                for k, coordinate in enumerate(ball_coordinate_names(name)):
-                    if coordinate not in space.index:
-                        raise InputError(
-                            f"ball joint coordinate {coordinate!r} is not in robot_joint_space"
-                        )
-                    idx_q.append(joint.idx_q)
-                    idx_v.append(joint.idx_v + k)
-                    kinds.append(False)
-                    cols.append(space.index[coordinate])
-                    coordinates.append(coordinate)
-                continue
-            info = scalar_joint(model, name, what="controlled joint")
-            if info.kind == "mimic":
-                raise InputError(
-                    f"controlled joint {name!r} is a mimic joint; control its master instead"
-                )
-            if name not in space.index:
-                raise InputError(f"controlled joint {name!r} is not in robot_joint_space")
-            idx_q.append(info.idx_q)
-            idx_v.append(info.idx_v)
-            kinds.append(info.kind == "continuous")
-            cols.append(space.index[name])
-            coordinates.append(name)
+        rows, balls = _coordinate_rows(model, controlled, space)
+        coordinates = [row.name for row in rows]
         self.model = model
         self.controlled_joint_names = controlled
         self.coordinate_names = coordinates
         #: ``(first position index, idx_q)`` of each controlled ball joint.
         self.balls = tuple(balls)
         self._space = space
-        self.idx_q = np.array(idx_q, dtype=np.intp)
-        self.idx_v = np.array(idx_v, dtype=np.intp)
-        self.is_continuous = np.array(kinds, dtype=bool)
-        self.space_indices = np.array(cols, dtype=np.intp)
+        self.idx_q = np.array([row.idx_q for row in rows], dtype=np.intp)
+        self.idx_v = np.array([row.idx_v for row in rows], dtype=np.intp)
+        self.is_continuous = np.array([row.continuous for row in rows], dtype=bool)
+        self.space_indices = np.array([row.column for row in rows], dtype=np.intp)
         self.q_neutral = pin.neutral(model)
         for arr in (self.idx_q, self.idx_v, self.is_continuous, self.space_indices):
             arr.flags.writeable = False
         self.q_neutral.flags.writeable = False
 
         n = len(coordinates)
-        in_ball = np.zeros(n, dtype=bool)
-        for first, _ in balls:
-            in_ball[first : first + 3] = True
-        self._scalar_sel = np.flatnonzero(~self.is_continuous & ~in_ball)
-        self._scalar_q = self.idx_q[self._scalar_sel]
-        self._cont_sel = np.flatnonzero(self.is_continuous)
-        self._cont_q = self.idx_q[self._cont_sel]
-        self._all_scalar = not self.is_continuous.any() and not balls
+        self._set_selections(balls)
         # Slices where the indices are contiguous ranges (views: cheaper than fancy indexing)
         self._q_index: np.ndarray | slice = as_index(self.idx_q) if n else self.idx_q
         self._cols: np.ndarray | slice = as_index(self.space_indices) if n else self.space_indices
@@ -136,6 +160,18 @@ class JointSpaceMap:
         self._valid_pos_vel = valid  # immutable, so every output state may share it
         self._foreign: tuple[Any, np.ndarray] | None = None
         self._data_shape = (3, len(space))
+
+    def _set_selections(self, balls: list[tuple[int, int]]) -> None:
+        """The positions (and their ``q`` indices) of the scalar and continuous joints, for
+        :meth:`to_configuration` (``balls``: ``(first position, idx_q)`` of each ball)."""
+        in_ball = np.zeros(len(self.coordinate_names), dtype=bool)
+        for first, _ in balls:
+            in_ball[first : first + 3] = True
+        self._scalar_sel = np.flatnonzero(~self.is_continuous & ~in_ball)
+        self._scalar_q = self.idx_q[self._scalar_sel]
+        self._cont_sel = np.flatnonzero(self.is_continuous)
+        self._cont_q = self.idx_q[self._cont_sel]
+        self._all_scalar = not self.is_continuous.any() and not balls
 
     @property
     def robot_joint_space(self) -> list[str]:
@@ -152,15 +188,11 @@ class JointSpaceMap:
             return None
         space = joints.name_space
         if space is self._space or space.names == self._space.names:
-            cols: np.ndarray | slice = self._cols
-        elif self._foreign is not None and self._foreign[0] is space:
-            cols = self._foreign[1]
+            cols: np.ndarray | slice | None = self._cols
         else:
-            index = space.index
-            if any(name not in index for name in self.coordinate_names):
+            cols = self._foreign_columns(space)
+            if cols is None:
                 return None
-            cols = np.array([index[n] for n in self.coordinate_names], dtype=np.intp)
-            self._foreign = (space, cols)
         valid, data = joints.valid_array, joints.data_array
         if cols is self._cols:
             if valid[0, cols].tobytes() != self._all_valid:
@@ -170,6 +202,18 @@ class JointSpaceMap:
         if not valid[0, cols].all():
             return None
         return data[0, cols]
+
+    def _foreign_columns(self, space: Any) -> np.ndarray | None:
+        """The controlled coordinates' columns in another joint space (the last one kept),
+        or None when it lacks one of them."""
+        if self._foreign is not None and self._foreign[0] is space:
+            return self._foreign[1]
+        index = space.index
+        if any(name not in index for name in self.coordinate_names):
+            return None
+        cols = np.array([index[n] for n in self.coordinate_names], dtype=np.intp)
+        self._foreign = (space, cols)
+        return cols
 
     def to_configuration(
         self, positions: np.ndarray, q_base: np.ndarray | None = None

@@ -240,6 +240,14 @@ class SitePoseReader:
         self._space: NameSpace | None = None
         self._row = -1
 
+    def row(self, sites: SpatialState) -> int:
+        """The frame's row in ``sites`` (-1 when it has none), looked up once per name space."""
+        space = sites.name_space
+        if space is not self._space:
+            self._row = space.index.get(self.frame, -1)
+            self._space = space
+        return self._row
+
     def pose(self, sites: SpatialState, previous: pin.SE3 | None) -> pin.SE3 | None:
         """The frame's pose in ``sites``, or None when it has no valid position.
 
@@ -248,11 +256,7 @@ class SitePoseReader:
             previous: Pose whose rotation is kept when the frame has a valid position but no
                 valid orientation (identity if None).
         """
-        space = sites.name_space
-        if space is not self._space:
-            self._row = space.index.get(self.frame, -1)
-            self._space = space
-        row = self._row
+        row = self.row(sites)
         if row < 0:
             return None
         valid = sites.valid_array

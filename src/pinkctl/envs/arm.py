@@ -331,13 +331,7 @@ class CartesianArm:
         Raises:
             ValueError: ``delta`` is not 3 finite reals or ``opening`` not finite (no change).
         """
-        raw = real_array(delta, "delta", (3,))
-        if opening is not None:
-            opening = real_number(opening, "opening")
-        self._move_target(raw)
-        if opening is not None and self.gripper_joint is not None:
-            self._gripper_goal = normalized_to_ctrl(opening, self.gripper_range)
-
+        self._take_action(delta, opening)
         point = [self.point]
         setpoint = RobotState(
             sites=SpatialState.from_name(
@@ -357,9 +351,12 @@ class CartesianArm:
         self._step_servos(previous, new)
         self._command = new
 
-    def _move_target(self, raw: np.ndarray) -> None:
+    def _take_action(self, delta: ArrayLike, opening: float | None) -> None:
         """Move the target by a position action (a zero action after a move: the target
-        snaps to the point, so the arm settles where it is), inside the bounds."""
+        snaps to the point, so the arm settles where it is), inside the bounds, and set the
+        gripper's goal to ``opening`` (both checked first: a rejected action changes nothing)."""
+        raw = real_array(delta, "delta", (3,))
+        opening = None if opening is None else real_number(opening, "opening")
         zero = float(np.linalg.norm(raw)) < ZERO_ACTION_TOLERANCE
         if zero and not self._last_zero:
             self._target = self.point_position()
@@ -367,6 +364,8 @@ class CartesianArm:
             self._target = self._target + self.action_scale * raw
         self._last_zero = zero
         np.clip(self._target, self.bounds[0], self.bounds[1], out=self._target)
+        if opening is not None and self.gripper_joint is not None:
+            self._gripper_goal = normalized_to_ctrl(opening, self.gripper_range)
 
     def _arm_positions(self, desired: RobotState | None) -> np.ndarray | None:
         """The arm joints' positions of a controller output, in the robot's order (None

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkRobot
 
-from .._validation import choice, real_array
+from .._validation import boolean, choice, real_array
 from ..errors import InputError
 from .arm import CartesianArm
 from .mujoco_env import MujocoGymEnv, check_seed
@@ -77,11 +77,9 @@ class CartesianIKEnv(MujocoGymEnv):
         base_yaw: float = 0.0,
     ) -> None:
         super().__init__(None, seed, control_dt, physics_dt, render_spec)
-        if not isinstance(image_obs, bool):
-            raise InputError(f"image_obs must be a bool, got {image_obs!r}")
+        self.image_obs = boolean(image_obs, "image_obs")
         mode = render_spec.mode if render_mode is None else render_mode
         self.render_mode = choice(mode, "render_mode", RENDER_MODES)
-        self.image_obs = image_obs
         self.reward_type = choice(reward_type, "reward_type", ("sparse", "dense"))
         #: Where the robot's base stands, and the frame of observations and actions.
         self.placement = Placement(base_position, base_yaw, frame)

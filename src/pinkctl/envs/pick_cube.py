@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import choice
-from ..errors import InputError
+from .._validation import boolean, choice
 from .rendering import GymRenderingSpec
 from .so101_env import CARTESIAN_BOUNDS, HOME_POSITION, TOP_DOWN_BOUNDS, SO101GymEnv
 from .so101_scene import GRASP_POINT, GRIPPER_LINK, PAD_GAP
@@ -160,12 +159,8 @@ class SO101PickCubeGymEnv(SO101GymEnv):
         base_yaw: float = 0.0,
     ) -> None:
         reward_type = choice(reward_type, "reward_type", ("sparse", "dense"))
-        for name, flag in (
-            ("random_block_position", random_block_position),
-            ("random_block_look", random_block_look),
-        ):
-            if not isinstance(flag, bool):
-                raise InputError(f"{name} must be a bool, got {flag!r}")
+        boolean(random_block_position, "random_block_position")
+        boolean(random_block_look, "random_block_look")
         super().__init__(
             None,
             seed,

@@ -60,6 +60,20 @@ def robot_reach(robot: PinkRobot) -> float:
     return float(max(np.linalg.norm(frame.translation) for frame in data.oMf))
 
 
+def _tool_home(robot: PinkRobot, name: str) -> tuple[str, pin.SE3]:
+    """The robot's tool frame and its pose at home (world frame).
+
+    Raises:
+        InputError: A robot without a tool frame.
+    """
+    tool = robot.tool_frame
+    if tool is None:
+        raise InputError(f"robot {name!r} has no tool frame")
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, robot.q0)
+    return tool, data.oMf[robot.model.getFrameId(tool)].copy()
+
+
 class ReachEnv(CartesianIKEnv):
     """Reach a goal with the tool of any bundled robot (see the module docstring).
 
@@ -118,14 +132,9 @@ class ReachEnv(CartesianIKEnv):
         choice(robot, "robot", available)
         self.success_threshold = positive_number(success_threshold, "success_threshold")
         pink_robot = load_pink_supported_robot(robot)
-        tool = pink_robot.tool_frame
-        if tool is None:
-            raise InputError(f"robot {robot!r} has no tool frame")
+        tool, home = _tool_home(pink_robot, robot)
         self.robot_name = robot
         self.reach = robot_reach(pink_robot)
-        data = pink_robot.model.createData()
-        pin.framesForwardKinematics(pink_robot.model, data, pink_robot.q0)
-        home = data.oMf[pink_robot.model.getFrameId(tool)]
         self.home_position = home.translation.copy()
         self.hold_orientation = len(pink_robot.controlled_joint_names) >= FULL_POSE_JOINTS
         reach = self.reach
@@ -153,13 +162,7 @@ class ReachEnv(CartesianIKEnv):
             environment_dim=3,
             orientation_cost=HOLD_ORIENTATION_COST,
         )
-        floor = self.floor_height()
-        if floor is not None:
-            low = floor + GOAL_MIN_HEIGHT * reach
-            self.goal_box[0, 2] = max(self.goal_box[0, 2], low)
-            self.goal_box[1, 2] = max(self.goal_box[1, 2], low + GOAL_HALF_SIZE * reach)
-        if default_bounds:
-            self.arm.bounds = self._widened(self.goal_box)
+        self._raise_goals(default_bounds)
         # after _setup: the goals must be reachable within the IK's (narrowed) joint ranges
         self._ik = IKSolver(
             pink_robot,
@@ -172,6 +175,18 @@ class ReachEnv(CartesianIKEnv):
         self._scratch = mujoco.MjData(self.sim.model)  # goal checks never touch sim.data
         self._home_penetrations = 0
         self._goal = self.home_position.copy()
+
+    def _raise_goals(self, default_bounds: bool) -> None:
+        """Lift the goal box above the scene's floor (by :data:`GOAL_MIN_HEIGHT` of the
+        reach), and the default target bounds with it."""
+        reach = self.reach
+        floor = self.floor_height()
+        if floor is not None:
+            low = floor + GOAL_MIN_HEIGHT * reach
+            self.goal_box[0, 2] = max(self.goal_box[0, 2], low)
+            self.goal_box[1, 2] = max(self.goal_box[1, 2], low + GOAL_HALF_SIZE * reach)
+        if default_bounds:
+            self.arm.bounds = self._widened(self.goal_box)
 
     def _widened(self, box: np.ndarray) -> np.ndarray:
         """The goal box widened by :data:`BOUNDS_MARGIN` times the reach on each side."""

@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import choice, integer, positive_number, real_array, real_number
+from .._validation import choice, integer, positive_number
 from ..errors import InputError
 from ..mujoco_ik import solve_ik
 from .arm import CartesianArm
-from .gripper import normalized_to_ctrl
 
 __all__ = ["IK_METHODS", "MujocoIKArm"]
 
@@ -79,12 +78,7 @@ class MujocoIKArm(CartesianArm):
         Raises:
             ValueError: ``delta`` is not 3 finite reals or ``opening`` not finite (no change).
         """
-        raw = real_array(delta, "delta", (3,))
-        if opening is not None:
-            opening = real_number(opening, "opening")
-        self._move_target(raw)
-        if opening is not None and self.gripper_joint is not None:
-            self._gripper_goal = normalized_to_ctrl(opening, self.gripper_range)
+        self._take_action(delta, opening)
         down = self.orientation == "down"
         solution = solve_ik(
             self.sim.model,

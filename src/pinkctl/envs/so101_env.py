@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 
 from pinkctl import MujocoSimulation, PinkRobot, load_pink_supported_robot
 
-from .._validation import choice, real_array
+from .._validation import boolean, choice, real_array
 from ..errors import ConfigurationError, InputError
 from .base import CartesianIKEnv
 from .mujoco_env import load_mjcf
@@ -160,16 +160,13 @@ class SO101GymEnv(CartesianIKEnv):
             base_position=base_position,
             base_yaw=base_yaw,
         )
-        for name, flag in (("top_down_ik", top_down_ik), ("jaw_pads", jaw_pads)):
-            if not isinstance(flag, bool):
-                raise InputError(f"{name} must be a bool, got {flag!r}")
+        self.top_down_ik = boolean(top_down_ik, "top_down_ik")
+        self.jaw_pads = boolean(jaw_pads, "jaw_pads")
         self.observation_layout = choice(
             observation_layout, "observation_layout", OBSERVATION_LAYOUTS
         )
         self.grasp_mode = choice(grasp_mode, "grasp_mode", GRASP_MODES)
         self.ik_method = choice(ik_method, "ik_method", IK_CHOICES)
-        self.top_down_ik = top_down_ik
-        self.jaw_pads = jaw_pads
         robot = load_pink_supported_robot("so101")
         self.home_position = _checked_home(home_position, robot)
         self.scene = SO101PickScene(robot)

@@ -16,6 +16,9 @@ from .limits import MotionLimits
 
 __all__ = ["LIMIT_KINDS", "LimitReport", "Violation", "check_trajectory"]
 
+#: Machine epsilon of float64 (the unit of the default tolerance floor).
+_EPS = np.finfo(np.float64).eps
+
 #: The limit kinds, in derivative order.
 LIMIT_KINDS: tuple[str, ...] = ("position", "velocity", "acceleration", "jerk")
 
@@ -214,6 +217,34 @@ def check_trajectory(
     Raises:
         ValueError: On a malformed argument (shape, non-finite value, dt <= 0).
     """
+    q = _position_samples(positions, limits)
+    dt = float(dt)
+    _check_scalar(dt, "dt", strict=True)
+    _check_scalar(rtol, "rtol", strict=False)
+    if atol is not None:
+        _check_scalar(atol, "atol", strict=False)
+    n = limits.num_joints
+    v0 = _initial(initial_velocity, n, "initial_velocity")
+    a0 = _initial(initial_acceleration, n, "initial_acceleration") if v0 is not None else None
+    scale = np.maximum(1.0, np.abs(q).max(axis=0)) if q.shape[0] else np.ones(n)
+    results = {"position": _positions(q, limits, rtol, _floor(0, scale, dt, atol))}
+    series = _derivatives(q, dt, v0, a0, limits)
+    for order, (kind, limit, start, values) in enumerate(series, start=1):
+        if limit is not None:
+            tol = rtol * limit + _floor(order, scale, dt, atol)
+            results[kind] = _derivative(values, limit, start, tol)
+    return LimitReport(
+        limits=limits,
+        dt=dt,
+        t0=float(t0),
+        num_samples=q.shape[0],
+        kinds=limits.kinds,
+        _results=results,
+    )
+
+
+def _position_samples(positions: Any, limits: Any) -> np.ndarray:
+    """``positions`` as a finite float array of shape ``(K, N)`` (``limits`` checked too)."""
     if not isinstance(limits, MotionLimits):
         raise InputError(f"limits must be a MotionLimits, got {type(limits).__name__}")
     n = limits.num_joints
@@ -222,31 +253,31 @@ def check_trajectory(
         raise InputError(f"positions must have shape (K, {n}), got {q.shape}")
     if not np.isfinite(q).all():
         raise InputError("positions must be finite")
-    dt = float(dt)
-    if not (math.isfinite(dt) and dt > 0.0):
-        raise InputError(f"dt must be finite and > 0, got {dt}")
-    if not (math.isfinite(rtol) and rtol >= 0.0):
-        raise InputError(f"rtol must be finite and >= 0, got {rtol}")
-    if atol is not None and not (math.isfinite(atol) and atol >= 0.0):
-        raise InputError(f"atol must be finite and >= 0, got {atol}")
-    v0 = _initial(initial_velocity, n, "initial_velocity")
-    a0 = _initial(initial_acceleration, n, "initial_acceleration") if v0 is not None else None
-    num = q.shape[0]
-    eps = np.finfo(np.float64).eps
-    scale = np.maximum(1.0, np.abs(q).max(axis=0)) if num else np.ones(n)
+    return q
 
-    def floor(order: int) -> np.ndarray:
-        if atol is not None:
-            return np.full(n, float(atol))
-        return (2.0**order) * eps * scale / dt**order
 
-    results: dict[str, _KindResult] = {}
+def _check_scalar(value: float, name: str, *, strict: bool) -> None:
+    """Raise unless ``value`` is finite and ``> 0`` (``strict``) or ``>= 0``."""
+    if not (math.isfinite(value) and (value > 0.0 if strict else value >= 0.0)):
+        raise InputError(f"{name} must be finite and {'>' if strict else '>='} 0, got {value}")
 
-    # Positions.
+
+def _floor(order: int, scale: np.ndarray, dt: float, atol: float | None) -> np.ndarray:
+    """The absolute tolerance of the ``order``-th derivative per joint: ``atol`` when given,
+    else ``2**order eps scale / dt**order`` (the rounding of float64 positions of magnitude
+    ``scale`` in an ``order``-th difference)."""
+    if atol is not None:
+        return np.full(scale.shape[0], float(atol))
+    return (2.0**order) * _EPS * scale / dt**order
+
+
+def _positions(q: np.ndarray, limits: MotionLimits, rtol: float, floor: np.ndarray) -> _KindResult:
+    """The position violations, and the peak ``|q - c| / h`` (``c, h``: the middle and half
+    width of each range; 0 for joints without one)."""
     lo, hi = limits.lower, limits.upper
     with np.errstate(invalid="ignore"):
-        tol_lo = rtol * np.abs(np.where(np.isfinite(lo), lo, 0.0)) + floor(0)
-        tol_hi = rtol * np.abs(np.where(np.isfinite(hi), hi, 0.0)) + floor(0)
+        tol_lo = rtol * np.abs(np.where(np.isfinite(lo), lo, 0.0)) + floor
+        tol_hi = rtol * np.abs(np.where(np.isfinite(hi), hi, 0.0)) + floor
         below = lo - q  # (K, N), > 0 when below
         above = q - hi
         bad_lo = below > tol_lo
@@ -254,53 +285,48 @@ def check_trajectory(
         finite = np.isfinite(lo) & np.isfinite(hi)
         mid = np.where(finite, 0.5 * (lo + hi), 0.0)
         half = np.where(finite, 0.5 * (hi - lo), np.inf)
-    ratio = float((np.abs(q - mid) / half).max()) if num else float("nan")
+    ratio = float((np.abs(q - mid) / half).max()) if q.shape[0] else float("nan")
     ks, js = np.nonzero(bad_lo | bad_hi)
     is_lo = bad_lo[ks, js]
     lim = np.where(is_lo, lo[js], hi[js])
     exc = np.where(is_lo, below[ks, js], above[ks, js])
-    results["position"] = _KindResult(js, ks, q[ks, js], lim, exc, ratio)
+    return _KindResult(js, ks, q[ks, js], lim, exc, ratio)
 
-    # Derivatives: series[i] is the value at sample start + i.
-    series: list[tuple[str, np.ndarray | None, int, np.ndarray]] = []
+
+def _derivatives(
+    q: np.ndarray,
+    dt: float,
+    v0: np.ndarray | None,
+    a0: np.ndarray | None,
+    limits: MotionLimits,
+) -> list[tuple[str, np.ndarray | None, int, np.ndarray]]:
+    """``(kind, limit, start, values)`` of velocity, acceleration and jerk: backward
+    differences, ``values[i]`` at sample ``start + i`` (``v0``, ``a0``: the state before the
+    first sample, None when unknown)."""
     vel = np.diff(q, axis=0) / dt
     v_start = 1
     if v0 is not None:
         vel = np.concatenate([v0[None, :], vel])
         v_start = 0
-    series.append(("velocity", limits.velocity, v_start, vel))
     acc = np.diff(vel, axis=0) / dt
     a_start = v_start + 1
     if a0 is not None:
         acc = np.concatenate([a0[None, :], acc])
         a_start = 0
-    series.append(("acceleration", limits.acceleration, a_start, acc))
     jerk = np.diff(acc, axis=0) / dt
-    series.append(("jerk", limits.jerk, a_start + 1, jerk))
+    return [
+        ("velocity", limits.velocity, v_start, vel),
+        ("acceleration", limits.acceleration, a_start, acc),
+        ("jerk", limits.jerk, a_start + 1, jerk),
+    ]
 
-    for order, (kind, limit, start, values) in enumerate(series, start=1):
-        if limit is None:
-            continue
-        tol = rtol * limit + floor(order)
-        mag = np.abs(values)
-        bad = (mag - limit) > tol
-        ks, js = np.nonzero(bad)
-        vals = values[ks, js]
-        peak = float((mag / limit).max()) if values.size else float("nan")
-        results[kind] = _KindResult(
-            js,
-            ks + start,
-            vals,
-            np.copysign(limit[js], vals),
-            mag[ks, js] - limit[js],
-            peak,
-        )
 
-    return LimitReport(
-        limits=limits,
-        dt=dt,
-        t0=float(t0),
-        num_samples=num,
-        kinds=limits.kinds,
-        _results=results,
+def _derivative(values: np.ndarray, limit: np.ndarray, start: int, tol: np.ndarray) -> _KindResult:
+    """The violations of ``|values| <= limit`` beyond ``tol``, and the peak ``|value| / limit``."""
+    mag = np.abs(values)
+    ks, js = np.nonzero((mag - limit) > tol)
+    vals = values[ks, js]
+    peak = float((mag / limit).max()) if values.size else float("nan")
+    return _KindResult(
+        js, ks + start, vals, np.copysign(limit[js], vals), mag[ks, js] - limit[js], peak
     )

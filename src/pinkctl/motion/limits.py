@@ -46,42 +46,20 @@ class MotionLimits:
     jerk: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        names = self.joint_names
-        if isinstance(names, str) or not isinstance(names, Sequence):
-            raise InputError("joint_names must be a sequence of joint names")
-        names = tuple(names)
-        if not all(isinstance(n, str) for n in names):
-            raise InputError(f"joint_names must be strings, got {names}")
-        if len(set(names)) != len(names):
-            raise InputError(f"joint_names has duplicates: {list(names)}")
+        names = _joint_names(self.joint_names)
         n = len(names)
-        lower = _as_vector(self.lower, n, "lower")
-        upper = _as_vector(self.upper, n, "upper")
-        if (lower == np.inf).any() or (upper == -np.inf).any():
-            raise InputError("lower cannot be +inf and upper cannot be -inf")
-        if not (lower < upper).all():
-            bad = [names[i] for i in np.flatnonzero(~(lower < upper))]
-            raise InputError(f"lower must be < upper; violated for joints {bad}")
-        velocity = _as_vector(self.velocity, n, "velocity")
-        _positive_finite(velocity, "velocity")
-        acceleration = None
-        if self.acceleration is not None:
-            acceleration = _as_vector(self.acceleration, n, "acceleration")
-            _positive_finite(acceleration, "acceleration")
-        jerk = None
-        if self.jerk is not None:
-            if acceleration is None:
-                raise InputError("jerk limits need acceleration limits (acceleration is None)")
-            jerk = _as_vector(self.jerk, n, "jerk")
-            _positive_finite(jerk, "jerk")
+        lower, upper = _position_range(self.lower, self.upper, names)
+        velocity = _limit_vector(self.velocity, n, "velocity")
+        acceleration = _limit_vector(self.acceleration, n, "acceleration")
+        if self.jerk is not None and acceleration is None:
+            raise InputError("jerk limits need acceleration limits (acceleration is None)")
+        jerk = _limit_vector(self.jerk, n, "jerk")
         object.__setattr__(self, "joint_names", names)
         object.__setattr__(self, "lower", _readonly(lower))
         object.__setattr__(self, "upper", _readonly(upper))
-        object.__setattr__(self, "velocity", _readonly(velocity))
-        object.__setattr__(
-            self, "acceleration", None if acceleration is None else _readonly(acceleration)
-        )
-        object.__setattr__(self, "jerk", None if jerk is None else _readonly(jerk))
+        object.__setattr__(self, "velocity", velocity)
+        object.__setattr__(self, "acceleration", acceleration)
+        object.__setattr__(self, "jerk", jerk)
 
     @property
     def num_joints(self) -> int:
@@ -151,53 +129,18 @@ class MotionLimits:
         model = robot.model
         controlled = list(robot.controlled_joint_names)
         names = expand_ball_joints(model, controlled) if joint_names is None else list(joint_names)
-        n = len(names)
-        lower = np.empty(n)
-        upper = np.empty(n)
-        velocity = np.empty(n)
-        configured = configured_velocity_limits(robot)
-        joints = list(names)  # the joint of each name (a ball joint's, for its coordinates)
-        for i, name in enumerate(names):
-            ball = split_ball_coordinate(name)
-            if ball is not None and model.existJointName(ball[0]):
-                info = joint_info(model, ball[0])
-                if info.nq == 4 and info.nv == 3:  # a ball joint's coordinate: no range
-                    joints[i] = ball[0]
-                    lower[i], upper[i] = -np.inf, np.inf
-                    velocity[i] = float(configured[info.idx_v + ball[1]])
-                    continue
-            if not model.existJointName(name):
-                raise InputError(f"joint {name!r} is not in the model of robot {robot.name!r}")
-            info = joint_info(model, name)
-            if info.kind not in ("scalar", "continuous"):
-                raise InputError(
-                    f"joint {name!r} has nq={info.nq}, nv={info.nv}; motion limits need "
-                    "single-coordinate joints (revolute, prismatic or continuous)"
-                )
-            lower[i], upper[i] = info.lower, info.upper
-            vel = float(configured[info.idx_v])
-            if not (math.isfinite(vel) and vel > 0.0):
-                raise InputError(f"joint {name!r} has no positive velocity limit (got {vel})")
-            velocity[i] = vel
+        joints, lower, upper, velocity = _ranges_and_velocities(robot, names)
         if not np.all(np.isfinite(velocity) & (velocity > 0.0)):
             bad = [names[i] for i in np.flatnonzero(~(np.isfinite(velocity) & (velocity > 0.0)))]
             raise InputError(f"joints {bad} have no positive velocity limit")
-
-        def table(values: dict[str, float], what: str) -> np.ndarray | None:
-            present = [j for j in joints if j in values]
-            if not present:
-                return None
-            if len(present) != n:
-                missing = [j for j in joints if j not in values]
-                raise InputError(f"robot {robot.name!r} lacks {what} limits for joints {missing}")
-            return np.array([values[j] for j in joints], dtype=np.float64)
-
         acceleration = (
-            table(robot.acceleration_limits, "acceleration") if use_acceleration else None
+            _declared(robot, robot.acceleration_limits, joints, "acceleration")
+            if use_acceleration
+            else None
         )
         jerk = None
         if use_jerk and acceleration is not None:
-            jerk = table(robot.jerk_limits, "jerk")
+            jerk = _declared(robot, robot.jerk_limits, joints, "jerk")
         return cls(
             joint_names=tuple(names),
             lower=lower,
@@ -206,3 +149,92 @@ class MotionLimits:
             acceleration=acceleration,
             jerk=jerk,
         )
+
+
+def _joint_names(names: object) -> tuple[str, ...]:
+    """``names`` as a tuple of distinct strings."""
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise InputError("joint_names must be a sequence of joint names")
+    names = tuple(names)
+    if not all(isinstance(n, str) for n in names):
+        raise InputError(f"joint_names must be strings, got {names}")
+    if len(set(names)) != len(names):
+        raise InputError(f"joint_names has duplicates: {list(names)}")
+    return names
+
+
+def _position_range(
+    lower: object, upper: object, names: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` as vectors with ``lower < upper`` (infinite ends allowed outward)."""
+    n = len(names)
+    lower = _as_vector(lower, n, "lower")
+    upper = _as_vector(upper, n, "upper")
+    if (lower == np.inf).any() or (upper == -np.inf).any():
+        raise InputError("lower cannot be +inf and upper cannot be -inf")
+    if not (lower < upper).all():
+        bad = [names[i] for i in np.flatnonzero(~(lower < upper))]
+        raise InputError(f"lower must be < upper; violated for joints {bad}")
+    return lower, upper
+
+
+def _limit_vector(value: object, n: int, name: str) -> np.ndarray | None:
+    """A derivative limit as a read-only vector of ``n`` finite positive values (None kept)."""
+    if value is None:
+        return None
+    limit = _as_vector(value, n, name)
+    _positive_finite(limit, name)
+    return _readonly(limit)
+
+
+def _ranges_and_velocities(
+    robot: PinkRobot, names: list[str]
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """``(joints, lower, upper, velocity)`` of the coordinates ``names`` (the joint of each
+    name: a ball joint's for its coordinates), from :func:`_joint_limits`."""
+    configured = configured_velocity_limits(robot)
+    n = len(names)
+    joints = list(names)
+    lower, upper, velocity = np.empty(n), np.empty(n), np.empty(n)
+    for i, name in enumerate(names):
+        joints[i], lower[i], upper[i], velocity[i] = _joint_limits(robot, name, configured)
+    return joints, lower, upper, velocity
+
+
+def _joint_limits(
+    robot: PinkRobot, name: str, configured: np.ndarray
+) -> tuple[str, float, float, float]:
+    """``(joint, lower, upper, velocity)`` of one coordinate: a ball joint's coordinate has
+    no range and its joint's velocity limit; a single-coordinate joint its own range."""
+    model = robot.model
+    ball = split_ball_coordinate(name)
+    if ball is not None and model.existJointName(ball[0]):
+        info = joint_info(model, ball[0])
+        if info.nq == 4 and info.nv == 3:  # a ball joint's coordinate: no range
+            return ball[0], -np.inf, np.inf, float(configured[info.idx_v + ball[1]])
+    if not model.existJointName(name):
+        raise InputError(f"joint {name!r} is not in the model of robot {robot.name!r}")
+    info = joint_info(model, name)
+    if info.kind not in ("scalar", "continuous"):
+        raise InputError(
+            f"joint {name!r} has nq={info.nq}, nv={info.nv}; motion limits need "
+            "single-coordinate joints (revolute, prismatic or continuous)"
+        )
+    velocity = float(configured[info.idx_v])
+    if not (math.isfinite(velocity) and velocity > 0.0):
+        raise InputError(f"joint {name!r} has no positive velocity limit (got {velocity})")
+    return name, info.lower, info.upper, velocity
+
+
+def _declared(
+    robot: PinkRobot, values: dict[str, float], joints: list[str], what: str
+) -> np.ndarray | None:
+    """The ``what`` limits the robot declares for ``joints``: None when it declares none,
+    ``ValueError`` when it declares some of them only."""
+    present = [j for j in joints if j in values]
+    if not present:
+        return None
+    if len(present) != len(joints):
+        missing = [j for j in joints if j not in values]
+        raise InputError(f"robot {robot.name!r} lacks {what} limits for joints {missing}")
+    return np.array([values[j] for j in joints], dtype=np.float64)

@@ -320,6 +320,18 @@ class MotionShaper:
             return positions, velocity
         if self._filter is None:
             return self.commit(wanted)
+        return self._follow_filter(self._filter, wanted, at_rest, gain)
+
+    def _follow_filter(
+        self,
+        limit_filter: MotionLimitFilter | NativeShaperKernel,
+        wanted: np.ndarray,
+        at_rest: bool,
+        gain: float,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`follow` through the Python filter (:mod:`~pinkctl.motion.approach`): close
+        the gap to the reference motion within the braking envelope, keep the velocity
+        limits' direction, then the filter's acceleration and jerk bounds."""
         gap = wanted
         if not at_rest:
             gap = gain * self._lag
@@ -339,8 +351,8 @@ class MotionShaper:
         limit = min((self._velocity_limit / np.maximum(np.abs(target), 1e-300)).tolist())
         if limit < 1.0:
             target = target * limit
-        lower, upper = self._filter.bounds()
-        command, fraction = toward(self._filter.v, target, lower, upper)
+        lower, upper = limit_filter.bounds()
+        command, fraction = toward(limit_filter.v, target, lower, upper)
         self._scale = fraction * min(limit, 1.0) * (closing if at_rest else 1.0)
         if at_rest:
             self._wind(command, target, max(np.abs(wanted).tolist()))

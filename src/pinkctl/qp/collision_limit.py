@@ -55,7 +55,7 @@ from pink.limits import Limit
 
 from .._validation import real_number
 from ..errors import InputError
-from ..world.scene import CollisionScene, PairDistance, ScenePair
+from ..world.scene import CollisionScene, PairDistance
 
 __all__ = ["BRAKING_SHARE", "CollisionLimit", "CollisionRows"]
 
@@ -145,6 +145,7 @@ class CollisionLimit(Limit):
             key: min(float(value), self.margin) for key, value in (obstacle_margins or {}).items()
         }
         self._held: CollisionRows | None = None
+        self._per_pair: tuple[object, np.ndarray, np.ndarray] = (None, np.zeros(0), np.zeros(0))
 
     # ------------------------------------------------------------------ rows
     def closing_rates(self, gaps: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -160,6 +161,24 @@ class CollisionLimit(Limit):
                 a, s = braking[ahead], gaps[ahead]
                 rates[ahead] = a * (np.sqrt(tau * tau + 2.0 * s / a) - tau)
         return rates
+
+    def pair_margins(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(margins, turns)`` of the scene's pairs, in :attr:`CollisionScene.pairs` order:
+        each pair's margin [m] (``-inf`` for a pair never checked) and whether it gets the
+        turning rows (rebuilt when the scene's pairs change)."""
+        pairs = self.scene.pairs
+        if self._per_pair[0] is not pairs:
+            margins = np.full(len(pairs), self.margin)
+            own = min(self.self_margins.size, len(pairs))
+            margins[:own] = self.self_margins[:own]
+            turns = np.array([p.kind == "obstacle" for p in pairs], dtype=bool)
+            flagged = min(self.turning_pairs.size, len(pairs))
+            turns[:flagged] |= self.turning_pairs[:flagged]
+            for k, pair in enumerate(pairs):
+                if pair.kind == "obstacle" and self.obstacle_margins:
+                    margins[k] = self.obstacle_margins.get((pair.a, pair.body_b), self.margin)
+            self._per_pair = (pairs, margins, turns)
+        return self._per_pair[1], self._per_pair[2]
 
     def evaluate(
         self,
@@ -185,50 +204,41 @@ class CollisionLimit(Limit):
                 during this step, by name: a pair's row is tightened by how much it brings
                 the obstacle's witness point closer (never loosened).
         """
-        if zone is None:
-            wider = self.influence_distance - self.margin
-        else:
-            wider = max(float(zone.max(initial=0.0)), TURNING_ZONE)
-        found, kept = [], []
-        for d in self.scene.pairs_within(q, self.margin + wider):
-            pair, margin = d.pair, self.margin
-            if pair.index < self.self_margins.size:
-                margin = float(self.self_margins[pair.index])
-                if margin == -np.inf:  # a pair no command moves apart or together
-                    continue
-            elif self.obstacle_margins and pair.kind == "obstacle":
-                margin = self.obstacle_margins.get((pair.a, pair.body_b), margin)
-            near = zone is None or d.distance - margin < zone[pair.index]
-            if near or (self._turns(pair) and d.distance - margin < TURNING_ZONE):
-                found.append(d)
-                kept.append((d.distance, margin))
+        found, margins = self._near(q, zone)
         if not found:
             nv = self.scene.model.nv
             return CollisionRows(np.zeros((0, nv)), np.zeros(0), (), np.zeros(0))
         G = -self.scene.distance_jacobians(q, found)
-        distances, margins = np.array(kept).T
-        gaps = distances - margins
+        gaps = np.array([d.distance for d in found]) - margins
         h = dt * self.closing_rates(gaps, G)
         if motions:
-            for k, d in enumerate(found):
-                motion = motions.get(d.pair.body_b) if d.pair.kind == "obstacle" else None
-                if motion is not None:
-                    h[k] += min(0.0, float(d.normal @ (motion.act(d.point_b) - d.point_b)))
-        if [d for d in found if self._turns(d.pair)]:
-            G, h, margins, found = self._turning(found, G, h, margins)
+            _tighten(h, found, motions)
+        G, h, margins, found = self._turning(found, G, h, margins)
         if box is not None:
-            columns, lower, upper = box
-            rows = G[:, columns]
-            low, high = rows * lower, rows * upper
-            if not (np.isfinite(lower).all() and np.isfinite(upper).all()):  # a free base
-                low, high = np.nan_to_num(low), np.nan_to_num(high)  # 0 * inf
-            most = dt * np.maximum(low, high).sum(axis=1)
-            least = dt * np.minimum(low, high).sum(axis=1)
-            np.maximum(h, least + 1e-9, out=h)
-            keep = h < most
+            keep = _boxed(G, h, box, dt)
             G, h, margins = G[keep], h[keep], margins[keep]
             found = [d for d, k in zip(found, keep.tolist()) if k]
         return CollisionRows(G, h, tuple(found), margins)
+
+    def _near(
+        self, q: np.ndarray, zone: np.ndarray | None
+    ) -> tuple[list[PairDistance], np.ndarray]:
+        """The pairs that get rows at ``q`` (:meth:`evaluate`'s ``zone``) and their margins."""
+        if zone is None:
+            wider = self.influence_distance - self.margin
+        else:
+            wider = max(float(zone.max(initial=0.0)), TURNING_ZONE)
+        margins, turns = self.pair_margins()
+        found, kept = [], []
+        for d in self.scene.pairs_within(q, self.margin + wider):
+            k = d.pair.index
+            gap = d.distance - margins[k]
+            if margins[k] == -np.inf:  # a pair no command moves apart or together
+                continue
+            if zone is None or gap < zone[k] or (turns[k] and gap < TURNING_ZONE):
+                found.append(d)
+                kept.append(margins[k])
+        return found, np.array(kept)
 
     def _turning(
         self, found: list[PairDistance], G: np.ndarray, h: np.ndarray, margins: np.ndarray
@@ -240,7 +250,7 @@ class CollisionLimit(Limit):
         scene = self.scene
         model, data = scene.model, scene.data
         gaps = np.array([d.distance for d in found]) - margins
-        turns = np.array([self._turns(d.pair) for d in found])
+        turns = self.pair_margins()[1][[d.pair.index for d in found]]
         near = np.flatnonzero((np.abs(gaps) < TURNING_ZONE) & turns)
         if not near.size:
             return G, h, margins, found
@@ -269,11 +279,6 @@ class CollisionLimit(Limit):
             pairs.extend([d] * len(_SIGNS))
         return np.vstack(blocks), np.concatenate(rights), np.concatenate(kept), pairs
 
-    def _turns(self, pair: ScenePair) -> bool:
-        """Whether ``pair`` gets the turning rows."""
-        own = self.turning_pairs
-        return pair.kind == "obstacle" or (pair.index < own.size and bool(own[pair.index]))
-
     def hold(self, rows: CollisionRows | None) -> None:
         """Return these rows from :meth:`compute_qp_inequalities` until the next call (None:
         evaluate at the configuration again)."""
@@ -286,3 +291,28 @@ class CollisionLimit(Limit):
         ``configuration.q``; None without a row."""
         rows = self._held if self._held is not None else self.evaluate(configuration.q, dt)
         return (rows.G, rows.h) if rows.h.size else None
+
+
+def _tighten(h: np.ndarray, found: list[PairDistance], motions: dict[str, pin.SE3]) -> None:
+    """Tighten (in place) the rows of the obstacle pairs whose obstacle moves by how much the
+    motion brings its witness point closer (never loosened)."""
+    for k, d in enumerate(found):
+        motion = motions.get(d.pair.body_b) if d.pair.kind == "obstacle" else None
+        if motion is not None:
+            h[k] += min(0.0, float(d.normal @ (motion.act(d.point_b) - d.point_b)))
+
+
+def _boxed(
+    G: np.ndarray, h: np.ndarray, box: tuple[np.ndarray, np.ndarray, np.ndarray], dt: float
+) -> np.ndarray:
+    """Which rows can bind inside the velocity ``box`` (module docstring); relaxes (in place)
+    the rows asking more opening than the box allows to the most it allows."""
+    columns, lower, upper = box
+    rows = G[:, columns]
+    low, high = rows * lower, rows * upper
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all()):  # a free base
+        low, high = np.nan_to_num(low), np.nan_to_num(high)  # 0 * inf
+    most = dt * np.maximum(low, high).sum(axis=1)
+    least = dt * np.minimum(low, high).sum(axis=1)
+    np.maximum(h, least + 1e-9, out=h)
+    return h < most

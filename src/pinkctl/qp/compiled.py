@@ -222,38 +222,31 @@ class CompiledQP:
             pink.exceptions.PinkError: A pink task or limit failing at this configuration
                 (e.g. ``TargetNotSet``).
         """
-        fused = self._fused
-        model = configuration.model
-        if (
-            fused is not None
-            and lower is None
-            and upper is None
-            and 0.0 < dt < _INFINITY
-            and (model is self._model or model.nv == self._nv)
-            and fused.assemble(configuration, dt, self._damping)
-        ):  # the common arm problem, written in one pass (inline: the everyday tick)
-            self._has_problem = trusted = True
-        else:
-            if lower is not None or upper is not None:
-                lower, upper = self._velocity_bounds(lower, upper)
-            trusted = self._write(configuration, dt, lower, upper)
-        native = self._native
-        ws = self._ws
+        if lower is not None or upper is not None:
+            lower, upper = self._velocity_bounds(lower, upper)
+        trusted = self._write(configuration, dt, lower, upper)
+        native, ws = self._native, self._ws
         if native is not None and trusted and not ws.n_ineq:
             x = native.solve(ws)  # inside the box; None when it hands the problem to DAQP
             if x is not None and isfinite(x.dot(x)):
                 self._last_solver = BOX_SOLVER
                 return np.divide(x, dt, out=x)
-        recover: Recovery | None = None
-        if self._recover:
-            index, model = self._selection.indices, self._model
-
-            def recover() -> bool:
-                return recover_empty_box(ws, index, model, dt, lower, upper)
-
-        x = self._chain.solve(ws, trusted=trusted, recover=recover)
+        x = self._chain.solve(ws, trusted=trusted, recover=self._recovery(dt, lower, upper))
         self._last_solver = self._chain.last_solver
         return np.divide(x, dt, out=x)
+
+    def _recovery(
+        self, dt: float, lower: np.ndarray | None, upper: np.ndarray | None
+    ) -> Recovery | None:
+        """The repair of an empty box for this tick (``recover_outside_range``), or None."""
+        if not self._recover:
+            return None
+        ws, index, model = self._ws, self._selection.indices, self._model
+
+        def recover() -> bool:
+            return recover_empty_box(ws, index, model, dt, lower, upper)
+
+        return recover
 
     def build(
         self,

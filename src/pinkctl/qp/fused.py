@@ -52,6 +52,30 @@ def _covers_all(term: LimitTerm) -> bool:
     return isinstance(term, ConfigurationLimitBox) and not term.empty and term.positions is None
 
 
+def _single_joint_box(plan: LimitPlan) -> JointBox | ConfigurationLimitBox | None:
+    """The plan's only limit when it is a joint box (or a configuration limit alone on every
+    controlled coordinate) and there are no rows, else None."""
+    if plan.row_terms or len(plan.box_terms) != 1:
+        return None
+    box = plan.box_terms[0]
+    return box if isinstance(box, JointBox) or _covers_all(box) else None  # type: ignore[return-value]
+
+
+def _posture_ready(posture: IdentityTaskTerm) -> bool:
+    """Whether the posture task is in pink's formula this tick: a target, no
+    Levenberg-Marquardt damping, one weight for every coordinate (its weights read)."""
+    task = posture.task
+    weights = posture.weights
+    cost = task.cost
+    return (
+        task.target_q is not None  # type: ignore[attr-defined]
+        and task.lm_damping == 0.0
+        # the same float cost as the cached weight: nothing to read again
+        and ((type(cost) is float and cost == weights.uniform) or weights.update(cost))
+        and weights.uniform is not None
+    )
+
+
 class FramePostureBox:
     """Frame task + optional posture task + joint box, assembled in one pass.
 
@@ -90,29 +114,16 @@ class FramePostureBox:
         terms: list[TaskTerm], limit_plan: LimitPlan, workspace: QPWorkspace
     ) -> FramePostureBox | None:
         """The fused assembly of a plan, or None when the plan is not the common case."""
-        if limit_plan.row_terms or len(limit_plan.box_terms) != 1:
-            return None
-        joint_box = limit_plan.box_terms[0]
-        if not isinstance(joint_box, (JointBox, ConfigurationLimitBox)) or (
-            isinstance(joint_box, ConfigurationLimitBox) and not _covers_all(joint_box)
-        ):
-            return None
-        if not terms or len(terms) > 2:
+        joint_box = _single_joint_box(limit_plan)
+        if joint_box is None or not 0 < len(terms) <= 2 or type(terms[0]) is not FrameTaskTerm:
             return None
         frame = terms[0]
-        if type(frame) is not FrameTaskTerm:
+        posture = terms[1] if len(terms) == 2 else None
+        if posture is not None and (
+            type(posture) is not IdentityTaskTerm or not posture.fusable_posture or posture is frame
+        ):
             return None
-        posture: IdentityTaskTerm | None = None
-        if len(terms) == 2:
-            candidate = terms[1]
-            if (
-                type(candidate) is not IdentityTaskTerm
-                or not candidate.fusable_posture
-                or candidate is frame
-            ):
-                return None
-            posture = candidate
-        return FramePostureBox(frame, posture, joint_box, workspace)
+        return FramePostureBox(frame, posture, joint_box, workspace)  # type: ignore[arg-type]
 
     def assemble(self, configuration: Any, dt: float, damping: float) -> bool:
         """Write this tick's ``H, c, lb, ub`` into the workspace (no rows); False, with
@@ -133,67 +144,53 @@ class FramePostureBox:
         ):
             return False
         posture = self._posture
-        diagonal = damping
-        if posture is not None:
-            posture_task = posture.task
-            posture_target = posture_task.target_q  # type: ignore[attr-defined]
-            posture_weights = posture.weights
-            posture_cost = posture_task.cost
-            if (
-                posture_target is None
-                or posture_task.lm_damping != 0.0
-                or not (
-                    # the same float cost as the cached weight: nothing to read again
-                    (type(posture_cost) is float and posture_cost == posture_weights.uniform)
-                    or posture_weights.update(posture_cost)
-                )
-                or posture_weights.uniform is None
-            ):
-                return False
-        data = configuration.data
+        if posture is not None and not _posture_ready(posture):
+            return False
+        self._write_frame_rows(configuration.data, target)
+        self._write_objective(configuration.q, damping)
+        self._write_box(configuration.q, dt)
+        return True
+
+    def _write_frame_rows(self, data: Any, target: pin.SE3) -> None:
+        """``R = W Jlog6(T_tb) bJ_0b[:, c]`` and ``s = alpha W log6(T_tb)`` (module docstring),
+        from the tool pose in its target frame ``T_tb``."""
+        frame = self._frame
         handle = frame.frame_handle
-        if data is not handle.data or task.frame is not handle.name:
-            handle.bind(data, task.frame)
-        # tool pose in its target frame: log6 gives s (up to W and the gain), Jlog6 maps J_b
+        name = frame.task.frame
+        if data is not handle.data or name is not handle.name:
+            handle.bind(data, name)
         transform_frame_to_target = target.actInv(handle.placement)
         jlog = pin.Jlog6(transform_frame_to_target)
-        s = self._s
-        scalar = self._scalar
-        uniform = weights.uniform
-        if uniform is None:
-            np.multiply(jlog, weights.column, jlog)
-            np.multiply(pin.log6(transform_frame_to_target).vector, weights.vector, s)
-            scalar[()] = task.gain
-            np.multiply(s, scalar, s)
-        else:
-            if uniform != 1.0:
-                scalar[()] = uniform
-                np.multiply(jlog, scalar, jlog)
-            scalar[()] = task.gain * uniform
-            np.multiply(pin.log6(transform_frame_to_target).vector, scalar, s)
+        frame.weigh(jlog, pin.log6(transform_frame_to_target).vector, self._s, self._scalar)
         jacobian = pin.getFrameJacobian(frame.model, data, handle.frame_id, _LOCAL)
         columns = frame.columns
-        R = self._R
         # the controlled columns: a view for a slice, else gathered into a buffer
-        np.dot(jlog, jacobian[:, columns.index] if columns.is_slice else columns(jacobian), R)
+        np.dot(jlog, jacobian[:, columns.index] if columns.is_slice else columns(jacobian), self._R)
+
+    def _write_objective(self, q: np.ndarray, damping: float) -> None:
+        """``H = R^T R + (lambda + w_p^2) I`` and ``c = R^T s + alpha_p w_p^2 (q - q*)[c]``
+        (no posture: ``w_p = 0``); the workspace is left without rows."""
         ws = self._ws
         if ws.n_ineq or ws.n_eq:
             ws.set_row_counts(0, 0)  # no rows (shrinking keeps lb and ub)
+        R = self._R
         np.dot(self._RT, R, ws.H)
+        diagonal = damping
+        posture = self._posture
+        scalar = self._scalar
         if posture is not None:
-            w2 = posture_weights.uniform * posture_weights.uniform  # type: ignore[operator]
+            posture_task = posture.task
+            w2 = posture.weights.uniform * posture.weights.uniform  # type: ignore[operator]
             diagonal += w2
             # r = gain w^2 (q (-) q*) on the controlled coordinates
-            error = pin.difference(posture.model, posture_target, configuration.q)
+            error = pin.difference(posture.model, posture_task.target_q, q)  # type: ignore[attr-defined]
             scalar[()] = posture_task.gain * w2
             np.multiply(error[posture.tangent], scalar, self._posture_row)
             np.dot(self._coefficients, self._rows, ws.c)
         else:
-            np.dot(s, R, ws.c)
+            np.dot(self._s, R, ws.c)
         scalar[()] = diagonal
         np.add(ws.H_diagonal, scalar, ws.H_diagonal)
-        self._write_box(configuration.q, dt)
-        return True
 
     def _write_box(self, q: np.ndarray, dt: float) -> None:
         """``lb, ub``: pink's configuration limit on the controlled coordinates at ``q``,

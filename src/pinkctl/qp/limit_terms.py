@@ -359,15 +359,26 @@ class LimitPlan:
     """
 
     def __init__(self, terms: list[LimitTerm]) -> None:
-        boxes = [term for term in terms if term.is_box]
         self.row_terms = [term for term in terms if not term.is_box]
-        configuration = [term for term in boxes if isinstance(term, ConfigurationLimitBox)]
-        velocity = [term for term in boxes if isinstance(term, VelocityLimitBox)]
-        if configuration and velocity and JointBox.fusable(configuration[0], velocity[0]):
-            fused: LimitTerm = JointBox(configuration[0], velocity[0])  # type: ignore[arg-type]
-            rest = [t for t in boxes if t is not configuration[0] and t is not velocity[0]]
-            boxes = [fused, *rest]
-        self.box_terms = boxes
-        self.nan_free = all(
-            isinstance(term, (ConfigurationLimitBox, VelocityLimitBox, JointBox)) for term in boxes
-        )
+        self.box_terms = _fuse_joint_box([term for term in terms if term.is_box])
+        self.nan_free = all(isinstance(term, _NAN_FREE) for term in self.box_terms)
+
+
+#: Box terms whose bounds are finite or infinite, never NaN, at a finite configuration.
+_NAN_FREE = (ConfigurationLimitBox, VelocityLimitBox, JointBox)
+
+
+def _fuse_joint_box(boxes: list[LimitTerm]) -> list[LimitTerm]:
+    """``boxes`` with its first configuration and velocity limits fused into one
+    :class:`JointBox` (first in the list) when :meth:`JointBox.fusable`, else as given."""
+    configuration = _first(boxes, ConfigurationLimitBox)
+    velocity = _first(boxes, VelocityLimitBox)
+    if configuration is None or velocity is None or not JointBox.fusable(configuration, velocity):
+        return boxes
+    rest = [t for t in boxes if t is not configuration and t is not velocity]
+    return [JointBox(configuration, velocity), *rest]
+
+
+def _first(terms: list[LimitTerm], kind: type[LimitTerm]) -> Any:
+    """The first term of ``terms`` that is a ``kind``, or None."""
+    return next((term for term in terms if isinstance(term, kind)), None)

@@ -145,63 +145,104 @@ def _solve_general(
 def _polish(
     ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray, repairs: int
 ) -> np.ndarray | None:
-    """Solve on the active set ``(upper, lower)``, repairing it up to ``repairs`` times."""
-    n = ws.n
-    n_ineq = ws.n_ineq
-    lb, ub = ws.lb, ws.ub
-    if not ws.n_eq and not np.count_nonzero(upper) and not np.count_nonzero(lower):
-        # nothing active (the usual tracking tick): the unconstrained minimizer, if feasible
-        x = _unconstrained_minimizer(ws)
-        if x is not None and _feasible(ws, x):
-            return x
+    """Solve on the active set ``(upper, lower)``, repairing it up to ``repairs`` times: drop
+    the active constraints whose multiplier has the wrong sign, else add the most violated
+    one, until the solution is feasible and optimal (KKT conditions to
+    :data:`POLISH_TOLERANCE`)."""
+    x = _free_minimizer(ws, upper, lower)
+    if x is not None:
+        return x
     for _ in range(repairs + 1):
-        if not ws.n_eq and not (n_ineq and np.count_nonzero(upper[n:])):
-            bounds = upper[:n] | lower
-            solved_bounds = _solve_bounds_only(ws, upper[:n], lower, bounds)
-            if solved_bounds is None:
-                return None
-            x, gradient = solved_bounds
-            # lambda = -gradient on the active bounds: >= 0 on an upper bound, <= 0 on a
-            # lower one, i.e. the signed gradient below must not be positive.
-            dual_tolerance = POLISH_TOLERANCE * (1.0 + sqrt(gradient.dot(gradient)))
-            signed = np.where(upper[:n], gradient, -gradient)
-            n_wrong = np.count_nonzero((signed > dual_tolerance) & bounds)
-            lambda_upper = lambda_lower = None
-        else:
-            solved = _solve_general(ws, upper, lower)
-            if solved is None:
-                return None
-            x, lambda_upper, lambda_lower = solved
-            dual_tolerance = POLISH_TOLERANCE * (
-                1.0 + sqrt(lambda_upper.dot(lambda_upper) + lambda_lower.dot(lambda_lower))
-            )
-            n_wrong = np.count_nonzero(upper & (lambda_upper < -dual_tolerance))
-            n_wrong += np.count_nonzero(lower & (lambda_lower < -dual_tolerance))
-        if ws.n_eq and np.count_nonzero(np.abs(ws.A @ x - ws.b) > tolerance_of(x)):
+        solved = _active_set_step(ws, upper, lower)
+        if solved is None:
             return None
+        x, wrong_upper, wrong_lower = solved
+        if np.count_nonzero(wrong_upper) or np.count_nonzero(wrong_lower):
+            upper = upper & ~wrong_upper  # the multiplier has the wrong sign: not active
+            lower = lower & ~wrong_lower
+            continue
         tolerance = tolerance_of(x)
-        upper_gap_rows = (ws.h - ws.G @ x) if n_ineq else None
-        n_violated = np.count_nonzero(x > ub + tolerance) + np.count_nonzero(x < lb - tolerance)
-        if upper_gap_rows is not None:
-            n_violated += np.count_nonzero(upper_gap_rows < -tolerance)
-        if not n_wrong and not n_violated:
+        row_gaps = (ws.h - ws.G @ x) if ws.n_ineq else None
+        if not _violates(ws, x, tolerance, row_gaps):
             return x
-        # Repair the guess.
         upper = upper.copy()
         lower = lower.copy()
-        if n_wrong:  # drop the active constraints whose multiplier has the wrong sign
-            if lambda_upper is None:
-                wrong = (signed > dual_tolerance) & bounds
-                upper[:n] &= ~wrong
-                lower &= ~wrong
-            else:
-                assert lambda_lower is not None
-                upper &= ~(lambda_upper < -dual_tolerance)
-                lower &= ~(lambda_lower < -dual_tolerance)
-            continue
-        if not _add_most_violated(ws, x, upper, lower, tolerance, upper_gap_rows):
+        if not _add_most_violated(ws, x, upper, lower, tolerance, row_gaps):
             return None  # violations only on constraints already active: numerical trouble
     return None
+
+
+def _free_minimizer(ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray) -> np.ndarray | None:
+    """With nothing active (the usual tracking tick), the unconstrained minimiser when it is
+    feasible; else None."""
+    if ws.n_eq or np.count_nonzero(upper) or np.count_nonzero(lower):
+        return None
+    x = _unconstrained_minimizer(ws)
+    return x if x is not None and _feasible(ws, x) else None
+
+
+def _active_set_step(
+    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The minimiser on the active set ``(upper, lower)`` and the active constraints whose
+    multiplier has the wrong sign ``(x, wrong_upper, wrong_lower)``; None when the active
+    set's system has no solution or ``x`` misses the equality rows."""
+    if ws.n_eq or (ws.n_ineq and np.count_nonzero(upper[ws.n :])):
+        solved = _general_step(ws, upper, lower)
+    else:
+        solved = _bounds_step(ws, upper, lower)
+    if solved is None or not ws.n_eq:
+        return solved
+    x = solved[0]
+    return None if np.count_nonzero(np.abs(ws.A @ x - ws.b) > tolerance_of(x)) else solved
+
+
+def _bounds_step(
+    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The minimiser on an active set of bounds only, and the active bounds whose multiplier
+    has the wrong sign ``(x, wrong_upper, wrong_lower)``, or None.
+
+    ``lambda = -gradient`` on the active bounds: ``>= 0`` on an upper bound, ``<= 0`` on a
+    lower one, i.e. the signed gradient must not be positive.
+    """
+    n = ws.n
+    bounds = upper[:n] | lower
+    solved = _solve_bounds_only(ws, upper[:n], lower, bounds)
+    if solved is None:
+        return None
+    x, gradient = solved
+    dual_tolerance = POLISH_TOLERANCE * (1.0 + sqrt(gradient.dot(gradient)))
+    signed = np.where(upper[:n], gradient, -gradient)
+    wrong = (signed > dual_tolerance) & bounds
+    wrong_upper = np.zeros(upper.shape, dtype=bool)
+    wrong_upper[:n] = wrong
+    return x, wrong_upper, wrong
+
+
+def _general_step(
+    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The minimiser on an active set with rows (the KKT system), and the active constraints
+    whose multiplier is negative ``(x, wrong_upper, wrong_lower)``, or None."""
+    solved = _solve_general(ws, upper, lower)
+    if solved is None:
+        return None
+    x, lambda_upper, lambda_lower = solved
+    dual_tolerance = POLISH_TOLERANCE * (
+        1.0 + sqrt(lambda_upper.dot(lambda_upper) + lambda_lower.dot(lambda_lower))
+    )
+    return x, upper & (lambda_upper < -dual_tolerance), lower & (lambda_lower < -dual_tolerance)
+
+
+def _violates(
+    ws: QPWorkspace, x: np.ndarray, tolerance: float, row_gaps: np.ndarray | None
+) -> bool:
+    """Whether ``x`` leaves its bounds, or its rows (``row_gaps = h - G x``), by more than
+    ``tolerance``."""
+    if np.count_nonzero(x > ws.ub + tolerance) or np.count_nonzero(x < ws.lb - tolerance):
+        return True
+    return row_gaps is not None and bool(np.count_nonzero(row_gaps < -tolerance))
 
 
 def _add_most_violated(

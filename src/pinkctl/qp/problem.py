@@ -202,27 +202,12 @@ class QPWorkspace:
             ValueError: If the shapes do not match ``n`` variables.
         """
         n = self.n
-        shapes = {
-            "H": (problem.H.shape, (n, n)),
-            "c": (problem.c.shape, (n,)),
-            "lb": (problem.lb.shape, (n,)),
-            "ub": (problem.ub.shape, (n,)),
-        }
-        for name, (got, want) in shapes.items():
+        for name, want in (("H", (n, n)), ("c", (n,)), ("lb", (n,)), ("ub", (n,))):
+            got = getattr(problem, name).shape
             if got != want:
                 raise InputError(f"problem.{name} must have shape {want}, got {got}")
-        r = problem.G.shape[0] if problem.G.ndim == 2 else -1
-        e = problem.A.shape[0] if problem.A.ndim == 2 else -1
-        if r < 0 or problem.G.shape[1] != n or problem.h.shape != (r,):
-            raise InputError(
-                f"problem.G must have shape (r, {n}) and problem.h shape (r,), got "
-                f"{problem.G.shape} and {problem.h.shape}"
-            )
-        if e < 0 or problem.A.shape[1] != n or problem.b.shape != (e,):
-            raise InputError(
-                f"problem.A must have shape (e, {n}) and problem.b shape (e,), got "
-                f"{problem.A.shape} and {problem.b.shape}"
-            )
+        r = _row_count(problem.G, problem.h, n, "G", "h", "r")
+        e = _row_count(problem.A, problem.b, n, "A", "b", "e")
         self.set_row_counts(r, e)
         self.H[...] = problem.H
         self.c[...] = problem.c
@@ -233,3 +218,20 @@ class QPWorkspace:
         self.A[...] = problem.A
         self.b[...] = problem.b
         self.sync_equality_lower()
+
+
+def _row_count(
+    matrix: np.ndarray, vector: np.ndarray, n: int, matrix_name: str, vector_name: str, rows: str
+) -> int:
+    """The number of rows of a ``(matrix, vector)`` pair over ``n`` variables.
+
+    Raises:
+        ValueError: ``matrix`` is not ``(rows, n)`` or ``vector`` not ``(rows,)``.
+    """
+    count = matrix.shape[0] if matrix.ndim == 2 else -1
+    if count < 0 or matrix.shape[1] != n or vector.shape != (count,):
+        raise InputError(
+            f"problem.{matrix_name} must have shape ({rows}, {n}) and problem.{vector_name} "
+            f"shape ({rows},), got {matrix.shape} and {vector.shape}"
+        )
+    return count

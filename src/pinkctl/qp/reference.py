@@ -97,23 +97,7 @@ def reference_solve_ik(
         limits=list(limits),
         barriers=list(barriers),
     )
-    index = selection.indices
-    P = np.asarray(problem.P)[np.ix_(index, index)]
-    q = np.asarray(problem.q)[index]
-    G = h = None
-    if problem.G is not None:
-        G, h = restrict_inequalities(problem.G, problem.h, selection)
-        if h.shape[0] == 0:
-            G = h = None
-    lb = ub = None
-    if v_lower is not None or v_upper is not None:
-        lb = np.full(n, -np.inf)
-        ub = np.full(n, np.inf)
-        if v_lower is not None:
-            lb = dt * np.asarray(v_lower, dtype=np.float64).reshape(n)
-        if v_upper is not None:
-            ub = dt * np.asarray(v_upper, dtype=np.float64).reshape(n)
-    restricted = qpsolvers.Problem(P, q, G, h, None, None, lb, ub)
+    restricted = _restrict(problem, selection, _displacement_box(n, dt, v_lower, v_upper))
     try:
         result = qpsolvers.solve_problem(
             restricted, solver=solver, **qpsolvers_options(solver, solver_options)
@@ -123,8 +107,43 @@ def reference_solve_ik(
     if not result.found or result.x is None:
         raise QPSolveError(f"{solver}: no solution found", solver=solver)
     v = np.zeros(nv)
-    v[index] = np.asarray(result.x) / dt
+    v[selection.indices] = np.asarray(result.x) / dt
     return v
+
+
+def _displacement_box(
+    n: int, dt: float, v_lower: np.ndarray | None, v_upper: np.ndarray | None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(dt v_lower, dt v_upper)`` over the QP variables, an absent side infinite; ``(None,
+    None)`` without velocity bounds."""
+    if v_lower is None and v_upper is None:
+        return None, None
+    lb = np.full(n, -np.inf) if v_lower is None else dt * _vector(v_lower, n)
+    ub = np.full(n, np.inf) if v_upper is None else dt * _vector(v_upper, n)
+    return lb, ub
+
+
+def _vector(values: np.ndarray, n: int) -> np.ndarray:
+    """``values`` as a float vector of ``n`` entries."""
+    return np.asarray(values, dtype=np.float64).reshape(n)
+
+
+def _restrict(
+    problem: Any,
+    selection: ColumnSelection,
+    box: tuple[np.ndarray | None, np.ndarray | None],
+) -> qpsolvers.Problem:
+    """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q`` restricted, ``G, h`` rows
+    over held coordinates only dropped (None when none is left), and the ``box``."""
+    index = selection.indices
+    P = np.asarray(problem.P)[np.ix_(index, index)]
+    q = np.asarray(problem.q)[index]
+    G = h = None
+    if problem.G is not None:
+        G, h = restrict_inequalities(problem.G, problem.h, selection)
+        if h.shape[0] == 0:
+            G = h = None
+    return qpsolvers.Problem(P, q, G, h, None, None, *box)
 
 
 class ReferenceQP:

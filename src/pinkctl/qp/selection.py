@@ -29,6 +29,29 @@ from ..errors import InputError
 __all__ = ["ColumnSelection", "as_index"]
 
 
+def _index_array(controlled_v_indices: Any) -> np.ndarray:
+    """``controlled_v_indices`` as a non-empty 1-D ``intp`` array (integral floats accepted).
+
+    Raises:
+        ValueError: Not 1-D, not integers, or empty.
+    """
+    raw = np.asarray(controlled_v_indices)
+    if raw.ndim != 1:
+        raise InputError(
+            f"controlled_v_indices must be a 1-D sequence of integers, got shape {raw.shape}"
+        )
+    if (
+        raw.size > 0
+        and not np.issubdtype(raw.dtype, np.integer)
+        and not (np.all(np.isfinite(raw)) and np.all(raw == np.round(raw)))
+    ):
+        raise InputError(f"controlled_v_indices must be integers, got {controlled_v_indices!r}")
+    idx = raw.astype(np.intp)
+    if idx.size == 0:
+        raise InputError("controlled_v_indices must not be empty")
+    return idx
+
+
 class ColumnSelection:
     """Controlled tangent coordinates ``c`` of a model with ``nv`` velocity coordinates.
 
@@ -59,19 +82,7 @@ class ColumnSelection:
         Raises:
             ValueError: If the indices are not a 1-D sequence of distinct integers in range.
         """
-        raw = np.asarray(controlled_v_indices)
-        if raw.ndim != 1:
-            raise InputError(
-                f"controlled_v_indices must be a 1-D sequence of integers, got shape {raw.shape}"
-            )
-        if raw.size > 0 and not np.issubdtype(raw.dtype, np.integer):
-            if not np.all(np.isfinite(raw)) or not np.all(raw == np.round(raw)):
-                raise InputError(
-                    f"controlled_v_indices must be integers, got {controlled_v_indices!r}"
-                )
-        idx = raw.astype(np.intp)
-        if idx.size == 0:
-            raise InputError("controlled_v_indices must not be empty")
+        idx = _index_array(controlled_v_indices)
         if idx.min() < 0 or idx.max() >= nv:
             raise InputError(f"controlled_v_indices must lie in [0, nv={nv}), got {idx.tolist()}")
         if np.unique(idx).size != idx.size:

@@ -130,23 +130,13 @@ class SolverChain:
     ) -> np.ndarray:
         """One solver on the workspace's problem (module docstring)."""
         if check:
-            if recover is not None:
-                recover()
-            if np.count_nonzero(np.less_equal(ws.lb, ws.ub, out=self._bounds_ok)) != ws.n or (
-                ws.n_ineq and np.count_nonzero(np.isnan(ws.h))
-            ):
-                # NaN bounds included (DAQP would silently ignore them)
-                error = QPSolveError("inconsistent bounds", solver=solver.name, status=None)
-                raise diagnose(ws, self._indices, error)
+            self._check_bounds(solver, ws, recover)
         try:
             x = solver.solve(ws)
         except QPSolveError as error:
             if check or recover is None or not recover():
                 raise diagnose(ws, self._indices, error) from error
-            try:  # an exact solver reported the empty box: solve the repaired one
-                x = solver.solve(ws)
-            except QPSolveError as retry_error:
-                raise diagnose(ws, self._indices, retry_error) from retry_error
+            x = self._solve_repaired(solver, ws)
         if not isfinite(x.dot(x)):
             raise QPSolveError(
                 "solution contains NaN or infinite values",
@@ -154,3 +144,30 @@ class SolverChain:
                 status="nan",
             )
         return x
+
+    def _check_bounds(self, solver: QPSolver, ws: QPWorkspace, recover: Recovery | None) -> None:
+        """Repair an empty box motion limits explain (``recover``), then check ``lb <= ub``
+        (NaN bounds included: DAQP would silently ignore them) and that ``h`` has no NaN.
+
+        Raises:
+            QPSolveError: Inconsistent bounds, made specific by
+                :func:`~pinkctl.qp.recovery.diagnose`.
+        """
+        if recover is not None:
+            recover()
+        if np.count_nonzero(np.less_equal(ws.lb, ws.ub, out=self._bounds_ok)) != ws.n or (
+            ws.n_ineq and np.count_nonzero(np.isnan(ws.h))
+        ):
+            error = QPSolveError("inconsistent bounds", solver=solver.name, status=None)
+            raise diagnose(ws, self._indices, error)
+
+    def _solve_repaired(self, solver: QPSolver, ws: QPWorkspace) -> np.ndarray:
+        """Solve again after an exact solver reported the empty box ``recover`` repaired.
+
+        Raises:
+            QPSolveError: The solver failed again (diagnosed).
+        """
+        try:
+            return solver.solve(ws)
+        except QPSolveError as retry_error:
+            raise diagnose(ws, self._indices, retry_error) from retry_error

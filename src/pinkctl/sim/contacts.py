@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import pinocchio as pin
@@ -65,6 +65,28 @@ def fixed_bodies(model: mujoco.MjModel) -> set[int]:
     }
 
 
+def _robot_first(
+    model: mujoco.MjModel, contact: Any, robot: set[int]
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """``(geom ids, body ids)`` of an active contact (penetrating or touching, not
+    excluded) with a robot body, the robot's first; None for any other contact."""
+    if contact.dist > 0.0 or contact.exclude != 0:
+        return None
+    geoms = (int(contact.geom[0]), int(contact.geom[1]))
+    bodies = (int(model.geom_bodyid[geoms[0]]), int(model.geom_bodyid[geoms[1]]))
+    if bodies[0] not in robot:
+        geoms, bodies = geoms[::-1], bodies[::-1]
+    return (geoms, bodies) if bodies[0] in robot else None
+
+
+def _kind(other: int, robot: set[int], fixed: set[int]) -> str:
+    """What a robot body touches: ``"self"`` (a robot body), ``"obstacle"`` (a body nothing
+    moves) or ``"other"`` (a free object)."""
+    if other in robot:
+        return "self"
+    return "obstacle" if other in fixed else "other"
+
+
 def robot_contacts(
     model: mujoco.MjModel, data: mujoco.MjData, robot_bodies: Collection[int]
 ) -> ContactReport:
@@ -79,15 +101,11 @@ def robot_contacts(
     pairs = []
     for k in range(data.ncon):
         contact = data.contact[k]
-        if contact.dist > 0.0 or contact.exclude != 0:
+        touching = _robot_first(model, contact, robot)
+        if touching is None:
             continue
-        geoms = (int(contact.geom[0]), int(contact.geom[1]))
-        bodies = [int(model.geom_bodyid[g]) for g in geoms]
-        if bodies[0] not in robot:
-            geoms, bodies = geoms[::-1], bodies[::-1]
-        if bodies[0] not in robot:
-            continue
-        kind = "self" if bodies[1] in robot else "obstacle" if bodies[1] in fixed else "other"
+        geoms, bodies = touching
+        kind = _kind(bodies[1], robot, fixed)
         counts[kind] += 1
         if kind == "other":
             continue

@@ -82,11 +82,19 @@ def _tool_frame(sim: MujocoSimulation, tool_frame: str | None) -> str:
 
 
 class _Setpoints:
-    """The setpoint of each tick from a :data:`SetpointSource`."""
+    """The setpoint of each tick from a :data:`SetpointSource`, and the target logged with
+    it (``reference``'s when given, else the setpoint)."""
 
-    def __init__(self, source: SetpointSource) -> None:
+    def __init__(
+        self, source: SetpointSource, reference: Callable[[float], RobotState | None] | None
+    ) -> None:
         self.source = source
         self.upstream: Any = source if hasattr(source, "forward") else None
+        self.reference = reference
+
+    def target(self, t: float, setpoint: RobotState | None) -> RobotState | None:
+        """The state showing the target at run time ``t`` [s] (tick's ``setpoint`` given)."""
+        return setpoint if self.reference is None else self.reference(t)
 
     def at(self, t: float, estimated: RobotState) -> RobotState | None:
         source = self.source
@@ -163,7 +171,7 @@ def run_closed_loop(
     joints = list(sim.joint_names if joint_space is None else joint_space)
     commands = list(sim.actuated_joint_names)
     act_ids = sim.actuator_ids(commands)
-    setpoints = _Setpoints(setpoint)
+    setpoints = _Setpoints(setpoint, reference)
     if reset:
         setpoints.reset(controller, sim.get_robot_state(joints))
     recorder = TickRecorder(joints, commands, frame)
@@ -179,9 +187,9 @@ def run_closed_loop(
         elapsed = time.perf_counter() - start
         if desired is not None:
             sim.apply(desired)
-        position, orientation = _target_pose(reference(t) if reference is not None else sp, frame)
-        if marker and position is not None:
-            sim.set_target_marker(position, orientation if orientation is not None else _IDENTITY)
+        position, orientation = _target_pose(setpoints.target(t, sp), frame)
+        if marker:
+            _move_marker(sim, position, orientation)
         status = tick_status(controller, desired)
         reason = getattr(controller, "last_error", None)
         servo = sim.data.ctrl[act_ids]
@@ -201,3 +209,13 @@ def run_closed_loop(
 
 #: The marker's orientation when the target has none (w, x, y, z).
 _IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def _move_marker(
+    sim: MujocoSimulation, position: np.ndarray | None, orientation: np.ndarray | None
+) -> None:
+    """Move the simulation's target marker to a target position [m] and orientation
+    (w, x, y, z; identity when None), world frame; a target without position: left where
+    it is."""
+    if position is not None:
+        sim.set_target_marker(position, orientation if orientation is not None else _IDENTITY)

@@ -200,6 +200,70 @@ def _add_target_marker(spec: mujoco.MjSpec) -> None:
         )
 
 
+def _set_options(spec: mujoco.MjSpec, robot: PinkRobot, timestep: float) -> None:
+    """Step [s], integrator, compiler bounds, name and friction cones of the scene."""
+    spec.option.timestep = timestep
+    # implicit in the joint damping and servo kv: stable for stiff servos at 2 ms
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    spec.compiler.boundmass = BOUND_MASS
+    spec.compiler.boundinertia = BOUND_INERTIA
+    spec.modelname = robot.name or "robot"
+    if robot.floating_base:  # feet that stand: elliptic friction cones (less creep)
+        spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+
+
+def _exclude_srdf_pairs(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
+    """Exclude the contacts of the SRDF's ``disable_collisions`` pairs the scene has."""
+    if robot.srdf_path is None:
+        return
+    names = {b.name for b in spec.bodies}
+    for link1, link2 in srdf_disabled_pairs(robot.srdf_path):
+        if link1 in names and link2 in names:
+            spec.add_exclude(bodyname1=link1, bodyname2=link2)
+
+
+def _stiffen_mimics(spec: mujoco.MjSpec, timestep: float) -> None:
+    """URDF mimic joints arrive as joint equalities; MuJoCo's default softness lets a
+    squeezed finger lag its master by centimetres, so make them as stiff as the step
+    [s] allows."""
+    for equality in spec.equalities:
+        if equality.type == mujoco.mjtEq.mjEQ_JOINT:
+            equality.solref = [2.0 * timestep, 1.0]
+
+
+def _compensate_gravity(bodies: list[mujoco.MjsBody]) -> None:
+    """Compensate gravity on ``bodies``, as a fixed-base arm's firmware does."""
+    for body in bodies:
+        body.gravcomp = 1.0
+
+
+def _set_drives(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
+    """The robot's armature [kg m^2] on its joints, and no friction on its servoed joints:
+    a robot's drives compensate their joint friction as they compensate gravity (the
+    description's URDF ``<dynamics friction>`` is left out)."""
+    joints = {j.name: j for j in spec.joints}
+    for name, value in robot.armature.items():
+        if name in joints:
+            joints[name].armature = value
+    for name in robot.joint_names:
+        if name in joints:
+            joints[name].frictionloss = 0.0
+
+
+def _exclude_touching(spec: mujoco.MjSpec, robot: PinkRobot, probe: mujoco.MjModel) -> None:
+    """Exclude the link pairs in contact at home in ``probe`` (the scene compiled so far),
+    with a warning listing them unless the robot is a catalog robot at its home."""
+    touching = _contacts_at_home(probe, robot)
+    for body1, body2 in touching:
+        spec.add_exclude(bodyname1=body1, bodyname2=body2)
+    if touching and not _catalog_home(robot):
+        warnings.warn(
+            f"{robot.name}: links in contact at home, contacts between them excluded: {touching}",
+            PinkctlWarning,
+            stacklevel=4,
+        )
+
+
 def build_spec(
     robot: PinkRobot,
     *,
@@ -220,54 +284,21 @@ def build_spec(
         ValueError: Unknown site frames or actuated joints.
     """
     spec = robot_spec(robot)
-    spec.option.timestep = timestep
-    # implicit in the joint damping and servo kv: stable for stiff servos at 2 ms
-    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-    spec.compiler.boundmass = BOUND_MASS
-    spec.compiler.boundinertia = BOUND_INERTIA
-    spec.modelname = robot.name or "robot"
+    _set_options(spec, robot, timestep)
     robot_bodies = [b for b in spec.bodies if b.name and b.name != "world"]
     add_free_joint(spec, robot)
     _add_sites(spec, robot, sites)
     _exclude_parents(spec)
-    if robot.srdf_path is not None:
-        names = {b.name for b in spec.bodies}
-        for link1, link2 in srdf_disabled_pairs(robot.srdf_path):
-            if link1 in names and link2 in names:
-                spec.add_exclude(bodyname1=link1, bodyname2=link2)
-    # URDF mimic joints arrive as joint equalities; MuJoCo's default softness lets a
-    # squeezed finger lag its master by centimetres, so make them as stiff as the step allows
-    for equality in spec.equalities:
-        if equality.type == mujoco.mjtEq.mjEQ_JOINT:
-            equality.solref = [2.0 * timestep, 1.0]
-    if robot.floating_base:  # feet that stand: elliptic friction cones (less creep)
-        spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    _exclude_srdf_pairs(spec, robot)
+    _stiffen_mimics(spec, timestep)
     if gravity_compensation and not robot.floating_base:  # else pinkctl.sim.stance
-        for body in robot_bodies:
-            body.gravcomp = 1.0
-    joints = {j.name: j for j in spec.joints}
-    for name, value in robot.armature.items():
-        if name in joints:
-            joints[name].armature = value
-    # a robot's drives compensate their joint friction as they compensate gravity: the
-    # description's friction (URDF <dynamics friction>) is left out of the servoed joints
-    for name in robot.joint_names:
-        if name in joints:
-            joints[name].frictionloss = 0.0
+        _compensate_gravity(robot_bodies)
+    _set_drives(spec, robot)
     add_servos(spec, robot, actuated, kp, kv)
     probe = spec.compile()
-    touching = _contacts_at_home(probe, robot)
-    for body1, body2 in touching:
-        spec.add_exclude(bodyname1=body1, bodyname2=body2)
-    if touching and not _catalog_home(robot):
-        warnings.warn(
-            f"{robot.name}: links in contact at home, contacts between them excluded: {touching}",
-            PinkctlWarning,
-            stacklevel=3,
-        )
+    _exclude_touching(spec, robot, probe)
     # the floor's height: one function for the simulation and the world (pinkctl.world.floor)
-    floor_z = floor_height(robot, probe) if floor else None
-    _add_world(spec, robot, floor_z)
+    _add_world(spec, robot, floor_height(robot, probe) if floor else None)
     if world is not None:
         add_obstacles(spec, world)
     if target_marker:

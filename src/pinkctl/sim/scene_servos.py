@@ -85,6 +85,67 @@ def _add_position(spec: mujoco.MjSpec, name: str, joint: str, kp: float, kv: flo
     return actuator
 
 
+def _joint_actuators(spec: mujoco.MjSpec) -> dict[str, list[Any]]:
+    """The spec's actuators with a joint transmission, by the name of the joint they drive."""
+    own: dict[str, list[Any]] = {}
+    for actuator in spec.actuators:
+        if actuator.trntype == mujoco.mjtTrn.mjTRN_JOINT and actuator.target:
+            own.setdefault(actuator.target, []).append(actuator)
+    return own
+
+
+def _scalar_gains(
+    robot: PinkRobot, name: str, kp: float | None, kv: float | None
+) -> tuple[float, float]:
+    """``(kp, kv)`` of a pinkctl servo on a hinge or slide joint: the given gains, else the
+    robot's (``actuator_kp`` / ``actuator_kv``), else 1000 and a critically damped kv."""
+    gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
+    gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
+    return gain_p, gain_v
+
+
+def _override_gains(servo: Any, kp: float | None, kv: float | None) -> None:
+    """Set the given gains on one of the description's own position servos (``None``: keep)."""
+    if kp is not None:
+        servo.gainprm[0], servo.biasprm[1] = kp, -kp
+    if kv is not None:
+        servo.biasprm[2] = -kv
+
+
+def _remove_others(spec: mujoco.MjSpec, actuators: list[Any], servo: Any, joint: str) -> list[str]:
+    """Delete a joint's actuators other than ``servo``; returns the names deleted."""
+    removed = []
+    for actuator in actuators:
+        if actuator is not servo:
+            removed.append(actuator.name or f"(unnamed, on {joint})")
+            spec.delete(actuator)
+    return removed
+
+
+def _add_ball_servos(
+    spec: mujoco.MjSpec, robot: PinkRobot, joint: Any, kp: float | None, kv: float | None
+) -> None:
+    """Three pinkctl servos on a ball joint, ``<joint>:x`` / ``:y`` / ``:z``, each geared
+    along its axis of the rotation vector."""
+    gain_p, gain_v = _ball_gains(robot, joint, joint.name)
+    gain_p, gain_v = kp or gain_p, gain_v if kv is None else kv
+    for axis, coordinate in enumerate(ball_coordinate_names(joint.name)):
+        actuator = _add_position(spec, coordinate, joint.name, gain_p, gain_v)
+        actuator.gear = [1.0 * (k == axis) for k in range(3)] + [0.0, 0.0, 0.0]
+
+
+def _servo_note(kept: list[str], added: list[str], replaced: list[str]) -> str:
+    """The one line saying which servos are the description's and which are pinkctl's."""
+    parts = []
+    if kept:
+        parts.append("the description's own position actuators " + ", ".join(kept))
+    if added:
+        parts.append(f"pinkctl's position servos on {added}")
+    if replaced:
+        parts.append(f"replacing the description's actuators {replaced} (not position servos)")
+    return "; ".join(parts) or "none"
+
+
 def add_servos(
     spec: mujoco.MjSpec,
     robot: PinkRobot,
@@ -103,50 +164,27 @@ def add_servos(
     """
     joints = {j.name: j for j in spec.joints if j.name}
     balls = set(ball_joint_names(robot.model))
-    own: dict[str, list[Any]] = {}
-    for actuator in spec.actuators:
-        if actuator.trntype == mujoco.mjtTrn.mjTRN_JOINT and actuator.target:
-            own.setdefault(actuator.target, []).append(actuator)
+    own = _joint_actuators(spec)
     kept: list[str] = []
     replaced: list[str] = []
     added: list[str] = []
     for name in actuated:
         if name not in joints:
             raise InputError(f"actuated joint {name!r} is not a joint of the MuJoCo model")
-        servo = (
-            None if name in balls else next((a for a in own.get(name, []) if _is_position(a)), None)
-        )
-        for actuator in own.get(name, []):
-            if actuator is not servo:
-                replaced.append(actuator.name or f"(unnamed, on {name})")
-                spec.delete(actuator)
+        actuators = own.get(name, [])
+        servo = None if name in balls else next(filter(_is_position, actuators), None)
+        replaced += _remove_others(spec, actuators, servo, name)
         if servo is not None:
             kept.append(f"{servo.name or '(unnamed)'} on {name}")
-            if kp is not None:
-                servo.gainprm[0], servo.biasprm[1] = kp, -kp
-            if kv is not None:
-                servo.biasprm[2] = -kv
-            continue
-        added.append(name)
-        if name in balls:
-            gain_p, gain_v = _ball_gains(robot, joints[name], name)
-            gain_p, gain_v = kp or gain_p, gain_v if kv is None else kv
-            for axis, coordinate in enumerate(ball_coordinate_names(name)):
-                actuator = _add_position(spec, coordinate, name, gain_p, gain_v)
-                actuator.gear = [1.0 * (k == axis) for k in range(3)] + [0.0, 0.0, 0.0]
-            continue
-        gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
-        gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
-        _add_position(spec, name, name, gain_p, gain_v)
+            _override_gains(servo, kp, kv)
+        elif name in balls:
+            added.append(name)
+            _add_ball_servos(spec, robot, joints[name], kp, kv)
+        else:
+            added.append(name)
+            _add_position(spec, name, name, *_scalar_gains(robot, name, kp, kv))
     _hold_others(spec, robot, actuated, own, kp, kv)
-    parts = []
-    if kept:
-        parts.append("the description's own position actuators " + ", ".join(kept))
-    if added:
-        parts.append(f"pinkctl's position servos on {added}")
-    if replaced:
-        parts.append(f"replacing the description's actuators {replaced} (not position servos)")
-    note = "; ".join(parts) or "none"
+    note = _servo_note(kept, added, replaced)
     robot.inferred["servos"] = note
     return note
 
@@ -161,23 +199,28 @@ def _hold_others(
 ) -> None:
     """Hold every other joint of the robot (module docstring): real robots hold the joints
     they do not move (a hand's fingers, a head, wheels)."""
-    followers = {e.name1 for e in spec.equalities if e.type == mujoco.mjtEq.mjEQ_JOINT and e.name1}
-    scalar = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
     joints = {j.name: j for j in spec.joints if j.name}
+    skipped = set(actuated) | _followers(spec) | set(own)
+    scalar = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
     for name in robot.joint_names:
         joint = joints.get(name)
-        if name in actuated or name in followers or name in own or joint is None:
-            continue
-        if joint.type not in scalar:
-            continue
-        gain_p = kp if kp is not None else robot.actuator_kp.get(name, 1000.0)
-        gain_v = kv if kv is not None else robot.actuator_kv.get(name, 2.0 * np.sqrt(gain_p))
-        _add_position(spec, HOLD_PREFIX + name, name, gain_p, gain_v)
-    for name in ball_joint_names(robot.model):
-        joint = joints.get(name)
-        if name in actuated or joint is None or joint.type != mujoco.mjtJoint.mjJNT_BALL:
-            continue
-        gain_p, gain_v = _ball_gains(robot, joint, name)
-        # MuJoCo 4's spring and damper coefficients are polynomials: the linear term only
-        joint.stiffness = [gain_p, 0.0, 0.0]
-        joint.damping = [gain_v, 0.0, 0.0]
+        if name not in skipped and joint is not None and joint.type in scalar:
+            _add_position(spec, HOLD_PREFIX + name, name, *_scalar_gains(robot, name, kp, kv))
+    for name in set(ball_joint_names(robot.model)) - set(actuated):
+        _hold_ball(robot, joints.get(name))
+
+
+def _followers(spec: mujoco.MjSpec) -> set[str]:
+    """Joints that follow another through a joint equality (mimic joints): never held."""
+    return {e.name1 for e in spec.equalities if e.type == mujoco.mjtEq.mjEQ_JOINT and e.name1}
+
+
+def _hold_ball(robot: PinkRobot, joint: Any) -> None:
+    """A spring and damper holding an unactuated ball joint at its reference rotation
+    (``joint`` ``None`` or not a ball in the MuJoCo model: nothing to hold)."""
+    if joint is None or joint.type != mujoco.mjtJoint.mjJNT_BALL:
+        return
+    gain_p, gain_v = _ball_gains(robot, joint, joint.name)
+    # MuJoCo 4's spring and damper coefficients are polynomials: the linear term only
+    joint.stiffness = [gain_p, 0.0, 0.0]
+    joint.damping = [gain_v, 0.0, 0.0]

@@ -46,6 +46,43 @@ def is_position_servo(model: mujoco.MjModel, actuator: int) -> bool:
     )
 
 
+def _servos_by_joint(model: mujoco.MjModel) -> dict[int, list[int]]:
+    """The model's position servos (:func:`is_position_servo`) by the id of their joint."""
+    servos: dict[int, list[int]] = {}
+    for i in range(model.nu):
+        if is_position_servo(model, i):
+            servos.setdefault(int(model.actuator_trnid[i, 0]), []).append(i)
+    return servos
+
+
+def _servo_of(
+    model: mujoco.MjModel,
+    name: str,
+    coordinates: JointCoordinates,
+    servos: dict[int, list[int]],
+) -> int:
+    """The actuator id commanding ``name``: the actuator named like it, else the first
+    position servo on that (scalar) joint, else -1."""
+    actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
+    if actuator < 0 and not coordinates.is_ball(name):
+        actuator = next(iter(servos.get(coordinates.joint_id.get(name, -1), [])), -1)
+    return int(actuator)
+
+
+def _holds(
+    model: mujoco.MjModel, coordinates: JointCoordinates, held_joints: Sequence[str]
+) -> list[tuple[int, int]]:
+    """``(actuator, qpos address)`` of every servo holding a joint where the last reset put
+    it: the ``hold:`` servos and the position servos of ``held_joints``."""
+    held = {coordinates.joint_id[n] for n in held_joints if n in coordinates.joint_id}
+    return [
+        (i, int(model.jnt_qposadr[model.actuator_trnid[i, 0]]))
+        for i in range(model.nu)
+        if (model.actuator(i).name or "").startswith(HOLD_PREFIX)
+        or (int(model.actuator_trnid[i, 0]) in held and is_position_servo(model, i))
+    ]
+
+
 class PositionServos:
     """The servos of a model's actuated joints, and those holding other joints.
 
@@ -72,29 +109,15 @@ class PositionServos:
         self.model = model
         self.joint_names = list(joint_names)
         self._coordinates = coordinates
-        servos: dict[int, list[int]] = {}  # joint id -> its position servos
-        for i in range(model.nu):
-            if is_position_servo(model, i):
-                servos.setdefault(int(model.actuator_trnid[i, 0]), []).append(i)
+        servos = _servos_by_joint(model)
         #: MuJoCo actuator id of each actuated joint.
-        self.actuator_of: dict[str, int] = {}
-        missing = []
-        for name in self.joint_names:
-            actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
-            if actuator < 0 and not coordinates.is_ball(name):
-                actuator = next(iter(servos.get(coordinates.joint_id.get(name, -1), [])), -1)
-            if actuator < 0:
-                missing.append(name)
-            self.actuator_of[name] = int(actuator)
+        self.actuator_of = {
+            name: _servo_of(model, name, coordinates, servos) for name in self.joint_names
+        }
+        missing = [name for name, actuator in self.actuator_of.items() if actuator < 0]
         if missing:
             raise InputError(f"joints {missing} have no position servo in the model")
-        held = {coordinates.joint_id[n] for n in held_joints if n in coordinates.joint_id}
-        self._holds = [
-            (i, int(model.jnt_qposadr[model.actuator_trnid[i, 0]]))
-            for i in range(model.nu)
-            if (model.actuator(i).name or "").startswith(HOLD_PREFIX)
-            or (int(model.actuator_trnid[i, 0]) in held and is_position_servo(model, i))
-        ]
+        self._holds = _holds(model, coordinates, held_joints)
 
     def hold(self, data: mujoco.MjData) -> None:
         """Command every servo (actuated joints and holds) to its joint's current position."""
@@ -119,24 +142,36 @@ class PositionServos:
                 joint without a servo (nothing is written).
         """
         names = list(names)
+        pos, vel = self._checked(names, positions, velocities)
+        for k, n in enumerate(names):
+            actuator = self.actuator_of[n]
+            u = pos[k]
+            if vel is not None:
+                u += self._feed_forward_gain(actuator, n) * vel[k]
+            data.ctrl[actuator] = u
+
+    def _checked(
+        self, names: list[str], positions: ArrayLike, velocities: ArrayLike | None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(positions, velocities)`` of :meth:`command` as flat float arrays (velocities
+        ``None`` when not given), after its checks."""
         pos = np.asarray(positions, dtype=float).reshape(-1)
         if pos.shape != (len(names),) or not np.all(np.isfinite(pos)):
             raise InputError(f"positions must be {len(names)} finite numbers, got {positions!r}")
         unknown = [n for n in names if n not in self.actuator_of]
         if unknown:
             raise InputError(f"joints {unknown} have no actuator; actuated: {self.joint_names}")
-        vel = None
-        if velocities is not None:
-            vel = np.asarray(velocities, dtype=float).reshape(-1)
-            if vel.shape != pos.shape or not np.all(np.isfinite(vel)):
-                raise InputError(f"velocities must be {len(names)} finite numbers")
-        for k, n in enumerate(names):
-            actuator = self.actuator_of[n]
-            u = pos[k]
-            if vel is not None:
-                # read the gains now: a caller may have changed them since the build
-                gain_p = self.model.actuator_gainprm[actuator, 0]
-                damping = self.model.dof_damping[self._coordinates.dof_address[n]]
-                gain_v = -self.model.actuator_biasprm[actuator, 2] + damping
-                u += gain_v / gain_p * vel[k]
-            data.ctrl[actuator] = u
+        if velocities is None:
+            return pos, None
+        vel = np.asarray(velocities, dtype=float).reshape(-1)
+        if vel.shape != pos.shape or not np.all(np.isfinite(vel)):
+            raise InputError(f"velocities must be {len(names)} finite numbers")
+        return pos, vel
+
+    def _feed_forward_gain(self, actuator: int, name: str) -> float:
+        """``(kv + d) / kp`` of a servo [s] (module docstring), read now: a caller may have
+        changed the gains since the build."""
+        gain_p = self.model.actuator_gainprm[actuator, 0]
+        damping = self.model.dof_damping[self._coordinates.dof_address[name]]
+        gain_v = -self.model.actuator_biasprm[actuator, 2] + damping
+        return gain_v / gain_p

@@ -109,16 +109,28 @@ def add_obstacles(
             "group": 0,
         }
         kind, attributes["size"] = _geom_type_and_size(obstacle)
-        existing = spec.geom(obstacle.name)
-        if existing is not None and kind == _GEOM.mjGEOM_PLANE:
-            if existing.type != _GEOM.mjGEOM_PLANE or existing.parent.name != "world":
-                raise InputError(f"the scene has a geom named {obstacle.name!r} already")
-            attributes.update(size=list(existing.size), rgba=list(existing.rgba))
-            if existing.material:
-                attributes["material"] = existing.material
-            spec.delete(existing)
+        if kind == _GEOM.mjGEOM_PLANE:
+            _take_over_plane(spec, obstacle.name, attributes)
         attributes.update(style.get(obstacle.name, {}))
         _add_obstacle(spec, obstacle, kind, attributes, world_body and not obstacle.movable)
+
+
+def _take_over_plane(spec: mujoco.MjSpec, name: str, attributes: dict[str, Any]) -> None:
+    """A half-space named like a plane of the world body (the scene's floor) takes it over:
+    its size, colour and material go to ``attributes`` and the plane is deleted.
+
+    Raises:
+        InputError: A geom of that name that is not such a plane.
+    """
+    existing = spec.geom(name)
+    if existing is None:
+        return
+    if existing.type != _GEOM.mjGEOM_PLANE or existing.parent.name != "world":
+        raise InputError(f"the scene has a geom named {name!r} already")
+    attributes.update(size=list(existing.size), rgba=list(existing.rgba))
+    if existing.material:
+        attributes["material"] = existing.material
+    spec.delete(existing)
 
 
 def _add_obstacle(
@@ -180,37 +192,10 @@ class WorldGeoms:
     def sync(self, data: mujoco.MjData, *, force: bool = False) -> bool:
         """Write the world's obstacle poses into ``model`` and ``data`` when the world changed
         since the last call (always with ``force``, e.g. after a reset). True when it wrote."""
-        world, model = self.world, self.model
+        world = self.world
         if world.version == self._version and not force:
             return False
-        lost = []
-        for name, record in self._records.items():
-            obstacle = world.get(name)
-            same = obstacle is not None and (obstacle.kind, obstacle.dimensions) == (
-                record.kind,
-                record.dimensions,
-            )
-            geoms = list(self.geom_ids[name])  # gone (or reshaped): no contacts, not drawn
-            contype, conaffinity, alpha = self._built[name] if same else (0, 0, 0.0)
-            model.geom_contype[geoms], model.geom_conaffinity[geoms] = contype, conaffinity
-            model.geom_rgba[geoms, 3] = alpha
-            if obstacle is None:
-                continue
-            if not same:
-                lost.append(name)
-                continue
-            body = self._bodies[name]
-            mocap = int(model.body_mocapid[body])
-            if mocap >= 0:
-                data.mocap_pos[mocap], data.mocap_quat[mocap] = (
-                    obstacle.position,
-                    obstacle.orientation,
-                )
-            else:
-                model.body_pos[body], model.body_quat[body] = (
-                    obstacle.position,
-                    obstacle.orientation,
-                )
+        lost = [name for name, record in self._records.items() if not self._follow(data, record)]
         lost += [n for n in world if n not in self._records]
         if set(lost) - self._warned:
             self._warned.update(lost)
@@ -222,6 +207,35 @@ class WorldGeoms:
             )
         self._version = world.version
         return True
+
+    def _follow(self, data: mujoco.MjData, record: Obstacle) -> bool:
+        """Show the obstacle built from ``record`` at the world's pose, or hide its geoms
+        (no contacts, not drawn) when the world lost it or reshaped it. False when reshaped
+        (the model cannot follow it)."""
+        model = self.model
+        obstacle = self.world.get(record.name)
+        same = obstacle is not None and (obstacle.kind, obstacle.dimensions) == (
+            record.kind,
+            record.dimensions,
+        )
+        geoms = list(self.geom_ids[record.name])
+        contype, conaffinity, alpha = self._built[record.name] if same else (0, 0, 0.0)
+        model.geom_contype[geoms], model.geom_conaffinity[geoms] = contype, conaffinity
+        model.geom_rgba[geoms, 3] = alpha
+        if same:
+            self._place(data, obstacle)  # type: ignore[arg-type]
+        return obstacle is None or same
+
+    def _place(self, data: mujoco.MjData, obstacle: Obstacle) -> None:
+        """Put an obstacle's body at its world pose: the mocap pose of a movable one, the
+        model's body pose of a static one [m], (w, x, y, z)."""
+        model = self.model
+        body = self._bodies[obstacle.name]
+        mocap = int(model.body_mocapid[body])
+        if mocap >= 0:
+            data.mocap_pos[mocap], data.mocap_quat[mocap] = obstacle.position, obstacle.orientation
+        else:
+            model.body_pos[body], model.body_quat[body] = obstacle.position, obstacle.orientation
 
 
 class FollowsWorld:

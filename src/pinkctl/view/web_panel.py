@@ -27,6 +27,7 @@ from .target import IkTarget
 if TYPE_CHECKING:
     import viser
 
+    from ..controllers import PinkIKController
     from .web import WebViewer
 
 __all__ = ["TRAJECTORIES", "TargetPanel", "TargetSnapshot"]
@@ -150,37 +151,7 @@ class TargetPanel:
             )
             controller = target.controller
             if controller is not None and target.ik_solve_fn is None:
-                solvers = [s for s in _SOLVERS if s in available_solvers()]
-                self.solver = gui.add_dropdown("Solver", solvers, initial_value=controller.solver)
-                self.solver.on_update(lambda _: self._set_solver(self.solver.value))
-                frame_task = controller.get_frame_task()
-                costs = np.broadcast_to(np.asarray(frame_task.cost, dtype=float), (6,))
-                self.position_cost = gui.add_slider(
-                    "Position cost", min=0.0, max=10.0, step=0.1, initial_value=float(costs[0])
-                )
-                self.position_cost.on_update(
-                    lambda _: self._locked(frame_task.set_position_cost, self.position_cost.value)
-                )
-                self.orientation_cost = gui.add_slider(
-                    "Orientation cost", min=0.0, max=10.0, step=0.1, initial_value=float(costs[3])
-                )
-                self.orientation_cost.on_update(
-                    lambda _: self._locked(
-                        frame_task.set_orientation_cost, self.orientation_cost.value
-                    )
-                )
-                posture = controller.get_posture_task()
-                if posture is not None:
-                    self.posture_cost = gui.add_slider(
-                        "Posture cost",
-                        min=0.0,
-                        max=0.1,
-                        step=0.001,
-                        initial_value=float(np.max(posture.cost)),
-                    )
-                    self.posture_cost.on_update(
-                        lambda _: self._locked(setattr, posture, "cost", self.posture_cost.value)
-                    )
+                self._add_solver_controls(gui, controller)
             sync = gui.add_button("Sync to site")
             sync.on_click(lambda _: self._locked(target.sync_target_to_site))
             home = gui.add_button("Go home")
@@ -194,6 +165,39 @@ class TargetPanel:
             )
             self.status: WrittenWidget = gui.add_text("Status", initial_value="-", disabled=True)
             self._add_move_to(gui)
+
+    def _add_solver_controls(self, gui: viser.GuiApi, controller: PinkIKController) -> None:
+        """The solver dropdown and the frame and posture cost sliders of the built-in
+        controller."""
+        solvers = [s for s in _SOLVERS if s in available_solvers()]
+        self.solver = gui.add_dropdown("Solver", solvers, initial_value=controller.solver)
+        self.solver.on_update(lambda _: self._set_solver(self.solver.value))
+        frame_task = controller.get_frame_task()
+        costs = np.broadcast_to(np.asarray(frame_task.cost, dtype=float), (6,))
+        self.position_cost = gui.add_slider(
+            "Position cost", min=0.0, max=10.0, step=0.1, initial_value=float(costs[0])
+        )
+        self.position_cost.on_update(
+            lambda _: self._locked(frame_task.set_position_cost, self.position_cost.value)
+        )
+        self.orientation_cost = gui.add_slider(
+            "Orientation cost", min=0.0, max=10.0, step=0.1, initial_value=float(costs[3])
+        )
+        self.orientation_cost.on_update(
+            lambda _: self._locked(frame_task.set_orientation_cost, self.orientation_cost.value)
+        )
+        posture = controller.get_posture_task()
+        if posture is not None:
+            self.posture_cost = gui.add_slider(
+                "Posture cost",
+                min=0.0,
+                max=0.1,
+                step=0.001,
+                initial_value=float(np.max(posture.cost)),
+            )
+            self.posture_cost.on_update(
+                lambda _: self._locked(setattr, posture, "cost", self.posture_cost.value)
+            )
 
     def _add_move_to(self, gui: viser.GuiApi) -> None:
         """The target's pose and a typed move, in the page's conventions."""

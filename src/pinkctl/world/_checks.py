@@ -35,18 +35,28 @@ def checked_name(value: Any, argument: str = "name") -> str:
     return value
 
 
+def _text_or_bools(value: Any) -> bool:
+    """Whether ``value`` is a string or a list or tuple holding a boolean (numpy would read
+    both as numbers or fail later with a less helpful message)."""
+    if isinstance(value, (str, bytes)):
+        return True
+    return isinstance(value, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in value)
+
+
+def _not_numbers(value: Any, argument: str, size: int) -> InputError:
+    return InputError(f"{argument} must be {size} real numbers, got {value!r}")
+
+
 def vector(value: Any, argument: str, size: int = 3) -> tuple[float, ...]:
     """``size`` finite real numbers (a sequence or an array of that many), as floats."""
-    if isinstance(value, (str, bytes)) or (
-        isinstance(value, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in value)
-    ):
-        raise InputError(f"{argument} must be {size} real numbers, got {value!r}")
+    if _text_or_bools(value):
+        raise _not_numbers(value, argument, size)
     try:
         array = np.asarray(value)
     except (TypeError, ValueError):
-        raise InputError(f"{argument} must be {size} real numbers, got {value!r}") from None
+        raise _not_numbers(value, argument, size) from None
     if array.dtype.kind not in "iuf" or array.shape != (size,):
-        raise InputError(f"{argument} must be {size} real numbers, got {value!r}")
+        raise _not_numbers(value, argument, size)
     numbers = tuple(float(v) for v in array.tolist())
     if not all(math.isfinite(v) for v in numbers):
         raise InputError(f"{argument} must be finite (no NaN or infinity), got {value!r}")

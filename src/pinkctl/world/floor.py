@@ -53,10 +53,9 @@ def add_free_joint(spec: mujoco.MjSpec, robot: PinkRobot) -> None:
 
     if not robot.floating_base:
         return
-    bodies = [b for b in spec.bodies if b.name and b.name != "world"]
-    roots = [b for b in bodies if b.parent is not None and b.parent.name == "world"]
-    if roots and not any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in roots[0].joints):
-        roots[0].add_freejoint(name="root_joint")
+    root = next((b for b in spec.worldbody.bodies if b.name), None)
+    if root is not None and not any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in root.joints):
+        root.add_freejoint(name="root_joint")
 
 
 def home_qpos(model: mujoco.MjModel, robot: PinkRobot) -> np.ndarray:

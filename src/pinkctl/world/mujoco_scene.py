@@ -74,6 +74,40 @@ def _name(model: mujoco.MjModel, geom: int, counts: dict[int, int]) -> str:
     return f"{model.body(body).name or 'world'}/geom{k}"
 
 
+def _add_geom(
+    world: World, model: mujoco.MjModel, data: mujoco.MjData, geom: int, name: str
+) -> bool:
+    """Add geom ``geom`` to ``world`` as the obstacle ``name`` at its world pose in ``data``
+    (movable on a mocap body); False for a geom type with no obstacle kind."""
+    import mujoco  # when used: IK workers load no MuJoCo
+
+    types = mujoco.mjtGeom
+    movable = bool(model.body_mocapid[int(model.geom_bodyid[geom])] >= 0)
+    position = data.geom_xpos[geom].copy()
+    quat = np.empty(4)
+    mujoco.mju_mat2Quat(quat, data.geom_xmat[geom])
+    size = model.geom_size[geom]
+    kind = int(model.geom_type[geom])
+    if kind == types.mjGEOM_BOX:
+        world.add_box(name, 2.0 * size, position, quat, movable=movable)
+    elif kind == types.mjGEOM_SPHERE:
+        world.add_sphere(name, size[0], position, movable=movable)
+    elif kind in (types.mjGEOM_CAPSULE, types.mjGEOM_CYLINDER):
+        add = world.add_capsule if kind == types.mjGEOM_CAPSULE else world.add_cylinder
+        add(name, size[0], 2.0 * size[1], position, quat, movable=movable)
+    elif kind == types.mjGEOM_PLANE:
+        normal = data.geom_xmat[geom].reshape(3, 3)[:, 2]
+        world.add_halfspace(name, normal, float(normal @ position), movable=movable)
+    elif kind == types.mjGEOM_MESH:
+        mesh = int(model.geom_dataid[geom])
+        start, count = model.mesh_vertadr[mesh], model.mesh_vertnum[mesh]
+        vertices = hull_vertices(model.mesh_vert[start : start + count], f"mesh geom {name}")
+        world.add_convex(name, vertices, position, quat, movable=movable)
+    else:
+        return False
+    return True
+
+
 def read_mujoco(world: World, source: str | Path | mujoco.MjModel) -> World:
     """Fill ``world`` with the obstacles of a MuJoCo scene (module docstring)."""
     import mujoco  # when used: IK workers load no MuJoCo
@@ -82,7 +116,6 @@ def read_mujoco(world: World, source: str | Path | mujoco.MjModel) -> World:
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
     robot = _robot_bodies(model)
-    types = mujoco.mjtGeom
     counts: dict[int, int] = {}
     skipped = []
     for g in range(model.ngeom):
@@ -90,29 +123,8 @@ def read_mujoco(world: World, source: str | Path | mujoco.MjModel) -> World:
         if body in robot or (model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0):
             continue
         name = _name(model, g, counts)
-        movable = bool(model.body_mocapid[body] >= 0)
-        position = data.geom_xpos[g].copy()
-        quat = np.empty(4)
-        mujoco.mju_mat2Quat(quat, data.geom_xmat[g])
-        size = model.geom_size[g]
-        kind = int(model.geom_type[g])
-        if kind == types.mjGEOM_BOX:
-            world.add_box(name, 2.0 * size, position, quat, movable=movable)
-        elif kind == types.mjGEOM_SPHERE:
-            world.add_sphere(name, size[0], position, movable=movable)
-        elif kind in (types.mjGEOM_CAPSULE, types.mjGEOM_CYLINDER):
-            add = world.add_capsule if kind == types.mjGEOM_CAPSULE else world.add_cylinder
-            add(name, size[0], 2.0 * size[1], position, quat, movable=movable)
-        elif kind == types.mjGEOM_PLANE:
-            normal = data.geom_xmat[g].reshape(3, 3)[:, 2]
-            world.add_halfspace(name, normal, float(normal @ position), movable=movable)
-        elif kind == types.mjGEOM_MESH:
-            mesh = int(model.geom_dataid[g])
-            start, count = model.mesh_vertadr[mesh], model.mesh_vertnum[mesh]
-            vertices = hull_vertices(model.mesh_vert[start : start + count], f"mesh geom {name}")
-            world.add_convex(name, vertices, position, quat, movable=movable)
-        else:
-            skipped.append(f"{name} ({types(kind).name})")
+        if not _add_geom(world, model, data, g, name):
+            skipped.append(f"{name} ({mujoco.mjtGeom(int(model.geom_type[g])).name})")
     if skipped:
         warnings.warn(
             f"MuJoCo geoms with no obstacle kind skipped: {', '.join(skipped)}",

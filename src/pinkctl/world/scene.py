@@ -159,19 +159,7 @@ class CollisionScene:
         if self.self_collision:
             for i, j in robot.pairs:
                 pairs.append(self._pair(len(pairs), i, j, robot.links[j], "self", model))
-        moving = [g for g in range(robot.ngeoms) if model.geometryObjects[g].parentJoint != 0]
-        self._shapes, self._pieces = [], []
-        for obstacle in self.world.obstacles:
-            indices = []
-            for k, shape in enumerate(obstacle.shapes):
-                name = obstacle.name if len(obstacle.shapes) == 1 else f"{obstacle.name}[{k}]"
-                obj = pin.GeometryObject(name, 0, 0, obstacle.placement, shape)
-                indices.append(model.addGeometryObject(obj))
-            self._shapes.append((obstacle.name, obstacle.shapes))
-            self._pieces.append(indices)
-            for g in moving:
-                for index in indices:
-                    pairs.append(self._pair(len(pairs), g, index, obstacle.name, "obstacle", model))
+        self._add_obstacles(model, pairs)
         for pair in pairs:
             model.addCollisionPair(pin.CollisionPair(pair.geometry_a, pair.geometry_b))
         self.geometry_model = model
@@ -186,6 +174,23 @@ class CollisionScene:
         self.measured = 0
         self._culled = False
 
+    def _add_obstacles(self, model: pin.GeometryModel, pairs: list[ScenePair]) -> None:
+        """Add each obstacle piece to ``model`` (on the universe joint, at the obstacle's
+        placement) and its pairs with every moving robot geometry to ``pairs``."""
+        moving = [g for g in range(self.geometry.ngeoms) if model.geometryObjects[g].parentJoint]
+        self._shapes, self._pieces = [], []
+        for obstacle in self.world.obstacles:
+            indices = []
+            for k, shape in enumerate(obstacle.shapes):
+                name = obstacle.name if len(obstacle.shapes) == 1 else f"{obstacle.name}[{k}]"
+                obj = pin.GeometryObject(name, 0, 0, obstacle.placement, shape)
+                indices.append(model.addGeometryObject(obj))
+            self._shapes.append((obstacle.name, obstacle.shapes))
+            self._pieces.append(indices)
+            for g in moving:
+                for index in indices:
+                    pairs.append(self._pair(len(pairs), g, index, obstacle.name, "obstacle", model))
+
     @property
     def pairs(self) -> tuple[ScenePair, ...]:
         """The active pairs (after following the world's changes): the robot's self pairs,
@@ -198,14 +203,7 @@ class CollisionScene:
     ) -> ScenePair:
         objects = model.geometryObjects
         return ScenePair(
-            index,
-            objects[a].name,
-            objects[b].name,
-            self.geometry.links[a],
-            body_b,
-            kind,
-            a,
-            b,
+            index, objects[a].name, objects[b].name, self.geometry.links[a], body_b, kind, a, b
         )
 
     def sync(self) -> bool:

@@ -87,7 +87,9 @@ def _line(text: str, name: str) -> str:
     return ""
 
 
-def _add(world: World, name: str, entry: dict[str, Any], folder: Path) -> None:
+def _check_keys(entry: dict[str, Any]) -> str:
+    """The ``kind`` of an obstacle table, after checking its keys are the kind's (``KEYS``)
+    and hold the ones it needs (``REQUIRED``)."""
     kind = entry.get("kind")
     if kind not in KINDS:
         raise InputError(f"kind must be one of {list(KINDS)}, got {kind!r}")
@@ -98,6 +100,12 @@ def _add(world: World, name: str, entry: dict[str, Any], folder: Path) -> None:
     missing = [k for k in REQUIRED[kind] if k not in entry]
     if missing:
         raise InputError(f"missing keys {missing} for a {kind}")
+    return kind  # type: ignore[no-any-return]
+
+
+def _add(world: World, name: str, entry: dict[str, Any], folder: Path) -> None:
+    """Add the obstacle of one table to ``world`` (a mesh path relative to ``folder``)."""
+    kind = _check_keys(entry)
     args = {k: v for k, v in entry.items() if k != "kind"}
     if kind == "mesh":
         if not isinstance(args["path"], str):

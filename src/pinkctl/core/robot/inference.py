@@ -346,6 +346,14 @@ def servo_gains(
 FOOT_HEIGHT = 0.1
 
 
+def _leg_joints(model: pin.Model, data: pin.Data) -> list[int]:
+    """Ids of the joints between a floating-base robot's root and its feet (the joints whose
+    origin in ``data`` is within :data:`FOOT_HEIGHT` of the lowest), sorted."""
+    heights = np.array([data.oMi[j].translation[2] for j in range(2, model.njoints)])
+    feet = [int(j) + 2 for j in np.flatnonzero(heights <= heights.min() + FOOT_HEIGHT)]
+    return sorted({int(k) for foot in feet for k in model.supports[foot] if k > 1})
+
+
 def support_inertia(model: pin.Model, q: np.ndarray) -> dict[str, float]:
     """Inertia [kg m^2] of the rest of a standing floating-base robot about each joint between
     its root and its feet (the joints whose origin is within :data:`FOOT_HEIGHT` of the
@@ -355,15 +363,12 @@ def support_inertia(model: pin.Model, q: np.ndarray) -> dict[str, float]:
         return {}
     data = model.createData()
     pin.computeJointJacobians(model, data, q)
-    heights = np.array([data.oMi[j].translation[2] for j in range(2, model.njoints)])
-    feet = [int(j) + 2 for j in np.flatnonzero(heights <= heights.min() + FOOT_HEIGHT)]
-    chain = sorted({int(k) for foot in feet for k in model.supports[foot] if k > 1})
     total = pin.Inertia.Zero()  # the whole robot, world frame
     for j in range(1, model.njoints):
         total += data.oMi[j].act(model.inertias[j])
     inertia = pin.crba(model, model.createData(), q)
     result: dict[str, float] = {}
-    for j in chain:
+    for j in _leg_joints(model, data):
         joint = model.joints[j]
         if joint.nv != 1:
             continue

@@ -15,7 +15,6 @@ configuration).
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -44,7 +43,7 @@ from .joint_settings import (
     velocity_limits,
 )
 from .model import PinkRobot
-from .source import RobotSource, model_digest
+from .source import RobotSource
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -134,9 +133,50 @@ def load_pink_robot(
     """
     cfg, given_path = configuration_and_file(urdf_path, config)
     settings = cfg if cfg is not None else RobotConfig(source="load_pink_robot")
-    source = settings.source
     description_path = description_file(given_path, settings, allow_outside_paths)
     srdf = srdf_file(srdf_path, settings, allow_outside_paths)
+    overrides = RobotOverrides(
+        controlled_joint_names=controlled_joint_names,
+        tool_frame=tool_frame,
+        home=home,
+        gripper_joint_names=gripper_joint_names,
+        floating_base=floating_base,
+    )
+    robot = _assemble(
+        description_path,
+        settings,
+        srdf,
+        package_dirs,
+        overrides,
+        build_collision_model=build_collision_model,
+        name=name or settings.name or description_path.stem,
+    )
+    robot.source = RobotSource.of_call(
+        cfg,
+        robot.model,
+        urdf_path=description_path,
+        package_dirs=package_dirs,
+        srdf_path=srdf,
+        build_collision_model=build_collision_model,
+        **overrides,
+        name=robot.name,
+    )
+    return robot
+
+
+def _assemble(
+    description_path: Path,
+    settings: RobotConfig,
+    srdf: Path | None,
+    package_dirs: Sequence[str | Path] | None,
+    overrides: RobotOverrides,
+    *,
+    build_collision_model: bool,
+    name: str,
+) -> PinkRobot:
+    """The robot of the description at ``description_path`` under ``settings``, the
+    keywords of :func:`load_pink_robot` (``overrides``) taking precedence."""
+    source = settings.source
     placement = base_placement(settings)
     description = read_description(
         description_path,
@@ -145,16 +185,23 @@ def load_pink_robot(
         expected_repairs=settings.inertia_repairs,
         repairs_setting=f"{source}: inertia_repairs",
     )
+    floating_base = overrides["floating_base"]
     floating = bool(settings.floating_base if floating_base is None else floating_base)
     model = _build_model(description, floating)
     notes = list(description.repairs) + disambiguate_frames(model)
     inferred: dict[str, str] = {}
     tool_frames, controlled, gripper = _joints_and_tools(
-        model, settings, srdf, inferred, controlled_joint_names, gripper_joint_names, tool_frame
+        model,
+        settings,
+        srdf,
+        inferred,
+        overrides["controlled_joint_names"],
+        overrides["gripper_joint_names"],
+        overrides["tool_frame"],
     )
-
     q0 = pin.neutral(model)
-    set_home(model, q0, home if home is not None else settings.home, srdf, source, inferred)
+    home = overrides["home"] if overrides["home"] is not None else settings.home
+    set_home(model, q0, home, srdf, source, inferred)
     if description.place_free_joint(model, q0):
         inferred["base pose"] = (
             f"the pose the MJCF gives the body of its free joint {model.names[1]!r}"
@@ -164,8 +211,7 @@ def load_pink_robot(
     actuated = list(dict.fromkeys([*controlled, *gripper]))  # each joint once
     armature, kp, kv = servo_settings(model, q0, actuated, settings.mujoco, source, inferred)
     collision_model = _collision_model(description, model, srdf) if build_collision_model else None
-
-    robot = PinkRobot(
+    return PinkRobot(
         directory=description_path.parent,
         model=model,
         data=model.createData(),
@@ -173,7 +219,7 @@ def load_pink_robot(
         collision_model=collision_model,
         collision_data=None if collision_model is None else pin.GeometryData(collision_model),
         q0=q0,
-        name=name or settings.name or description_path.stem,
+        name=name,
         urdf_path=description_path,
         srdf_path=srdf,
         tool_frame=tool_frames[0],
@@ -194,21 +240,6 @@ def load_pink_robot(
         inferred=inferred,
         notes=notes,
     )
-    robot.source = _call_record(
-        cfg,
-        model,
-        urdf_path=description_path,
-        package_dirs=package_dirs,
-        srdf_path=srdf,
-        build_collision_model=build_collision_model,
-        controlled_joint_names=controlled_joint_names,
-        tool_frame=tool_frame,
-        home=home,
-        gripper_joint_names=gripper_joint_names,
-        floating_base=floating_base,
-        name=robot.name,
-    )
-    return robot
 
 
 def _joints_and_tools(
@@ -305,42 +336,6 @@ def _build_model(description: RobotDescription, floating: bool) -> pin.Model:
         return description.build_model(floating_base=floating)
     except (RuntimeError, ValueError) as exc:
         raise ConfigurationError(f"cannot build a model from {description.path}: {exc}") from exc
-
-
-def _call_record(
-    cfg: RobotConfig | None,
-    model: pin.Model,
-    *,
-    urdf_path: Path,
-    package_dirs: Sequence[str | Path] | None,
-    srdf_path: Path | None,
-    controlled_joint_names: Sequence[str] | None,
-    home: Mapping[str, float] | str | None,
-    gripper_joint_names: Sequence[str] | None,
-    **arguments: object,
-) -> RobotSource:
-    """The call that loaded ``model``, its paths resolved and its lists copied, so that
-    :meth:`~pinkctl.core.robot.source.RobotSource.load` can load it again."""
-    if cfg is not None and cfg.folder is None:  # a table's relative paths: from this folder
-        cfg = dataclasses.replace(cfg, folder=Path.cwd())
-    return RobotSource(
-        catalog=None,
-        arguments={
-            "urdf_path": urdf_path.resolve(),
-            "package_dirs": [Path(p).resolve() for p in (package_dirs or [])],
-            "srdf_path": srdf_path.resolve() if srdf_path is not None else None,
-            "config": cfg,
-            "controlled_joint_names": _copied(controlled_joint_names),
-            "home": dict(home) if isinstance(home, Mapping) else home,
-            "gripper_joint_names": _copied(gripper_joint_names),
-            **arguments,
-        },
-        digest=model_digest(model),
-    )
-
-
-def _copied(names: Sequence[str] | None) -> list[str] | None:
-    return list(names) if names is not None else None
 
 
 def load_pink_supported_robot(

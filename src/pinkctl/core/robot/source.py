@@ -11,10 +11,12 @@ loading) is detected instead of giving different answers.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +25,7 @@ import pinocchio as pin
 from ...errors import ConfigurationError, PinkctlWarning
 
 if TYPE_CHECKING:
+    from .config import RobotConfig
     from .model import PinkRobot
 
 __all__ = ["RobotSource", "model_digest"]
@@ -99,6 +102,42 @@ class RobotSource:
             )
         return robot
 
+    @staticmethod
+    def of_call(
+        cfg: RobotConfig | None,
+        model: pin.Model,
+        *,
+        urdf_path: Path,
+        package_dirs: Sequence[str | Path] | None,
+        srdf_path: Path | None,
+        controlled_joint_names: Sequence[str] | None,
+        home: Mapping[str, float] | str | None,
+        gripper_joint_names: Sequence[str] | None,
+        **arguments: object,
+    ) -> RobotSource:
+        """The :func:`~pinkctl.load_pink_robot` call that loaded ``model``, its paths resolved
+        and its lists copied, so that :meth:`load` can load it again."""
+        if cfg is not None and cfg.folder is None:  # a table's relative paths: from this folder
+            cfg = dataclasses.replace(cfg, folder=Path.cwd())
+        return RobotSource(
+            catalog=None,
+            arguments={
+                "urdf_path": urdf_path.resolve(),
+                "package_dirs": [Path(p).resolve() for p in (package_dirs or [])],
+                "srdf_path": srdf_path.resolve() if srdf_path is not None else None,
+                "config": cfg,
+                "controlled_joint_names": _copied(controlled_joint_names),
+                "home": dict(home) if isinstance(home, Mapping) else home,
+                "gripper_joint_names": _copied(gripper_joint_names),
+                **arguments,
+            },
+            digest=model_digest(model),
+        )
+
     def matches(self, model: pin.Model) -> bool:
         """Whether ``model`` is still the model this source loads (not edited since)."""
         return model_digest(model) == self.digest
+
+
+def _copied(names: Sequence[str] | None) -> list[str] | None:
+    return list(names) if names is not None else None

@@ -18,6 +18,12 @@ from the base link down to the tip link) and ``<group name>`` with no entries of
 reference: every joint of the group of that name, resolved recursively). A reference
 nested in another group is never a definition, so ``<group name="arms"><group
 name="right_arm"/></group>`` leaves the real ``right_arm`` as it is.
+
+Pinocchio reads an SRDF too: the loader drops its ``disable_collisions`` pairs with
+``pin.removeCollisionPairs``. Its ``pin.loadReferenceConfigurations`` does not read the
+states as described here (a state split over several groups keeps one group only, a value
+it cannot read is skipped, not refused, and a root quaternion is not normalised), and it has
+no planning groups: this module reads those.
 """
 
 from __future__ import annotations
@@ -41,6 +47,41 @@ def _parse(srdf_path: Path) -> ET.Element:
         raise ConfigurationError(f"cannot parse SRDF {srdf_path}: {exc}") from exc
 
 
+def _states(srdf_path: Path) -> dict[str, list[tuple[str, str | None]]]:
+    """``{state name: [(joint name, value attribute), ...]}`` of the SRDF's ``group_state``
+    entries, states in file order, the entries of a state split over several groups
+    together."""
+    states: dict[str, list[tuple[str, str | None]]] = {}
+    for state in _parse(srdf_path).iter("group_state"):
+        entries = states.setdefault(state.get("name", ""), [])
+        entries += [(j.get("name", ""), j.get("value")) for j in state.iter("joint")]
+    return states
+
+
+def _values(
+    srdf_path: Path, state_name: str, entries: list[tuple[str, str | None]]
+) -> dict[str, float]:
+    """The first number of each entry's value, by joint name.
+
+    Raises:
+        ValueError: A value that is missing or not a finite number.
+    """
+    values: dict[str, float] = {}
+    for name, text in entries:
+        numbers = (text or "").split()
+        try:
+            value = float(numbers[0])
+        except (IndexError, ValueError):
+            value = math.nan
+        if not math.isfinite(value):
+            raise ConfigurationError(
+                f"{srdf_path}: group_state {state_name!r} gives joint {name!r} the value "
+                f"{text!r}; expected a finite number"
+            )
+        values[name] = value
+    return values
+
+
 def srdf_state(srdf_path: Path, state_name: str) -> dict[str, float] | None:
     """Joint values of the SRDF ``group_state`` named ``state_name`` (None if absent).
 
@@ -48,25 +89,8 @@ def srdf_state(srdf_path: Path, state_name: str) -> dict[str, float] | None:
         ValueError: If the SRDF cannot be parsed, or a joint value is missing or not a finite
             number (the message names the file and the joint).
     """
-    values: dict[str, float] | None = None
-    for state in _parse(srdf_path).iter("group_state"):
-        if state.get("name") != state_name:
-            continue
-        values = {} if values is None else values
-        for joint in state.iter("joint"):
-            name = joint.get("name", "")
-            text = (joint.get("value") or "").split()
-            try:
-                value = float(text[0])
-            except (IndexError, ValueError):
-                value = math.nan
-            if not math.isfinite(value):
-                raise ConfigurationError(
-                    f"{srdf_path}: group_state {state_name!r} gives joint {name!r} the value "
-                    f"{joint.get('value')!r}; expected a finite number"
-                )
-            values[name] = value
-    return values
+    entries = _states(srdf_path).get(state_name)
+    return None if entries is None else _values(srdf_path, state_name, entries)
 
 
 def srdf_group_states(srdf_path: Path) -> list[tuple[str, dict[str, float]]]:
@@ -75,23 +99,22 @@ def srdf_group_states(srdf_path: Path) -> list[tuple[str, dict[str, float]]]:
     Raises:
         ValueError: A value that is missing or not a finite number (file and joint named).
     """
-    names = [s.get("name", "") for s in _parse(srdf_path).iter("group_state")]
-    return [(n, srdf_state(srdf_path, n) or {}) for n in dict.fromkeys(names)]
+    return [(n, _values(srdf_path, n, e)) for n, e in _states(srdf_path).items()]
 
 
 def srdf_root_pose(srdf_path: Path, state_name: str, root_joint: str) -> np.ndarray | None:
     """The pose a state gives the free-flyer ``root_joint``: ``(x, y, z, qx, qy, qz, qw)``
     (Pinocchio's layout) with a unit quaternion, or None when the state gives none (a value
-    of seven numbers is a pose)."""
-    pose = None
-    for state in _parse(srdf_path).iter("group_state"):
-        if state.get("name") != state_name:
-            continue
-        for joint in state.iter("joint"):
-            numbers = (joint.get("value") or "").split()
-            if joint.get("name") == root_joint and len(numbers) == 7:
-                pose = np.array([float(v) for v in numbers])
-                pose[3:] /= np.linalg.norm(pose[3:])
+    of seven numbers is a pose; the last one counts)."""
+    poses = [
+        (text or "").split()
+        for name, text in _states(srdf_path).get(state_name, [])
+        if name == root_joint and len((text or "").split()) == 7
+    ]
+    if not poses:
+        return None
+    pose = np.array([float(v) for v in poses[-1]])
+    pose[3:] /= np.linalg.norm(pose[3:])
     return pose
 
 

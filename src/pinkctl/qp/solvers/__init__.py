@@ -110,34 +110,35 @@ def make_solver(solver: str, n: int, user_options: dict[str, Any] | None) -> QPS
     if solver not in available_solvers():
         raise InputError(missing_solver_message(solver))
     options = solver_options(solver, user_options)
-    made: QPSolver
     try:
-        if solver == BOX_SOLVER:
-            made = BoxSolver(options)
-            if user_options:  # DAQP's options: tried where they are used
-                _trial_solve(made.daqp, n)
-            return made
-        if solver == "daqp":
-            made = DaqpSolver(options)
-        elif solver == "quadprog":
-            made = QuadprogSolver(options)
-        elif solver == "osqp":
-            made = OsqpSolver(n, options)
-        elif solver == "clarabel":
-            made = ClarabelSolver(n, options)
-        elif solver == "proxqp" and options.get("backend", "dense") == "dense":
-            options.pop("backend", None)
-            made = ProxqpSolver(n, options)
-        else:
-            made = QpsolversSolver(solver, options)
-        if user_options:
-            _trial_solve(made, n)
+        made = _construct(solver, n, options)
+        if user_options:  # "box": DAQP's options, tried where they are used
+            _trial_solve(made.daqp if isinstance(made, BoxSolver) else made, n)
     except (TypeError, AttributeError, ValueError) as exc:
         first_line = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise InputError(
             f"solver_options {user_options} rejected by {solver}: {first_line}"
         ) from exc
     return made
+
+
+def _construct(solver: str, n: int, options: dict[str, Any]) -> QPSolver:
+    """The object of an installed ``solver`` over ``n`` variables: its own class where
+    pinkctl has one (ProxQP: its dense backend), else :class:`QpsolversSolver`."""
+    if solver == BOX_SOLVER:
+        return BoxSolver(options)
+    if solver == "daqp":
+        return DaqpSolver(options)
+    if solver == "quadprog":
+        return QuadprogSolver(options)
+    if solver == "osqp":
+        return OsqpSolver(n, options)
+    if solver == "clarabel":
+        return ClarabelSolver(n, options)
+    if solver == "proxqp" and options.get("backend", "dense") == "dense":
+        options.pop("backend", None)
+        return ProxqpSolver(n, options)
+    return QpsolversSolver(solver, options)
 
 
 def _trial_solve(solver: QPSolver, n: int) -> None:

@@ -30,25 +30,8 @@ class QpsolversSolver(QPSolver):
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
         has_bounds = bool(np.any(ws.lb > -DAQP_INFINITY) or np.any(ws.ub < DAQP_INFINITY))
-        problem = qpsolvers.Problem(
-            ws.H.copy(),
-            ws.c.copy(),
-            ws.G.copy() if ws.n_ineq else None,
-            ws.h.copy() if ws.n_ineq else None,
-            ws.A.copy() if ws.n_eq else None,
-            ws.b.copy() if ws.n_eq else None,
-            ws.lb.copy() if has_bounds else None,
-            ws.ub.copy() if has_bounds else None,
-        )
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                solution = qpsolvers.solve_problem(problem, solver=self.name, **self._options)
-        except SOLVER_ERRORS as exc:  # the solver's own failure: a failed tick, not a crash
-            raise QPSolveError(f"{self.name}: {exc}", solver=self.name) from exc
-        x = None if solution.x is None else np.asarray(solution.x, dtype=np.float64)
-        if x is not None and not isfinite(x.dot(x)):
-            x = None
+        solution = self._solve_problem(_problem(ws, has_bounds))
+        x = _finite_solution(solution)
         if x is not None and self._polish and not self.exact:
             # verified optimal even when the solver gave up or misreported infeasibility
             # (ProxQP does on some feasible, degenerate problems)
@@ -56,14 +39,47 @@ class QpsolversSolver(QPSolver):
             if polished is not None:
                 return polished
         if not solution.found or x is None:
-            status = (solution.extras or {}).get("info", None)
-            status = getattr(status, "status", status)
-            raise QPSolveError(
-                f"{self.name}: no solution found" + (f" ({status})" if status else ""),
-                solver=self.name,
-                status=status,
-            )
+            raise self._no_solution(solution)
         return x
+
+    def _solve_problem(self, problem: qpsolvers.Problem) -> qpsolvers.Solution:
+        """``qpsolvers.solve_problem`` with this solver's options, warnings silenced.
+
+        Raises:
+            QPSolveError: The solver's own failure (:data:`SOLVER_ERRORS`): a failed tick.
+        """
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return qpsolvers.solve_problem(problem, solver=self.name, **self._options)
+        except SOLVER_ERRORS as exc:
+            raise QPSolveError(f"{self.name}: {exc}", solver=self.name) from exc
+
+    def _no_solution(self, solution: qpsolvers.Solution) -> QPSolveError:
+        """The error of a solve that found nothing, with the solver's status if it gave one."""
+        status = (solution.extras or {}).get("info", None)
+        status = getattr(status, "status", status)
+        return QPSolveError(
+            f"{self.name}: no solution found" + (f" ({status})" if status else ""),
+            solver=self.name,
+            status=status,
+        )
+
+
+def _finite_solution(solution: qpsolvers.Solution) -> np.ndarray | None:
+    """The solution's ``x`` as a float array, or None when absent or not finite."""
+    if solution.x is None:
+        return None
+    x = np.asarray(solution.x, dtype=np.float64)
+    return x if isfinite(x.dot(x)) else None
+
+
+def _problem(ws: QPWorkspace, has_bounds: bool) -> qpsolvers.Problem:
+    """A copy of the workspace's problem for qpsolvers (absent parts as None)."""
+    G, h = (ws.G.copy(), ws.h.copy()) if ws.n_ineq else (None, None)
+    A, b = (ws.A.copy(), ws.b.copy()) if ws.n_eq else (None, None)
+    lb, ub = (ws.lb.copy(), ws.ub.copy()) if has_bounds else (None, None)
+    return qpsolvers.Problem(ws.H.copy(), ws.c.copy(), G, h, A, b, lb, ub)
 
 
 def _active_guess(

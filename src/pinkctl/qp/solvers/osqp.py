@@ -77,25 +77,7 @@ class OsqpSolver(QPSolver):
         self._unfinished = (statuses.OSQP_SOLVED_INACCURATE, statuses.OSQP_MAX_ITER_REACHED)
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
-        rows = ws.n_ineq + ws.n_eq
-        n = self._n
-        if self._solver is None or rows != self._rows:
-            self._setup(ws)
-            self._lower = np.empty(n + rows)
-            self._upper = np.empty(n + rows)
-        else:
-            # OSQP's C solver is updated directly (the Python wrapper's update and solve
-            # rebuild caches and info namespaces on each call); l/u clipped to +-OSQP_INFTY.
-            np.take(ws.H.reshape(-1), self._P_flat, out=self._Px)
-            np.maximum(ws.daqp_lower, -DAQP_INFINITY, out=self._lower)
-            np.minimum(ws.daqp_upper, DAQP_INFINITY, out=self._upper)
-            core = self._core
-            core.update_data_vec(ws.c, self._lower, self._upper)
-            if rows:
-                self._A_block[:, 1:] = ws.daqp_matrix.T
-                core.update_data_mat(self._Px, None, self._A_block.reshape(-1), None)
-            else:
-                core.update_data_mat(self._Px, None, None, None)
+        self._load(ws)
         core = self._core
         core.solve()
         info = core.info
@@ -105,18 +87,43 @@ class OsqpSolver(QPSolver):
         solution = core.solution
         x = np.array(solution.x, dtype=np.float64)
         if self._polish and isfinite(x.dot(x)):
-            # OSQP's rule: row i is active on its upper side when u_i - a_i x < y_i, on its
-            # lower side when a_i x - l_i < -y_i (rows: [I; G; A_eq]).
-            y = np.asarray(solution.y)
-            if ws.n_ineq:
-                ax = np.concatenate((x, ws.G @ x))
-            else:
-                ax = x
-            upper = (ws.daqp_upper[: n + ws.n_ineq] - ax) < y[: n + ws.n_ineq]
-            lower = (x - ws.lb) < -y[:n]
-            polished = polish_solution(ws, x, upper, lower)
+            polished = polish_solution(ws, x, *_active_guess(ws, x, np.asarray(solution.y)))
             if polished is not None:
                 return polished  # verified optimal, even if OSQP stopped early
         if status != self._solved:
             raise QPSolveError(f"osqp: {info.status}", solver=self.name, status=info.status)
         return x
+
+    def _load(self, ws: QPWorkspace) -> None:
+        """Give OSQP the workspace's problem: a new setup when the row count changed, else
+        an update of its C solver in place (the Python wrapper's update and solve rebuild
+        caches and info namespaces on each call); ``l, u`` clipped to ``+-OSQP_INFTY``."""
+        rows = ws.n_ineq + ws.n_eq
+        if self._solver is None or rows != self._rows:
+            self._setup(ws)
+            self._lower = np.empty(self._n + rows)
+            self._upper = np.empty(self._n + rows)
+            return
+        np.take(ws.H.reshape(-1), self._P_flat, out=self._Px)
+        np.maximum(ws.daqp_lower, -DAQP_INFINITY, out=self._lower)
+        np.minimum(ws.daqp_upper, DAQP_INFINITY, out=self._upper)
+        core = self._core
+        core.update_data_vec(ws.c, self._lower, self._upper)
+        if rows:
+            self._A_block[:, 1:] = ws.daqp_matrix.T
+            core.update_data_mat(self._Px, None, self._A_block.reshape(-1), None)
+        else:
+            core.update_data_mat(self._Px, None, None, None)
+
+
+def _active_guess(ws: QPWorkspace, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The polish's first guess of the active set ``(upper, lower)`` from OSQP's duals ``y``.
+
+    OSQP's rule: row i is active on its upper side when ``u_i - a_i x < y_i``, on its lower
+    side when ``a_i x - l_i < -y_i`` (rows: ``[I; G; A_eq]``).
+    """
+    n = ws.n
+    ax = np.concatenate((x, ws.G @ x)) if ws.n_ineq else x
+    upper = (ws.daqp_upper[: n + ws.n_ineq] - ax) < y[: n + ws.n_ineq]
+    lower = (x - ws.lb) < -y[:n]
+    return upper, lower

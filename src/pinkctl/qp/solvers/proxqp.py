@@ -61,7 +61,27 @@ class ProxqpSolver(QPSolver):
         self._u = np.zeros(rows + n)
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
-        n, rows = self._n, ws.n_ineq
+        results = self._run(ws)
+        status = results.info.status
+        if status != self._solved and status not in self._unfinished:
+            raise QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
+        x = np.array(results.x, dtype=np.float64)
+        if self._polish and isfinite(x.dot(x)):
+            polished = polish_solution(ws, x, *_active_guess(self._n, ws.n_ineq, results.z))
+            if polished is not None:
+                return polished  # verified optimal, even if ProxQP stopped early
+        if status != self._solved:
+            raise QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
+        return x
+
+    def _run(self, ws: QPWorkspace) -> Any:
+        """ProxQP's dense solve of the workspace's problem, its rows ``[G; I]`` between
+        ``[-inf; lb]`` and ``[h; ub]``.
+
+        Raises:
+            QPSolveError: ProxQP's own failure on this data (``ValueError``, ``RuntimeError``).
+        """
+        rows = ws.n_ineq
         if rows != self._rows:
             self._resize(rows)
         C, lower, upper = self._C, self._l, self._u
@@ -70,25 +90,18 @@ class ProxqpSolver(QPSolver):
             upper[:rows] = ws.h
         lower[rows:] = ws.lb
         upper[rows:] = ws.ub
+        A, b = (ws.A, ws.b) if ws.n_eq else (None, None)
         try:
-            if ws.n_eq:
-                results = self._solve(ws.H, ws.c, ws.A, ws.b, C, lower, upper, **self._options)
-            else:
-                results = self._solve(ws.H, ws.c, None, None, C, lower, upper, **self._options)
-        except (ValueError, RuntimeError) as exc:  # ProxQP's own failures on this data
+            return self._solve(ws.H, ws.c, A, b, C, lower, upper, **self._options)
+        except (ValueError, RuntimeError) as exc:
             raise QPSolveError(f"proxqp: {exc}", solver=self.name) from exc
-        status = results.info.status
-        if status != self._solved and status not in self._unfinished:
-            raise QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
-        x = np.array(results.x, dtype=np.float64)
-        if self._polish and isfinite(x.dot(x)):
-            z = np.asarray(results.z)  # [rows, box]
-            hint = np.empty(n + rows, dtype=bool)
-            np.greater(z[rows:], 0.0, out=hint[:n])
-            np.greater(z[:rows], 0.0, out=hint[n:])
-            polished = polish_solution(ws, x, hint, z[rows:] < 0.0)
-            if polished is not None:
-                return polished  # verified optimal, even if ProxQP stopped early
-        if status != self._solved:
-            raise QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
-        return x
+
+
+def _active_guess(n: int, rows: int, z: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The polish's first guess of the active set ``(upper, lower)`` from ProxQP's
+    multipliers ``z = [rows, box]`` (positive: upper side active)."""
+    z = np.asarray(z)
+    hint = np.empty(n + rows, dtype=bool)
+    np.greater(z[rows:], 0.0, out=hint[:n])
+    np.greater(z[:rows], 0.0, out=hint[n:])
+    return hint, z[rows:] < 0.0

@@ -114,38 +114,37 @@ class FrameTaskTerm(TaskTerm):
             self._fallback.accumulate(configuration, acc)  # raises TargetNotSet if no target
             return
         data = configuration.data
-        frame = self.frame_handle
-        if data is not frame.data or task.frame is not frame.name:
-            frame.bind(data, task.frame)
-        transform_frame_to_world = frame.placement
         # pink: e = log6(T_bt) and J = -Jlog6(T_tb) bJ_0b. Since log6(T^-1) = -log6(T),
         # e = -log6(T_tb): one relative transform serves both.
-        transform_frame_to_target = target.actInv(transform_frame_to_world)  # T_tb
+        transform_frame_to_target = target.actInv(self.frame_handle.current(data, task.frame))
         minus_error = pin.log6(transform_frame_to_target).vector  # -e
         jlog = pin.Jlog6(transform_frame_to_target)
-        jacobian = pin.getFrameJacobian(self.model, data, frame.frame_id, _LOCAL)
+        jacobian = pin.getFrameJacobian(self.model, data, self.frame_handle.frame_id, _LOCAL)
         s = self._s
-        scale = self._scale
+        self.weigh(jlog, minus_error, s, self._scale)
+        columns = self.columns
+        np.dot(jlog, jacobian if columns.full else columns(jacobian), self._R)
+        lm_damping = task.lm_damping
+        if lm_damping != 0.0:
+            acc.diagonal_scalar += lm_damping * float(s.dot(s))
+
+    def weigh(self, jlog: np.ndarray, log: np.ndarray, s: np.ndarray, scale: np.ndarray) -> None:
+        """``jlog <- W jlog`` in place and ``s = alpha W log`` (``alpha`` the task's gain,
+        ``W`` its weights; scalar products when the weights are uniform). ``scale`` is a 0-d
+        buffer (a cheaper ufunc operand than a Python float)."""
+        weights = self.weights
         uniform = weights.uniform
         if uniform is None:
             np.multiply(jlog, weights.column, jlog)  # W Jlog6
-            np.multiply(minus_error, weights.vector, s)
-            scale[()] = task.gain
+            np.multiply(log, weights.vector, s)
+            scale[()] = self.task.gain
             np.multiply(s, scale, s)  # -alpha W e
         else:
             if uniform != 1.0:
                 scale[()] = uniform
                 np.multiply(jlog, scale, jlog)
-            scale[()] = task.gain * uniform
-            np.multiply(minus_error, scale, s)
-        columns = self.columns
-        if columns.full:
-            np.dot(jlog, jacobian, self._R)
-        else:
-            np.dot(jlog, columns(jacobian), self._R)
-        lm_damping = task.lm_damping
-        if lm_damping != 0.0:
-            acc.diagonal_scalar += lm_damping * float(s.dot(s))
+            scale[()] = self.task.gain * uniform
+            np.multiply(log, scale, s)
 
 
 class RelativeFrameTaskTerm(TaskTerm):

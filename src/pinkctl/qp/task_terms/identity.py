@@ -83,53 +83,64 @@ class IdentityTaskTerm(TaskTerm):
 
     def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
         task = self.task
-        weights = self.weights
-        if not weights.update(task.cost):
+        errors = self._errors(configuration) if self.weights.update(task.cost) else None
+        if errors is None:  # outside pink's formula here: pink's own computation (and errors)
             self._skip_linear()
             self._fallback.accumulate(configuration, acc)
             return
-        mode = self._mode
-        task_error: np.ndarray | None = None
-        error_rows: np.ndarray | None = None
-        if mode == self._ERROR_POSTURE:
-            target = task.target_q  # type: ignore[attr-defined]
-            if target is None:
-                self._skip_linear()
-                self._fallback.accumulate(configuration, acc)  # raises TargetNotSet
-                return
-            # e = q (-) q* (pin.difference(model, q*, q)); the task rows are e[root_nv:].
-            difference = pin.difference(self.model, target, configuration.q)
-            error_rows = difference[self.tangent]
-            if task.lm_damping != 0.0:
-                task_error = difference[self._root_nv :]
-        elif mode == self._ERROR_CALL:
-            task_error = np.asarray(task.compute_error(configuration), dtype=np.float64)
-            if task_error.shape != (self._k,):
-                self._skip_linear()
-                self._fallback.accumulate(configuration, acc)  # pink's own error message
-                return
-            error_rows = task_error[self._rows]
-        gain = task.gain
-        uniform = weights.uniform
+        task_error, error_rows = errors
         if self._n_rows:
-            if uniform is not None:
-                w2 = uniform * uniform
-                acc.add_diagonal(self._positions, w2)  # H[t, t] += w^2
-                if error_rows is not None:  # c[t] += (gain w^2) e[t - root_nv]
-                    self._row[self._row_positions] = error_rows
-                    self._coefficient[0] = gain * w2
-            else:
-                w_rows = weights.vector[self._rows]
-                w2_rows = np.multiply(w_rows, w_rows)
-                acc.add_diagonal(self._positions, w2_rows)
-                if error_rows is not None:  # c[t] += gain (w^2 e)[t - root_nv]
-                    self._row[self._row_positions] = np.multiply(w2_rows, error_rows)
-                    self._coefficient[0] = gain
+            self._add_rows(acc, error_rows, task.gain)
         lm_damping = task.lm_damping
         if lm_damping != 0.0 and task_error is not None:
-            if uniform is not None:
-                weighted = np.multiply(task_error, -gain * uniform)
-            else:
-                weighted = np.multiply(task_error, weights.vector)
-                np.multiply(weighted, -gain, out=weighted)  # W (-alpha e), every task row
-            acc.diagonal_scalar += lm_damping * float(weighted.dot(weighted))
+            acc.diagonal_scalar += lm_damping * self._weighted_norm2(task_error, task.gain)
+
+    def _errors(self, configuration: Any) -> tuple[np.ndarray | None, np.ndarray | None] | None:
+        """``(e, e[controlled rows])`` of this tick (``e`` only when the LM damping needs it;
+        both None for a task whose error is zero), or None when pink's formula does not apply
+        (no posture target, an error of the wrong size)."""
+        mode = self._mode
+        if mode == self._ERROR_POSTURE:
+            target = self.task.target_q  # type: ignore[attr-defined]
+            if target is None:
+                return None  # pink raises TargetNotSet
+            # e = q (-) q* (pin.difference(model, q*, q)); the task rows are e[root_nv:].
+            difference = pin.difference(self.model, target, configuration.q)
+            task_error = difference[self._root_nv :] if self.task.lm_damping != 0.0 else None
+            return task_error, difference[self.tangent]
+        if mode == self._ERROR_CALL:
+            task_error = np.asarray(self.task.compute_error(configuration), dtype=np.float64)
+            if task_error.shape != (self._k,):
+                return None  # pink's own error message
+            return task_error, task_error[self._rows]
+        return None, None
+
+    def _add_rows(
+        self, acc: ObjectiveAccumulator, error_rows: np.ndarray | None, gain: float
+    ) -> None:
+        """``H[t, t] += w_t^2`` and, with an error, the linear row ``c[t] += gain w_t^2 e_t``
+        on the controlled task rows ``t``."""
+        uniform = self.weights.uniform
+        if uniform is not None:
+            w2 = uniform * uniform
+            acc.add_diagonal(self._positions, w2)  # H[t, t] += w^2
+            if error_rows is not None:  # c[t] += (gain w^2) e[t - root_nv]
+                self._row[self._row_positions] = error_rows
+                self._coefficient[0] = gain * w2
+            return
+        w_rows = self.weights.vector[self._rows]
+        w2_rows = np.multiply(w_rows, w_rows)
+        acc.add_diagonal(self._positions, w2_rows)
+        if error_rows is not None:  # c[t] += gain (w^2 e)[t - root_nv]
+            self._row[self._row_positions] = np.multiply(w2_rows, error_rows)
+            self._coefficient[0] = gain
+
+    def _weighted_norm2(self, task_error: np.ndarray, gain: float) -> float:
+        """``||W (-gain e)||^2`` over every task row (the LM damping's factor)."""
+        uniform = self.weights.uniform
+        if uniform is not None:
+            weighted = np.multiply(task_error, -gain * uniform)
+        else:
+            weighted = np.multiply(task_error, self.weights.vector)
+            np.multiply(weighted, -gain, out=weighted)  # W (-alpha e), every task row
+        return float(weighted.dot(weighted))

@@ -35,30 +35,34 @@ class RowWeights:
         """Read ``cost``; False when pink's formula would not apply (int, wrong length...)."""
         if cost is self.source and cost.tobytes() == self.source_bytes:
             return True  # the same vector cost as last tick, unchanged
-        if cost is None:
-            self.uniform = 1.0
-            self.source = _NO_SOURCE
-            return True
-        if isinstance(cost, float):
-            self.uniform = cost
+        if cost is None or isinstance(cost, float):
+            self.uniform = 1.0 if cost is None else cost
             self.source = _NO_SOURCE
             return True
         if isinstance(cost, np.ndarray):
-            if cost.shape != (self.k,) or not np.issubdtype(cost.dtype, np.number):
-                return False
-            self._store(cost.astype(np.float64))
-            self.source = cost
-            self.source_bytes = cost.tobytes()
-            return True
-        if isinstance(cost, (list, tuple)) and len(cost) == self.k:
-            try:
-                values = np.asarray(cost, dtype=np.float64)
-            except (TypeError, ValueError):
-                return False
-            self._store(values)
-            self.source = _NO_SOURCE
-            return True
-        return False
+            return self._read_array(cost)
+        return self._read_sequence(cost)
+
+    def _read_array(self, cost: np.ndarray) -> bool:
+        """A vector cost: ``k`` numbers (kept as the source of the unchanged-cost check)."""
+        if cost.shape != (self.k,) or not np.issubdtype(cost.dtype, np.number):
+            return False
+        self._store(cost.astype(np.float64))
+        self.source = cost
+        self.source_bytes = cost.tobytes()
+        return True
+
+    def _read_sequence(self, cost: Any) -> bool:
+        """A list or tuple of ``k`` numbers; False for anything else."""
+        if not isinstance(cost, (list, tuple)) or len(cost) != self.k:
+            return False
+        try:
+            values = np.asarray(cost, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        self._store(values)
+        self.source = _NO_SOURCE
+        return True
 
     def _store(self, values: np.ndarray) -> None:
         np.copyto(self.vector, values)

@@ -1,0 +1,424 @@
+/*
+ * The controller's quiet-tick check (pinkctl/controllers/collision_check.py fills the
+ * structure): whether no collision row can exist this tick, so that the tick runs exactly
+ * as without avoidance (pinkctl/controllers/collision.py).
+ *
+ * At the command configuration (the controlled joints at the shaper's last command, the
+ * others measured), for the shaper's velocity box of this tick:
+ *
+ * 1. each pair's influence distance beyond its margin (CollisionAvoidance.influence): the
+ *    distance its shapes can close before they stop, sum_c R_c (V_c tau + V_c^2 / (2 b_c))
+ *    over the columns c that move one shape and not the other (R_c the lever bound, V_c the
+ *    box's speed bound, b_c the braking deceleration), plus a buffer, at most a cap;
+ * 2. a lower bound of each pair's signed distance from the capsules of _capsules.h (each
+ *    shape inside its capsule: the segments' distance minus both radii; a half-space: the
+ *    lower end's height minus the radius). A cylinder also lies between its end planes:
+ *    the other shape's distance outside that slab (its capsule's extent along the axis, a
+ *    cylinder's own) is a bound too, and the larger is kept (two links meeting end to end). A box is also measured as it is, against the other
+ *    shape's capsule (the segment's smallest signed distance to the box, by golden-section
+ *    search on that convex function, less its Lipschitz constant times the last bracket,
+ *    minus the radius), where that is not negative. Every bound is a lower bound of the
+ *    signed distance, apart and in penetration (a shape inside another penetrates no deeper
+ *    than they do);
+ * 3. a pair may have a row when its bound is below margin + max(influence, least) + slack
+ *    (least: the turning rows' zone for the pairs that get them). None: the tick is quiet.
+ *
+ * Bounds are kept from call to call (cache): no point of a geometry moves farther than
+ * sum_c R_c |dq_c| when the controlled joints move by dq (R_c the lever bound), so a pair's
+ * bound less the motion since it was computed is still a bound. A pair whose kept bound
+ * clears the largest threshold any pair can have this tick is not computed again; any change
+ * of another joint (measured) computes every pair again.
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "_capsules.h"
+
+struct Kernel;
+int pk_bounds(struct Kernel *k, double *lower, double *upper);
+
+typedef struct CollisionTick {
+    CapsuleProblem *capsules; /* the pairs, geometry and kinematics; capsules->q is written */
+    struct Kernel *kernel;    /* the native shaper (its box), or NULL: the plain box below */
+    int n;                    /* controlled columns */
+    int nq;
+    int nspace;               /* joint-space entries of a measured joint row */
+    const int *q_index;       /* (n) configuration index of each controlled joint */
+    const int *space_q;       /* (nspace) configuration index of each entry, -1: none */
+    const double *q_home;     /* (nq) joints a measured row omits */
+    const double *velocity_limit; /* (n) the plain box: speed limits */
+    const double *lower_limit;    /* (n) position limits */
+    const double *upper_limit;    /* (n) */
+    double dt, tau, buffer, cap, slack;
+    const double *braking;    /* (n) braking deceleration per column; NULL: speeds * tau */
+    const double *levers;     /* (n) */
+    const double *columns;    /* (npairs, n) 1 where the column moves one shape, not the other */
+    const double *margins;    /* (npairs) the pairs' margins, -inf: never checked */
+    const double *least;      /* (npairs) the turning zone, or -inf */
+    const int *slab;          /* (ngeom) 1: the shape lies between its segment's end planes */
+    const int *box;           /* (ngeom) 1: a box */
+    const double *box_frame;  /* (ngeom, 12) a box's placement in its joint's frame */
+    const double *half;       /* (ngeom, 3) a box's half sides */
+    double *box_world;        /* (ngeom, 12) work: a box's placement in the world */
+    const int *first;         /* (ngeom + 1) a convex shape's vertices: first[g] .. first[g+1] */
+    const double *vertices;   /* (first[ngeom], 3) in their joint's frame */
+    double *lower, *upper;    /* (n) work: the box */
+    double *travel;           /* (n) work */
+    double *zone;             /* (npairs) out: influence distance beyond the margin [m] of the
+                                 pairs computed on this call */
+    double *bound;            /* (npairs) out: lower bound of the signed distance [m] */
+    int cache;                /* keep bounds from call to call (1-DoF controlled joints) */
+    int primed;               /* last_q holds the previous call's configuration */
+    double moved;             /* work: motion bound accumulated over the calls [m] */
+    double *last_q;           /* (nq) work */
+    double *moved_at;         /* (npairs) work: moved when each bound was computed */
+} CollisionTick;
+
+unsigned long pk_collision_tick_size(void) { return (unsigned long)sizeof(CollisionTick); }
+
+static double lesser(double a, double b) { return a < b ? a : b; }
+static double greater(double a, double b) { return a > b ? a : b; }
+
+static double dot3(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void configuration(const CollisionTick *t, const double *measured, int space,
+                          const double *position) {
+    double *q = (double *)t->capsules->q;
+    if (space) {
+        for (int i = 0; i < t->nq; ++i) q[i] = t->q_home[i];
+        for (int j = 0; j < t->nspace; ++j)
+            if (t->space_q[j] >= 0) q[t->space_q[j]] = measured[j];
+    } else {
+        for (int i = 0; i < t->nq; ++i) q[i] = measured[i];
+    }
+    for (int c = 0; c < t->n; ++c) q[t->q_index[c]] = position[c];
+}
+
+static void box(const CollisionTick *t, const double *position) {
+    if (t->kernel != NULL) {
+        pk_bounds(t->kernel, t->lower, t->upper);
+        return;
+    }
+    for (int c = 0; c < t->n; ++c) { /* MotionShaper.box without a filter */
+        double x = position[c], v = t->velocity_limit[c];
+        double lo = (lesser(t->lower_limit[c], x) - x) / t->dt;
+        double up = (greater(t->upper_limit[c], x) - x) / t->dt;
+        t->lower[c] = greater(-v, lo);
+        t->upper[c] = lesser(v, up);
+    }
+}
+
+/* each column's travel before a stop (lever times distance); returns the largest influence
+ * distance any pair can have */
+static double travels(const CollisionTick *t) {
+    double all = t->buffer;
+    for (int c = 0; c < t->n; ++c) {
+        double speed = greater(fabs(t->lower[c]), fabs(t->upper[c]));
+        double travel = speed * t->tau;
+        if (t->braking != NULL) travel += speed * speed / (2.0 * t->braking[c]);
+        t->travel[c] = isfinite(travel) ? t->levers[c] * travel : 1e9;
+        all += t->travel[c];
+    }
+    return lesser(all, t->cap);
+}
+
+static double influence(const CollisionTick *t, int k) {
+    const double *row = t->columns + (long)k * t->n;
+    double reach = t->buffer;
+    for (int c = 0; c < t->n; ++c) reach += row[c] * t->travel[c];
+    return lesser(reach, t->cap);
+}
+
+/* how far any geometry point moved since the last call (bound) [m]; infinite when a joint
+ * other than the controlled ones moved, or on the first call, or without the cache */
+static double motion(CollisionTick *t) {
+    const double *q = t->capsules->q;
+    double *last = t->last_q;
+    double moved = 0.0;
+    if (t->primed && t->cache) {
+        for (int c = 0; c < t->n; ++c) {
+            int i = t->q_index[c];
+            moved += t->levers[c] * fabs(q[i] - last[i]);
+            last[i] = q[i];
+        }
+    } else {
+        moved = INFINITY;
+    }
+    for (int i = 0; i < t->nq; ++i) {
+        if (q[i] != last[i]) moved = INFINITY;
+        last[i] = q[i];
+    }
+    t->primed = 1;
+    return moved;
+}
+
+/* the distance of shape h outside g's slab (the planes of g's segment's ends): h's extent
+ * along g's axis is its segment's, plus its radius (a cylinder's rim: less when tilted);
+ * negative where they overlap along the axis (then a bound of the penetration too) */
+static double slab_bound(const CollisionTick *t, int g, int h) {
+    const CapsuleProblem *p = t->capsules;
+    const double *e = p->ends + 6 * g, *f = p->ends + 6 * h;
+    double axis[3], centres[3], half[3];
+    for (int i = 0; i < 3; ++i) {
+        axis[i] = e[3 + i] - e[i];
+        centres[i] = 0.5 * (f[3 + i] + f[i]) - 0.5 * (e[3 + i] + e[i]);
+        half[i] = 0.5 * (f[3 + i] - f[i]);
+    }
+    double length = sqrt(dot3(axis, axis));
+    if (length <= 0.0) return -INFINITY;
+    double along = fabs(dot3(axis, half)) / length, radial = p->radius[h];
+    double extent = dot3(half, half);
+    if (t->slab[h] && extent > 0.0) { /* a cylinder: its rim's extent along the axis */
+        double cosine = along / sqrt(extent);
+        radial *= sqrt(greater(0.0, 1.0 - cosine * cosine));
+    }
+    return fabs(dot3(axis, centres)) / length - along - radial - 0.5 * length;
+}
+
+/* world placements of the boxes (rotation row-major, translation) */
+static void place_boxes(const CollisionTick *t) {
+    const CapsuleProblem *p = t->capsules;
+    for (int g = 0; g < p->ngeom; ++g) {
+        if (!t->box[g]) continue;
+        const double *f = p->frames + 12 * p->slot[g], *l = t->box_frame + 12 * g;
+        double *w = t->box_world + 12 * g;
+        for (int i = 0; i < 3; ++i) {
+            for (int j = 0; j < 3; ++j)
+                w[3 * i + j] =
+                    f[3 * i] * l[j] + f[3 * i + 1] * l[3 + j] + f[3 * i + 2] * l[6 + j];
+            w[9 + i] = f[3 * i] * l[9] + f[3 * i + 1] * l[10] + f[3 * i + 2] * l[11] + f[9 + i];
+        }
+    }
+}
+
+/* signed distance of a point (box frame) to a box of half sides h */
+static double box_point(const double *x, const double *h) {
+    double outside = 0.0, inside = -INFINITY;
+    for (int i = 0; i < 3; ++i) {
+        double d = fabs(x[i]) - h[i];
+        if (d > 0.0) outside += d * d;
+        inside = greater(inside, d);
+    }
+    return outside > 0.0 ? sqrt(outside) : lesser(inside, 0.0);
+}
+
+/* lower bound of the smallest signed distance of segment [e, e + 3] to box g (world) */
+static double box_segment(const CollisionTick *t, int g, const double *e) {
+    const double *w = t->box_world + 12 * g, *h = t->half + 3 * g;
+    double a[3], b[3]; /* the ends in the box's frame */
+    for (int j = 0; j < 3; ++j) {
+        a[j] = b[j] = 0.0;
+        for (int i = 0; i < 3; ++i) {
+            a[j] += w[3 * i + j] * (e[i] - w[9 + i]);
+            b[j] += w[3 * i + j] * (e[3 + i] - w[9 + i]);
+        }
+    }
+    double d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    double length = sqrt(dot3(d, d));
+    double x[3];
+#define AT(s) (x[0] = a[0] + (s) * d[0], x[1] = a[1] + (s) * d[1], x[2] = a[2] + (s) * d[2], \
+               box_point(x, h))
+    if (length <= 0.0) return AT(0.0);
+    const double ratio = 0.6180339887498949;
+    double lo = 0.0, hi = 1.0;
+    double c = hi - ratio * (hi - lo), u = lo + ratio * (hi - lo);
+    double fc = AT(c), fu = AT(u);
+    for (int i = 0; i < 40; ++i) { /* the minimum of a convex function stays in [lo, hi] */
+        if (fc <= fu) {
+            hi = u, u = c, fu = fc;
+            c = hi - ratio * (hi - lo);
+            fc = AT(c);
+        } else {
+            lo = c, c = u, fc = fu;
+            u = lo + ratio * (hi - lo);
+            fu = AT(u);
+        }
+    }
+#undef AT
+    return lesser(fc, fu) - length * (hi - lo);
+}
+
+/* the box bound of a pair (a box's own signed distance to the other's capsule), -inf where
+ * there is none or it is negative (in penetration only the capsules' bound holds) */
+static double box_bound(const CollisionTick *t, int a, int b) {
+    const CapsuleProblem *p = t->capsules;
+    double bound = -INFINITY;
+    if (t->box[a]) bound = box_segment(t, a, p->ends + 6 * b) - p->radius[b];
+    if (t->box[b]) bound = greater(bound, box_segment(t, b, p->ends + 6 * a) - p->radius[a]);
+    return bound >= 0.0 ? bound : -INFINITY;
+}
+
+/* support of geometry g in direction n (its shape's exact one for a box or a cylinder, its
+ * capsule's otherwise): writes the farthest point, returns n . point */
+static double support(const CollisionTick *t, int g, const double *n, double *point) {
+    const CapsuleProblem *p = t->capsules;
+    if (t->first[g + 1] > t->first[g]) { /* a convex shape: its farthest vertex */
+        const double *f = p->frames + 12 * p->slot[g];
+        double local[3], best = -INFINITY;
+        int at = t->first[g];
+        for (int j = 0; j < 3; ++j) local[j] = n[0] * f[j] + n[1] * f[3 + j] + n[2] * f[6 + j];
+        for (int v = t->first[g]; v < t->first[g + 1]; ++v) {
+            double height = dot3(local, t->vertices + 3 * v);
+            if (height > best) best = height, at = v;
+        }
+        const double *x = t->vertices + 3 * at;
+        for (int i = 0; i < 3; ++i)
+            point[i] = f[3 * i] * x[0] + f[3 * i + 1] * x[1] + f[3 * i + 2] * x[2] + f[9 + i];
+        return dot3(n, point);
+    }
+    if (t->box[g]) {
+        const double *w = t->box_world + 12 * g, *h = t->half + 3 * g;
+        for (int i = 0; i < 3; ++i) point[i] = w[9 + i];
+        for (int j = 0; j < 3; ++j) { /* column j of the rotation: the box's axis j */
+            double along = n[0] * w[j] + n[1] * w[3 + j] + n[2] * w[6 + j];
+            double side = along >= 0.0 ? h[j] : -h[j];
+            for (int i = 0; i < 3; ++i) point[i] += side * w[3 * i + j];
+        }
+        return dot3(n, point);
+    }
+    const double *e = p->ends + 6 * g;
+    double half[3], radial[3];
+    for (int i = 0; i < 3; ++i) half[i] = 0.5 * (e[3 + i] - e[i]);
+    double along = dot3(n, half), sign = along >= 0.0 ? 1.0 : -1.0;
+    for (int i = 0; i < 3; ++i) {
+        point[i] = 0.5 * (e[3 + i] + e[i]) + sign * half[i];
+        radial[i] = n[i];
+    }
+    double extent = dot3(half, half);
+    if (t->slab[g] && extent > 0.0) /* a cylinder: the rim, across the axis only */
+        for (int i = 0; i < 3; ++i) radial[i] -= along / extent * half[i];
+    double norm = sqrt(dot3(radial, radial));
+    if (norm > 0.0)
+        for (int i = 0; i < 3; ++i) point[i] += p->radius[g] * radial[i] / norm;
+    return dot3(n, point);
+}
+
+/* min_b n.x - max_a n.x for a unit n from a toward b: a bound of the signed distance
+ * (apart: the gap along n; in penetration: minus the overlap along n, which a translation
+ * along n undoes); the support points in pa, pb */
+static double gap_along(const CollisionTick *t, int a, int b, const double *n, double *pa,
+                        double *pb) {
+    double minus[3] = {-n[0], -n[1], -n[2]};
+    return -support(t, b, minus, pb) - support(t, a, n, pa);
+}
+
+static int unit(double *n) {
+    double norm = sqrt(dot3(n, n));
+    if (!(norm > 0.0)) return 0;
+    for (int i = 0; i < 3; ++i) n[i] /= norm;
+    return 1;
+}
+
+/* separating-axis bounds: from the capsules' centres' direction, toward the last support
+ * points (a few steps), then a search over nearby directions; the largest is kept */
+static double axis_bound(const CollisionTick *t, int a, int b, double threshold) {
+    const CapsuleProblem *p = t->capsules;
+    const double *ea = p->ends + 6 * a, *eb = p->ends + 6 * b;
+    double n[3], best_n[3], pa[3], pb[3];
+    for (int i = 0; i < 3; ++i) n[i] = 0.5 * (eb[i] + eb[3 + i] - ea[i] - ea[3 + i]);
+    double best = -INFINITY;
+    for (int step = 0; step < 4 && unit(n); ++step) {
+        double gap = gap_along(t, a, b, n, pa, pb);
+        if (gap > best) {
+            best = gap;
+            for (int i = 0; i < 3; ++i) best_n[i] = n[i];
+        }
+        if (best >= threshold) return best;
+        for (int i = 0; i < 3; ++i) n[i] = pb[i] - pa[i];
+    }
+    if (best == -INFINITY) return best;
+    for (double angle = 0.2; angle > 0.002; angle *= 0.5) {
+        /* two tangents of the best direction */
+        double u[3] = {0.0, 0.0, 0.0}, v[3];
+        u[fabs(best_n[0]) < 0.6 ? 0 : 1] = 1.0;
+        double along = dot3(u, best_n);
+        for (int i = 0; i < 3; ++i) u[i] -= along * best_n[i];
+        unit(u);
+        v[0] = best_n[1] * u[2] - best_n[2] * u[1];
+        v[1] = best_n[2] * u[0] - best_n[0] * u[2];
+        v[2] = best_n[0] * u[1] - best_n[1] * u[0];
+        for (int k = 0; k < 4; ++k) {
+            const double *dir = k < 2 ? u : v;
+            double sign = (k % 2) ? -angle : angle;
+            for (int i = 0; i < 3; ++i) n[i] = best_n[i] + sign * dir[i];
+            unit(n);
+            double gap = gap_along(t, a, b, n, pa, pb);
+            if (gap > best) {
+                best = gap;
+                for (int i = 0; i < 3; ++i) best_n[i] = n[i];
+                angle *= 2.0; /* the same size again from there */
+                break;
+            }
+        }
+        if (best >= threshold) break;
+    }
+    return best;
+}
+
+static double pair_bound(const CollisionTick *t, int a, int b, double threshold) {
+    const CapsuleProblem *p = t->capsules;
+    const double *ea = p->ends + 6 * a;
+    if (p->plane[b]) { /* the lowest point of a's shape (a box's, a cylinder's, a convex
+                          shape's own) above the plane */
+        const double *n = p->segment + 6 * b;
+        double bound = lesser(dot3(n, ea), dot3(n, ea + 3)) - n[3] - p->radius[a];
+        if (bound < threshold && (t->box[a] || t->slab[a] || t->first[a + 1] > t->first[a])) {
+            double down[3] = {-n[0], -n[1], -n[2]}, point[3];
+            bound = greater(bound, -support(t, a, down, point) - n[3]);
+        }
+        return bound;
+    }
+    const double *eb = p->ends + 6 * b;
+    double w[3];
+    for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
+    double spheres = sqrt(dot3(w, w)) - p->reach[a] - p->reach[b];
+    if (spheres >= threshold) return spheres; /* most pairs end here */
+    double bound =
+        pk_segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
+    if (bound < threshold && t->slab[a]) bound = greater(bound, slab_bound(t, a, b));
+    if (bound < threshold && t->slab[b]) bound = greater(bound, slab_bound(t, b, a));
+    if (bound < threshold && (t->box[a] || t->box[b])) bound = greater(bound, box_bound(t, a, b));
+    if (bound < threshold) bound = greater(bound, axis_bound(t, a, b, threshold));
+    return bound;
+}
+
+int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured, int space,
+                       const double *position, long nposition) {
+    if (nmeasured != (space ? t->nspace : t->nq) || nposition != t->n) return -1;
+    configuration(t, measured, space, position);
+    box(t, position);
+    double widest = travels(t);
+    double moved = motion(t);
+    CapsuleProblem *p = t->capsules;
+    if (isinf(moved)) t->moved = 0.0;
+    else t->moved += moved;
+    int count = 0, placed = 0;
+    for (int k = 0; k < p->npairs; ++k) {
+        double margin = t->margins[k];
+        if (margin == -INFINITY) {
+            t->bound[k] = INFINITY;
+            continue;
+        }
+        if (!isinf(moved)) { /* the bound kept, less the motion since */
+            double kept = t->bound[k] - (t->moved - t->moved_at[k]);
+            if (kept >= margin + greater(widest, t->least[k]) + t->slack) {
+                t->bound[k] -= t->moved - t->moved_at[k];
+                t->moved_at[k] = t->moved;
+                continue;
+            }
+        }
+        if (!placed) {
+            pk_capsule_ends(p);
+            place_boxes(t);
+            placed = 1;
+        }
+        t->zone[k] = influence(t, k);
+        double threshold = margin + greater(t->zone[k], t->least[k]) + t->slack;
+        t->bound[k] = pair_bound(t, p->pairs[2 * k], p->pairs[2 * k + 1], threshold);
+        t->moved_at[k] = t->moved;
+        count += t->bound[k] < threshold;
+    }
+    return count;
+}

@@ -1,0 +1,225 @@
+"""The native quiet-tick check of collision avoidance (pinkctl.controllers.collision_check).
+
+Its bounds are lower bounds of coal's signed distances (apart and in penetration, kept from
+tick to tick or not), its influence distances are the Python path's, a tick it calls quiet
+has no row on the Python path, and a controller that uses it gives the Python path's
+commands (compiled and Python ticks alike).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from pinkctl import PinkIKController, World, load_pink_supported_robot
+from pinkctl._native import native_available
+from pinkctl.core.state import JointSpace, RobotState
+
+pytestmark = pytest.mark.skipif(not native_available()[0], reason="the native kernel is off")
+
+DT = 0.002
+
+
+@pytest.fixture(scope="module")
+def franka():
+    return load_pink_supported_robot("franka")
+
+
+def _hand(robot) -> pin.SE3:
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, robot.q0)
+    return data.oMf[robot.model.getFrameId("panda_hand")].copy()
+
+
+def _world(hand: np.ndarray) -> World:
+    world = World()
+    world.add_box("box", size=(0.1, 0.3, 0.2), position=hand + [0.12, 0.0, 0.0])
+    world.add_sphere("ball", radius=0.08, position=hand + [0.0, 0.2, -0.1])
+    world.add_capsule("pole", radius=0.03, length=0.6, position=(0.2, -0.35, 0.4))
+    world.add_cylinder("can", radius=0.05, length=0.2, position=(0.45, -0.25, 0.1))
+    return world
+
+
+def _controller(robot, world, **kwargs) -> PinkIKController:
+    names = list(robot.controlled_joint_names)
+    controller = PinkIKController(
+        robot, names, ["panda_hand"], tool_frame="panda_hand", dt=DT, world=world, **kwargs
+    )
+    q = robot.q0[: len(names)].copy()
+    controller.reset(RobotState(joints=JointSpace(names).state(q)), None, 0.0)
+    return controller
+
+
+def test_bounds_are_below_coal_distances_apart_and_in_penetration(franka):
+    controller = _controller(franka, _world(_hand(franka).translation))
+    avoid = controller._avoid
+    check = avoid.native_check()
+    assert check is not None
+    scene = avoid.scene
+    margins = avoid.limit.pair_margins()[0]
+    lower, upper = franka.model.lowerPositionLimit, franka.model.upperPositionLimit
+    rng = np.random.default_rng(3)
+    penetrating = tight = 0
+    for caching in (False, True):
+        check.caching = caching
+        q = franka.q0.copy()
+        for k in range(150):
+            if caching:  # a path: the kept bounds less the motion since
+                q[:7] = np.clip(q[:7] + rng.normal(0.0, 0.03, 7), lower[:7], upper[:7])
+            else:  # anywhere: self-penetration included
+                q = lower + rng.uniform(size=q.size) * (upper - lower)
+            assert check.count(q, False, q[:7].copy()) >= 0
+            distances = np.array([d.distance for d in scene.distances(q)])
+            checked = np.isfinite(margins)
+            assert np.all(check.bound[checked] <= distances[checked] + 1e-7), k
+            assert np.all(np.isinf(check.bound[~checked]))
+            penetrating += int(np.sum(distances[checked] < 0.0))
+            tight += int(np.sum(np.abs(check.bound - distances)[checked] < 1e-6))
+    assert penetrating > 20  # the bounds hold in penetration too
+    assert tight > 100  # exact for spheres, capsules and cylinders end to end
+
+
+def test_link_ends_are_bounded_by_their_end_planes(franka):
+    """Two links meeting end to end (panda_link5 and panda_link7 at home: 43 mm apart): the
+    capsules overlap their cylinders' ends, the end planes give the distance."""
+    controller = _controller(franka, None, self_collision=True)
+    avoid = controller._avoid
+    check = avoid.native_check()
+    check.caching = False
+    q = franka.q0.copy()
+    check.count(q, False, q[:7].copy())
+    index = next(
+        p.index for p in avoid.scene.pairs if (p.a, p.b) == ("panda_link5_0", "panda_link7_0")
+    )
+    distance = avoid.scene.distances(q)[index].distance
+    assert distance == pytest.approx(0.043, abs=1e-3)
+    assert check.bound[index] == pytest.approx(distance, abs=1e-6)
+
+
+def test_influence_distances_are_the_python_paths(franka):
+    controller = _controller(franka, _world(_hand(franka).translation))
+    avoid = controller._avoid
+    check = avoid.native_check()
+    check.caching = False
+    hand = _hand(franka)
+    q = franka.q0[:7].copy()
+    for k in range(200):  # moving: the box changes
+        target = pin.SE3(hand.rotation, hand.translation + [0.0, 0.1 * np.sin(k / 30), 0.0])
+        q = controller.step(q, target, t=k * DT)
+        full = np.r_[q, franka.q0[7:]]
+        assert check.count(full, False, controller._shaper.position) >= 0
+        lower, upper = controller._shaper.box()
+        computed = np.isfinite(avoid.limit.pair_margins()[0])
+        expected = avoid.influence(lower, upper)
+        np.testing.assert_allclose(check.zone[computed], expected[computed], rtol=1e-12)
+
+
+@pytest.mark.parametrize("caching", [True, False])
+def test_a_quiet_tick_has_no_row_on_the_python_path(franka, caching):
+    hand = _hand(franka)
+    controller = _controller(franka, _world(hand.translation))
+    controller.compiled = False
+    avoid = controller._avoid
+    avoid.native_check().caching = caching
+    world = controller._avoid.world
+    world.move("box", position=hand.translation + [0.35, 0.0, 0.0])
+    target = pin.SE3(hand.rotation, hand.translation + [0.5, 0.0, 0.0])  # into the box
+    names = list(franka.controlled_joint_names)
+    q = franka.q0[: len(names)].copy()
+    quiet = loud = 0
+    for k in range(600):
+        full = np.r_[q, franka.q0[len(names) :]]
+        if avoid.quiet(full, False):
+            quiet += 1
+            lower, upper = controller._shaper.box()
+            columns = np.arange(len(names))
+            command = np.r_[controller._shaper.position, franka.q0[len(names) :]]
+            rows = avoid.limit.evaluate(
+                command,
+                DT,
+                zone=avoid.influence(lower, upper),
+                box=(columns, lower, upper),
+            )
+            assert rows.h.size == 0, k
+        else:
+            loud += 1
+        avoid._followed = None  # the tick below follows the world again, as a tick does
+        q = controller.step(q, target if k >= 200 else hand, t=k * DT)
+    assert quiet > 50 and loud > 50  # both kinds of ticks were checked
+
+
+def _run(robot, controller, targets, world_update=None) -> np.ndarray:
+    names = list(robot.controlled_joint_names)
+    q = robot.q0[: len(names)].copy()
+    controller.reset(RobotState(joints=JointSpace(names).state(q)), None, 0.0)
+    commands = []
+    for k, target in enumerate(targets):
+        if world_update is not None:
+            world_update(controller, k)
+        q = controller.step(q, target, t=k * DT)
+        commands.append(q.copy())
+    return np.array(commands)
+
+
+def _without_check(controller) -> PinkIKController:
+    """The reference: the Python path, every tick measured with coal."""
+    controller.compiled = False
+    avoid = controller._avoid
+    avoid.native_check = lambda: None
+    return controller
+
+
+@pytest.mark.parametrize("scenario", ["figure eight", "into the box", "moving ball"])
+def test_commands_are_the_python_paths(franka, scenario):
+    hand = _hand(franka)
+    targets = []
+    for k in range(700):
+        if scenario == "figure eight":
+            phase = 2.0 * np.pi * k * DT / 4.0
+            offset = 0.1 * np.array([0.0, np.sin(phase), np.sin(phase) * np.cos(phase)])
+        else:
+            offset = np.array([0.3, 0.04, 0.02]) if scenario == "into the box" else np.zeros(3)
+        targets.append(pin.SE3(hand.rotation, hand.translation + offset))
+
+    def moving(controller, k):
+        if scenario == "moving ball":
+            position = hand.translation + [0.0, 0.4 - 0.3 * min(k, 400) * DT, -0.1]
+            controller._avoid.world.move("ball", position=position)
+
+    runs = []
+    for reference in (False, True):
+        controller = _controller(franka, _world(hand.translation))
+        if scenario == "figure eight":  # the box and the ball aside: mostly quiet ticks
+            controller._avoid.world.move("box", position=hand.translation + [0.35, 0.0, 0.0])
+            controller._avoid.world.move("ball", position=hand.translation + [0.0, 0.35, -0.1])
+        if reference:
+            _without_check(controller)
+        runs.append((_run(franka, controller, targets, moving), controller.compiled_ticks))
+    (fast, compiled), (slow, _) = runs
+    # the compiled tick rounds as the Python path to 1e-9 a tick; and coal warm-starts from
+    # its previous answers (pinkctl.world.scene), which differ when the quiet ticks ask it
+    # nothing: a binding row's distance agrees to coal's tolerances, the stop to 1e-5 rad
+    np.testing.assert_allclose(fast, slow, rtol=0.0, atol=1e-5)
+    least = {"figure eight": 500, "into the box": 5, "moving ball": 0}[scenario]
+    assert compiled >= least  # the quiet ticks ran compiled
+
+
+def test_levers_bound_how_fast_distances_change(franka):
+    """The motion bound the kept bounds rely on (``sum_c R_c |dq_c|``, finite differences of
+    coal's distances): no pair's distance changes faster, apart or in penetration."""
+    world = _world(_hand(franka).translation)
+    controller = _controller(franka, world)
+    avoid = controller._avoid
+    scene = avoid.scene
+    checked = np.isfinite(avoid.limit.pair_margins()[0])
+    lower, upper = franka.model.lowerPositionLimit, franka.model.upperPositionLimit
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        q = lower + rng.uniform(size=lower.size) * (upper - lower)
+        step = np.zeros_like(q)
+        step[:7] = rng.normal(0.0, 0.02, 7)
+        before = np.array([d.distance for d in scene.distances(q)])
+        after = np.array([d.distance for d in scene.distances(q + step)])
+        moved = float(avoid._levers @ np.abs(step[:7]))
+        assert np.all(np.abs(after - before)[checked] <= moved + 2e-6)
