@@ -38,8 +38,8 @@ SOURCES = (
     NATIVE / "_ik.c",
     NATIVE / "_ik_query.c",
     NATIVE / "_collision.c",
-    NATIVE / "_narrow.c",
     NATIVE / "_collision_tick.c",
+    NATIVE / "_narrow.c",
 )
 EXTENSION = NATIVE / f"_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
 # No fused multiply-add and no fast-math: the kernel must round exactly like numpy does.

@@ -2,7 +2,6 @@
  * The capsule problem shared by the IK's collision broad phase (_collision.c) and the
  * controller's collision check (_collision_tick.c): its layout (filled by
  * pinkctl/ik/capsules.py), the kinematics of its joints and the distance of two segments.
- * The fields after bound are the IK's narrow phase and pair groups (_collision.c only).
  */
 #ifndef PINKCTL_CAPSULES_H
 #define PINKCTL_CAPSULES_H

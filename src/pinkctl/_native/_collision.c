@@ -21,8 +21,9 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "_capsules.h"
 #include "_narrow.h"
+
+#include "_capsules.h"
 
 unsigned long pk_capsule_problem_size(void) { return (unsigned long)sizeof(CapsuleProblem); }
 
@@ -88,7 +89,7 @@ static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
 
 /* distance between segments [p1, q1] and [p2, q2] (closest points, clamped); w: the
  * vector from the second's closest point to the first's */
-static double segment_closest(const double *p1, const double *q1, const double *p2,
+static double segment_distance(const double *p1, const double *q1, const double *p2,
                                const double *q2, double *w) {
     double d1[3], d2[3], r[3];
     for (int i = 0; i < 3; ++i) {
@@ -122,23 +123,6 @@ static double segment_closest(const double *p1, const double *q1, const double *
     }
     for (int i = 0; i < 3; ++i) w[i] = p1[i] + d1[i] * s - p2[i] - d2[i] * t;
     return sqrt(dot(w, w));
-}
-
-/* distance between segments [p1, q1] and [p2, q2] (closest points, clamped) */
-double pk_segment_distance(const double *p1, const double *q1, const double *p2,
-                           const double *q2) {
-    double w[3];
-    return segment_closest(p1, q1, p2, q2, w);
-}
-
-void pk_capsule_ends(CapsuleProblem *p) {
-    kinematics(p);
-    for (int g = 0; g < p->ngeom; ++g) {
-        if (p->plane[g]) continue;
-        const double *frame = p->frames + 12 * p->slot[g];
-        apply(frame, p->segment + 6 * g, p->ends + 6 * g);
-        apply(frame, p->segment + 6 * g + 3, p->ends + 6 * g + 3);
-    }
 }
 
 /* whether the spheres of a group's two slots (or its slot's above its half-space) are the
@@ -175,7 +159,7 @@ static int near_pair(CapsuleProblem *p, int k, int count) {
         double w[3];
         for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
         if (reach > 0.0 && dot(w, w) >= reach * reach) return count;
-        bound = segment_closest(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) - p->radius[a] -
+        bound = segment_distance(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) - p->radius[a] -
                 p->radius[b];
     }
     if (bound >= p->pair_margin[k]) return count;
@@ -188,6 +172,22 @@ static int near_pair(CapsuleProblem *p, int k, int count) {
     p->bound[i] = bound;
     p->near[i] = k;
     return count;
+}
+
+double pk_segment_distance(const double *p1, const double *q1, const double *p2,
+                           const double *q2) {
+    double w[3];
+    return segment_distance(p1, q1, p2, q2, w);
+}
+
+void pk_capsule_ends(CapsuleProblem *p) {
+    kinematics(p);
+    for (int g = 0; g < p->ngeom; ++g) {
+        if (p->plane[g]) continue;
+        const double *frame = p->frames + 12 * p->slot[g];
+        apply(frame, p->segment + 6 * g, p->ends + 6 * g);
+        apply(frame, p->segment + 6 * g + 3, p->ends + 6 * g + 3);
+    }
 }
 
 int pk_capsule_near(CapsuleProblem *p) {

@@ -183,13 +183,6 @@ static PyObject *capsule_near(PyObject *module, PyObject *const *args, Py_ssize_
     return PyLong_FromLong(pk_capsule_near(p[0]));
 }
 
-/* capsule_free(problem, q) -> 1 every pair keeps its threshold, 0 not, -1 undecided */
-static PyObject *capsule_free(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    void *p[2];
-    if (exactly("capsule_free", nargs, 2) || addresses("capsule_free", args, 2, p)) return NULL;
-    return PyLong_FromLong(pk_capsule_free(p[0], p[1]));
-}
-
 static PyObject *collision_tick_size(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (exactly("collision_tick_size", nargs, 0)) return NULL;
     return PyLong_FromUnsignedLong(pk_collision_tick_size());
@@ -228,6 +221,13 @@ static PyObject *collision_quiet(PyObject *module, PyObject *const *args, Py_ssi
     PyBuffer_Release(&measured);
     PyBuffer_Release(&position);
     return PyLong_FromLong(count);
+}
+
+/* capsule_free(problem, q) -> 1 every pair keeps its threshold, 0 not, -1 undecided */
+static PyObject *capsule_free(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *p[2];
+    if (exactly("capsule_free", nargs, 2) || addresses("capsule_free", args, 2, p)) return NULL;
+    return PyLong_FromLong(pk_capsule_free(p[0], p[1]));
 }
 
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
