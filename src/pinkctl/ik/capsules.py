@@ -327,7 +327,6 @@ class NativeBroadPhase:
             setattr(p, name, array.ctypes.data_as(_int_p if array.dtype == np.intc else _double_p))
         self._problem = p
         self.address = ctypes.addressof(p)
-        self._pointer = self.address  # read by pinkctl.controllers.collision_check
         self._q = self._arrays["q"]
         self._q_address = self._q.ctypes.data
         self._near = self._arrays["near"]
