@@ -24,7 +24,7 @@ TICK := src/pinkctl/_native/_tick$(EXT_SUFFIX)
 TICK_SOURCES := src/pinkctl/_native/_tick.cpp src/pinkctl/_native/_kernel.c src/pinkctl/_native/_native.h
 export MUJOCO_GL ?= egl
 
-.PHONY: demo docs pictures test test-busy soak lint typecheck bench bench-readme bench-peers clean
+.PHONY: demo docs pictures test test-busy soak lint typecheck bench bench-readme bench-peers bench-report clean
 
 # the development toolchain (tests, linters, every extra); it holds the demo's extra too
 $(STAMP): pyproject.toml
@@ -109,6 +109,10 @@ bench: $(BENCH_STAMP) $(KERNEL) $(TICK)
 
 bench-peers: $(PEERS_STAMP) $(KERNEL) $(TICK) $(PLACO_STAMP)
 	$(BIN)/python -m bench.peers --baseline $(BASELINE) --write-docs
+
+# one run of every performance block, written into docs/performance.md (~10 min, 2 idle cores)
+bench-report: $(PEERS_STAMP) $(KERNEL) $(TICK) $(PLACO_STAMP)
+	$(BIN)/python -m bench.report --write docs/performance.md
 
 # rerun the benchmarks and rewrite the tables of docs/performance.md
 bench-readme: $(BENCH_STAMP)
