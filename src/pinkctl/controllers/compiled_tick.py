@@ -264,6 +264,11 @@ class CompiledTick:
         self._all_valid = np.ones(len(space_q), dtype=bool).tobytes()
         self._names = list(self.space.names)
         self._read_space: Any = self.space
+        # the last estimate mask with every position valid, the last setpoint mask (and row)
+        # with the tool's pose valid: a state over a JointSpace / SiteSpace shares its mask
+        self._read_valid: Any = None
+        self._pose_valid: Any = None
+        self._pose_row = -1
 
     def _bind_entry_points(self) -> None:
         """Bind the C++ tick's ``run``, ``aim`` and ``aim_pose``.
@@ -290,9 +295,11 @@ class CompiledTick:
         row = self._reader.row(sites)
         if row < 0:
             return True
-        valid = sites.valid_array[row]
-        if not (valid[0] and valid[1]):
-            return False
+        valid = sites.valid_array
+        if valid is not self._pose_valid or row != self._pose_row:  # masks are often shared
+            if not (valid[row, 0] and valid[row, 1]):
+                return False
+            self._pose_valid, self._pose_row = valid, row  # (read-only: it stays valid)
         return bool(self._aim_pose(sites.position_data[row], sites.orientation_data[row]))
 
     def measured(self, estimate: RobotState) -> np.ndarray | None:
@@ -302,11 +309,13 @@ class CompiledTick:
         joints = estimate.joints
         if joints is None:
             return None
-        space = joints.name_space
+        space, valid = joints.name_space, joints.valid_array
         if space is not self._read_space:
             if list(space.names) != self._names:
                 return None
             self._read_space = space
-        if joints.valid_array[0].tobytes() != self._all_valid:
-            return None
-        return joints.data_array[0]
+        if valid is not self._read_valid:  # a JointSpace's states share one (read-only) mask
+            if valid[0].tobytes() != self._all_valid:
+                return None
+            self._read_valid = valid
+        return joints._position_row()  # (a JointSpace's state: its positions array)
