@@ -268,6 +268,7 @@ class CompiledTick:
         # with the tool's pose valid: a state over a JointSpace / SiteSpace shares its mask
         self._read_valid: Any = None
         self._pose_valid: Any = None
+        self._pose_space: Any = None
         self._pose_row = -1
 
     def _bind_entry_points(self) -> None:
@@ -290,17 +291,22 @@ class CompiledTick:
         no such site), False to let it read the setpoint (joints in it, no sites, a position
         without orientation, a refused target)."""
         sites = setpoint.sites
-        if setpoint.joints is not None or sites is None:
+        if sites is None or setpoint.joints is not None:
             return False
-        row = self._reader.row(sites)
-        if row < 0:
-            return True
-        valid = sites.valid_array
-        if valid is not self._pose_valid or row != self._pose_row:  # masks are often shared
+        valid, space = sites.valid_array, sites.name_space
+        if valid is not self._pose_valid or space is not self._pose_space:
+            row = self._reader.row(sites)
+            if row < 0:
+                return True
             if not (valid[row, 0] and valid[row, 1]):
                 return False
-            self._pose_valid, self._pose_row = valid, row  # (read-only: it stays valid)
-        return bool(self._aim_pose(sites.position_data[row], sites.orientation_data[row]))
+            # a SiteSpace's states share their (read-only) mask: looked at once
+            self._pose_valid, self._pose_space, self._pose_row = valid, space, row
+        positions, orientations = sites.position_data, sites.orientation_data
+        if len(positions) > 1:  # (one frame: the (1, 3) and (1, 4) arrays as they are)
+            row = self._pose_row
+            positions, orientations = positions[row], orientations[row]
+        return bool(self._aim_pose(positions, orientations))
 
     def measured(self, estimate: RobotState) -> np.ndarray | None:
         """The estimate's joint positions row when its joint state is over the controller's

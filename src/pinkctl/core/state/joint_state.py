@@ -20,6 +20,8 @@ from ._space import (
     name_space,
 )
 
+_new = object.__new__
+
 
 class JointState:
     """Joint positions, velocities and efforts over an ordered joint space.
@@ -76,11 +78,12 @@ class JointState:
         again (they are made read-only here). Use it where the values are known good (a
         controller's output); build states from user data with :meth:`from_name`.
         """
-        obj = cls.__new__(cls)
+        obj = _new(cls)
         # inline, not through helpers: a controller builds one of these every tick
         obj._space = space if type(space) is NameSpace else name_space(space, "robot_joint_space")
         data.setflags(write=False)
-        valid.setflags(write=False)
+        if valid.flags.writeable:  # a controller's mask is the same read-only array each tick
+            valid.setflags(write=False)
         obj._matrix = data
         obj._rows = None
         obj._valid = valid
