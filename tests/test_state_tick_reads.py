@@ -71,6 +71,7 @@ def test_mixed_states_give_the_python_paths_commands() -> None:
                 RobotState(joints=spaces[1].state(q[::-1].copy())),  # another order
                 RobotState(joints=JointState.from_name(joints, positions=(joints, q))),
                 RobotState(joints=spaces[0].state(q)),
+                RobotState(joints=JointState.from_name(joints, positions=(joints[1:], q[1:]))),
             ]
             estimate = estimates[(k + rounds) % len(estimates)]
             a = compiled.forward(estimate, setpoint, k * DT)
@@ -79,4 +80,4 @@ def test_mixed_states_give_the_python_paths_commands() -> None:
             np.testing.assert_allclose(a.joints.data_array, b.joints.data_array, atol=1e-9)
             assert compiled.status == reference.status
             q = spaces[0].positions(b.joints, fill=q)
-    assert compiled.compiled_ticks == k and reference.compiled_ticks == 0
+    assert 0 < compiled.compiled_ticks < k and reference.compiled_ticks == 0
