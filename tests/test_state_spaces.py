@@ -243,3 +243,72 @@ def test_reading_a_command_back_checks_only_the_filled_joints() -> None:
         space.positions(command, fill=np.array([0.0, np.inf, 0.0]))
     huge = space.positions(command, fill=np.array([0.0, 1e308, 0.0]))
     assert huge[1] == 1e308
+
+
+def _joint_inputs() -> list[tuple[object, ...]]:
+    good = np.array([0.1, -0.2, 0.3])
+    return [
+        (good,),
+        (good, good * 2),
+        (good, None),
+        (good, good, good),
+        (np.arange(6.0)[::2], np.arange(6.0)[1::2]),  # strided views
+        (good.astype(">f8"),),  # float64, not native byte order: converted
+        (good.astype(np.float32), good),
+        ([1, 2, 3], good),
+        (np.array([0.0, np.nan, 0.0]), good),
+        (good, np.array([0.0, 0.0, -np.inf])),
+        (np.zeros(4),),
+        (np.zeros((1, 3)),),
+        (good, np.zeros((3, 1))),
+        (np.ma.masked_array(good),),  # a subclass: converted
+        (good, [0.0, "x", 0.0]),
+    ]
+
+
+@pytest.mark.parametrize("args", _joint_inputs())
+def test_joint_fast_path_equals_the_python_path(args: tuple[object, ...]) -> None:
+    space = JointSpace(NAMES)
+    outcomes = []
+    for build in (space.state, space._state):
+        try:
+            state = build(*(args + (None,) * (3 - len(args))))
+        except InputError as exc:
+            outcomes.append(("error", str(exc)))
+        else:
+            outcomes.append((state.data_array.tolist(), state.valid_array.tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
+def _pose_inputs() -> list[tuple[object, ...]]:
+    p, o = np.array([[0.1, 0.2, 0.3], [0.0, 0.0, 0.5]]), np.array([[1.0, 0, 0, 0], [0, 1, 0, 0]])
+    return [
+        (p, o),
+        (p, None),
+        (p, o, np.ones((2, 3))),
+        (np.asfortranarray(p), np.asfortranarray(o)),  # strided
+        (p.tolist(), o),
+        (p, o.astype(np.float32)),
+        (p, np.array([[1.0, 0, 0, 0], [0, 1e-12, 0, -1e-12]])),  # a zero quaternion
+        (p, np.array([[1.0, 0, 0, 0], [0, 1e-9, 0, 0]])),  # the bound itself is not zero
+        (p, np.array([[1.0, 0, 0, 0], [0, 0, 0, np.nan]])),
+        (np.array([[0.0, np.inf, 0], [0, 0, 0]]), o),
+        (p[:1], o),
+        (p, o[:, :3]),
+        (p, o.T),
+    ]
+
+
+@pytest.mark.parametrize("args", _pose_inputs())
+def test_site_fast_path_equals_the_python_path(args: tuple[object, ...]) -> None:
+    space = SiteSpace(["tool", "elbow"])
+    outcomes = []
+    for build in (space.state, space._state):
+        try:
+            state = build(*(args + (None,) * (4 - len(args))))
+        except InputError as exc:
+            outcomes.append(("error", str(exc)))
+        else:
+            data = (state.position_data, state.orientation_data, state.linear_velocity_data)
+            outcomes.append(([d.tolist() for d in data], state.valid_array.tolist()))
+    assert outcomes[0] == outcomes[1]

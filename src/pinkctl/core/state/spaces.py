@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..._native import kernel_module, native_available
 from ..._validation import REAL_KINDS
 from ...errors import InputError
 from ._space import QUATERNION_MIN_NORM, NameSpace, name_space
@@ -49,6 +50,11 @@ _NDARRAY = np.ndarray
 _new = object.__new__
 _NONZERO = QUATERNION_MIN_NORM  # a component at least this large (in size) is not zero
 _ZERO = -QUATERNION_MIN_NORM
+# the native kernel's checks of the common case (float64 arrays of the right shape, finite,
+# non-zero quaternions: True, else the Python path below converts or names the fault), or None
+_KERNEL = kernel_module() if native_available()[0] else None
+_GOOD_ROWS = getattr(_KERNEL, "state_rows", None)
+_GOOD_POSE = getattr(_KERNEL, "state_pose", None)
 
 
 def _row(value: ArrayLike, shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -138,6 +144,25 @@ class JointSpace:
             InputError: A value of the wrong shape, not real, or not finite (the message names
                 the argument); nothing is built then.
         """
+        n = self._n
+        if efforts is None and _GOOD_ROWS is not None and _GOOD_ROWS(positions, velocities, n):
+            state = _new(JointState)  # JointState with its rows, the matrix made on demand
+            state._space = self._space
+            if velocities is None:
+                state._rows, state._valid = (positions, self._zero, self._zero), self._valid[0]
+            else:
+                state._rows, state._valid = (positions, velocities, self._zero), self._valid[1]
+            state._matrix = None
+            return state
+        return self._state(positions, velocities, efforts)
+
+    def _state(
+        self,
+        positions: ArrayLike,
+        velocities: ArrayLike | None,
+        efforts: ArrayLike | None,
+    ) -> JointState:
+        """:meth:`state` in Python: conversions, and the checks that name the argument."""
         n = self._n
         # a float64 array of the right shape is used as it is (a call to _row costs ~0.1 µs)
         if type(positions) is not _NDARRAY or positions.dtype is not _FLOAT64:
@@ -275,6 +300,32 @@ class SiteSpace:
         Raises:
             InputError: A value of the wrong shape, not real, not finite, or a zero quaternion.
         """
+        m = self._m
+        if (
+            linear_velocities is None
+            and angular_velocities is None
+            and _GOOD_POSE is not None
+            and _GOOD_POSE(positions, orientations, m, QUATERNION_MIN_NORM)
+        ):
+            zeros3, zeros4 = self._zeros
+            state = _new(SpatialState)  # SpatialState.from_trusted inlined, arrays wrapped
+            state._space = self._space
+            if orientations is None:
+                state._arrays, state._valid = (positions, zeros4, zeros3, zeros3), self._valid[0]
+            else:
+                state._arrays = (positions, orientations, zeros3, zeros3)
+                state._valid = self._valid[1]
+            return state
+        return self._state(positions, orientations, linear_velocities, angular_velocities)
+
+    def _state(
+        self,
+        positions: ArrayLike,
+        orientations: ArrayLike | None,
+        linear_velocities: ArrayLike | None,
+        angular_velocities: ArrayLike | None,
+    ) -> SpatialState:
+        """:meth:`state` in Python: conversions, and the checks that name the argument."""
         m = self._m
         zeros3, zeros4 = self._zeros
         # a float64 array of the right shape is used as it is (a call to _row costs ~0.1 µs)
