@@ -14,9 +14,13 @@ A :class:`JointState` makes its (3, N) ``data_array`` from the rows when it is f
 read-only copy); a :class:`SpatialState`'s ``position_data`` and the like are the arrays given.
 Other values (lists, other dtypes) are converted into read-only arrays the state owns.
 
-Finite values: a Python sum over the values is NaN or infinite when a value is (a NaN or an
-infinity enters every partial sum after it); finite values whose sum overflows (entries near
-1e308) are then looked at one by one, so they pass. A rejected call builds nothing.
+Checks: the common case (numpy float64 arrays of the right shape, finite, non-zero
+quaternions; no efforts or site velocities) is checked by the native kernel in one call
+(``state_rows`` / ``state_pose`` in ``pinkctl/_native/_module.c``). Anything else, and every
+call where the kernel is off, takes the Python path, which converts what it can and names the
+argument at fault: there a Python sum over the values is NaN or infinite when a value is (a
+NaN or an infinity enters every partial sum after it), and finite values whose sum overflows
+(entries near 1e308) are looked at one by one, so they pass. A rejected call builds nothing.
 
 Example:
     >>> joints = JointSpace(sim.joint_names)
@@ -146,12 +150,16 @@ class JointSpace:
         """
         n = self._n
         if efforts is None and _GOOD_ROWS is not None and _GOOD_ROWS(positions, velocities, n):
-            state = _new(JointState)  # JointState with its rows, the matrix made on demand
+            # JointState with its rows (float64 arrays: the kernel said so), the matrix made
+            # on demand
+            state = _new(JointState)
             state._space = self._space
             if velocities is None:
-                state._rows, state._valid = (positions, self._zero, self._zero), self._valid[0]
+                state._rows = (positions, self._zero, self._zero)  # type: ignore[assignment]
+                state._valid = self._valid[0]
             else:
-                state._rows, state._valid = (positions, velocities, self._zero), self._valid[1]
+                state._rows = (positions, velocities, self._zero)  # type: ignore[assignment]
+                state._valid = self._valid[1]
             state._matrix = None
             return state
         return self._state(positions, velocities, efforts)
@@ -308,12 +316,14 @@ class SiteSpace:
             and _GOOD_POSE(positions, orientations, m, QUATERNION_MIN_NORM)
         ):
             zeros3, zeros4 = self._zeros
-            state = _new(SpatialState)  # SpatialState.from_trusted inlined, arrays wrapped
+            # SpatialState.from_trusted inlined, the arrays (float64: the kernel said so) wrapped
+            state = _new(SpatialState)
             state._space = self._space
             if orientations is None:
-                state._arrays, state._valid = (positions, zeros4, zeros3, zeros3), self._valid[0]
+                state._arrays = (positions, zeros4, zeros3, zeros3)  # type: ignore[assignment]
+                state._valid = self._valid[0]
             else:
-                state._arrays = (positions, orientations, zeros3, zeros3)
+                state._arrays = (positions, orientations, zeros3, zeros3)  # type: ignore[assignment]
                 state._valid = self._valid[1]
             return state
         return self._state(positions, orientations, linear_velocities, angular_velocities)
