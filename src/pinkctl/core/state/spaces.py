@@ -234,11 +234,12 @@ class JointSpace:
                 n = self._n
                 if type(fill) is not _NDARRAY or fill.dtype is not _FLOAT64 or fill.shape != (n,):
                     fill = _row(fill, (n,), "fill")
-                values = fill.tolist()
-                out = state._data[0].copy()
+                matrix = state._matrix  # (a command's: made by the controller)
+                out = (state._data if matrix is None else matrix)[0].copy()
                 total = 0.0  # the command's own values are finite: the filled ones are checked
+                item = fill.item
                 for i in missing:  # a few joints: cheaper than fancy indexing
-                    out[i] = value = values[i]
+                    out[i] = value = item(i)
                     total += value
                 if not math.isfinite(total):
                     _check_finite(out, "fill")
