@@ -312,3 +312,20 @@ def test_site_fast_path_equals_the_python_path(args: tuple[object, ...]) -> None
             data = (state.position_data, state.orientation_data, state.linear_velocity_data)
             outcomes.append(([d.tolist() for d in data], state.valid_array.tolist()))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("python_path", [False, True])
+def test_the_callers_arrays_stay_writable(python_path: bool) -> None:
+    # an unpickled array's float64 dtype is equal to, not the same object as, np.float64's
+    import pickle
+
+    q = pickle.loads(pickle.dumps(np.array([0.1, 0.2, 0.3])))
+    p = pickle.loads(pickle.dumps(np.array([[0.1, 0.2, 0.3]])))
+    joints, sites = JointSpace(NAMES), SiteSpace(["tool"])
+    if python_path:
+        joints._state(q, q, q)
+        sites._state(p, None, p, p)
+    else:
+        joints.state(q, q)
+        sites.state(p, None, p, p)
+    assert q.flags.writeable and p.flags.writeable

@@ -75,7 +75,8 @@ def _row(value: ArrayLike, shape: tuple[int, ...], what: str) -> np.ndarray:
     if array.shape != shape:
         raise InputError(f"{what} must have shape {shape}, got {array.shape}")
     array = array.astype(np.float64, copy=False)
-    array.setflags(write=False)  # a new array (or a view): the state's own
+    if array is not value:  # a new array (or a view of a subclass): the state's own
+        array.setflags(write=False)
     return array
 
 
