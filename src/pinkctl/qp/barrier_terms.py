@@ -107,7 +107,8 @@ class GenericBarrierTerm(BarrierTerm):
     ) -> tuple[np.ndarray, np.ndarray] | None:
         barrier, selection = self.barrier, self._selection
         acc.add_dense(*selection.restrict_objective(*barrier.compute_qp_objective(configuration)))
-        return restrict_inequalities(*barrier.compute_qp_inequalities(configuration, dt), selection)
+        G, h = barrier.compute_qp_inequalities(configuration, dt)
+        return restrict_inequalities(G, h, selection)
 
 
 class DirectBarrierTerm(GenericBarrierTerm):
