@@ -112,6 +112,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import real_number
 from ..errors import InputError
 from ._vectors import _as_vector
 from .limits import MotionLimits
@@ -203,12 +204,8 @@ class MotionLimitFilter:
     def __init__(self, limits: MotionLimits, dt: float, *, margin: float = 1e-6) -> None:
         if not isinstance(limits, MotionLimits):
             raise InputError(f"limits must be a MotionLimits, got {type(limits).__name__}")
-        dt = float(dt)
-        if not (math.isfinite(dt) and dt > 0.0):
-            raise InputError(f"dt must be finite and > 0, got {dt}")
-        margin = float(margin)
-        if not (0.0 <= margin <= 0.1):
-            raise InputError(f"margin must be in [0, 0.1], got {margin}")
+        dt = real_number(dt, "dt", low=0.0, low_open=True)
+        margin = real_number(margin, "margin", low=0.0, high=0.1)
         self._limits = limits
         self._dt = dt
         self._margin = margin
@@ -364,12 +361,9 @@ class MotionLimitFilter:
             ValueError: If a shape is wrong or a value is not finite; the filter is unchanged.
         """
         n = self._n
-        q_arr = _as_vector(q, n, "q")
-        v_arr = np.zeros(n) if v is None else _as_vector(v, n, "v")
-        a_arr = np.zeros(n) if a is None else _as_vector(a, n, "a")
-        for name, arr in (("q", q_arr), ("v", v_arr), ("a", a_arr)):
-            if not np.isfinite(arr).all():
-                raise InputError(f"{name} must be finite, got {arr.tolist()}")
+        q_arr = _as_vector(q, n, "q", finite=True)
+        v_arr = np.zeros(n) if v is None else _as_vector(v, n, "v", finite=True)
+        a_arr = np.zeros(n) if a is None else _as_vector(a, n, "a", finite=True)
         self._q2[0] = q_arr
         np.negative(q_arr, out=self._q2[1])
         self._v2[0] = v_arr

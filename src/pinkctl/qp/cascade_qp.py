@@ -54,24 +54,12 @@ from .solving import SolverChain
 __all__ = ["CascadeQP", "compile_cascade"]
 
 
-def compile_cascade(
-    model: pin.Model,
-    controlled_v_indices: Sequence[int] | np.ndarray,
-    *,
-    levels: Sequence[Sequence[Task]],
-    limits: Sequence[Limit] = (),
-    barriers: Sequence[Barrier] = (),
-    solver: str = DEFAULT_SOLVER,
-    fallback_solver: str | None = None,
-    damping: float = 1e-12,
-    solver_options: dict[str, Any] | None = None,
-    method: str = "cascade",
-    rank_tolerance: float = RANK_TOLERANCE,
-) -> CascadeQP:
-    """Compile a strictly prioritised differential-IK tick (module docstring).
+class CascadeQP(TickQP):
+    """Strictly prioritised differential-IK tick over the controlled coordinates, compiled
+    once (module docstring); built by :func:`compile_cascade`.
 
     Args:
-        model: Pinocchio model of the configurations passed to :meth:`CascadeQP.solve`.
+        model: Pinocchio model of the configurations passed to :meth:`solve`.
         controlled_v_indices: Tangent indices of the variables, in order.
         levels: pink tasks per level, highest priority first (at least one non-empty level).
         limits: pink limits, held at every level.
@@ -84,32 +72,13 @@ def compile_cascade(
         method: ``"cascade"`` (exact, one QP per level) or ``"nullspace"`` (projection).
         rank_tolerance: Relative singular-value threshold of the rank decisions.
 
-    Raises:
-        ValueError: Empty levels, an unknown method or solver, or ``"nullspace"`` with
-            barriers or limits that are not simple bounds.
-    """
-    return CascadeQP(
-        model,
-        controlled_v_indices,
-        levels=levels,
-        limits=limits,
-        barriers=barriers,
-        solver=solver,
-        fallback_solver=fallback_solver,
-        damping=damping,
-        solver_options=solver_options,
-        method=method,
-        rank_tolerance=rank_tolerance,
-    )
-
-
-class CascadeQP(TickQP):
-    """Strictly prioritised differential-IK tick over the controlled coordinates (see
-    :func:`compile_cascade`, which takes the same arguments).
-
     Attributes:
         last_solution: Every level's solution of the latest tick, over the displacement
             ``x = v dt`` (the QP variable), or None before the first tick.
+
+    Raises:
+        ValueError: Empty levels, an unknown method or solver, or ``"nullspace"`` with
+            barriers or limits that are not simple bounds.
     """
 
     def __init__(
@@ -239,3 +208,7 @@ class CascadeQP(TickQP):
     def method(self) -> str:
         """``"cascade"`` or ``"nullspace"``."""
         return self._method
+
+
+#: Compile a strictly prioritised differential-IK tick: :class:`CascadeQP`'s arguments.
+compile_cascade = CascadeQP

@@ -32,6 +32,7 @@ Same problem as pink, so with an exact solver the same solution
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from math import isfinite
 from typing import Any
 
@@ -168,20 +169,9 @@ class TickQP:
         return False
 
 
-def compile_qp(
-    model: pin.Model,
-    controlled_v_indices: Sequence[int] | np.ndarray,
-    *,
-    tasks: Sequence[Task],
-    limits: Sequence[Limit] = (),
-    barriers: Sequence[Barrier] = (),
-    solver: str = DEFAULT_SOLVER,
-    fallback_solver: str | None = None,
-    damping: float = 1e-12,
-    solver_options: dict[str, Any] | None = None,
-    recover_outside_range: bool = True,
-) -> CompiledQP:
-    """Compile pink's differential-IK QP over the controlled coordinates (module docstring).
+class CompiledQP(TickQP):
+    """pink's differential-IK QP over the controlled coordinates, compiled once (module
+    docstring); built by :func:`compile_qp`.
 
     Args:
         model: Pinocchio model of the configurations passed to :meth:`CompiledQP.solve`.
@@ -207,23 +197,6 @@ def compile_qp(
         ValueError: An unknown solver, rejected options, bad indices or damping, or a limit
             or barrier that does not fit the model.
     """
-    return CompiledQP(
-        model,
-        controlled_v_indices,
-        tasks=tasks,
-        limits=limits,
-        barriers=barriers,
-        solver=solver,
-        fallback_solver=fallback_solver,
-        damping=damping,
-        solver_options=solver_options,
-        recover_outside_range=recover_outside_range,
-    )
-
-
-class CompiledQP(TickQP):
-    """pink's differential-IK QP over the controlled coordinates, compiled once (see
-    :func:`compile_qp`, which takes the same arguments)."""
 
     def __init__(
         self,
@@ -319,11 +292,7 @@ class CompiledQP(TickQP):
         if not self._recover:
             return None
         ws, index, model = self._ws, self._selection.indices, self._model
-
-        def recover() -> bool:
-            return recover_empty_box(ws, index, model, dt, lower, upper)
-
-        return recover
+        return partial(recover_empty_box, ws, index, model, dt, lower, upper)
 
     def build(
         self,
@@ -391,3 +360,8 @@ class CompiledQP(TickQP):
         """Whether the problem can have inequality rows (limits that are not simple bounds,
         barriers): then ``solver="box"`` hands it to DAQP."""
         return self._assembly.has_rows
+
+
+#: Compile pink's differential-IK QP over the controlled coordinates: :class:`CompiledQP`'s
+#: arguments.
+compile_qp = CompiledQP

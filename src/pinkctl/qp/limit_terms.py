@@ -220,10 +220,14 @@ class JointBox(LimitTerm):
 
     The common case (pink's default limits on an arm): both cover all controlled coordinates,
     so ``ub = min(gain (q_max - q), dt v_max)`` and ``lb = max(gain (q_min - q), -dt v_max)``
-    are written directly (it must be the first box term of the tick).
+    are written directly (it must be the first box term of the tick). Without the velocity
+    limit (``velocity`` None: the fused assembly's configuration limit alone), the
+    configuration limit's bounds.
     """
 
-    def __init__(self, configuration_box: ConfigurationLimitBox, velocity_box: VelocityLimitBox):
+    def __init__(
+        self, configuration_box: ConfigurationLimitBox, velocity_box: VelocityLimitBox | None
+    ) -> None:
         self.limit = configuration_box.limit
         self.velocity = velocity_box
         self.tangent = configuration_box.tangent
@@ -241,19 +245,21 @@ class JointBox(LimitTerm):
             and second.positions is None
         )
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+    def write(self, q: np.ndarray, dt: float, lb: np.ndarray, ub: np.ndarray) -> None:
+        """Write this tick's bounds at ``q`` into ``lb`` and ``ub``."""
         model = self.limit.model
-        q = configuration.q
         tangent = self.tangent
         gain = self._gain
         gain[()] = self.limit.config_limit_gain
-        lower, upper = self.velocity.bounds(dt)
-        ub = box.ub
-        lb = box.lb
         np.multiply(pin.difference(model, q, model.upperPositionLimit)[tangent], gain, ub)
-        np.minimum(ub, upper, out=ub)
         np.multiply(pin.difference(model, q, model.lowerPositionLimit)[tangent], gain, lb)
-        np.maximum(lb, lower, out=lb)
+        if self.velocity is not None:
+            lower, upper = self.velocity.bounds(dt)
+            np.minimum(ub, upper, out=ub)
+            np.maximum(lb, lower, out=lb)
+
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        self.write(configuration.q, dt, box.lb, box.ub)
         box._lb_set = box._ub_set = True  # both sides written directly (first term of the tick)
 
 

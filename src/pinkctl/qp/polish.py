@@ -65,14 +65,6 @@ def _unconstrained_minimizer(ws: QPWorkspace) -> np.ndarray | None:
     return x
 
 
-def _feasible(ws: QPWorkspace, x: np.ndarray) -> bool:
-    """Whether ``x`` meets every bound and row to the acceptance tolerance."""
-    tolerance = tolerance_of(x)
-    if np.count_nonzero(x > ws.ub + tolerance) or np.count_nonzero(x < ws.lb - tolerance):
-        return False
-    return not (ws.n_ineq and np.count_nonzero(ws.G @ x - ws.h > tolerance))
-
-
 def _solve_bounds_only(
     ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray, bounds: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -178,7 +170,11 @@ def _free_minimizer(ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray) -> np
     if ws.n_eq or np.count_nonzero(upper) or np.count_nonzero(lower):
         return None
     x = _unconstrained_minimizer(ws)
-    return x if x is not None and _feasible(ws, x) else None
+    if x is None:
+        return None
+    return (
+        None if _violates(ws, x, tolerance_of(x), (ws.h - ws.G @ x) if ws.n_ineq else None) else x
+    )
 
 
 def _active_set_step(
