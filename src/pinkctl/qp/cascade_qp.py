@@ -109,6 +109,7 @@ class CascadeQP(TickQP):
             solver=solver,
             fallback_solver=fallback_solver,
             damping=damping,
+            solver_options=solver_options,
         )
         self._rank_tolerance = float(rank_tolerance)
         selection = self._selection
@@ -128,7 +129,7 @@ class CascadeQP(TickQP):
             level_ws = QPWorkspace(selection.size)
             assembly = Assembly(model, selection, level_ws, tasks=tasks, limits=(), barriers=())
             self._upper.append((level_ws, assembly))
-        self._chain = SolverChain(selection.size, selection.indices, self._names, solver_options)
+        self._chain = SolverChain(selection.size, selection.indices, self._names, self._options)
         self.last_solution: CascadeSolution | None = None
 
     def solve(

@@ -50,7 +50,13 @@ from .box_qp import NativeBoxQP
 from .problem import QPProblem, QPWorkspace
 from .recovery import recover_empty_box
 from .selection import ColumnSelection
-from .solvers import BOX_SOLVER, DEFAULT_SOLVER, BoxSolver
+from .solvers import (
+    BOX_SOLVER,
+    DEFAULT_SOLVER,
+    BoxSolver,
+    available_solvers,
+    missing_solver_message,
+)
 from .solving import Recovery, SolverChain
 
 __all__ = ["CompiledQP", "TickQP", "compile_qp"]
@@ -61,10 +67,12 @@ _INFINITY = float("inf")
 class TickQP:
     """What a controller needs of a compiled QP: the per-tick verb :meth:`solve` and what it
     was built from (:class:`CompiledQP`, :class:`~pinkctl.qp.reference.ReferenceQP`,
-    :class:`~pinkctl.qp.cascade_qp.CascadeQP`; their arguments are :func:`compile_qp`'s).
+    :class:`~pinkctl.qp.cascade_qp.CascadeQP`). The arguments are :class:`CompiledQP`'s but
+    ``recover_outside_range``.
 
     Raises:
-        ValueError: A model that is not a Pinocchio model, bad indices or damping.
+        ValueError: A model that is not a Pinocchio model, bad indices or damping, an
+            unknown solver or options that are not a dict.
     """
 
     def __init__(
@@ -73,11 +81,12 @@ class TickQP:
         controlled_v_indices: Sequence[int] | np.ndarray,
         *,
         tasks: Sequence[Task],
-        limits: Sequence[Limit],
-        barriers: Sequence[Barrier],
-        solver: str,
-        fallback_solver: str | None,
-        damping: float,
+        limits: Sequence[Limit] = (),
+        barriers: Sequence[Barrier] = (),
+        solver: str = DEFAULT_SOLVER,
+        fallback_solver: str | None = None,
+        damping: float = 1e-12,
+        solver_options: dict[str, Any] | None = None,
     ) -> None:
         nv = getattr(model, "nv", None)
         if not isinstance(nv, int):
@@ -86,6 +95,12 @@ class TickQP:
         self._selection = ColumnSelection(nv, controlled_v_indices)
         self._damping = real_number(damping, "damping", low=0.0)
         self._names = [solver] + ([] if fallback_solver is None else [fallback_solver])
+        for name in self._names:
+            if not isinstance(name, str) or name not in available_solvers():
+                raise InputError(missing_solver_message(name))
+        if solver_options is not None and not isinstance(solver_options, dict):
+            raise InputError(f"solver_options must be a dict or None, got {solver_options!r}")
+        self._options = dict(solver_options or {})
         self._tasks, self._limits, self._barriers = tuple(tasks), tuple(limits), tuple(barriers)
         self._last_solver: str | None = None
 
@@ -221,14 +236,10 @@ class CompiledQP(TickQP):
             solver=solver,
             fallback_solver=fallback_solver,
             damping=damping,
+            solver_options=solver_options,
         )
-        if solver_options is not None and not isinstance(solver_options, dict):
-            raise InputError(f"solver_options must be a dict or None, got {solver_options!r}")
-        for name in self._names:
-            if not isinstance(name, str):
-                raise InputError(f"solver must be a string, got {name!r}")
         selection = self._selection
-        self._chain = SolverChain(selection.size, selection.indices, self._names, solver_options)
+        self._chain = SolverChain(selection.size, selection.indices, self._names, self._options)
         self._ws = QPWorkspace(selection.size)
         self._assembly = Assembly(
             model,

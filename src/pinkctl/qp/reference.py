@@ -18,11 +18,7 @@ from typing import Any
 
 import numpy as np
 import pink
-import pinocchio as pin
 import qpsolvers
-from pink.barriers import Barrier
-from pink.limits import Limit
-from pink.tasks import Task
 
 from ..errors import InputError
 from .compiled import TickQP
@@ -30,7 +26,6 @@ from .errors import QPSolveError
 from .selection import ColumnSelection, restrict_inequalities
 from .solvers import (
     BOX_SOLVER,
-    DEFAULT_SOLVER,
     SOLVER_ERRORS,
     available_solvers,
     missing_solver_message,
@@ -153,34 +148,6 @@ class ReferenceQP(TickQP):
     Raises:
         ValueError: An unknown solver or a negative damping.
     """
-
-    def __init__(
-        self,
-        model: pin.Model,
-        controlled_v_indices: Sequence[int] | np.ndarray,
-        *,
-        tasks: Sequence[Task],
-        limits: Sequence[Limit] = (),
-        barriers: Sequence[Barrier] = (),
-        solver: str = DEFAULT_SOLVER,
-        fallback_solver: str | None = None,
-        damping: float = 1e-12,
-        solver_options: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            controlled_v_indices,
-            tasks=tasks,
-            limits=limits,
-            barriers=barriers,
-            solver=solver,
-            fallback_solver=fallback_solver,
-            damping=damping,
-        )
-        for name in self._names:
-            if not isinstance(name, str) or name not in available_solvers():
-                raise InputError(missing_solver_message(name))
-        self._options = dict(solver_options or {})
 
     def solve(
         self,
