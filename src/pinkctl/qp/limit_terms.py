@@ -162,16 +162,20 @@ class _IndexedBox(LimitTerm):
         self._k = as_index(k) if k.size else k  # entries of the limit's own vectors
         self.tangent = as_index(indices[k]) if k.size else k  # the same, as tangent indices
 
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        if not self.empty:
+            self._write(configuration.q, dt, box)
+
+    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
+        """Tighten ``box`` at ``q`` (some controlled coordinate is limited)."""
+
 
 class ConfigurationLimitBox(_IndexedBox):
     """``pink.limits.ConfigurationLimit`` as box bounds (see module docstring)."""
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if self.empty:
-            return
+    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
         limit = self.limit
         model = limit.model
-        q = configuration.q
         gain = limit.config_limit_gain
         tangent = self.tangent
         delta_max = pin.difference(model, q, model.upperPositionLimit)
@@ -207,9 +211,7 @@ class VelocityLimitBox(_IndexedBox):
             self._velocity_bytes = velocity_bytes
         return self._lower, self._upper
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if self.empty:
-            return
+    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
         lower, upper = self.bounds(dt)
         box.tighten_upper(self.positions, upper)
         box.tighten_lower(self.positions, lower)
@@ -266,12 +268,9 @@ class JointBox(LimitTerm):
 class AccelerationLimitBox(_IndexedBox):
     """``pink.limits.AccelerationLimit`` as box bounds (see module docstring)."""
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if self.empty:
-            return
+    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
         limit = self.limit
         model = limit.model
-        q = configuration.q
         k = self._k
         a_max = np.asarray(limit.a_max, dtype=np.float64)[k]
         delta_q_prev = np.asarray(limit.Delta_q_prev, dtype=np.float64)[k]

@@ -252,11 +252,7 @@ def _add_most_violated(
     """Add the constraint ``x`` violates most to the guess ``(upper, lower)``, in place;
     False when every violated constraint is already active."""
     n = ws.n
-    upper_gap = np.empty(n + ws.n_ineq)
-    np.subtract(ws.ub, x, out=upper_gap[:n])
-    if row_gaps is not None:
-        upper_gap[n:] = row_gaps
-    lower_gap = x - ws.lb
+    upper_gap, lower_gap = _gaps(ws, x, row_gaps)
     violated_upper = (upper_gap < -tolerance) & ~upper
     violated_lower = (lower_gap < -tolerance) & ~lower
     worst_upper = int(np.argmin(np.where(violated_upper, upper_gap, np.inf)))
@@ -273,6 +269,19 @@ def _add_most_violated(
     else:
         return False
     return True
+
+
+def _gaps(
+    ws: QPWorkspace, x: np.ndarray, row_gaps: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """How far ``x`` is inside each constraint: ``([ub - x, row_gaps], x - lb)``, with
+    ``row_gaps = h - G x`` (None without rows)."""
+    n = ws.n
+    upper_gap = np.empty(n + ws.n_ineq)
+    np.subtract(ws.ub, x, out=upper_gap[:n])
+    if row_gaps is not None:
+        upper_gap[n:] = row_gaps
+    return upper_gap, x - ws.lb
 
 
 def tolerance_of(x: np.ndarray) -> float:
@@ -310,11 +319,7 @@ def polish_solution(
         if polished is not None:
             return polished
     near = NEAR_ACTIVE_DISTANCE * (1.0 + sqrt(x.dot(x)))
-    upper_gap = np.empty(n + ws.n_ineq)
-    np.subtract(ws.ub, x, out=upper_gap[:n])
-    if ws.n_ineq:
-        np.subtract(ws.h, ws.G @ x, out=upper_gap[n:])
-    lower_gap = x - ws.lb
+    upper_gap, lower_gap = _gaps(ws, x, (ws.h - ws.G @ x) if ws.n_ineq else None)
     near_upper = upper_gap < near
     near_upper[:n] &= finite_upper
     near_lower = (lower_gap < near) & finite_lower
