@@ -117,9 +117,7 @@ class SelectableController(BaseController, Generic[KeyT]):
     """
 
     def __init__(
-        self,
-        controller_options: Mapping[KeyT, BaseController],
-        initial_controller_selection: KeyT,
+        self, controller_options: Mapping[KeyT, BaseController], initial_controller_selection: KeyT
     ) -> None:
         super().__init__()
         if not isinstance(controller_options, Mapping):

@@ -213,10 +213,5 @@ def _spatial_at_rest(spatial: SpatialState | None) -> SpatialState | None:
         return spatial
     zeros = np.zeros_like(spatial.linear_velocity_data)
     return SpatialState(
-        spatial.spatial_space,
-        spatial.position_data,
-        spatial.orientation_data,
-        zeros,
-        zeros,
-        valid,
+        spatial.spatial_space, spatial.position_data, spatial.orientation_data, zeros, zeros, valid
     )

@@ -42,6 +42,7 @@ from .rendering import GymRenderingSpec
 from .scene import build_simulation
 from .seed_arm import IK_METHODS
 from .so101_scene import (
+    ARM_JOINTS,
     GRASP_POINT,
     GRIPPER_JOINT,
     GRIPPER_SPEED,
@@ -61,7 +62,6 @@ __all__ = [
     "TOP_DOWN_BOUNDS",
 ]
 
-ARM_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
 #: Arm joint positions of ``reset_robot`` [rad], in :data:`ARM_JOINTS` order: the SO-101's
 #: home (robot.toml), gripper pointing down-forward.
 HOME_POSITION = np.array([0.0, -0.6, 0.6, 1.2, 0.0])

@@ -218,9 +218,7 @@ def chain_columns(
 
 
 def build_layout(
-    scene: KinematicScene,
-    elements: Sequence[IKElement],
-    settings: Callable[[str], JointSettings],
+    scene: KinematicScene, elements: Sequence[IKElement], settings: Callable[[str], JointSettings]
 ) -> Layout:
     """Resolve a group's enabled elements and joints against the scene (module docstring).
 
