@@ -16,7 +16,8 @@ back in one call:
   draw per restart, handed to the kernel when its search asks for the next start. With the
   solver's collision check (:mod:`pinkctl.ik.collision`), the kernel checks every converged
   configuration itself (:mod:`pinkctl.ik.capsules`), rejects one in collision and restarts,
-  as the Python search does, so a colliding configuration never leaves the kernel's loop;
+  as the Python search does (the same starts: drawn toward the middle, and turned away from
+  the pair that collided, :func:`pinkctl.ik.search._away`), so a colliding configuration never leaves the kernel's loop;
   only a configuration the kernel cannot decide (no native check, a shape it does not know)
   is handed here for :meth:`~pinkctl.ik.collision.CollisionCheck.accepts`, and the search
   resumes with the verdict.
@@ -96,6 +97,7 @@ class _Query(ctypes.Structure):
         ("verdict", ctypes.c_int),
         ("collided", ctypes.c_int),
         ("hit", ctypes.c_int),
+        ("far", ctypes.c_void_p),
     ]
 
 
@@ -141,12 +143,12 @@ class StartCache:
 
 
 def _toward(subset: JointSubset) -> np.ndarray:
-    """(2, n): the middles and scales of :func:`pinkctl.ik.search._toward_middle`, with its
-    arithmetic."""
+    """(4, n): the middles and scales of :func:`pinkctl.ik.search._toward_middle`, with its
+    arithmetic, and the sampling ranges' lows and highs (:func:`pinkctl.ik.search._away`)."""
     low, high = subset.sample_low, subset.sample_high
     middle, half = 0.5 * (low + high), 0.5 * (high - low)
     scale = 0.5 * np.minimum(half, np.pi) / np.where(half > 0.0, half, 1.0)
-    return np.ascontiguousarray(np.concatenate([middle, scale]))
+    return np.ascontiguousarray(np.concatenate([middle, scale, low, high]), dtype=np.float64)
 
 
 class NativeQuery:
@@ -302,6 +304,7 @@ class NativeQuery:
         check = self._check
         s.check = check is not None
         s.collision = check.native_address() if check is not None else None
+        s.far = check.far_address if check is not None else None
         rng = search.rng
         if is_seed(rng):  # the cached starts of this seed
             self._draw = None
@@ -322,6 +325,7 @@ class NativeQuery:
             if code == _CHECK:
                 assert self._check is not None
                 s.verdict = self._check.accepts(self._candidate)
+                s.hit = -1 if s.verdict else self._check.last_pair
             else:
                 self._more_starts()
             s.resume = 1
