@@ -159,6 +159,8 @@ class CollisionCheck:
             clearance, or ``-inf`` for a pair in contact at home, which is not checked).
         last: After a rejection, the pair that was too close and its distance:
             ``(a, b, distance)`` (geometry or obstacle names, [m]).
+        far_address: The address of the (pairs, n) ``intc`` array of :meth:`far_columns`
+            for the native search (row ``k``: the ``k``-th checked pair).
     """
 
     def __init__(
@@ -200,6 +202,7 @@ class CollisionCheck:
         self._index = [k for k, _, _ in kept]
         self._margins = self._pair_margins(kept)
         self._far = self._far_columns(kept)
+        self.far_address = int(self._far.ctypes.data)
         requests = list(scene.geometry_data.collisionRequests)
         for k, margin in zip(self._index, self._margins):
             requests[k].security_margin = margin + _SLACK
@@ -246,12 +249,6 @@ class CollisionCheck:
             return None
         far = self._far[self._last_pair]
         return far if far.any() else None
-
-    @property
-    def far_address(self) -> int:
-        """The address of the (pairs, n) ``intc`` array of :meth:`far_columns` for the native
-        search (row ``k``: the ``k``-th checked pair)."""
-        return int(self._far.ctypes.data)
 
     @property
     def last_pair(self) -> int:

@@ -17,7 +17,8 @@ back in one call:
   solver's collision check (:mod:`pinkctl.ik.collision`), the kernel checks every converged
   configuration itself (:mod:`pinkctl.ik.capsules`), rejects one in collision and restarts,
   as the Python search does (the same starts: drawn toward the middle, and turned away from
-  the pair that collided, :func:`pinkctl.ik.search._away`), so a colliding configuration never leaves the kernel's loop;
+  the pair that collided, :func:`pinkctl.ik.search._away`), so a colliding configuration
+  never leaves the kernel's loop;
   only a configuration the kernel cannot decide (no native check, a shape it does not know)
   is handed here for :meth:`~pinkctl.ik.collision.CollisionCheck.accepts`, and the search
   resumes with the verdict.
