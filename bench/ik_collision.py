@@ -29,7 +29,8 @@ the minimum removes what other processes on a busy machine add.
 
 "In collision" is measured independently by :class:`~pinkctl.world.CollisionScene` (floor and
 self pairs, margin 1 cm; a pair close at home: the smaller margin the IK keeps for it,
-``CollisionCheck.relaxed``, see docs/ik.md). Time ratios are of the mean time per query against ``blind``.
+``CollisionCheck.relaxed``, see docs/ik.md). Time ratios are of the mean time per query
+against ``blind``.
 
 Usage::
 
