@@ -87,7 +87,7 @@ def test_native_search_answers_keep_the_margin_and_match_the_python_search(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     robot = load_robot(name)
-    world = World.forload_robot(robot)
+    world = World.for_robot(robot)
     reference = CollisionScene(robot, world)
     native = IKSolver(robot)
     assert isinstance(native._native_query(pin.SE3.Identity()), NativeQuery)
@@ -122,7 +122,7 @@ def test_native_search_answers_keep_the_margin_and_match_the_python_search(
 def test_a_native_search_that_only_finds_collisions_says_so() -> None:
     robot = load_robot("franka")
     target = tool_pose(robot, robot.q0)
-    world = World.forload_robot(robot)
+    world = World.for_robot(robot)
     world.add_box("crate", size=(0.2, 0.2, 0.2), position=target.translation)
     solver = IKSolver(robot, world=world)
     result = solver.find(target, max_iterations=300, rng=0)
@@ -135,7 +135,7 @@ def test_a_shape_the_kernel_does_not_know_is_left_to_coal(monkeypatch) -> None:
     """With the narrow phase unable to decide, the native search hands each converged
     configuration to :meth:`CollisionCheck.accepts` (coal) and resumes with the verdict."""
     robot = load_robot("franka")
-    reference = CollisionScene(robot, World.forload_robot(robot))
+    reference = CollisionScene(robot, World.for_robot(robot))
     solver = IKSolver(robot)
     check = solver.collision
     shapes = check._native._arrays["shape"]
@@ -165,10 +165,10 @@ def test_the_check_works_with_the_kernel_switched_off() -> None:
         "import numpy as np, pinocchio as pin, pinkctl\n"
         "from pinkctl import CollisionScene, World\n"
         "from pinkctl.ik import IKSolver, find_ik\n"
-        "r = pinkctl.load_pink_supportedload_robot('franka')\n"
+        "r = pinkctl.load_pink_supported_robot('franka')\n"
         "s = IKSolver(r)\n"
         "assert s.collision._native is None and s._native_query(pin.SE3.Identity()) is None\n"
-        "scene = CollisionScene(r, World.forload_robot(r))\n"
+        "scene = CollisionScene(r, World.for_robot(r))\n"
         "rng = np.random.default_rng(0); data = r.model.createData(); ok = 0\n"
         "frame = r.model.getFrameId(r.tool_frame)\n"
         "for k in range(8):\n"
