@@ -15,11 +15,11 @@
  *
  * A search with a collision check (pinkctl/ik/collision.py) checks each converged
  * configuration here (pk_capsule_free: capsules, then the narrow phase), rejects one in
- * collision and restarts, as global_search does with its collision callback (every start
- * after a rejection drawn toward the middle of the ranges, search._toward_middle's
- * arithmetic, and every other one with the full-turn joints between the rejected pair's two
- * geometries half a turn away from the rejected configuration, search._away's; a continuous
- * joint's cos and sin are libm's, numpy's may round differently).
+ * collision and restarts, as global_search does with its collision callback (every other
+ * start after a rejection drawn toward the middle of the ranges, search._toward_middle's
+ * arithmetic, with the full-turn joints between the rejected pair's two geometries half a
+ * turn away from the rejected configuration, search._away's; a continuous joint's cos and
+ * sin are libm's, numpy's may round differently).
  * Only where the kernel cannot decide (no native check, a shape it does
  * not know) does the query hand the configuration to the caller (QUERY_CHECK) and resume
  * with its verdict.
@@ -183,8 +183,8 @@ static void away(const IKQuery *s, const double *row, double *q) {
     }
 }
 
-/* The next random start into start (the seed's other coordinates); after a rejection drawn
- * toward the middle, every other one turned away from the rejected pair (search._Search._draw). */
+/* The next random start into start (the seed's other coordinates); after a rejection every
+ * other one drawn toward the middle and turned away from the rejected pair (search._Search._draw). */
 static void next_start(IKQuery *s, double *start) {
     const IKProblem *p = s->problem;
     const int nq = p->nq;
@@ -196,9 +196,9 @@ static void next_start(IKQuery *s, double *start) {
         start[i] = row[i];
         if (p->continuous[c]) start[i + 1] = row[i + 1];
     }
-    if (!s->collided) return;
+    if (!s->collided || !(s->restarts % 2)) return;
     toward_middle(s, start);
-    if (s->restarts % 2 && s->hit >= 0 && s->far != NULL) away(s, row, start);
+    if (s->hit >= 0 && s->far != NULL) away(s, row, start);
 }
 
 /* search.global_search's budgets before a start: a SEARCH_* reason to stop, or -1 */

@@ -59,6 +59,7 @@ from .capsules import native_broad_phase
 from .joints import JointSubset
 from .options import IKOptions
 from .result import IKResult
+from .search import turned_columns
 
 __all__ = ["CollisionCheck", "collision_check", "robot_collision_model", "screened"]
 
@@ -179,7 +180,7 @@ class CollisionCheck:
         # the joints between a joint and the root (the universe excluded)
         self._support = [set(s) - {0} for s in model.supports]
         self._moved = moved
-        self._turns = _full_turns(model, subset)
+        self._subset = subset
         self.last: tuple[str, str, float] | None = None
         self._last_pair = -1
         self._build()
@@ -201,7 +202,9 @@ class CollisionCheck:
                 kept.append((k, pair.first, pair.second))
         self._index = [k for k, _, _ in kept]
         self._margins = self._pair_margins(kept)
-        self._far = self._far_columns(kept)
+        objects = scene.geometry_model.geometryObjects
+        joints = [(objects[a].parentJoint, objects[b].parentJoint) for _, a, b in kept]
+        self._far = turned_columns(scene.model, self._subset, joints)
         self.far_address = int(self._far.ctypes.data)
         requests = list(scene.geometry_data.collisionRequests)
         for k, margin in zip(self._index, self._margins):
@@ -229,16 +232,6 @@ class CollisionCheck:
             if m < self.margin
         )
         return margins
-
-    def _far_columns(self, kept: list[tuple[int, int, int]]) -> np.ndarray:
-        """(pairs, n) 1 for the full-turn columns between each kept pair's two geometries
-        (:meth:`far_columns`), C-contiguous ``intc`` (the native search reads it)."""
-        objects = self.scene.geometry_model.geometryObjects
-        far = np.zeros((max(len(kept), 1), len(self._turns)), dtype=np.intc)
-        for position, (_, a, b) in enumerate(kept):
-            between = self._support[objects[a].parentJoint] ^ self._support[objects[b].parentJoint]
-            far[position] = [joint in between for joint in self._turns]
-        return far
 
     def far_columns(self) -> np.ndarray | None:
         """After a rejection: the moved columns (n,) that are full-turn joints (a sampling
@@ -393,23 +386,6 @@ class CollisionCheck:
         return f"in collision: converged with {self.describe_last()} " + (
             f"(collision_margin {self.margin * 1e3:g} mm)"
         )
-
-
-def _full_turns(model: pin.Model, subset: JointSubset) -> list[int]:
-    """Per moved column, its joint's id when it is a scalar joint whose sampling range is at
-    least one turn (a half turn away is then within its range), else -1."""
-    span = subset.sample_high - subset.sample_low
-    of_v = {}
-    for joint in range(1, model.njoints):
-        for v in range(
-            model.joints[joint].idx_v, model.joints[joint].idx_v + model.joints[joint].nv
-        ):
-            of_v[v] = joint
-    v_index = np.arange(model.nv)[subset.v_cols]
-    return [
-        of_v[int(v)] if subset.q_size[c] == 1 and span[c] >= 2.0 * math.pi else -1
-        for c, v in enumerate(v_index)
-    ]
 
 
 def screened(check: CollisionCheck | None, result: IKResult) -> IKResult:

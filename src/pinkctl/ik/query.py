@@ -15,13 +15,11 @@ back in one call:
   once per seed (:class:`StartCache`), for a generator (a batch's per-target generators) one
   draw per restart, handed to the kernel when its search asks for the next start. With the
   solver's collision check (:mod:`pinkctl.ik.collision`), the kernel checks every converged
-  configuration itself (:mod:`pinkctl.ik.capsules`), rejects one in collision and restarts,
-  as the Python search does (the same starts: drawn toward the middle, and turned away from
-  the pair that collided, :func:`pinkctl.ik.search._away`), so a colliding configuration
-  never leaves the kernel's loop;
-  only a configuration the kernel cannot decide (no native check, a shape it does not know)
-  is handed here for :meth:`~pinkctl.ik.collision.CollisionCheck.accepts`, and the search
-  resumes with the verdict.
+  configuration itself (:mod:`pinkctl.ik.capsules`), rejects one in collision and restarts
+  from the Python search's starts, so a colliding configuration never leaves the kernel's
+  loop; only one the kernel cannot decide (no native check, a shape it does not know) is
+  handed here for :meth:`~pinkctl.ik.collision.CollisionCheck.accepts` (and the rejected
+  pair), and the search resumes with the verdict.
 
 The kernel checks the target and the seed as the Python path does; when it refuses one, or
 when its local solve would leave the kernel (a least-squares step), the query returns None and
@@ -105,13 +103,12 @@ class _Query(ctypes.Structure):
 class StartCache:
     """The random starts of a search with an integer ``rng`` seed, drawn once.
 
-    The Python path draws a search's restarts from ``np.random.default_rng(seed)`` at its
-    start, one :meth:`~pinkctl.ik.joints.JointSubset.sample` per restart (every query with
-    that seed the same sequence); here the same draws are kept as rows of full configurations
-    (only their moved coordinates are read), extended when a search needs more. The subset
-    has scalar and continuous joints only (where the native loop applies), so a sample is
-    ``n`` uniform draws: ``k`` samples are one ``(k, n)`` draw, the same doubles in the same
-    order, scaled and written as :meth:`~pinkctl.ik.joints.JointSubset.sample` does.
+    The Python path draws a search's restarts from ``np.random.default_rng(seed)``, one
+    :meth:`~pinkctl.ik.joints.JointSubset.sample` per restart; here the same draws are kept
+    as rows of full configurations (only their moved coordinates are read), extended when a
+    search needs more. The subset has scalar and continuous joints only (where the native
+    loop applies), so ``k`` samples are one ``(k, n)`` uniform draw, the same doubles in the
+    same order, scaled and written as :meth:`~pinkctl.ik.joints.JointSubset.sample` does.
     """
 
     def __init__(self, subset: JointSubset, template: np.ndarray, capacity: int = 8) -> None:

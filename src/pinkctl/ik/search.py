@@ -5,9 +5,9 @@ The search follows TRAC-IK's "KDL-RR" idea and CoppeliaSim's ``findConfig``:
 1. solve locally from the seed;
 2. while a budget is left, draw a configuration uniformly within the joint limits (from a
    seeded generator, so the sequence of starts is reproducible) and solve locally from it
-   (once a converged configuration collided, every start is drawn nearer the middle of the
-   ranges, :func:`_toward_middle`, and every other one turns the full-turn joints between
-   the colliding pair's two links half a turn away from where they collided, :func:`_away`).
+   (once a converged configuration collided, every other start is drawn nearer the middle of
+   the ranges, :func:`_toward_middle`, its full-turn joints between the colliding pair's two
+   links half a turn away from where they collided, :func:`_away`).
    A local solve is abandoned as soon as it stalls (no progress for a few iterations) or
    uses its per-start iteration cap, since a fresh start is then a better bet;
 3. optionally skip a drawn start whose pose is farther than ``metric_threshold`` from the
@@ -36,13 +36,14 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import numpy as np
+import pinocchio as pin
 
 from .joints import JointSubset
 from .loop import LocalRunner, run_local
 from .methods import IKMethod
 from .residual import Residual
 
-__all__ = ["SearchOutcome", "SeededGenerators", "global_search", "is_seed"]
+__all__ = ["SearchOutcome", "SeededGenerators", "global_search", "is_seed", "turned_columns"]
 
 #: ``validate(q) -> bool`` with ``q`` the moved joints' values (n,).
 Validator = Callable[[np.ndarray], bool]
@@ -113,9 +114,11 @@ class SearchOutcome:
 
 def _toward_middle(subset: JointSubset, q: np.ndarray) -> None:
     """Draw ``q``'s moved scalar joints into the middle of their ranges: within a quarter of
-    the range (at most pi/2) of it. After a converged configuration collided, every start is
-    drawn so: such starts converge more often and to less folded configurations (franka's
-    collisions are its wrist folded onto link 5, ur5's its wrist onto the forearm)."""
+    the range (at most pi/2) of it. After a converged configuration collided, every other
+    start is drawn so: such starts converge more often and to less folded configurations
+    (franka's collisions are its wrist folded onto link 5, ur5's its wrist onto the
+    forearm), while the uniform ones in between keep every configuration in reach (with
+    every start drawn so, one PR2 target of 1,000 found no answer in the budget)."""
     low, high = subset.sample_low, subset.sample_high
     middle, half = 0.5 * (low + high), 0.5 * (high - low)
     scale = 0.5 * np.minimum(half, np.pi) / np.where(half > 0.0, half, 1.0)
@@ -146,6 +149,31 @@ def _away(
         while v < lo:
             v += two_pi
         q[subset.q_index[c]] = v
+
+
+def turned_columns(
+    model: pin.Model, subset: JointSubset, joints: list[tuple[int, int]]
+) -> np.ndarray:
+    """For each pair of joints (the joints that carry a colliding pair's two geometries),
+    1 in the columns :func:`_away` turns: the moved scalar joints with a sampling range of at
+    least a full turn that move one of the two and not the other. Returns a C-contiguous
+    (pairs, n) ``intc`` array (at least one row; the native search reads it)."""
+    span = subset.sample_high - subset.sample_low
+    of_v = {
+        v: j
+        for j in range(1, model.njoints)
+        for v in range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j])
+    }
+    turns = [
+        of_v[int(v)] if subset.q_size[c] == 1 and span[c] >= 2.0 * math.pi else -1
+        for c, v in enumerate(np.arange(model.nv)[subset.v_cols])
+    ]
+    supports = [set(s) for s in model.supports]
+    far = np.zeros((max(len(joints), 1), subset.n), dtype=np.intc)
+    for k, (a, b) in enumerate(joints):
+        between = supports[a] ^ supports[b]
+        far[k] = [joint in between for joint in turns]
+    return far
 
 
 def _valid(validate: Validator | None, subset: JointSubset, q: np.ndarray) -> bool:
@@ -221,8 +249,8 @@ class _Search:
         if not isinstance(self.rng, np.random.Generator):
             self.rng = self.rng()  # the first restart makes the generator
         start = self.subset.sample(self.rng, self.q_seed)
-        if self.collided:
-            turned = self.turned if self.restarts % 2 else None
+        if self.collided and self.restarts % 2:
+            turned = self.turned
             drawn = self.subset.values(start) if turned is not None else None
             _toward_middle(self.subset, start)
             if turned is not None and drawn is not None:
