@@ -141,8 +141,7 @@ class StartCache:
 
 
 def _toward(subset: JointSubset) -> np.ndarray:
-    """(4, n): the middles and scales of :func:`pinkctl.ik.search._toward_middle`, with its
-    arithmetic, and the sampling ranges' lows and highs (:func:`pinkctl.ik.search._away`)."""
+    """(4, n): middles, scales (``search._toward_middle``'s arithmetic), sampling lows, highs."""
     low, high = subset.sample_low, subset.sample_high
     middle, half = 0.5 * (low + high), 0.5 * (high - low)
     scale = 0.5 * np.minimum(half, np.pi) / np.where(half > 0.0, half, 1.0)
