@@ -87,7 +87,8 @@ class _Parts:
         ]
         tasks_only = len(frames) + len(postures) == len(terms) and len(postures) <= 1
         box = _joint_box(assembly, tasks_only=tasks_only)
-        velocity = box.velocity.limit if isinstance(box, JointBox) else None
+        velocity_box = box.velocity if isinstance(box, JointBox) else None
+        velocity = None if velocity_box is None else velocity_box.limit
         posture = postures[0] if postures else None
         return _Parts(_tool_first(frames, tool), posture, box.limit, velocity, box.tangent)
 
