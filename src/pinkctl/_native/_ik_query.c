@@ -184,7 +184,8 @@ static void away(const IKQuery *s, const double *row, double *q) {
 }
 
 /* The next random start into start (the seed's other coordinates); after a rejection every
- * other one drawn toward the middle and turned away from the rejected pair (search._Search._draw). */
+ * other one drawn toward the middle and turned away from the rejected pair
+ * (search._Search._draw). */
 static void next_start(IKQuery *s, double *start) {
     const IKProblem *p = s->problem;
     const int nq = p->nq;

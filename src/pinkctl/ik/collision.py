@@ -182,7 +182,6 @@ class CollisionCheck:
         self._moved = moved
         self._subset = subset
         self.last: tuple[str, str, float] | None = None
-        self._last_pair = -1
         self._build()
 
     @property
@@ -205,6 +204,7 @@ class CollisionCheck:
         objects = scene.geometry_model.geometryObjects
         joints = [(objects[a].parentJoint, objects[b].parentJoint) for _, a, b in kept]
         self._far = turned_columns(scene.model, self._subset, joints)
+        self._last_pair = -1
         self.far_address = int(self._far.ctypes.data)
         requests = list(scene.geometry_data.collisionRequests)
         for k, margin in zip(self._index, self._margins):

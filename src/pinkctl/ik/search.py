@@ -137,7 +137,7 @@ def _away(
     the ``collided`` configuration: each lands within a quarter turn of the opposite angle,
     placed by its uniform draw ``drawn`` (the start's value before :func:`_toward_middle`).
     A folded wrist is then tried the other way round, which the middle of a two-turn range
-    rarely reaches (ur5: 12 % fewer iterations over bench/ik_collision.py's targets)."""
+    rarely reaches (ur5: 6 % fewer iterations over bench/ik_collision.py's targets)."""
     low, high = subset.sample_low, subset.sample_high
     two_pi, half_turn = 2.0 * math.pi, math.pi
     base = subset.values(collided)
