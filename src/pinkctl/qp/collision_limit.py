@@ -26,17 +26,16 @@ closing rate the joints can brake at, leaving the rest of their authority to the
 In :meth:`CollisionLimit.evaluate`:
 
 - an obstacle pair (and a self pair so chosen) within :data:`TURNING_ZONE` of its margin
-  (either side) also bounds
-  ``-J dq + rho |T dtheta|_1`` (4 rows, one per sign vector): ``dtheta`` the angle one shape
-  turns relative to the other during the step, ``T`` two unit tangents of the normal (a turn
-  about the normal moves no point across the separating plane), ``rho`` a bound of the
-  distance from a witness point to any point of its shape
-  (:meth:`~pinkctl.world.CollisionScene.witness_reach`; seen from either shape, only the
-  other one moves).
-  A distance is not differentiable where its witness point is not unique (a box's face
-  parallel to an obstacle's): turning about one witness point brings another corner closer
-  at first order, which the plain linearisation misses (a box finger entered a box by 4 mm
-  without this term, 0 with it);
+  (either side) also gets a row per *corner* of either shape (:func:`corners`: a capsule's
+  end spheres, a box's corners, a cylinder's rim points, a convex mesh's vertices) within
+  the zone of its margin: the corner's own signed distance to the other shape (coal), a
+  smooth distance bounded like the pair's. A distance is not differentiable where its witness
+  point is not unique (a box's face parallel to an obstacle's): turning about one witness
+  point brings another corner closer at first order, which the plain linearisation misses
+  (a box finger entered a box by 4 mm without these rows); each corner's row bounds only its
+  own normal rate, so a link still slides along the obstacle and turns about it (a bound of
+  the turning rate itself, ``rho |T dtheta|``, held panda_link5 at a box 25 mm from a
+  reachable target);
 - with a velocity box (the motion shaper's, this tick), a row whose ``h`` is beyond what the
   box allows cannot bind and is left out; a row asking more opening than the box allows is
   relaxed to the most the box allows (the arm gives way as far as its limits allow; when
@@ -48,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+import coal
 import numpy as np
 import pinocchio as pin
 from pink import Configuration
@@ -62,9 +62,13 @@ __all__ = ["BRAKING_SHARE", "CollisionLimit", "CollisionRows"]
 
 #: Share of the joints' acceleration limits a pair's braking may count on.
 BRAKING_SHARE = 0.5
-#: Pairs closer than this to their margin [m] get the turning rows (module docstring).
+#: Pairs closer than this to their margin [m] get the corner rows (module docstring; the
+#: name is kept: the native quiet check and the controller read it).
 TURNING_ZONE = 0.01
-_SIGNS = np.array([[x, y] for x in (-1.0, 1.0) for y in (-1.0, 1.0)])
+#: A corner closer than this [m] to its shape's witness point is the witness point's row.
+CORNER_APART = 1e-6
+_RIM = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
+_SIGNS3 = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ class CollisionLimit(Limit):
         pair_margins: Margin of each self pair [m] in the scene's order (e.g. smaller for a
             pair closer than ``margin`` at home, so that home is admissible; ``-inf`` for a
             pair never checked, whose distance no controlled joint changes), or None.
-        turning_pairs: Whether each self pair gets the turning rows (module docstring;
+        turning_pairs: Whether each self pair gets the corner rows (module docstring;
             obstacle pairs always do), or None (no self pair).
         obstacle_margins: Margins [m] of some robot-obstacle pairs, by (robot geometry
             name, obstacle name), e.g. the feet of a standing robot against the floor; the
@@ -166,7 +170,7 @@ class CollisionLimit(Limit):
     def pair_margins(self) -> tuple[np.ndarray, np.ndarray]:
         """``(margins, turns)`` of the scene's pairs, in :attr:`CollisionScene.pairs` order:
         each pair's margin [m] (``-inf`` for a pair never checked) and whether it gets the
-        turning rows (rebuilt when the scene's pairs change)."""
+        corner rows (rebuilt when the scene's pairs change)."""
         pairs = self.scene.pairs
         if self._per_pair[0] is not pairs:
             margins = np.full(len(pairs), self.margin)
@@ -209,12 +213,12 @@ class CollisionLimit(Limit):
         if not found:
             nv = self.scene.model.nv
             return CollisionRows(np.zeros((0, nv)), np.zeros(0), (), np.zeros(0))
+        found, margins = self._corners(found, margins)
         G = -self.scene.distance_jacobians(q, found)
         gaps = np.array([d.distance for d in found]) - margins
         h = dt * self.closing_rates(gaps, G)
         if motions:
             _tighten(h, found, motions)
-        G, h, margins, found = self._turning(found, G, h, margins)
         if box is not None:
             keep = _boxed(G, h, box, dt)
             G, h, margins = G[keep], h[keep], margins[keep]
@@ -266,44 +270,58 @@ class CollisionLimit(Limit):
         reached = dt * rows.G[:, columns] @ velocity
         return replace(rows, h=np.maximum(rows.h, reached + 1e-9 + 1e-6 * np.abs(reached)))
 
-    def _turning(
-        self, found: list[PairDistance], G: np.ndarray, h: np.ndarray, margins: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[PairDistance]]:
-        """The rows with the turning term for the obstacle pairs within :data:`TURNING_ZONE`
-        of their margin (module docstring; self pairs get none: they would freeze the wrist
-        of an arm whose links sit close at home): ``-J dq + rho s . (T dtheta) <= h`` for
-        the 4 sign vectors ``s``."""
-        scene = self.scene
-        model, data = scene.model, scene.data
+    def _corners(
+        self, found: list[PairDistance], margins: np.ndarray
+    ) -> tuple[list[PairDistance], np.ndarray]:
+        """``found`` and, for each pair within :data:`TURNING_ZONE` of its margin that gets
+        them, its corner distances (module docstring): the signed distance of each corner
+        of either shape (:func:`corners`, a point or an end sphere fixed to its shape) to
+        the other shape, when within the zone of the margin and not the pair's own witness
+        point. Their margins follow."""
         gaps = np.array([d.distance for d in found]) - margins
         turns = self.pair_margins()[1][[d.pair.index for d in found]]
         near = np.flatnonzero((np.abs(gaps) < TURNING_ZONE) & turns)
         if not near.size:
-            return G, h, margins, found
-        objects = scene.geometry_model.geometryObjects
-        reach = scene.witness_reach([found[k] for k in near.tolist()])
-        rotations = {0: np.zeros((3, model.nv))}
-        blocks, rights, kept, pairs = [G], [h], [margins], list(found)
-        for n, k in enumerate(near.tolist()):
-            d = found[k]
-            joints = [
-                objects[d.pair.geometry_a].parentJoint,
-                objects[d.pair.geometry_b].parentJoint,
-            ]
-            for j in joints:
-                if j not in rotations:
-                    jacobian = pin.getJointJacobian(model, data, j, pin.ReferenceFrame.WORLD)
-                    rotations[j] = jacobian[3:]
-            rho = float(min(reach[n]))
-            if rho <= 0.0 or joints[0] == joints[1]:
-                continue
-            tangents = np.linalg.svd(d.normal.reshape(1, 3))[2][1:]
-            relative = tangents @ (rotations[joints[1]] - rotations[joints[0]])
-            blocks.append(G[k] + rho * (_SIGNS @ relative))
-            rights.append(np.full(len(_SIGNS), h[k]))
-            kept.append(np.full(len(_SIGNS), margins[k]))
-            pairs.extend([d] * len(_SIGNS))
-        return np.vstack(blocks), np.concatenate(rights), np.concatenate(kept), pairs
+            return found, margins
+        objects, placements = (
+            self.scene.geometry_model.geometryObjects,
+            self.scene.geometry_data.oMg,
+        )
+        request, result = coal.DistanceRequest(), coal.DistanceResult()
+        request.enable_signed_distance = True
+        extra, kept = [], []
+        for k in near.tolist():
+            d, margin = found[k], float(margins[k])
+            for mine, other, witness, side in (
+                (d.pair.geometry_a, d.pair.geometry_b, d.point_a, 1.0),
+                (d.pair.geometry_b, d.pair.geometry_a, d.point_b, -1.0),
+            ):
+                shape, placement = objects[other].geometry, placements[other]
+                far = coal.Transform3s(placement.rotation, placement.translation)
+                points, radius = corners(objects[mine].geometry, placements[mine])
+                for z in points:
+                    result.clear()
+                    distance = coal.distance(
+                        coal.Sphere(radius),
+                        coal.Transform3s(np.eye(3), z),
+                        shape,
+                        far,
+                        request,
+                        result,
+                    )
+                    near_point = result.getNearestPoint1()
+                    if distance - margin >= TURNING_ZONE or (
+                        np.linalg.norm(near_point - witness) < CORNER_APART
+                    ):
+                        continue
+                    pair = (near_point, result.getNearestPoint2(), result.normal.copy())
+                    if side < 0.0:  # the corner is on ``b``: from ``a`` toward it
+                        pair = (pair[1], pair[0], -pair[2])
+                    extra.append(PairDistance(d.pair, float(distance), *pair))
+                    kept.append(margin)
+        if not extra:
+            return found, margins
+        return found + extra, np.concatenate([margins, kept])
 
     def hold(self, rows: CollisionRows | None) -> None:
         """Return these rows from :meth:`compute_qp_inequalities` until the next call (None:
@@ -344,3 +362,24 @@ def _boxed(
     least = dt * np.minimum(low, high).sum(axis=1)
     np.maximum(h, least + 1e-9, out=h)
     return h < most
+
+
+def corners(shape: coal.CollisionGeometry, placement: pin.SE3) -> tuple[np.ndarray, float]:
+    """``(points, radius)``: the corners of ``shape`` at ``placement`` (world frame [m]) and
+    the radius of the sphere each carries: a capsule's two end spheres, a cylinder's end rims
+    (eight points each), a box's eight corners, a convex mesh's vertices; none for a sphere
+    (its witness point is the only point that can come nearest) or another shape."""
+    rotation, translation = placement.rotation, placement.translation
+    if isinstance(shape, coal.Capsule):
+        axis = rotation[:, 2] * shape.halfLength
+        return np.array([translation + axis, translation - axis]), float(shape.radius)
+    if isinstance(shape, coal.Cylinder):
+        rim = shape.radius * np.array([np.cos(_RIM), np.sin(_RIM), np.zeros(_RIM.size)]).T
+        ends = [rim + [0.0, 0.0, sign * shape.halfLength] for sign in (1.0, -1.0)]
+        return np.vstack(ends) @ rotation.T + translation, 0.0
+    if isinstance(shape, coal.Box):
+        return (_SIGNS3 * np.asarray(shape.halfSide)) @ rotation.T + translation, 0.0
+    if isinstance(shape, coal.ConvexBase):
+        points = np.asarray(shape.points(), dtype=np.float64).reshape(-1, 3)
+        return points @ rotation.T + translation, 0.0
+    return np.zeros((0, 3)), 0.0
