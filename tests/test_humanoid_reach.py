@@ -41,20 +41,7 @@ def test_a_floating_base_humanoid_stands_on_its_feet(name: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        "g1",
-        pytest.param(
-            "talos",
-            marks=pytest.mark.xfail(
-                reason="issue 26: talos passes 8/10 targets (the two deepest reaches: the hand "
-                "5.9 and 10.9 mm off, its feet moved 2.8-4.4 mm under the legs' loads)",
-                strict=False,
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("name", ["g1", "talos"])
 def test_standing_reach_acceptance(name: str) -> None:
     report = run_reach(name)
     assert len(report.rows) == 10
