@@ -35,6 +35,9 @@ def test_a_floating_base_humanoid_stands_on_its_feet(name: str) -> None:
         model.body(int(model.body_parentid[model.body(f).id])).name for f in HUMANOIDS[name].feet
     }
     assert on_floor and on_floor <= feet, on_floor
+    # a stiff floor (2-step time constant), its parameters those of every contact with it
+    assert model.geom_solref[floor][0] == pytest.approx(2 * sim.timestep)
+    assert model.geom_priority[floor] > 0
     held = sim.get_joint_positions(sim.actuated_joint_names)
     home = robot.home_positions()
     assert max(abs(q - home[n]) for n, q in zip(sim.actuated_joint_names, held)) < 0.005
