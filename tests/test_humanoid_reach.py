@@ -35,26 +35,16 @@ def test_a_floating_base_humanoid_stands_on_its_feet(name: str) -> None:
         model.body(int(model.body_parentid[model.body(f).id])).name for f in HUMANOIDS[name].feet
     }
     assert on_floor and on_floor <= feet, on_floor
+    # a stiff floor (2-step time constant), its parameters those of every contact with it
+    assert model.geom_solref[floor][0] == pytest.approx(2 * sim.timestep)
+    assert model.geom_priority[floor] > 0
     held = sim.get_joint_positions(sim.actuated_joint_names)
     home = robot.home_positions()
     assert max(abs(q - home[n]) for n, q in zip(sim.actuated_joint_names, held)) < 0.005
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        "g1",
-        pytest.param(
-            "talos",
-            marks=pytest.mark.xfail(
-                reason="issue 26: talos passes 8/10 targets (the two deepest reaches: the hand "
-                "5.9 and 10.9 mm off, its feet moved 2.8-4.4 mm under the legs' loads)",
-                strict=False,
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("name", ["g1", "talos"])
 def test_standing_reach_acceptance(name: str) -> None:
     report = run_reach(name)
     assert len(report.rows) == 10

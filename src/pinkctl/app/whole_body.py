@@ -49,8 +49,10 @@ __all__ = [
 MAX_DROP = 0.15
 MAX_FOOT_MOTION = 0.005
 HAND_TOLERANCE = 0.005
-#: Duration of each reach [s]: quasi-static enough that the feet hold (the legs' loads move
-#: the feet on faster reaches: g1 5-6 mm and TALOS 5-7 mm at 4 s, 2.2 and 5.0 mm at 6 s).
+#: Duration of each reach [s]: quasi-static enough that the feet hold and the hand settles
+#: within its hold (on the stiff floor of :mod:`pinkctl.sim.scene`, feet within 0.44 mm (g1)
+#: and 0.84 mm (TALOS) at 6 s; at 4 s 0.76 and 1.6 mm, but TALOS's hand 6.1 mm off after
+#: the 0.25 m downward reach).
 REACH_SECONDS = 6.0
 #: Gain of the posture level's tasks: they return home slowly, not dead-beat.
 POSTURE_GAIN = 0.02
