@@ -44,7 +44,7 @@ from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from ..world.home_pairs import home_margins
-from ..world.still_pairs import still_pairs
+from ..world.still_pairs import drop_still_pairs
 from .collision_check import QuietCheck, levers, quiet_check
 from .tick_mode import TickMode
 
@@ -118,11 +118,7 @@ class CollisionAvoidance:
             raise InputError(f"self_collision=True, but {robot.name} has no collision geometry")
         model = robot.model
         self._columns = np.asarray(joints.qp_columns[joints.n_base :], dtype=np.intp)
-        # pairs no controlled joint moves (a hand's fingers) are left out of the scene
-        still = still_pairs(model, geometry.geometry_model, geometry.pairs, self._columns)
-        for (a, b), drop in zip(geometry.pairs, still.tolist()):
-            if drop:
-                geometry.geometry_model.removeCollisionPair(pin.CollisionPair(a, b))
+        drop_still_pairs(geometry, self._columns)  # no command moves them (a hand's fingers)
         self.world = world
         self._mirror = World.for_robot(robot)
         self._follows = world is None or FLOOR not in world
@@ -186,11 +182,9 @@ class CollisionAvoidance:
         """The avoidance of a controller from its ``world``, ``self_collision`` and
         ``collision_margin`` arguments (checked first: InputError naming the argument), or
         None when there is nothing to avoid (``world=None`` and self-collision off).
-        ``self_collision=None``: on when the robot's description has collision elements and
-        its base is fixed, with or without a world (the floor is part of every world); off
-        for a floating-base robot (it stands on the floor and balances by its contacts: its
-        feet are checked against nothing) and for a description without collision elements
-        (visual shapes stand in for them only when asked for with ``True``)."""
+        ``self_collision=None``: on when the description has collision elements and the base
+        is fixed, with or without a world (whose floor is always avoided); else off (a
+        floating-base robot balances on its feet's contacts)."""
         world, self_collision, margin = check_collision_arguments(world, self_collision, margin)
         if self_collision is False and world is None:
             return None

@@ -3,29 +3,38 @@ joints), which a controller need not check."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
 
-__all__ = ["still_pairs"]
+if TYPE_CHECKING:
+    from .robot_geometry import RobotGeometry
+
+__all__ = ["drop_still_pairs", "still_pairs"]
 
 
-def still_pairs(
-    model: pin.Model,
-    geometry_model: pin.GeometryModel,
-    pairs: Sequence[tuple[int, int]],
-    columns: np.ndarray,
-) -> np.ndarray:
-    """Whether each self pair (two geometry indices of ``geometry_model``) keeps its distance
-    whatever the controlled joints (tangent ``columns``) do: both shapes moved by the same
-    controlled joints (e.g. two fingers of a hand the controller does not drive)."""
+def still_pairs(geometry: RobotGeometry, columns: np.ndarray) -> np.ndarray:
+    """Whether each self pair of ``geometry`` (:attr:`RobotGeometry.pairs` order) keeps its
+    distance whatever the controlled joints (tangent ``columns``) do: both shapes moved by the
+    same controlled joints (e.g. two fingers of a hand the controller does not drive)."""
+    model = geometry.model
     controlled = set(np.asarray(columns).tolist())
-    objects = geometry_model.geometryObjects
+    objects = geometry.geometry_model.geometryObjects
 
-    def moved_by(geometry: int) -> frozenset[int]:
-        joints = model.supports[objects[geometry].parentJoint]
+    def moved_by(index: int) -> frozenset[int]:
+        joints = model.supports[objects[index].parentJoint]
         cols = {model.joints[j].idx_v + k for j in joints for k in range(model.joints[j].nv)}
         return frozenset(cols & controlled)
 
-    return np.array([moved_by(a) == moved_by(b) for a, b in pairs], dtype=bool)
+    return np.array([moved_by(a) == moved_by(b) for a, b in geometry.pairs], dtype=bool)
+
+
+def drop_still_pairs(geometry: RobotGeometry, columns: np.ndarray) -> int:
+    """Remove the :func:`still_pairs` of ``geometry`` from its active pairs; how many."""
+    pairs = geometry.pairs
+    still = still_pairs(geometry, columns)
+    for (a, b), drop in zip(pairs, still.tolist()):
+        if drop:
+            geometry.geometry_model.removeCollisionPair(pin.CollisionPair(a, b))
+    return int(still.sum())
