@@ -214,10 +214,11 @@ def test_arguments_are_checked(franka):
 def test_defaults_and_status(franka):
     names = list(franka.controlled_joint_names)
     default = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT)
-    assert default.collision is None  # nothing to avoid without a world unless asked
-    asked = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=True)
-    assert asked.collision is not None and asked.collision.scene.self_collision
-    assert "floor" in asked.collision.scene.world
+    # on by default: the robot's own links and the floor, without a world
+    assert default.collision is not None and default.collision.scene.self_collision
+    assert "floor" in default.collision.scene.world
+    off = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=False)
+    assert off.collision is None  # turned off and no world: nothing to avoid
     world = World()
     world.add_sphere("ball", radius=0.05, position=(0.5, 0.5, 0.5))
     with_world = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, world=world)
@@ -348,3 +349,36 @@ def test_conflicting_rows_are_relaxed_to_what_the_box_allows(franka):
         method="highs",
     )
     assert check.status == 0  # some velocity of the box meets every relaxed row
+
+
+def test_default_avoidance_changes_no_command_away_from_collisions(franka):
+    """Self-collision is on by default; where no pair is within its influence distance the
+    tick is the one without avoidance, command for command (a 4 cm circle at home)."""
+    home = _hand(franka)
+
+    def circle(k):
+        angle = 2.0 * np.pi * k * DT / 2.0
+        return pin.SE3(
+            home.rotation,
+            home.translation + 0.04 * np.array([0.0, np.sin(angle), 1.0 - np.cos(angle)]),
+        )
+
+    names = list(franka.controlled_joint_names)
+    runs = []
+    for self_collision in (None, False):
+        controller = PinkIKController(
+            franka,
+            names,
+            ["panda_hand"],
+            tool_frame="panda_hand",
+            dt=DT,
+            self_collision=self_collision,
+        )
+        q = franka.q0[: len(names)].copy()
+        controller.reset(RobotState(joints=JointSpace(names).state(q)), None, 0.0)
+        commands = []
+        for k in range(500):
+            q = controller.step(q, circle(k), t=k * DT)
+            commands.append(q.copy())
+        runs.append(np.array(commands))
+    assert np.abs(runs[0] - runs[1]).max() == 0.0
