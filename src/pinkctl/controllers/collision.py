@@ -44,7 +44,7 @@ from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from ..world.home_pairs import home_margins
-from ..world.still_pairs import drop_still_pairs
+from ..world.still_pairs import drop_still_pairs, still_geometries
 from .collision_check import QuietCheck, levers, quiet_check
 from .tick_mode import TickMode
 
@@ -132,11 +132,12 @@ class CollisionAvoidance:
         n_self = sum(1 for p in self.scene.pairs if p.kind == "self")
         home = np.array([d.distance for d in self.scene.distances(robot.q0)[:n_self]])
         margins = home_margins(self.scene, robot.q0, margin)
-        # a link on the floor at home (a standing robot's feet) keeps half its home clearance
+        # a link on the floor at home keeps half its clearance; a shape no joint moves: none
+        still = still_geometries(geometry, self._columns)
         floor = {
-            (p.a, FLOOR): float(m)
+            (p.a, p.body_b): -np.inf if still[p.geometry_a] else float(m)
             for p, m in zip(self.scene.pairs[n_self:], margins[n_self:])
-            if p.body_b == FLOOR and m < margin
+            if still[p.geometry_a] or (p.body_b == FLOOR and m < margin)
         }
         limits = shaper.limits
         acceleration = np.zeros(model.nv)
@@ -186,26 +187,17 @@ class CollisionAvoidance:
         is fixed, with or without a world (whose floor is always avoided); else off (a
         floating-base robot balances on its feet's contacts)."""
         world, self_collision, margin = check_collision_arguments(world, self_collision, margin)
+        if self_collision is None and robot.floating_base:
+            self_collision = False
         if self_collision is False and world is None:
             return None
-        if self_collision is None and robot.floating_base:
-            if world is None:
-                return None
-            self_collision = False
         geometry = RobotGeometry.from_robot(robot)
         if self_collision is None:
             self_collision = "collision elements" in geometry.source
             if not self_collision and world is None:
                 return None
-        return cls(
-            robot,
-            geometry,
-            joints,
-            shaper,
-            world=world,
-            self_collision=self_collision,
-            margin=margin,
-        )
+        on = self_collision
+        return cls(robot, geometry, joints, shaper, world=world, self_collision=on, margin=margin)
 
     def compile(
         self, problem: IKProblem, model: pin.Model, columns: np.ndarray, settings: QPSettings

@@ -1,5 +1,6 @@
-"""Self pairs whose distance no command changes (both shapes moved by the same controlled
-joints), which a controller need not check."""
+"""Pairs whose distance no command changes, which a controller need not check: self pairs
+whose two shapes the same controlled joints move, and a shape no controlled joint moves
+against any obstacle."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pinocchio as pin
 if TYPE_CHECKING:
     from .robot_geometry import RobotGeometry
 
-__all__ = ["drop_still_pairs", "still_pairs"]
+__all__ = ["drop_still_pairs", "still_geometries", "still_pairs"]
 
 
 def still_pairs(geometry: RobotGeometry, columns: np.ndarray) -> np.ndarray:
@@ -38,3 +39,22 @@ def drop_still_pairs(geometry: RobotGeometry, columns: np.ndarray) -> int:
         if drop:
             geometry.geometry_model.removeCollisionPair(pin.CollisionPair(a, b))
     return int(still.sum())
+
+
+def still_geometries(geometry: RobotGeometry, columns: np.ndarray) -> np.ndarray:
+    """Whether each geometry object of ``geometry`` stays where it is whatever the controlled
+    joints (tangent ``columns``) do (a fixed base's wheels): its distance to a still obstacle
+    never changes, and no command can move it away from a moving one."""
+    model = geometry.model
+    controlled = set(np.asarray(columns).tolist())
+    return np.array(
+        [
+            not any(
+                model.joints[j].idx_v + k in controlled
+                for j in model.supports[obj.parentJoint]
+                for k in range(model.joints[j].nv)
+            )
+            for obj in geometry.geometry_model.geometryObjects
+        ],
+        dtype=bool,
+    )
