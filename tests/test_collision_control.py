@@ -16,7 +16,8 @@ from pinkctl.controllers.status import ControllerStatus, combined_status
 from pinkctl.core.state import JointSpace, RobotState
 from pinkctl.errors import InputError
 from pinkctl.qp import CollisionLimit
-from pinkctl.world import CollisionScene, World
+from pinkctl.world import CollisionScene, RobotGeometry, World
+from pinkctl.world.still_pairs import still_geometries
 
 DT = 0.002
 MARGIN = 0.01
@@ -382,3 +383,33 @@ def test_default_avoidance_changes_no_command_away_from_collisions(franka):
             commands.append(q.copy())
         runs.append(np.array(commands))
     assert np.abs(runs[0] - runs[1]).max() == 0.0
+
+
+def test_pairs_no_command_moves_are_left_out(franka):
+    """A shape no controlled joint moves is not checked against obstacles (the base on the
+    floor), and self pairs the same controlled joints move (the two fingers) are not in the
+    controller's scene."""
+    names = list(franka.controlled_joint_names)
+    avoidance = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT).collision
+    pairs = avoidance.scene.pairs
+    geometry = RobotGeometry.from_robot(franka)
+    still = still_geometries(geometry, np.arange(len(names)))
+    assert {link for link, s in zip(geometry.links, still) if s} == {"panda_link0"}
+    fingers = {"panda_leftfinger", "panda_rightfinger"}
+    assert not any(p.kind == "self" and {p.link_a, p.body_b} == fingers for p in pairs)
+
+
+def test_distances_do_not_depend_on_earlier_queries(franka):
+    """The same configuration gives the same distances and witness points whatever was
+    measured before (coal's support hints are reset before every query)."""
+    scene = CollisionScene(franka, World.for_robot(franka))
+    rng = np.random.default_rng(0)
+    q = franka.q0.copy()
+    first = scene.pairs_within(q, 0.1)
+    for _ in range(5):
+        scene.pairs_within(q + 0.3 * rng.standard_normal(q.size), 0.1)
+    again = scene.pairs_within(q, 0.1)
+    assert [d.pair.index for d in first] == [d.pair.index for d in again]
+    for a, b in zip(first, again):
+        assert a.distance == b.distance
+        assert np.array_equal(a.point_a, b.point_a) and np.array_equal(a.point_b, b.point_b)
