@@ -9,8 +9,9 @@ import numpy as np
 from ..errors import InputError
 
 
-def _as_vector(value: Any, n: int, name: str) -> np.ndarray:
-    """``value`` as a float64 vector of size ``n`` (a scalar is broadcast)."""
+def _as_vector(value: Any, n: int, name: str, *, finite: bool = False) -> np.ndarray:
+    """``value`` as a float64 vector of size ``n`` (a scalar is broadcast), without NaN (and
+    finite, with ``finite``)."""
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -21,6 +22,8 @@ def _as_vector(value: Any, n: int, name: str) -> np.ndarray:
         raise InputError(f"{name} must have shape ({n},), got {arr.shape}")
     if np.isnan(arr).any():
         raise InputError(f"{name} contains NaN")
+    if finite and not np.isfinite(arr).all():
+        raise InputError(f"{name} must be finite, got {arr.tolist()}")
     return arr
 
 

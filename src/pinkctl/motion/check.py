@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import real_number
 from ..errors import InputError
 from ._vectors import _as_vector
 from .limits import MotionLimits
@@ -167,15 +168,6 @@ def _check_kind(kind: str) -> None:
         raise InputError(f"kind must be one of {LIMIT_KINDS}, got {kind!r}")
 
 
-def _initial(value: Any, n: int, name: str) -> np.ndarray | None:
-    if value is None:
-        return None
-    arr = _as_vector(value, n, name)
-    if not np.isfinite(arr).all():
-        raise InputError(f"{name} must be finite")
-    return arr
-
-
 def check_trajectory(
     positions: np.ndarray | Sequence[Sequence[float]],
     dt: float,
@@ -218,14 +210,17 @@ def check_trajectory(
         ValueError: On a malformed argument (shape, non-finite value, dt <= 0).
     """
     q = _position_samples(positions, limits)
-    dt = float(dt)
-    _check_scalar(dt, "dt", strict=True)
-    _check_scalar(rtol, "rtol", strict=False)
+    dt = real_number(dt, "dt", low=0.0, low_open=True)
+    rtol = real_number(rtol, "rtol", low=0.0)
     if atol is not None:
-        _check_scalar(atol, "atol", strict=False)
+        atol = real_number(atol, "atol", low=0.0)
     n = limits.num_joints
-    v0 = _initial(initial_velocity, n, "initial_velocity")
-    a0 = _initial(initial_acceleration, n, "initial_acceleration") if v0 is not None else None
+    v0 = None
+    if initial_velocity is not None:
+        v0 = _as_vector(initial_velocity, n, "initial_velocity", finite=True)
+    a0 = None
+    if initial_acceleration is not None and v0 is not None:
+        a0 = _as_vector(initial_acceleration, n, "initial_acceleration", finite=True)
     scale = np.maximum(1.0, np.abs(q).max(axis=0)) if q.shape[0] else np.ones(n)
     results = {"position": _positions(q, limits, rtol, _floor(0, scale, dt, atol))}
     series = _derivatives(q, dt, v0, a0, limits)
@@ -254,12 +249,6 @@ def _position_samples(positions: Any, limits: Any) -> np.ndarray:
     if not np.isfinite(q).all():
         raise InputError("positions must be finite")
     return q
-
-
-def _check_scalar(value: float, name: str, *, strict: bool) -> None:
-    """Raise unless ``value`` is finite and ``> 0`` (``strict``) or ``>= 0``."""
-    if not (math.isfinite(value) and (value > 0.0 if strict else value >= 0.0)):
-        raise InputError(f"{name} must be finite and {'>' if strict else '>='} 0, got {value}")
 
 
 def _floor(order: int, scale: np.ndarray, dt: float, atol: float | None) -> np.ndarray:

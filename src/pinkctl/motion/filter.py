@@ -112,8 +112,9 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import real_number
 from ..errors import InputError
-from ._vectors import _as_vector
+from ._vectors import _as_vector, _readonly
 from .limits import MotionLimits
 
 __all__ = ["FilterConstants", "MotionLimitFilter"]
@@ -164,6 +165,11 @@ class FilterConstants:
     has_acceleration: bool
     has_jerk: bool
 
+    def __post_init__(self) -> None:
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                _readonly(value)
+
 
 class MotionLimitFilter:
     """Admissible box for the next commanded joint velocity under all four limit sets.
@@ -203,52 +209,57 @@ class MotionLimitFilter:
     def __init__(self, limits: MotionLimits, dt: float, *, margin: float = 1e-6) -> None:
         if not isinstance(limits, MotionLimits):
             raise InputError(f"limits must be a MotionLimits, got {type(limits).__name__}")
-        dt = float(dt)
-        if not (math.isfinite(dt) and dt > 0.0):
-            raise InputError(f"dt must be finite and > 0, got {dt}")
-        margin = float(margin)
-        if not (0.0 <= margin <= 0.1):
-            raise InputError(f"margin must be in [0, 0.1], got {margin}")
+        dt = real_number(dt, "dt", low=0.0, low_open=True)
+        margin = real_number(margin, "margin", low=0.0, high=0.1)
         self._limits = limits
         self._dt = dt
         self._margin = margin
         n = limits.num_joints
         self._n = n
         shrink = 1.0 - margin
-
-        lower = limits.lower.copy()
-        upper = limits.upper.copy()
+        lower, upper = limits.lower, limits.upper
         finite = np.isfinite(lower) & np.isfinite(upper)
         pad = np.where(finite, margin * (upper - lower), 0.0)
         lower = np.where(np.isfinite(lower), lower + pad, -_FAR)
         upper = np.where(np.isfinite(upper), upper - pad, _FAR)
-        # Mirrored ("upper side") constants: row 0 is the joint, row 1 its mirror image.
-        self._h2 = np.stack([upper, -lower])
         vel = limits.velocity * shrink
-        self._vel2 = np.stack([vel, vel])
-        self._has_acc = limits.acceleration is not None
-        self._has_jerk = limits.jerk is not None
-        if limits.acceleration is not None:
-            acc = limits.acceleration * shrink
-        else:
-            acc = np.full(n, np.inf)
-        self._adt2 = np.stack([acc * dt, acc * dt])
+        acc = np.full(n, np.inf) if limits.acceleration is None else limits.acceleration * shrink
+        jerk = None if limits.jerk is None else limits.jerk * shrink
         # Bound (B) brakes slightly below the acceleration limit, so that the braking command
         # lies strictly inside the acceleration box instead of on its edge.
-        acc_b = acc * _BRAKE_FRACTION
-        if limits.jerk is not None:
-            acc_b = np.minimum(acc_b, 0.5 * np.sqrt(limits.jerk * shrink * vel))
-        acc_b = np.minimum(acc_b, vel / (4.0 * dt))
-        span = np.where(finite, upper - lower, np.inf)
-        if limits.jerk is not None:
-            acc_b = np.minimum(acc_b, 0.5 * np.cbrt(span * (limits.jerk * shrink) ** 2))
-        self._bdt2 = np.stack([acc_b * dt, acc_b * dt])
-        self._two_acc2 = np.stack([2.0 * acc_b, 2.0 * acc_b])
-        self._half_adt2 = 0.5 * self._bdt2
-        if limits.jerk is not None:
-            w = limits.jerk * shrink * dt * dt  # velocity change per tick of a jerk step
-        else:
-            w = np.full(n, np.inf)
+        brake = np.minimum(acc * _BRAKE_FRACTION, vel / (4.0 * dt))
+        w = np.full(n, np.inf)  # velocity change per tick of a jerk step
+        if jerk is not None:
+            span = np.where(finite, upper - lower, np.inf)
+            brake = np.minimum(brake, 0.5 * np.sqrt(jerk * vel))
+            brake = np.minimum(brake, 0.5 * np.cbrt(span * jerk**2))
+            w = jerk * dt * dt
+        self._has_acc = limits.acceleration is not None
+        self._has_jerk = jerk is not None
+        self._constants = FilterConstants(
+            upper=upper,
+            negated_lower=-lower,
+            velocity=vel,
+            acceleration_dt=acc * dt,
+            brake_dt=brake * dt,
+            two_brake=2.0 * brake,
+            half_brake_dt=0.5 * (brake * dt),
+            jerk_step=w,
+            jerk_step_squared=w * w,
+            two_jerk_step=2.0 * w,
+            inv_dt=np.full(n, 1.0 / dt),
+            has_acceleration=self._has_acc,
+            has_jerk=self._has_jerk,
+        )
+        # Mirrored ("upper side") constants: row 0 is the joint, row 1 its mirror image.
+        c = self._constants
+        self._h2 = np.stack([c.upper, c.negated_lower])
+        self._vel2 = np.stack([vel, vel])
+        self._adt2 = np.stack([c.acceleration_dt] * 2)
+        self._bdt2 = np.stack([c.brake_dt] * 2)
+        self._two_acc2 = np.stack([c.two_brake] * 2)
+        self._half_adt2 = np.stack([c.half_brake_dt] * 2)
+        self._inv_dt2 = np.stack([c.inv_dt] * 2)
         rows = 4 if self._has_acc else 2
         self._w = np.stack([w] * rows)
         self._wsq = self._w * self._w
@@ -263,7 +274,6 @@ class MotionLimitFilter:
         self._dyn2 = np.zeros((2, n))  # upper bounds from acceleration and jerk
         self._dyn_lo2 = np.zeros((2, n))
         self._dt2 = np.full((2, n), dt)
-        self._inv_dt2 = np.full((2, n), 1.0 / dt)
         self._zero = np.zeros((rows, n))
         self._zero2 = self._zero[:2]
         self._g = np.zeros((rows, n))
@@ -297,22 +307,8 @@ class MotionLimitFilter:
 
     @property
     def constants(self) -> FilterConstants:
-        """The per-joint constants the bounds are computed with (copies)."""
-        return FilterConstants(
-            upper=self._h2[0].copy(),
-            negated_lower=self._h2[1].copy(),
-            velocity=self._vel2[0].copy(),
-            acceleration_dt=self._adt2[0].copy(),
-            brake_dt=self._bdt2[0].copy(),
-            two_brake=self._two_acc2[0].copy(),
-            half_brake_dt=self._half_adt2[0].copy(),
-            jerk_step=self._w[0].copy(),
-            jerk_step_squared=self._wsq[0].copy(),
-            two_jerk_step=self._two_w[0].copy(),
-            inv_dt=self._inv_dt2[0].copy(),
-            has_acceleration=self._has_acc,
-            has_jerk=self._has_jerk,
-        )
+        """The per-joint constants the bounds are computed with (read-only arrays)."""
+        return self._constants
 
     @property
     def q(self) -> np.ndarray:
@@ -364,12 +360,9 @@ class MotionLimitFilter:
             ValueError: If a shape is wrong or a value is not finite; the filter is unchanged.
         """
         n = self._n
-        q_arr = _as_vector(q, n, "q")
-        v_arr = np.zeros(n) if v is None else _as_vector(v, n, "v")
-        a_arr = np.zeros(n) if a is None else _as_vector(a, n, "a")
-        for name, arr in (("q", q_arr), ("v", v_arr), ("a", a_arr)):
-            if not np.isfinite(arr).all():
-                raise InputError(f"{name} must be finite, got {arr.tolist()}")
+        q_arr = _as_vector(q, n, "q", finite=True)
+        v_arr = np.zeros(n) if v is None else _as_vector(v, n, "v", finite=True)
+        a_arr = np.zeros(n) if a is None else _as_vector(a, n, "a", finite=True)
         self._q2[0] = q_arr
         np.negative(q_arr, out=self._q2[1])
         self._v2[0] = v_arr

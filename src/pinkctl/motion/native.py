@@ -11,16 +11,26 @@ thirty. :class:`~pinkctl.motion.MotionShaper` uses it when :func:`native_availab
 from __future__ import annotations
 
 import ctypes
+from dataclasses import fields
 
 import numpy as np
 
 from .._native import kernel_module, native_available
 from ..errors import InputError
-from .filter import MotionLimitFilter
+from .filter import FilterConstants, MotionLimitFilter
 
 __all__ = ["NativeShaperKernel", "native_available"]
 
 _double_p = ctypes.POINTER(ctypes.c_double)
+
+
+#: The kernel's arrays: the filter's constants (in :class:`FilterConstants`'s field order), its
+#: state, then the shaper's constants.
+_CONSTANTS = "h_up h_lo vel adt bdt two_acc half_adt w wsq two_w inv_dt".split()
+_STATE = "q v a dyn_up dyn_lo m_up m_lo".split()
+_SHAPER = "velocity_limit ramp acceleration".split()
+_SCALARS = "min_loop_scale hold_windup_decay hold_windup_recovery saturation_tolerance".split()
+_SCALARS += ["loop_scale", "scale"]
 
 
 class _Kernel(ctypes.Structure):
@@ -33,38 +43,8 @@ class _Kernel(ctypes.Structure):
         ("fresh", ctypes.c_int),
         ("recovering", ctypes.c_int),
         ("dt", ctypes.c_double),
-        *[
-            (name, _double_p)
-            for name in (
-                "h_up",
-                "h_lo",
-                "vel",
-                "adt",
-                "bdt",
-                "two_acc",
-                "half_adt",
-                "w",
-                "wsq",
-                "two_w",
-                "inv_dt",
-                "q",
-                "v",
-                "a",
-                "dyn_up",
-                "dyn_lo",
-                "m_up",
-                "m_lo",
-                "velocity_limit",
-                "ramp",
-                "acceleration",
-            )
-        ],
-        ("min_loop_scale", ctypes.c_double),
-        ("hold_windup_decay", ctypes.c_double),
-        ("hold_windup_recovery", ctypes.c_double),
-        ("saturation_tolerance", ctypes.c_double),
-        ("loop_scale", ctypes.c_double),
-        ("scale", ctypes.c_double),
+        *[(name, _double_p) for name in _CONSTANTS + _STATE + _SHAPER],
+        *[(name, ctypes.c_double) for name in _SCALARS],
         ("lag", _double_p),
         ("target", _double_p),
         ("command", _double_p),
@@ -114,24 +94,11 @@ class NativeShaperKernel:
         k.has_acc = int(constants.has_acceleration)
         k.has_jerk = int(constants.has_jerk)
         k.dt = self._dt
-        for name, values in (
-            ("h_up", constants.upper),
-            ("h_lo", constants.negated_lower),
-            ("vel", constants.velocity),
-            ("adt", constants.acceleration_dt),
-            ("bdt", constants.brake_dt),
-            ("two_acc", constants.two_brake),
-            ("half_adt", constants.half_brake_dt),
-            ("w", constants.jerk_step),
-            ("wsq", constants.jerk_step_squared),
-            ("two_w", constants.two_jerk_step),
-            ("inv_dt", constants.inv_dt),
-            ("velocity_limit", velocity_limit),
-            ("ramp", ramp),
-            ("acceleration", acceleration),
-        ):
+        for name, field in zip(_CONSTANTS, fields(FilterConstants)):
+            setattr(k, name, owned(name, getattr(constants, field.name)))
+        for name, values in zip(_SHAPER, (velocity_limit, ramp, acceleration)):
             setattr(k, name, owned(name, values))
-        for name in ("q", "v", "a", "dyn_up", "dyn_lo", "m_up", "m_lo", "lag", "target", "command"):
+        for name in (*_STATE, "lag", "target", "command"):
             setattr(k, name, owned(name))
         k.min_loop_scale = min_loop_scale
         k.hold_windup_decay, k.hold_windup_recovery = windup

@@ -101,37 +101,44 @@ class GenericBarrierTerm(BarrierTerm):
     def __init__(self, barrier: Barrier, selection: ColumnSelection) -> None:
         self.barrier = barrier
         self._selection = selection
-        index = selection.index
-        self._ix = None if isinstance(index, slice) else np.ix_(index, index)
 
     def evaluate(
         self, configuration: Any, dt: float, acc: ObjectiveAccumulator
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        H, c = self.barrier.compute_qp_objective(configuration)
-        H = np.asarray(H, dtype=np.float64)
-        c = np.asarray(c, dtype=np.float64).reshape(-1)
-        selection = self._selection
-        if not selection.is_full:
-            index = selection.index
-            H = H[index, index] if self._ix is None else H[self._ix]
-            c = c[index]
-        acc.add_dense(H, c)
-        G, h = self.barrier.compute_qp_inequalities(configuration, dt)
+        barrier, selection = self.barrier, self._selection
+        acc.add_dense(*selection.restrict_objective(*barrier.compute_qp_objective(configuration)))
+        G, h = barrier.compute_qp_inequalities(configuration, dt)
         return restrict_inequalities(G, h, selection)
 
 
-class _BarrierObjective:
-    """The safe-displacement objective term shared by the direct terms."""
+class DirectBarrierTerm(GenericBarrierTerm):
+    """A barrier with pink's base-class QP methods, evaluated once per tick: its Jacobian and
+    values, then the safe-displacement objective term and the rows."""
 
     def __init__(self, barrier: Barrier, selection: ColumnSelection) -> None:
-        self._barrier = barrier
-        self._selection = selection
+        super().__init__(barrier, selection)
         self._default_safe = (
             type(barrier).compute_safe_displacement is Barrier.compute_safe_displacement
         )
 
-    def add(self, configuration: Any, jacobian: np.ndarray, acc: ObjectiveAccumulator) -> None:
-        barrier = self._barrier
+    def evaluate(
+        self, configuration: Any, dt: float, acc: ObjectiveAccumulator
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        jacobian, values = self._jacobian_and_values(configuration)
+        self._add_objective(configuration, jacobian, acc)
+        h = _barrier_values(self.barrier, values)
+        return restrict_inequalities(jacobian / -dt, h, self._selection)
+
+    def _jacobian_and_values(self, configuration: Any) -> tuple[np.ndarray, np.ndarray]:
+        barrier = self.barrier
+        jacobian = np.asarray(barrier.compute_jacobian(configuration), dtype=np.float64)
+        return jacobian, np.asarray(barrier.compute_barrier(configuration), dtype=np.float64)
+
+    def _add_objective(
+        self, configuration: Any, jacobian: np.ndarray, acc: ObjectiveAccumulator
+    ) -> None:
+        """The safe-displacement objective term (module docstring)."""
+        barrier = self.barrier
         gain = barrier.safe_displacement_gain
         if not gain > _SAFE_DISPLACEMENT_THRESHOLD:
             return
@@ -154,33 +161,13 @@ class _BarrierObjective:
             acc.add_linear(None, -weight * self._selection.entries(safe))
 
 
-class DirectBarrierTerm(BarrierTerm):
-    """A barrier with pink's base-class QP methods, evaluated once per tick."""
-
-    def __init__(self, barrier: Barrier, selection: ColumnSelection) -> None:
-        self.barrier = barrier
-        self._selection = selection
-        self._objective = _BarrierObjective(barrier, selection)
-
-    def evaluate(
-        self, configuration: Any, dt: float, acc: ObjectiveAccumulator
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        barrier = self.barrier
-        jacobian = np.asarray(barrier.compute_jacobian(configuration), dtype=np.float64)
-        values = np.asarray(barrier.compute_barrier(configuration), dtype=np.float64)
-        self._objective.add(configuration, jacobian, acc)
-        G = jacobian / -dt
-        h = _barrier_values(barrier, values)
-        return restrict_inequalities(G, h, self._selection)
-
-
-class SelfCollisionBarrierTerm(BarrierTerm):
+class SelfCollisionBarrierTerm(DirectBarrierTerm):
     """``pink.barriers.SelfCollisionBarrier`` computed once per tick (see module docstring)."""
 
+    barrier: SelfCollisionBarrier
+
     def __init__(self, barrier: SelfCollisionBarrier, selection: ColumnSelection) -> None:
-        self.barrier = barrier
-        self._selection = selection
-        self._objective = _BarrierObjective(barrier, selection)
+        super().__init__(barrier, selection)
         self._collision_data: Any = None
         self._results: list[Any] = []
 
@@ -206,12 +193,14 @@ class SelfCollisionBarrierTerm(BarrierTerm):
     def evaluate(
         self, configuration: Any, dt: float, acc: ObjectiveAccumulator
     ) -> tuple[np.ndarray, np.ndarray] | None:
+        if configuration.collision_model is None or self.barrier.dim <= 0:
+            return GenericBarrierTerm.evaluate(self, configuration, dt, acc)
+        return super().evaluate(configuration, dt, acc)
+
+    def _jacobian_and_values(self, configuration: Any) -> tuple[np.ndarray, np.ndarray]:
         barrier = self.barrier
         dim = barrier.dim
-        collision_model = configuration.collision_model
-        if collision_model is None or dim <= 0:
-            return GenericBarrierTerm(barrier, self._selection).evaluate(configuration, dt, acc)
-        n_pairs = len(collision_model.collisionPairs)
+        n_pairs = len(configuration.collision_model.collisionPairs)
         if n_pairs < dim:
             raise InvalidCollisionPairs(
                 f"The number of collision pairs ({n_pairs}) "
@@ -225,11 +214,7 @@ class SelfCollisionBarrierTerm(BarrierTerm):
         values = shifted[np.argpartition(-shifted, -dim)[-dim:]]
         # Jacobian rows (pink: compute_jacobian, its own argpartition on the raw distances).
         closest = np.argpartition(-distances, -dim)[-dim:]
-        jacobian = self._jacobian(configuration, closest, results)
-        self._objective.add(configuration, jacobian, acc)
-        G = jacobian / -dt
-        h = _barrier_values(barrier, values)
-        return restrict_inequalities(G, h, self._selection)
+        return self._jacobian(configuration, closest, results), values
 
     def _jacobian(self, configuration: Any, closest: np.ndarray, results: list[Any]) -> np.ndarray:
         model = configuration.model

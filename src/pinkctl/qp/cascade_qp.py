@@ -35,7 +35,7 @@ from pink.barriers import Barrier
 from pink.limits import Limit
 from pink.tasks import Task
 
-from .._validation import choice, real_number
+from .._validation import choice
 from ..errors import InputError
 from .assembly import Assembly
 from .cascade import (
@@ -45,33 +45,21 @@ from .cascade import (
     lexicographic_solve,
     nullspace_solve,
 )
+from .compiled import TickQP
 from .problem import QPProblem, QPWorkspace
 from .recovery import recover_empty_box
-from .selection import ColumnSelection
 from .solvers import DEFAULT_SOLVER
 from .solving import SolverChain
 
 __all__ = ["CascadeQP", "compile_cascade"]
 
 
-def compile_cascade(
-    model: pin.Model,
-    controlled_v_indices: Sequence[int] | np.ndarray,
-    *,
-    levels: Sequence[Sequence[Task]],
-    limits: Sequence[Limit] = (),
-    barriers: Sequence[Barrier] = (),
-    solver: str = DEFAULT_SOLVER,
-    fallback_solver: str | None = None,
-    damping: float = 1e-12,
-    solver_options: dict[str, Any] | None = None,
-    method: str = "cascade",
-    rank_tolerance: float = RANK_TOLERANCE,
-) -> CascadeQP:
-    """Compile a strictly prioritised differential-IK tick (module docstring).
+class CascadeQP(TickQP):
+    """Strictly prioritised differential-IK tick over the controlled coordinates, compiled
+    once (module docstring); built by :func:`compile_cascade`.
 
     Args:
-        model: Pinocchio model of the configurations passed to :meth:`CascadeQP.solve`.
+        model: Pinocchio model of the configurations passed to :meth:`solve`.
         controlled_v_indices: Tangent indices of the variables, in order.
         levels: pink tasks per level, highest priority first (at least one non-empty level).
         limits: pink limits, held at every level.
@@ -84,32 +72,13 @@ def compile_cascade(
         method: ``"cascade"`` (exact, one QP per level) or ``"nullspace"`` (projection).
         rank_tolerance: Relative singular-value threshold of the rank decisions.
 
-    Raises:
-        ValueError: Empty levels, an unknown method or solver, or ``"nullspace"`` with
-            barriers or limits that are not simple bounds.
-    """
-    return CascadeQP(
-        model,
-        controlled_v_indices,
-        levels=levels,
-        limits=limits,
-        barriers=barriers,
-        solver=solver,
-        fallback_solver=fallback_solver,
-        damping=damping,
-        solver_options=solver_options,
-        method=method,
-        rank_tolerance=rank_tolerance,
-    )
-
-
-class CascadeQP:
-    """Strictly prioritised differential-IK tick over the controlled coordinates (see
-    :func:`compile_cascade`, which takes the same arguments).
-
     Attributes:
         last_solution: Every level's solution of the latest tick, over the displacement
             ``x = v dt`` (the QP variable), or None before the first tick.
+
+    Raises:
+        ValueError: Empty levels, an unknown method or solver, or ``"nullspace"`` with
+            barriers or limits that are not simple bounds.
     """
 
     def __init__(
@@ -131,13 +100,19 @@ class CascadeQP:
         self._levels = tuple(tuple(level) for level in levels)
         if not self._levels or not any(self._levels):
             raise InputError("levels: at least one level with a task is needed")
-        self._damping = real_number(damping, "damping", low=0.0)
+        super().__init__(
+            model,
+            controlled_v_indices,
+            tasks=[task for level in self._levels for task in level],
+            limits=limits,
+            barriers=barriers,
+            solver=solver,
+            fallback_solver=fallback_solver,
+            damping=damping,
+            solver_options=solver_options,
+        )
         self._rank_tolerance = float(rank_tolerance)
-        self._model = model
-        selection = ColumnSelection(model.nv, controlled_v_indices)
-        self._indices = selection.indices
-        self._limits = tuple(limits)
-        self._barriers = tuple(barriers)
+        selection = self._selection
         *upper, last = self._levels
         # the last level with every constraint; the damping is added per level by the cascade
         self._ws = QPWorkspace(selection.size)
@@ -154,10 +129,8 @@ class CascadeQP:
             level_ws = QPWorkspace(selection.size)
             assembly = Assembly(model, selection, level_ws, tasks=tasks, limits=(), barriers=())
             self._upper.append((level_ws, assembly))
-        names = [solver] + ([] if fallback_solver is None else [fallback_solver])
-        self._chain = SolverChain(selection.size, self._indices, names, solver_options)
+        self._chain = SolverChain(selection.size, selection.indices, self._names, self._options)
         self.last_solution: CascadeSolution | None = None
-        self._last_solver: str | None = None
 
     def solve(
         self,
@@ -195,15 +168,10 @@ class CascadeQP:
     ) -> QPProblem:
         """The last level's objective and every constraint (copies: the level solves reuse
         buffers), its empty box repaired where motion limits explain it."""
-        checked = []
-        for bound, name in ((lower, "lower"), (upper, "upper")):
-            array = None if bound is None else np.asarray(bound, dtype=np.float64)
-            if array is not None and array.shape != self._indices.shape:
-                raise InputError(f"{name} must have shape {self._indices.shape}")
-            checked.append(array)
+        lower, upper = self._velocity_bounds(lower, upper)
         ws = self._ws
-        self._constraints.write(configuration, dt, 0.0, checked[0], checked[1])
-        recover_empty_box(ws, self._indices, self._model, dt, checked[0], checked[1])
+        self._constraints.write(configuration, dt, 0.0, lower, upper)
+        recover_empty_box(ws, self._selection.indices, self._model, dt, lower, upper)
         p = ws.problem()
         return QPProblem(*(np.array(a) for a in (p.H, p.c, p.G, p.h, p.A, p.b, p.lb, p.ub)))
 
@@ -238,36 +206,10 @@ class CascadeQP:
         return self._levels
 
     @property
-    def tasks(self) -> tuple[Task, ...]:
-        """Every task, level by level."""
-        return tuple(task for level in self._levels for task in level)
-
-    @property
-    def limits(self) -> tuple[Limit, ...]:
-        """The pink limits."""
-        return self._limits
-
-    @property
-    def barriers(self) -> tuple[Barrier, ...]:
-        """The pink barriers."""
-        return self._barriers
-
-    @property
-    def solvers(self) -> list[str]:
-        """The solver, then the fallback solver if any."""
-        return list(self._chain.names)
-
-    @property
-    def last_solver(self) -> str | None:
-        """The solver of the latest level solved (None for ``"nullspace"``: no QP)."""
-        return self._last_solver
-
-    @property
     def method(self) -> str:
         """``"cascade"`` or ``"nullspace"``."""
         return self._method
 
-    @property
-    def fused(self) -> bool:
-        """Always False: a cascade assembles every level on its own."""
-        return False
+
+#: Compile a strictly prioritised differential-IK tick: :class:`CascadeQP`'s arguments.
+compile_cascade = CascadeQP

@@ -32,8 +32,9 @@ Same problem as pink, so with an exact solver the same solution
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from math import isfinite
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -49,7 +50,13 @@ from .box_qp import NativeBoxQP
 from .problem import QPProblem, QPWorkspace
 from .recovery import recover_empty_box
 from .selection import ColumnSelection
-from .solvers import BOX_SOLVER, DEFAULT_SOLVER, BoxSolver
+from .solvers import (
+    BOX_SOLVER,
+    DEFAULT_SOLVER,
+    BoxSolver,
+    available_solvers,
+    missing_solver_message,
+)
 from .solving import Recovery, SolverChain
 
 __all__ = ["CompiledQP", "TickQP", "compile_qp"]
@@ -57,28 +64,45 @@ __all__ = ["CompiledQP", "TickQP", "compile_qp"]
 _INFINITY = float("inf")
 
 
-class TickQP(Protocol):
-    """What a controller needs of a compiled QP: the per-tick verb and what it was built from
-    (:class:`CompiledQP`, :class:`~pinkctl.qp.reference.ReferenceQP`,
-    :class:`~pinkctl.qp.cascade_qp.CascadeQP`)."""
+class TickQP:
+    """What a controller needs of a compiled QP: the per-tick verb :meth:`solve` and what it
+    was built from (:class:`CompiledQP`, :class:`~pinkctl.qp.reference.ReferenceQP`,
+    :class:`~pinkctl.qp.cascade_qp.CascadeQP`). The arguments are :class:`CompiledQP`'s but
+    ``recover_outside_range``.
 
-    @property
-    def tasks(self) -> tuple[Task, ...]: ...
+    Raises:
+        ValueError: A model that is not a Pinocchio model, bad indices or damping, an
+            unknown solver or options that are not a dict.
+    """
 
-    @property
-    def limits(self) -> tuple[Limit, ...]: ...
-
-    @property
-    def barriers(self) -> tuple[Barrier, ...]: ...
-
-    @property
-    def solvers(self) -> list[str]: ...
-
-    @property
-    def last_solver(self) -> str | None: ...
-
-    @property
-    def fused(self) -> bool: ...
+    def __init__(
+        self,
+        model: pin.Model,
+        controlled_v_indices: Sequence[int] | np.ndarray,
+        *,
+        tasks: Sequence[Task],
+        limits: Sequence[Limit] = (),
+        barriers: Sequence[Barrier] = (),
+        solver: str = DEFAULT_SOLVER,
+        fallback_solver: str | None = None,
+        damping: float = 1e-12,
+        solver_options: dict[str, Any] | None = None,
+    ) -> None:
+        nv = getattr(model, "nv", None)
+        if not isinstance(nv, int):
+            raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
+        self._model, self._nv = model, nv
+        self._selection = ColumnSelection(nv, controlled_v_indices)
+        self._damping = real_number(damping, "damping", low=0.0)
+        self._names = [solver] + ([] if fallback_solver is None else [fallback_solver])
+        for name in self._names:
+            if not isinstance(name, str) or name not in available_solvers():
+                raise InputError(missing_solver_message(name))
+        if solver_options is not None and not isinstance(solver_options, dict):
+            raise InputError(f"solver_options must be a dict or None, got {solver_options!r}")
+        self._options = dict(solver_options or {})
+        self._tasks, self._limits, self._barriers = tuple(tasks), tuple(limits), tuple(barriers)
+        self._last_solver: str | None = None
 
     def solve(
         self,
@@ -86,23 +110,83 @@ class TickQP(Protocol):
         dt: float,
         lower: np.ndarray | None = None,
         upper: np.ndarray | None = None,
-    ) -> np.ndarray: ...
+    ) -> np.ndarray:
+        """This tick's velocity [rad/s or m/s] of the QP variables, shape (n,), a new array
+        (:meth:`CompiledQP.solve`)."""
+        raise NotImplementedError
+
+    def _velocity_bounds(
+        self, lower: Any, upper: Any
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``lower`` and ``upper`` as float arrays of shape (n,) (None kept)."""
+        checked = []
+        for bound, name in ((lower, "lower"), (upper, "upper")):
+            array = None if bound is None else np.asarray(bound, dtype=np.float64)
+            if array is not None and array.shape != (self.n,):
+                raise InputError(
+                    f"{name} must have shape ({self.n},) (one entry per controlled "
+                    f"coordinate), got {array.shape}"
+                )
+            checked.append(array)
+        return checked[0], checked[1]
+
+    @property
+    def model(self) -> pin.Model:
+        """The Pinocchio model."""
+        return self._model
+
+    @property
+    def controlled_v_indices(self) -> np.ndarray:
+        """Tangent index of each QP variable (read-only)."""
+        return self._selection.indices
+
+    @property
+    def n(self) -> int:
+        """Number of QP variables."""
+        return self._selection.size
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        """The pink tasks of the objective (a cascade's level by level)."""
+        return self._tasks
+
+    @property
+    def limits(self) -> tuple[Limit, ...]:
+        """The pink limits."""
+        return self._limits
+
+    @property
+    def barriers(self) -> tuple[Barrier, ...]:
+        """The pink barriers."""
+        return self._barriers
+
+    @property
+    def solvers(self) -> list[str]:
+        """The solver, then the fallback solver if any."""
+        return list(self._names)
+
+    @property
+    def damping(self) -> float:
+        """Tikhonov damping on the diagonal of ``H``."""
+        return self._damping
+
+    @property
+    def last_solver(self) -> str | None:
+        """The solver of the latest solution (``"box"`` or ``"daqp"`` for ``solver="box"``;
+        the fallback's name when it took over; on pink's path the qpsolvers solver), or None
+        before the first one (and for a null-space cascade: no QP)."""
+        return self._last_solver
+
+    @property
+    def fused(self) -> bool:
+        """Whether the problem is the common arm problem, written in one pass (never on
+        pink's path or in a cascade, which assemble every matrix)."""
+        return False
 
 
-def compile_qp(
-    model: pin.Model,
-    controlled_v_indices: Sequence[int] | np.ndarray,
-    *,
-    tasks: Sequence[Task],
-    limits: Sequence[Limit] = (),
-    barriers: Sequence[Barrier] = (),
-    solver: str = DEFAULT_SOLVER,
-    fallback_solver: str | None = None,
-    damping: float = 1e-12,
-    solver_options: dict[str, Any] | None = None,
-    recover_outside_range: bool = True,
-) -> CompiledQP:
-    """Compile pink's differential-IK QP over the controlled coordinates (module docstring).
+class CompiledQP(TickQP):
+    """pink's differential-IK QP over the controlled coordinates, compiled once (module
+    docstring); built by :func:`compile_qp`.
 
     Args:
         model: Pinocchio model of the configurations passed to :meth:`CompiledQP.solve`.
@@ -128,23 +212,6 @@ def compile_qp(
         ValueError: An unknown solver, rejected options, bad indices or damping, or a limit
             or barrier that does not fit the model.
     """
-    return CompiledQP(
-        model,
-        controlled_v_indices,
-        tasks=tasks,
-        limits=limits,
-        barriers=barriers,
-        solver=solver,
-        fallback_solver=fallback_solver,
-        damping=damping,
-        solver_options=solver_options,
-        recover_outside_range=recover_outside_range,
-    )
-
-
-class CompiledQP:
-    """pink's differential-IK QP over the controlled coordinates, compiled once (see
-    :func:`compile_qp`, which takes the same arguments)."""
 
     def __init__(
         self,
@@ -160,25 +227,20 @@ class CompiledQP:
         solver_options: dict[str, Any] | None = None,
         recover_outside_range: bool = True,
     ) -> None:
-        nv = getattr(model, "nv", None)
-        if not isinstance(nv, int):
-            raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
-        if solver_options is not None and not isinstance(solver_options, dict):
-            raise InputError(f"solver_options must be a dict or None, got {solver_options!r}")
-        self._damping = real_number(damping, "damping", low=0.0)
-        selection = ColumnSelection(nv, controlled_v_indices)
-        names = [solver] + ([] if fallback_solver is None else [fallback_solver])
-        for name in names:
-            if not isinstance(name, str):
-                raise InputError(f"solver must be a string, got {name!r}")
-        self._chain = SolverChain(selection.size, selection.indices, names, solver_options)
-        self._model = model
-        self._nv = nv
-        self._selection = selection
+        super().__init__(
+            model,
+            controlled_v_indices,
+            tasks=tasks,
+            limits=limits,
+            barriers=barriers,
+            solver=solver,
+            fallback_solver=fallback_solver,
+            damping=damping,
+            solver_options=solver_options,
+        )
+        selection = self._selection
+        self._chain = SolverChain(selection.size, selection.indices, self._names, self._options)
         self._ws = QPWorkspace(selection.size)
-        self._tasks = tuple(tasks)
-        self._limits = tuple(limits)
-        self._barriers = tuple(barriers)
         self._assembly = Assembly(
             model,
             selection,
@@ -193,7 +255,6 @@ class CompiledQP:
         self._native: NativeBoxQP | None = first.native if isinstance(first, BoxSolver) else None
         self._recover = bool(recover_outside_range)
         self._has_problem = False
-        self._last_solver: str | None = None
 
     # ------------------------------------------------------------------ the tick
     def solve(
@@ -242,11 +303,7 @@ class CompiledQP:
         if not self._recover:
             return None
         ws, index, model = self._ws, self._selection.indices, self._model
-
-        def recover() -> bool:
-            return recover_empty_box(ws, index, model, dt, lower, upper)
-
-        return recover
+        return partial(recover_empty_box, ws, index, model, dt, lower, upper)
 
     def build(
         self,
@@ -293,72 +350,11 @@ class CompiledQP:
         self._has_problem = True
         return trusted
 
-    def _velocity_bounds(
-        self, lower: Any, upper: Any
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """``lower`` and ``upper`` as float arrays of shape (n,) (None kept)."""
-        checked = []
-        for bound, name in ((lower, "lower"), (upper, "upper")):
-            array = None if bound is None else np.asarray(bound, dtype=np.float64)
-            if array is not None and array.shape != (self.n,):
-                raise InputError(
-                    f"{name} must have shape ({self.n},) (one entry per controlled "
-                    f"coordinate), got {array.shape}"
-                )
-            checked.append(array)
-        return checked[0], checked[1]
-
     # ------------------------------------------------------------------ properties
     @property
     def last_problem(self) -> QPProblem | None:
         """The latest problem written (read-only views), or None before the first tick."""
         return self._ws.problem() if self._has_problem else None
-
-    @property
-    def last_solver(self) -> str | None:
-        """The solver of the latest solution (``"box"`` or ``"daqp"`` for ``solver="box"``;
-        the fallback's name when it took over), or None before the first one."""
-        return self._last_solver
-
-    @property
-    def model(self) -> pin.Model:
-        """The Pinocchio model."""
-        return self._model
-
-    @property
-    def controlled_v_indices(self) -> np.ndarray:
-        """Tangent index of each QP variable (read-only)."""
-        return self._selection.indices
-
-    @property
-    def n(self) -> int:
-        """Number of QP variables."""
-        return self._selection.size
-
-    @property
-    def tasks(self) -> tuple[Task, ...]:
-        """The pink tasks of the objective."""
-        return self._tasks
-
-    @property
-    def limits(self) -> tuple[Limit, ...]:
-        """The pink limits."""
-        return self._limits
-
-    @property
-    def barriers(self) -> tuple[Barrier, ...]:
-        """The pink barriers."""
-        return self._barriers
-
-    @property
-    def solvers(self) -> list[str]:
-        """The solver, then the fallback solver if any."""
-        return list(self._chain.names)
-
-    @property
-    def damping(self) -> float:
-        """Tikhonov damping on the diagonal of ``H``."""
-        return self._damping
 
     @property
     def exact(self) -> bool:
@@ -375,3 +371,8 @@ class CompiledQP:
         """Whether the problem can have inequality rows (limits that are not simple bounds,
         barriers): then ``solver="box"`` hands it to DAQP."""
         return self._assembly.has_rows
+
+
+#: Compile pink's differential-IK QP over the controlled coordinates: :class:`CompiledQP`'s
+#: arguments.
+compile_qp = CompiledQP

@@ -92,10 +92,10 @@ class FramePostureBox:
     ) -> None:
         self._frame = frame
         self._posture = posture
+        self._box = joint_box if isinstance(joint_box, JointBox) else JointBox(joint_box, None)
         self._limit = joint_box.limit  # the pink ConfigurationLimit
         self._tangent = joint_box.tangent
-        self._velocity = joint_box.velocity if isinstance(joint_box, JointBox) else None
-        self._gain = np.zeros(())
+        self._velocity = self._box.velocity
         self._ws = workspace
         n = workspace.n
         # [R; r] and [s; 1]: the frame rows, then the posture's linear row r = a_p w_p^2 e,
@@ -148,7 +148,8 @@ class FramePostureBox:
             return False
         self._write_frame_rows(configuration.data, target)
         self._write_objective(configuration.q, damping)
-        self._write_box(configuration.q, dt)
+        ws = self._ws
+        self._box.write(configuration.q, dt, ws.lb, ws.ub)
         return True
 
     def _write_frame_rows(self, data: Any, target: pin.SE3) -> None:
@@ -191,20 +192,3 @@ class FramePostureBox:
             np.dot(self._s, R, ws.c)
         scalar[()] = diagonal
         np.add(ws.H_diagonal, scalar, ws.H_diagonal)
-
-    def _write_box(self, q: np.ndarray, dt: float) -> None:
-        """``lb, ub``: pink's configuration limit on the controlled coordinates at ``q``,
-        within ``dt v_max`` when the velocity limit is part of the box."""
-        limit = self._limit
-        model = limit.model
-        gain = self._gain
-        gain[()] = limit.config_limit_gain
-        ws = self._ws
-        ub, lb, tangent = ws.ub, ws.lb, self._tangent
-        np.multiply(pin.difference(model, q, model.upperPositionLimit)[tangent], gain, ub)
-        np.multiply(pin.difference(model, q, model.lowerPositionLimit)[tangent], gain, lb)
-        velocity = self._velocity
-        if velocity is not None:
-            lower, upper = velocity.bounds(dt)
-            np.minimum(ub, upper, out=ub)
-            np.maximum(lb, lower, out=lb)

@@ -78,57 +78,40 @@ class BoxBounds:
         self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float = 1.0
     ) -> None:
         """``ub[positions] = min(ub[positions], scale * values)``."""
-        ub = self.ub
-        if positions is None:
-            if scale == 1.0:
-                if self._ub_set:
-                    np.minimum(ub, values, out=ub)
-                else:
-                    ub[...] = values
-                    self._ub_set = True
-                return
-            factor = self._scale
-            factor[()] = scale
-            if self._ub_set:
-                scratch = self._scratch
-                np.multiply(values, factor, scratch)
-                np.minimum(ub, scratch, out=ub)
-            else:
-                np.multiply(values, factor, ub)
-                self._ub_set = True
-            return
-        if not self._ub_set:
-            ub.fill(np.inf)
-            self._ub_set = True
-        ub[positions] = np.minimum(ub[positions], np.multiply(values, scale))
+        self._tighten(self.ub, self._ub_set, np.minimum, np.inf, positions, values, scale)
+        self._ub_set = True
 
     def tighten_lower(
         self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float = 1.0
     ) -> None:
         """``lb[positions] = max(lb[positions], scale * values)``."""
-        lb = self.lb
-        if positions is None:
-            if scale == 1.0:
-                if self._lb_set:
-                    np.maximum(lb, values, out=lb)
-                else:
-                    lb[...] = values
-                    self._lb_set = True
-                return
-            factor = self._scale
-            factor[()] = scale
-            if self._lb_set:
-                scratch = self._scratch
-                np.multiply(values, factor, scratch)
-                np.maximum(lb, scratch, out=lb)
-            else:
-                np.multiply(values, factor, lb)
-                self._lb_set = True
+        self._tighten(self.lb, self._lb_set, np.maximum, -np.inf, positions, values, scale)
+        self._lb_set = True
+
+    def _tighten(
+        self,
+        bound: np.ndarray,
+        written: bool,
+        combine: np.ufunc,
+        unbounded: float,
+        positions: slice | np.ndarray | None,
+        values: np.ndarray,
+        scale: float,
+    ) -> None:
+        """One side: ``bound[positions] = combine(bound[positions], scale * values)``, the
+        first write of the tick stored directly (``written`` False)."""
+        if positions is not None:
+            if not written:
+                bound.fill(unbounded)
+            bound[positions] = combine(bound[positions], np.multiply(values, scale))
             return
-        if not self._lb_set:
-            lb.fill(-np.inf)
-            self._lb_set = True
-        lb[positions] = np.maximum(lb[positions], np.multiply(values, scale))
+        if scale != 1.0:
+            self._scale[()] = scale
+            values = np.multiply(values, self._scale, self._scratch)
+        if written:
+            combine(bound, values, out=bound)
+        else:
+            bound[...] = values
 
     def finish(self) -> None:
         """Fill the bounds nobody wrote this tick with infinities."""
@@ -179,16 +162,20 @@ class _IndexedBox(LimitTerm):
         self._k = as_index(k) if k.size else k  # entries of the limit's own vectors
         self.tangent = as_index(indices[k]) if k.size else k  # the same, as tangent indices
 
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        if not self.empty:
+            self._write(configuration.q, dt, box)
+
+    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
+        """Tighten ``box`` at ``q`` (some controlled coordinate is limited)."""
+
 
 class ConfigurationLimitBox(_IndexedBox):
     """``pink.limits.ConfigurationLimit`` as box bounds (see module docstring)."""
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if self.empty:
-            return
+    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
         limit = self.limit
         model = limit.model
-        q = configuration.q
         gain = limit.config_limit_gain
         tangent = self.tangent
         delta_max = pin.difference(model, q, model.upperPositionLimit)
@@ -224,9 +211,7 @@ class VelocityLimitBox(_IndexedBox):
             self._velocity_bytes = velocity_bytes
         return self._lower, self._upper
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if self.empty:
-            return
+    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
         lower, upper = self.bounds(dt)
         box.tighten_upper(self.positions, upper)
         box.tighten_lower(self.positions, lower)
@@ -237,10 +222,14 @@ class JointBox(LimitTerm):
 
     The common case (pink's default limits on an arm): both cover all controlled coordinates,
     so ``ub = min(gain (q_max - q), dt v_max)`` and ``lb = max(gain (q_min - q), -dt v_max)``
-    are written directly (it must be the first box term of the tick).
+    are written directly (it must be the first box term of the tick). Without the velocity
+    limit (``velocity`` None: the fused assembly's configuration limit alone), the
+    configuration limit's bounds.
     """
 
-    def __init__(self, configuration_box: ConfigurationLimitBox, velocity_box: VelocityLimitBox):
+    def __init__(
+        self, configuration_box: ConfigurationLimitBox, velocity_box: VelocityLimitBox | None
+    ) -> None:
         self.limit = configuration_box.limit
         self.velocity = velocity_box
         self.tangent = configuration_box.tangent
@@ -258,31 +247,30 @@ class JointBox(LimitTerm):
             and second.positions is None
         )
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+    def write(self, q: np.ndarray, dt: float, lb: np.ndarray, ub: np.ndarray) -> None:
+        """Write this tick's bounds at ``q`` into ``lb`` and ``ub``."""
         model = self.limit.model
-        q = configuration.q
         tangent = self.tangent
         gain = self._gain
         gain[()] = self.limit.config_limit_gain
-        lower, upper = self.velocity.bounds(dt)
-        ub = box.ub
-        lb = box.lb
         np.multiply(pin.difference(model, q, model.upperPositionLimit)[tangent], gain, ub)
-        np.minimum(ub, upper, out=ub)
         np.multiply(pin.difference(model, q, model.lowerPositionLimit)[tangent], gain, lb)
-        np.maximum(lb, lower, out=lb)
+        if self.velocity is not None:
+            lower, upper = self.velocity.bounds(dt)
+            np.minimum(ub, upper, out=ub)
+            np.maximum(lb, lower, out=lb)
+
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        self.write(configuration.q, dt, box.lb, box.ub)
         box._lb_set = box._ub_set = True  # both sides written directly (first term of the tick)
 
 
 class AccelerationLimitBox(_IndexedBox):
     """``pink.limits.AccelerationLimit`` as box bounds (see module docstring)."""
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if self.empty:
-            return
+    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
         limit = self.limit
         model = limit.model
-        q = configuration.q
         k = self._k
         a_max = np.asarray(limit.a_max, dtype=np.float64)[k]
         delta_q_prev = np.asarray(limit.Delta_q_prev, dtype=np.float64)[k]
@@ -330,21 +318,23 @@ def _is_identity_projection(limit: Any, nv: int) -> bool:
 
 def compile_limit(limit: Limit, nv: int, selection: ColumnSelection) -> LimitTerm:
     """Pick the term of ``limit`` (see module docstring for the rules)."""
-    cls = type(limit)
-    method = getattr(cls, "compute_qp_inequalities", None)
     model = getattr(limit, "model", None)
-    if model is None or getattr(model, "nv", -1) != nv or not _is_identity_projection(limit, nv):
-        return GenericLimitRows(limit, selection)
-    if isinstance(limit, ConfigurationLimit):
-        if method is ConfigurationLimit.compute_qp_inequalities:
-            return ConfigurationLimitBox(limit, selection)
-    elif isinstance(limit, VelocityLimit):
-        if method is VelocityLimit.compute_qp_inequalities:
-            return VelocityLimitBox(limit, selection)
-    elif isinstance(limit, AccelerationLimit):
-        if method is AccelerationLimit.compute_qp_inequalities:
-            return AccelerationLimitBox(limit, selection)
+    if model is not None and getattr(model, "nv", -1) == nv and _is_identity_projection(limit, nv):
+        method = getattr(type(limit), "compute_qp_inequalities", None)
+        for kind, term in _BOX_TERMS:
+            if isinstance(limit, kind):
+                if method is kind.compute_qp_inequalities:
+                    return term(limit, selection)
+                break
     return GenericLimitRows(limit, selection)
+
+
+#: The pink limits written as box bounds, and their terms.
+_BOX_TERMS: tuple[tuple[type[Limit], type[_IndexedBox]], ...] = (
+    (ConfigurationLimit, ConfigurationLimitBox),
+    (VelocityLimit, VelocityLimitBox),
+    (AccelerationLimit, AccelerationLimitBox),
+)
 
 
 class LimitPlan:

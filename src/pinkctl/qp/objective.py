@@ -108,15 +108,11 @@ class ObjectiveAccumulator:
             full = np.zeros(self.n)
             full[positions] = values
             values = full
-        self.add_dense_linear(values)
-
-    def add_dense_linear(self, c: np.ndarray) -> None:
-        """Add a dense vector to ``c``."""
         if not self.dense_used:
             self.H_dense.fill(0.0)
             self.c_dense.fill(0.0)
             self.dense_used = True
-        np.add(self.c_dense, c, self.c_dense)
+        np.add(self.c_dense, values, self.c_dense)
 
     def add_dense(self, H: np.ndarray, c: np.ndarray) -> None:
         """Add a dense pair ``(H, c)`` already restricted to the controlled variables."""

@@ -65,14 +65,6 @@ def _unconstrained_minimizer(ws: QPWorkspace) -> np.ndarray | None:
     return x
 
 
-def _feasible(ws: QPWorkspace, x: np.ndarray) -> bool:
-    """Whether ``x`` meets every bound and row to the acceptance tolerance."""
-    tolerance = tolerance_of(x)
-    if np.count_nonzero(x > ws.ub + tolerance) or np.count_nonzero(x < ws.lb - tolerance):
-        return False
-    return not (ws.n_ineq and np.count_nonzero(ws.G @ x - ws.h > tolerance))
-
-
 def _solve_bounds_only(
     ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray, bounds: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -178,7 +170,11 @@ def _free_minimizer(ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray) -> np
     if ws.n_eq or np.count_nonzero(upper) or np.count_nonzero(lower):
         return None
     x = _unconstrained_minimizer(ws)
-    return x if x is not None and _feasible(ws, x) else None
+    if x is None:
+        return None
+    return (
+        None if _violates(ws, x, tolerance_of(x), (ws.h - ws.G @ x) if ws.n_ineq else None) else x
+    )
 
 
 def _active_set_step(
@@ -256,11 +252,7 @@ def _add_most_violated(
     """Add the constraint ``x`` violates most to the guess ``(upper, lower)``, in place;
     False when every violated constraint is already active."""
     n = ws.n
-    upper_gap = np.empty(n + ws.n_ineq)
-    np.subtract(ws.ub, x, out=upper_gap[:n])
-    if row_gaps is not None:
-        upper_gap[n:] = row_gaps
-    lower_gap = x - ws.lb
+    upper_gap, lower_gap = _gaps(ws, x, row_gaps)
     violated_upper = (upper_gap < -tolerance) & ~upper
     violated_lower = (lower_gap < -tolerance) & ~lower
     worst_upper = int(np.argmin(np.where(violated_upper, upper_gap, np.inf)))
@@ -277,6 +269,19 @@ def _add_most_violated(
     else:
         return False
     return True
+
+
+def _gaps(
+    ws: QPWorkspace, x: np.ndarray, row_gaps: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """How far ``x`` is inside each constraint: ``([ub - x, row_gaps], x - lb)``, with
+    ``row_gaps = h - G x`` (None without rows)."""
+    n = ws.n
+    upper_gap = np.empty(n + ws.n_ineq)
+    np.subtract(ws.ub, x, out=upper_gap[:n])
+    if row_gaps is not None:
+        upper_gap[n:] = row_gaps
+    return upper_gap, x - ws.lb
 
 
 def tolerance_of(x: np.ndarray) -> float:
@@ -314,11 +319,7 @@ def polish_solution(
         if polished is not None:
             return polished
     near = NEAR_ACTIVE_DISTANCE * (1.0 + sqrt(x.dot(x)))
-    upper_gap = np.empty(n + ws.n_ineq)
-    np.subtract(ws.ub, x, out=upper_gap[:n])
-    if ws.n_ineq:
-        np.subtract(ws.h, ws.G @ x, out=upper_gap[n:])
-    lower_gap = x - ws.lb
+    upper_gap, lower_gap = _gaps(ws, x, (ws.h - ws.G @ x) if ws.n_ineq else None)
     near_upper = upper_gap < near
     near_upper[:n] &= finite_upper
     near_lower = (lower_gap < near) & finite_lower

@@ -31,6 +31,9 @@ __all__ = ["QPProblem", "QPWorkspace"]
 #: Value used for "no bound" in the DAQP-shaped buffers (DAQP treats |b| >= 1e30 as infinite).
 DAQP_INFINITY = 1e30
 
+#: The arrays of a problem, in :class:`QPProblem`'s field order.
+_FIELDS = ("H", "c", "G", "h", "A", "b", "lb", "ub")
+
 #: DAQP constraint-sense flag of an equality row.
 _SENSE_EQUALITY = 5
 
@@ -76,12 +79,7 @@ class QPProblem:
 
     def copy(self) -> QPProblem:
         """Independent copy of the problem (owning its arrays, still read-only)."""
-        return QPProblem(
-            *(_readonly(np.array(a, dtype=np.float64, copy=True)) for a in self._arrays())
-        )
-
-    def _arrays(self) -> tuple[np.ndarray, ...]:
-        return (self.H, self.c, self.G, self.h, self.A, self.b, self.lb, self.ub)
+        return QPProblem(*(_readonly(np.array(getattr(self, a), np.float64)) for a in _FIELDS))
 
     def objective(self, x: np.ndarray) -> float:
         """Value of :math:`\\tfrac12 x^T H x + c^T x`."""
@@ -184,16 +182,7 @@ class QPWorkspace:
 
     def problem(self) -> QPProblem:
         """Read-only views of the current problem."""
-        return QPProblem(
-            H=_readonly(self.H),
-            c=_readonly(self.c),
-            G=_readonly(self.G),
-            h=_readonly(self.h),
-            A=_readonly(self.A),
-            b=_readonly(self.b),
-            lb=_readonly(self.lb),
-            ub=_readonly(self.ub),
-        )
+        return QPProblem(*(_readonly(getattr(self, name)) for name in _FIELDS))
 
     def load(self, problem: QPProblem) -> None:
         """Copy ``problem`` into the buffers.
@@ -209,14 +198,8 @@ class QPWorkspace:
         r = _row_count(problem.G, problem.h, n, "G", "h", "r")
         e = _row_count(problem.A, problem.b, n, "A", "b", "e")
         self.set_row_counts(r, e)
-        self.H[...] = problem.H
-        self.c[...] = problem.c
-        self.lb[...] = problem.lb
-        self.ub[...] = problem.ub
-        self.G[...] = problem.G
-        self.h[...] = problem.h
-        self.A[...] = problem.A
-        self.b[...] = problem.b
+        for name in _FIELDS:
+            getattr(self, name)[...] = getattr(problem, name)
         self.sync_equality_lower()
 
 

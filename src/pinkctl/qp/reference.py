@@ -18,19 +18,14 @@ from typing import Any
 
 import numpy as np
 import pink
-import pinocchio as pin
 import qpsolvers
-from pink.barriers import Barrier
-from pink.limits import Limit
-from pink.tasks import Task
 
-from .._validation import real_number
 from ..errors import InputError
+from .compiled import TickQP
 from .errors import QPSolveError
 from .selection import ColumnSelection, restrict_inequalities
 from .solvers import (
     BOX_SOLVER,
-    DEFAULT_SOLVER,
     SOLVER_ERRORS,
     available_solvers,
     missing_solver_message,
@@ -118,14 +113,9 @@ def _displacement_box(
     None)`` without velocity bounds."""
     if v_lower is None and v_upper is None:
         return None, None
-    lb = np.full(n, -np.inf) if v_lower is None else dt * _vector(v_lower, n)
-    ub = np.full(n, np.inf) if v_upper is None else dt * _vector(v_upper, n)
+    lb = np.full(n, -np.inf) if v_lower is None else dt * np.asarray(v_lower, float).reshape(n)
+    ub = np.full(n, np.inf) if v_upper is None else dt * np.asarray(v_upper, float).reshape(n)
     return lb, ub
-
-
-def _vector(values: np.ndarray, n: int) -> np.ndarray:
-    """``values`` as a float vector of ``n`` entries."""
-    return np.asarray(values, dtype=np.float64).reshape(n)
 
 
 def _restrict(
@@ -147,7 +137,7 @@ def _restrict(
     return qpsolvers.Problem(P, q, G, h, None, None, *box)
 
 
-class ReferenceQP:
+class ReferenceQP(TickQP):
     """pink's path behind the compiled QP's verb: ``solve(configuration, dt, lower, upper)``
     returns the controlled velocity from :func:`reference_solve_ik`, the fallback solver tried
     when the solver fails.
@@ -158,31 +148,6 @@ class ReferenceQP:
     Raises:
         ValueError: An unknown solver or a negative damping.
     """
-
-    def __init__(
-        self,
-        model: pin.Model,
-        controlled_v_indices: Sequence[int] | np.ndarray,
-        *,
-        tasks: Sequence[Task],
-        limits: Sequence[Limit] = (),
-        barriers: Sequence[Barrier] = (),
-        solver: str = DEFAULT_SOLVER,
-        fallback_solver: str | None = None,
-        damping: float = 1e-12,
-        solver_options: dict[str, Any] | None = None,
-    ) -> None:
-        self._solvers = [solver] + ([] if fallback_solver is None else [fallback_solver])
-        for name in self._solvers:
-            if not isinstance(name, str) or name not in available_solvers():
-                raise InputError(missing_solver_message(name))
-        self._indices = ColumnSelection(model.nv, controlled_v_indices).indices
-        self._tasks = tuple(tasks)
-        self._limits = tuple(limits)
-        self._barriers = tuple(barriers)
-        self._damping = real_number(damping, "damping", low=0.0)
-        self._options = dict(solver_options or {})
-        self._last_solver: str | None = None
 
     def solve(
         self,
@@ -197,68 +162,27 @@ class ReferenceQP:
             QPSolveError: Every solver failed (each one's reason in the message).
         """
         reasons = []
-        for k, solver in enumerate(self._solvers):
+        index = self._selection.indices
+        for k, solver in enumerate(self._names):
             try:
-                v = self._solve_with(solver, k, configuration, dt, lower, upper)
+                v = reference_solve_ik(
+                    configuration,
+                    self._tasks,
+                    dt,
+                    controlled_v_indices=index,
+                    solver=solver,
+                    damping=self._damping,
+                    limits=self._limits,
+                    barriers=self._barriers,
+                    solver_options=self._options if k == 0 else None,
+                    v_lower=lower,
+                    v_upper=upper,
+                )[index]
+                if not np.isfinite(v).all():
+                    raise QPSolveError("non-finite velocity", solver=solver)
             except QPSolveError as error:
                 reasons.append(f"{solver}: {error}")
                 continue
             self._last_solver = qpsolvers_name(solver)
             return v
-        raise QPSolveError("; ".join(reasons), solver=self._solvers[0])
-
-    def _solve_with(
-        self,
-        solver: str,
-        k: int,
-        configuration: Any,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> np.ndarray:
-        v = reference_solve_ik(
-            configuration,
-            self._tasks,
-            dt,
-            controlled_v_indices=self._indices,
-            solver=solver,
-            damping=self._damping,
-            limits=self._limits,
-            barriers=self._barriers,
-            solver_options=self._options if k == 0 else None,
-            v_lower=lower,
-            v_upper=upper,
-        )[self._indices]
-        if not np.isfinite(v).all():
-            raise QPSolveError("non-finite velocity", solver=solver)
-        return v
-
-    @property
-    def tasks(self) -> tuple[Task, ...]:
-        """The pink tasks."""
-        return self._tasks
-
-    @property
-    def limits(self) -> tuple[Limit, ...]:
-        """The pink limits."""
-        return self._limits
-
-    @property
-    def barriers(self) -> tuple[Barrier, ...]:
-        """The pink barriers."""
-        return self._barriers
-
-    @property
-    def solvers(self) -> list[str]:
-        """The solver, then the fallback solver if any."""
-        return list(self._solvers)
-
-    @property
-    def last_solver(self) -> str | None:
-        """The qpsolvers solver of the latest solution, or None before the first one."""
-        return self._last_solver
-
-    @property
-    def fused(self) -> bool:
-        """Always False: pink builds every matrix."""
-        return False
+        raise QPSolveError("; ".join(reasons), solver=self._names[0])

@@ -97,6 +97,7 @@ class ColumnSelection:
         self.index = as_index(idx)
         self.is_full = bool(idx.size == nv and np.array_equal(idx, np.arange(nv)))
         self.position = position
+        self._ix = None if isinstance(self.index, slice) else np.ix_(self.index, self.index)
 
     def columns(self, matrix: np.ndarray) -> np.ndarray:
         """Controlled columns ``matrix[:, c]`` (a view when ``c`` is contiguous)."""
@@ -105,6 +106,16 @@ class ColumnSelection:
     def entries(self, vector: np.ndarray) -> np.ndarray:
         """Controlled entries ``vector[c]`` (a view when ``c`` is contiguous)."""
         return vector[self.index]
+
+    def restrict_objective(self, H: Any, c: Any) -> tuple[np.ndarray, np.ndarray]:
+        """A pink objective ``(H, c)`` over the whole tangent space as float arrays over the
+        controlled coordinates: ``(H[c, c], c[c])``."""
+        H = np.asarray(H, dtype=np.float64)
+        c = np.asarray(c, dtype=np.float64).reshape(-1)
+        if self.is_full:
+            return H, c
+        index = self.index
+        return (H[index, index] if isinstance(index, slice) else H[self._ix]), c[index]
 
     def map_tangent_indices(self, tangent_indices: Any) -> tuple[np.ndarray, np.ndarray]:
         """Split tangent indices into the controlled ones and where they sit in the QP.

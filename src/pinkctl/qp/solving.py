@@ -136,7 +136,10 @@ class SolverChain:
         except QPSolveError as error:
             if check or recover is None or not recover():
                 raise diagnose(ws, self._indices, error) from error
-            x = self._solve_repaired(solver, ws)
+            try:  # again, once ``recover`` repaired the empty box the solver reported
+                x = solver.solve(ws)
+            except QPSolveError as retry_error:
+                raise diagnose(ws, self._indices, retry_error) from retry_error
         if not isfinite(x.dot(x)):
             raise QPSolveError(
                 "solution contains NaN or infinite values",
@@ -160,14 +163,3 @@ class SolverChain:
         ):
             error = QPSolveError("inconsistent bounds", solver=solver.name, status=None)
             raise diagnose(ws, self._indices, error)
-
-    def _solve_repaired(self, solver: QPSolver, ws: QPWorkspace) -> np.ndarray:
-        """Solve again after an exact solver reported the empty box ``recover`` repaired.
-
-        Raises:
-            QPSolveError: The solver failed again (diagnosed).
-        """
-        try:
-            return solver.solve(ws)
-        except QPSolveError as retry_error:
-            raise diagnose(ws, self._indices, retry_error) from retry_error

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from math import isfinite
 from typing import Any
 
 import numpy as np
 import qpsolvers
 from qpsolvers.exceptions import QPError
 
+from ..errors import QPSolveError
+from ..polish import polish_solution
 from ..problem import QPWorkspace
 
 __all__ = [
@@ -122,6 +126,10 @@ def qpsolvers_options(solver: str, user_options: dict[str, Any] | None) -> dict[
 class QPSolver:
     """Base class: solves the problem held by a workspace.
 
+    Args:
+        options: The solver's options; :data:`POLISH_OPTION` (default True) switches our
+            active-set polish of an inexact solver's solutions (:mod:`pinkctl.qp.polish`).
+
     Attributes:
         name: Solver name.
         exact: Whether solutions are exact up to rounding (see module docstring).
@@ -129,6 +137,10 @@ class QPSolver:
 
     name: str = ""
     exact: bool = False
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self._options = dict(options)
+        self._polish = bool(self._options.pop(POLISH_OPTION, True)) and not self.exact
 
     @property
     def last_name(self) -> str:
@@ -139,19 +151,27 @@ class QPSolver:
         """Return the minimizer ``x`` (shape (n,)) or raise :class:`QPSolveError`."""
         raise NotImplementedError
 
+    def _polished(
+        self,
+        ws: QPWorkspace,
+        x: np.ndarray,
+        guess: Callable[[], tuple[np.ndarray, np.ndarray]],
+        failure: QPSolveError | None = None,
+    ) -> np.ndarray:
+        """``x`` polished (verified optimal even when the solver stopped early) from the
+        active set ``guess()`` when the polish is on and verifies; else ``x``, or ``failure``
+        raised (the solver did not finish)."""
+        if self._polish and isfinite(x.dot(x)):
+            polished = polish_solution(ws, x, *guess())
+            if polished is not None:
+                return polished
+        if failure is not None:
+            raise failure
+        return x
+
 
 def upper_triangle_csc_indices(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSC structure of a dense upper triangle, and where each entry sits in ``H.ravel()``."""
-    rows: list[int] = []
-    flat: list[int] = []
-    indptr = [0]
-    for j in range(n):
-        for i in range(j + 1):
-            rows.append(i)
-            flat.append(i * n + j)
-        indptr.append(len(rows))
-    return (
-        np.asarray(indptr, dtype=np.int64),
-        np.asarray(rows, dtype=np.int64),
-        np.asarray(flat, dtype=np.intp),
-    )
+    columns, rows = np.tril_indices(n)  # column by column, rows 0..j: CSC order
+    indptr = np.concatenate(([0], np.cumsum(np.arange(1, n + 1))))
+    return indptr.astype(np.int64), rows.astype(np.int64), (rows * n + columns).astype(np.intp)

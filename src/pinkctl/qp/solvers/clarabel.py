@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import QPSolveError
-from ..polish import polish_solution
 from ..problem import DAQP_INFINITY, QPWorkspace
 from .base import POLISH_OPTION, QPSolver, upper_triangle_csc_indices
 
@@ -30,8 +29,8 @@ class ClarabelSolver(QPSolver):
 
         self._clarabel = clarabel
         self._spa = spa
-        self._options = dict(options)
-        self._polish = bool(self._options.pop(POLISH_OPTION, True))
+        super().__init__(options)
+        self._polish = bool(options.get(POLISH_OPTION, True))  # exact once polished
         self._n = n
         self._P_indptr, self._P_indices, self._P_flat = upper_triangle_csc_indices(n)
         self._Px = np.zeros(self._P_flat.size)
@@ -122,17 +121,17 @@ class ClarabelSolver(QPSolver):
         if result.status != self._clarabel.SolverStatus.Solved:
             raise QPSolveError(f"clarabel: {result.status}", solver=self.name, status=result.status)
         x = np.array(result.x, dtype=np.float64)
-        if self._polish:
-            # Row r is active when its slack is below its multiplier.
-            active = np.asarray(result.s) < np.asarray(result.z)
-            n, n_eq = self._n, ws.n_eq
-            n_up, n_low = self._finite_upper.size, self._finite_lower.size
-            upper = np.zeros(n + ws.n_ineq, dtype=bool)
-            lower = np.zeros(n, dtype=bool)
-            upper[self._finite_upper] = active[n_eq : n_eq + n_up]
-            lower[self._finite_lower] = active[n_eq + n_up : n_eq + n_up + n_low]
-            upper[n:] = active[n_eq + n_up + n_low :]
-            polished = polish_solution(ws, x, upper, lower)
-            if polished is not None:
-                return polished
-        return x
+        return self._polished(ws, x, lambda: self._active_guess(ws, result))
+
+    def _active_guess(self, ws: QPWorkspace, result: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The polish's first guess ``(upper, lower)``: row r is active when its slack is
+        below its multiplier."""
+        active = np.asarray(result.s) < np.asarray(result.z)
+        n, n_eq = self._n, ws.n_eq
+        n_up, n_low = self._finite_upper.size, self._finite_lower.size
+        upper = np.zeros(n + ws.n_ineq, dtype=bool)
+        lower = np.zeros(n, dtype=bool)
+        upper[self._finite_upper] = active[n_eq : n_eq + n_up]
+        lower[self._finite_lower] = active[n_eq + n_up : n_eq + n_up + n_low]
+        upper[n:] = active[n_eq + n_up + n_low :]
+        return upper, lower

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import QPSolveError
 from ..problem import QPWorkspace
-from .base import POLISH_OPTION, QPSolver
+from .base import QPSolver
 
 __all__ = ["DaqpSolver"]
 
@@ -42,40 +42,17 @@ class DaqpSolver(QPSolver):
     def __init__(self, options: dict[str, Any]) -> None:
         import daqp  # noqa: PLC0415
 
+        super().__init__(options)
         self._solve = daqp.solve
-        self._options = dict(options)
-        self._options.pop(POLISH_OPTION, None)  # DAQP is exact: nothing to polish
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
-        if self._options:
-            x, _, exitflag, _ = self._solve(
-                ws.H,
-                ws.c,
-                ws.daqp_matrix,
-                ws.daqp_upper,
-                ws.daqp_lower,
-                ws.daqp_sense,
-                **self._options,
-            )
-        else:
-            x, _, exitflag, _ = self._solve(
-                ws.H, ws.c, ws.daqp_matrix, ws.daqp_upper, ws.daqp_lower, ws.daqp_sense
-            )
+        rest = (ws.c, ws.daqp_matrix, ws.daqp_upper, ws.daqp_lower, ws.daqp_sense)
+        x, _, exitflag, _ = self._solve(ws.H, *rest, **self._options)
         if exitflag in _DAQP_RETRY_FLAGS:
             # cycling or stalling on a nearly singular Hessian (e.g. no posture task and a
             # target out of reach): solve again with a regularised Hessian
-            H = ws.H + _DAQP_REGULARIZATION * (1.0 + float(np.max(np.abs(ws.H_diagonal)))) * np.eye(
-                ws.n
-            )
-            x, _, exitflag, _ = self._solve(
-                H,
-                ws.c,
-                ws.daqp_matrix,
-                ws.daqp_upper,
-                ws.daqp_lower,
-                ws.daqp_sense,
-                **self._options,
-            )
+            scale = _DAQP_REGULARIZATION * (1.0 + float(np.max(np.abs(ws.H_diagonal))))
+            x, _, exitflag, _ = self._solve(ws.H + scale * np.eye(ws.n), *rest, **self._options)
         if exitflag < 1:
             reason = _DAQP_EXIT_FLAGS.get(int(exitflag), f"exit flag {exitflag}")
             raise QPSolveError(f"daqp: {reason}", solver=self.name, status=int(exitflag))

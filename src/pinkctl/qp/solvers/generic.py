@@ -10,9 +10,8 @@ import numpy as np
 import qpsolvers
 
 from ..errors import QPSolveError
-from ..polish import polish_solution
 from ..problem import DAQP_INFINITY, QPWorkspace
-from .base import EXACT_SOLVERS, POLISH_OPTION, SOLVER_ERRORS, QPSolver
+from .base import EXACT_SOLVERS, SOLVER_ERRORS, QPSolver
 
 __all__ = ["QpsolversSolver"]
 
@@ -25,22 +24,18 @@ class QpsolversSolver(QPSolver):
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         self.name = name
         self.exact = name in EXACT_SOLVERS
-        self._options = dict(options)
-        self._polish = bool(self._options.pop(POLISH_OPTION, True))
+        super().__init__(options)
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
         has_bounds = bool(np.any(ws.lb > -DAQP_INFINITY) or np.any(ws.ub < DAQP_INFINITY))
         solution = self._solve_problem(_problem(ws, has_bounds))
         x = _finite_solution(solution)
-        if x is not None and self._polish and not self.exact:
-            # verified optimal even when the solver gave up or misreported infeasibility
-            # (ProxQP does on some feasible, degenerate problems)
-            polished = polish_solution(ws, x, *_active_guess(ws, solution, has_bounds))
-            if polished is not None:
-                return polished
-        if not solution.found or x is None:
+        if x is None:
             raise self._no_solution(solution)
-        return x
+        # verified optimal even when the solver gave up or misreported infeasibility (ProxQP
+        # does on some feasible, degenerate problems)
+        failure = None if solution.found else self._no_solution(solution)
+        return self._polished(ws, x, lambda: _active_guess(ws, solution, has_bounds), failure)
 
     def _solve_problem(self, problem: qpsolvers.Problem) -> qpsolvers.Solution:
         """``qpsolvers.solve_problem`` with this solver's options, warnings silenced.

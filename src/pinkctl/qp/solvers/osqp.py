@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import warnings
-from math import isfinite
 from typing import Any
 
 import numpy as np
 
 from ..errors import QPSolveError
-from ..polish import polish_solution
 from ..problem import DAQP_INFINITY, QPWorkspace
-from .base import POLISH_OPTION, QPSolver, upper_triangle_csc_indices
+from .base import QPSolver, upper_triangle_csc_indices
 
 __all__ = ["OsqpSolver"]
 
@@ -28,9 +26,8 @@ class OsqpSolver(QPSolver):
 
         self._osqp = osqp
         self._spa = spa
-        self._options = dict(options)
+        super().__init__(options)
         # OSQP's own polish prints to stdout when nothing is active; we polish ourselves.
-        self._polish = bool(self._options.pop(POLISH_OPTION, True))
         self._options["polish"] = False
         self._n = n
         self._P_indptr, self._P_indices, self._P_flat = upper_triangle_csc_indices(n)
@@ -82,17 +79,14 @@ class OsqpSolver(QPSolver):
         core.solve()
         info = core.info
         status = info.status_val
-        if status != self._solved and status not in self._unfinished:
-            raise QPSolveError(f"osqp: {info.status}", solver=self.name, status=info.status)
+        failure = None
+        if status != self._solved:
+            failure = QPSolveError(f"osqp: {info.status}", solver=self.name, status=info.status)
+            if status not in self._unfinished:
+                raise failure
         solution = core.solution
         x = np.array(solution.x, dtype=np.float64)
-        if self._polish and isfinite(x.dot(x)):
-            polished = polish_solution(ws, x, *_active_guess(ws, x, np.asarray(solution.y)))
-            if polished is not None:
-                return polished  # verified optimal, even if OSQP stopped early
-        if status != self._solved:
-            raise QPSolveError(f"osqp: {info.status}", solver=self.name, status=info.status)
-        return x
+        return self._polished(ws, x, lambda: _active_guess(ws, x, np.asarray(solution.y)), failure)
 
     def _load(self, ws: QPWorkspace) -> None:
         """Give OSQP the workspace's problem: a new setup when the row count changed, else

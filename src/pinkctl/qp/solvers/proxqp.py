@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from math import isfinite
 from typing import Any
 
 import numpy as np
 
 from ...errors import InputError
 from ..errors import QPSolveError
-from ..polish import polish_solution
 from ..problem import QPWorkspace
-from .base import POLISH_OPTION, QPSolver
+from .base import QPSolver
 
 __all__ = ["ProxqpSolver"]
 
@@ -33,9 +31,8 @@ class ProxqpSolver(QPSolver):
     def __init__(self, n: int, options: dict[str, Any]) -> None:
         from proxsuite import proxqp  # noqa: PLC0415
 
+        super().__init__(options)
         self._solve = proxqp.dense.solve
-        self._options = dict(options)
-        self._polish = bool(self._options.pop(POLISH_OPTION, True))
         try:  # reject unknown or mistyped options here, not on the first control tick
             self._solve(np.eye(1), np.zeros(1), None, None, None, None, None, **self._options)
         except TypeError as exc:
@@ -63,16 +60,13 @@ class ProxqpSolver(QPSolver):
     def solve(self, ws: QPWorkspace) -> np.ndarray:
         results = self._run(ws)
         status = results.info.status
-        if status != self._solved and status not in self._unfinished:
-            raise QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
-        x = np.array(results.x, dtype=np.float64)
-        if self._polish and isfinite(x.dot(x)):
-            polished = polish_solution(ws, x, *_active_guess(self._n, ws.n_ineq, results.z))
-            if polished is not None:
-                return polished  # verified optimal, even if ProxQP stopped early
+        failure = None
         if status != self._solved:
-            raise QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
-        return x
+            failure = QPSolveError(f"proxqp: {status.name}", solver=self.name, status=status)
+            if status not in self._unfinished:
+                raise failure
+        x = np.array(results.x, dtype=np.float64)
+        return self._polished(ws, x, lambda: _active_guess(self._n, ws.n_ineq, results.z), failure)
 
     def _run(self, ws: QPWorkspace) -> Any:
         """ProxQP's dense solve of the workspace's problem, its rows ``[G; I]`` between

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import QPSolveError
 from ..problem import DAQP_INFINITY, QPWorkspace
-from .base import POLISH_OPTION, QPSolver
+from .base import QPSolver
 
 __all__ = ["QuadprogSolver"]
 
@@ -27,9 +27,8 @@ class QuadprogSolver(QPSolver):
     def __init__(self, options: dict[str, Any]) -> None:
         import quadprog  # noqa: PLC0415
 
+        super().__init__(options)
         self._solve = quadprog.solve_qp
-        self._options = dict(options)
-        self._options.pop(POLISH_OPTION, None)
         self._key: tuple[Any, ...] = ()
 
     def _layout(self, ws: QPWorkspace, finite_lower: np.ndarray, finite_upper: np.ndarray) -> None:

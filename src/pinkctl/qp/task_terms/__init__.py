@@ -42,8 +42,6 @@ parent); its parameters (target, cost, gain, lm_damping, frame) are read on ever
 
 from __future__ import annotations
 
-from typing import Any
-
 import pinocchio as pin
 from pink.tasks import FrameTask, JointVelocityTask, PostureTask, RelativeFrameTask, Task
 
@@ -64,31 +62,25 @@ __all__ = [
 ]
 
 
-def _same(method: Any, reference: Any) -> bool:
-    return method is reference
-
-
 def compile_task(task: Task, model: pin.Model, selection: ColumnSelection) -> TaskTerm:
     """Pick the contribution term of ``task`` (see module docstring for the rules)."""
     cls = type(task)
-    if not _same(getattr(cls, "compute_qp_objective", None), Task.compute_qp_objective):
+    if getattr(cls, "compute_qp_objective", None) is not Task.compute_qp_objective:
         return GenericTaskTerm(task, selection)
     jacobian = getattr(cls, "compute_jacobian", None)
     error = getattr(cls, "compute_error", None)
     if (
         isinstance(task, FrameTask)
-        and _same(jacobian, FrameTask.compute_jacobian)
-        and _same(error, FrameTask.compute_error)
+        and jacobian is FrameTask.compute_jacobian
+        and error is FrameTask.compute_error
     ):
         return FrameTaskTerm(task, model, selection)
     if (
         isinstance(task, RelativeFrameTask)
-        and _same(jacobian, RelativeFrameTask.compute_jacobian)
-        and _same(error, RelativeFrameTask.compute_error)
+        and jacobian is RelativeFrameTask.compute_jacobian
+        and error is RelativeFrameTask.compute_error
     ):
         return RelativeFrameTaskTerm(task, model, selection)
-    if _same(jacobian, PostureTask.compute_jacobian) or _same(
-        jacobian, JointVelocityTask.compute_jacobian
-    ):
+    if jacobian in (PostureTask.compute_jacobian, JointVelocityTask.compute_jacobian):
         return IdentityTaskTerm(task, model, selection)
     return GenericTaskTerm(task, selection)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pinocchio as pin
 from pink.tasks import Task
 
@@ -49,18 +48,8 @@ class GenericTaskTerm(TaskTerm):
     def __init__(self, task: Task, selection: ColumnSelection) -> None:
         self.task = task
         self._selection = selection
-        self._full = selection.is_full
-        self._index = selection.index
-        self._ix = None if isinstance(self._index, slice) else np.ix_(self._index, self._index)
 
     def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
-        H_task, c_task = self.task.compute_qp_objective(configuration)
-        H_task = np.asarray(H_task, dtype=np.float64)
-        c_task = np.asarray(c_task, dtype=np.float64).reshape(-1)
-        if not self._full:
-            if self._ix is None:
-                H_task = H_task[self._index, self._index]
-            else:
-                H_task = H_task[self._ix]
-            c_task = c_task[self._index]
-        acc.add_dense(H_task, c_task)
+        acc.add_dense(
+            *self._selection.restrict_objective(*self.task.compute_qp_objective(configuration))
+        )

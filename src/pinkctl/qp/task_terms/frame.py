@@ -102,31 +102,30 @@ class FrameTaskTerm(TaskTerm):
 
     def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
         task = self.task
-        target = task.transform_target_to_world
-        weights = self.weights
-        cost = task.cost
-        if target is None or not (
-            (cost is weights.source and cost.tobytes() == weights.source_bytes)
-            or weights.update(cost)
-        ):
+        target = self._target()
+        if target is None or not self.weights.update(task.cost):
             self._R.fill(0.0)
             self._s.fill(0.0)
             self._fallback.accumulate(configuration, acc)  # raises TargetNotSet if no target
             return
-        data = configuration.data
-        # pink: e = log6(T_bt) and J = -Jlog6(T_tb) bJ_0b. Since log6(T^-1) = -log6(T),
-        # e = -log6(T_tb): one relative transform serves both.
-        transform_frame_to_target = target.actInv(self.frame_handle.current(data, task.frame))
-        minus_error = pin.log6(transform_frame_to_target).vector  # -e
-        jlog = pin.Jlog6(transform_frame_to_target)
-        jacobian = pin.getFrameJacobian(self.model, data, self.frame_handle.frame_id, _LOCAL)
-        s = self._s
-        self.weigh(jlog, minus_error, s, self._scale)
-        columns = self.columns
-        np.dot(jlog, jacobian if columns.full else columns(jacobian), self._R)
+        self._write(configuration.data, target)
         lm_damping = task.lm_damping
         if lm_damping != 0.0:
-            acc.diagonal_scalar += lm_damping * float(s.dot(s))
+            acc.diagonal_scalar += lm_damping * float(self._s.dot(self._s))
+
+    def _target(self) -> pin.SE3 | None:
+        return self.task.transform_target_to_world
+
+    def _write(self, data: Any, target: pin.SE3) -> None:
+        """``R`` and ``s`` of this tick."""
+        # pink: e = log6(T_bt) and J = -Jlog6(T_tb) bJ_0b. Since log6(T^-1) = -log6(T),
+        # e = -log6(T_tb): one relative transform serves both.
+        transform_frame_to_target = target.actInv(self.frame_handle.current(data, self.task.frame))
+        jlog = pin.Jlog6(transform_frame_to_target)
+        jacobian = pin.getFrameJacobian(self.model, data, self.frame_handle.frame_id, _LOCAL)
+        self.weigh(jlog, pin.log6(transform_frame_to_target).vector, self._s, self._scale)
+        columns = self.columns
+        np.dot(jlog, jacobian if columns.full else columns(jacobian), self._R)
 
     def weigh(self, jlog: np.ndarray, log: np.ndarray, s: np.ndarray, scale: np.ndarray) -> None:
         """``jlog <- W jlog`` in place and ``s = alpha W log`` (``alpha`` the task's gain,
@@ -147,71 +146,36 @@ class FrameTaskTerm(TaskTerm):
             np.multiply(log, scale, s)
 
 
-class RelativeFrameTaskTerm(TaskTerm):
+class RelativeFrameTaskTerm(FrameTaskTerm):
     """``pink.tasks.RelativeFrameTask``: pose of a frame in another robot frame.
 
     ``R = W J`` and ``s = alpha W e`` with ``J = Jlog6(T_tf) (fJ_0f - Ad(T_fr) rJ_0r)``.
     """
 
-    rows = 6
-
     def __init__(
         self, task: RelativeFrameTask, model: pin.Model, selection: ColumnSelection
     ) -> None:
-        self.task = task
-        self.model = model
-        self.frame_handle = FrameHandle(model)
+        super().__init__(task, model, selection)  # type: ignore[arg-type]
         self._root = FrameHandle(model)
-        self._frame_columns = ControlledColumns(selection)
         self._root_columns = ControlledColumns(selection)
-        self.weights = RowWeights(6)
-        self._fallback = GenericTaskTerm(task, selection)
         self._difference = np.zeros((6, selection.size))
 
-    def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
-        self._R = acc.R[offset : offset + 6]
-        self._s = acc.s[offset : offset + 6]
+    def _target(self) -> pin.SE3 | None:
+        return self.task.transform_target_to_root  # type: ignore[attr-defined]
 
-    def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
-        task = self.task
-        target = task.transform_target_to_root
-        weights = self.weights
-        if target is None or not weights.update(task.cost):
-            self._R.fill(0.0)
-            self._s.fill(0.0)
-            self._fallback.accumulate(configuration, acc)  # raises TargetNotSet if no target
-            return
-        model = self.model
-        data = configuration.data
-        frame = self.frame_handle
-        root = self._root
+    def _write(self, data: Any, target: pin.SE3) -> None:
+        task, model, frame, root = self.task, self.model, self.frame_handle, self._root
         transform_frame_to_world = frame.current(data, task.frame)
-        transform_root_to_world = root.current(data, task.root)
+        transform_root_to_world = root.current(data, task.root)  # type: ignore[attr-defined]
         transform_frame_to_root = transform_root_to_world.actInv(transform_frame_to_world)
         transform_frame_to_target = target.actInv(transform_frame_to_root)  # T_tf
-        error = pin.log6(transform_frame_to_target).vector
         jacobian_frame = pin.getFrameJacobian(model, data, frame.frame_id, _LOCAL)
         jacobian_root = pin.getFrameJacobian(model, data, root.frame_id, _LOCAL)
         difference = self._difference
-        np.dot(
-            transform_frame_to_root.actionInverse,  # Ad(T_fr)
-            self._root_columns(jacobian_root),
-            out=difference,
+        np.dot(  # Ad(T_fr) rJ_0r
+            transform_frame_to_root.actionInverse, self._root_columns(jacobian_root), difference
         )
-        np.subtract(self._frame_columns(jacobian_frame), difference, out=difference)
+        np.subtract(self.columns(jacobian_frame), difference, out=difference)
         jlog = pin.Jlog6(transform_frame_to_target)
-        R = self._R
-        s = self._s
-        uniform = weights.uniform
-        if uniform is None:
-            np.multiply(jlog, weights.column, out=jlog)
-            np.multiply(error, weights.vector, out=s)
-            np.multiply(s, task.gain, out=s)
-        else:
-            if uniform != 1.0:
-                np.multiply(jlog, uniform, out=jlog)
-            np.multiply(error, task.gain * uniform, out=s)
-        np.dot(jlog, difference, out=R)
-        lm_damping = task.lm_damping
-        if lm_damping != 0.0:
-            acc.diagonal_scalar += lm_damping * float(s.dot(s))
+        self.weigh(jlog, pin.log6(transform_frame_to_target).vector, self._s, self._scale)
+        np.dot(jlog, difference, out=self._R)
