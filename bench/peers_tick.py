@@ -11,8 +11,11 @@ control period 5 ms, a frame task (position and orientation cost 1, gain 1), a p
 towards home (cost 1e-3), the URDF's position and velocity limits, the fingers held at home.
 Each solver runs its own kinematic loop (a tick's command is the next tick's configuration).
 
-- **pinkctl default**: ``PinkIKController.forward`` as a user builds it (motion limits on:
-  acceleration and jerk shaping of the command; the native kernel);
+- **pinkctl default, avoiding**: ``PinkIKController.forward`` as a user builds it:
+  self-collision and floor avoidance on (the peers avoid nothing: this row shows what the
+  default costs), motion limits on (acceleration and jerk shaping; the native kernel);
+- **pinkctl default**: the same with ``self_collision=False`` (:data:`NO_COLLISIONS`, as every
+  row below: the peers' work);
 - **pinkctl, motion limits off**: the same problem as the peers (pink's configuration limit,
   gain 0.5, and velocity limit);
 - **pinkctl default, array tick** (``step``): ``controller.step(q, target_pose)``, the whole
@@ -72,6 +75,7 @@ PLACO_PYTHON = Path(os.environ.get("PINKCTL_PLACO_PYTHON", ROOT / ".venv-placo" 
 #: description has collision elements: the Python path, with its distance queries).
 NO_COLLISIONS = {"self_collision": False}
 LABELS = (
+    "avoiding",
     "default",
     "pinkctl",
     "default_step",
@@ -138,6 +142,7 @@ class ArrayTickVariant(PinkctlVariant):
 #: ``forward`` (states built outside the timer), ``step`` (arrays) or ``states`` (states built
 #: inside the timer, then ``forward``).
 ROWS = {
+    "avoiding": ("forward", True, True),
     "default": ("forward", True, True),
     "pinkctl": ("forward", False, True),
     "default_step": ("step", True, True),
@@ -175,7 +180,7 @@ def _variant(label: str, target: Any, n_total: int, solver: str) -> Any:
             barrier=False,
             n_total=n_total,
             default_settings=default,
-            controller_options=NO_COLLISIONS,
+            controller_options={"self_collision": None} if label == "avoiding" else NO_COLLISIONS,
         )
         if not compiled:
             variant.controller.compiled = False
@@ -314,7 +319,8 @@ def _max_error(robot: Any, frame: str, q_log: np.ndarray, target: Any) -> float:
 def markdown(row: dict[str, Any], machine: str | None = None) -> str:
     """The tick table: one line per variant, ratios to placo."""
     names = {
-        "default": "pinkctl `forward`, default (motion limits on)",
+        "avoiding": "pinkctl `forward`, default: self-collision and floor avoidance on",
+        "default": "pinkctl `forward`, default but `self_collision=False` (motion limits on)",
         "pinkctl": "pinkctl `forward`, motion limits off (the peers' problem)",
         "default_step": "pinkctl `step(q, pose)`, default: whole tick with array I/O",
         "default_states": "pinkctl default: `JointSpace`/`SiteSpace` states + `forward`",

@@ -272,7 +272,7 @@ class PinkctlVariant(_Variant):
             qp_path=qp_path,  # type: ignore[arg-type]
             configuration_limit_gain=CONFIGURATION_LIMIT_GAIN,
             **({} if default_settings else _SAME_PROBLEM_OPTIONS),
-            **(controller_options or {}),
+            **(_NO_AVOIDANCE | (controller_options or {})),
         )
         self.q = np.array([robot.q0[model.joints[model.getJointId(n)].idx_q] for n in names])
         self.v = np.zeros(len(names))
@@ -512,6 +512,13 @@ class _Mink(_Variant):
 _SAME_PROBLEM_OPTIONS: dict[str, Any] = (
     {"motion_limits": False}
     if "motion_limits" in inspect.signature(PinkIKController.__init__).parameters
+    else {}
+)
+#: The peers avoid no collision: pinkctl's rows neither (its default avoids self-collision
+#: for a robot whose description has collision elements; ``bench.peers_tick`` times that).
+_NO_AVOIDANCE: dict[str, Any] = (
+    {"self_collision": False}
+    if "self_collision" in inspect.signature(PinkIKController.__init__).parameters
     else {}
 )
 

@@ -17,7 +17,8 @@ from pinkctl.controllers.status import ControllerStatus, combined_status
 from pinkctl.core.state import JointSpace, RobotState
 from pinkctl.errors import InputError
 from pinkctl.qp import CollisionLimit
-from pinkctl.world import CollisionScene, World
+from pinkctl.world import CollisionScene, RobotGeometry, World
+from pinkctl.world.still_pairs import still_geometries
 
 DT = 0.002
 MARGIN = 0.01
@@ -201,10 +202,11 @@ def test_arguments_are_checked(franka):
 def test_defaults_and_status(franka):
     names = list(franka.controlled_joint_names)
     default = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT)
-    assert default.collision is None  # nothing to avoid without a world unless asked
-    asked = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=True)
-    assert asked.collision is not None and asked.collision.scene.self_collision
-    assert "floor" in asked.collision.scene.world
+    # on by default: the robot's own links and the floor, without a world
+    assert default.collision is not None and default.collision.scene.self_collision
+    assert "floor" in default.collision.scene.world
+    off = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=False)
+    assert off.collision is None  # turned off and no world: nothing to avoid
     world = World()
     world.add_sphere("ball", radius=0.05, position=(0.5, 0.5, 0.5))
     with_world = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, world=world)
@@ -350,3 +352,66 @@ def test_reachable_target_beside_a_box_is_reached_without_motion_limits(franka):
     reached = _hand(franka, _full(franka, commands[-1]))
     assert np.linalg.norm(reached.translation - target.translation) < 1e-3
     assert np.linalg.norm(pin.log3(reached.rotation.T @ target.rotation)) < 1e-3
+
+
+def test_default_avoidance_changes_no_command_away_from_collisions(franka):
+    """Self-collision is on by default; where no pair is within its influence distance the
+    tick is the one without avoidance, command for command (a 4 cm circle at home)."""
+    home = _hand(franka)
+
+    def circle(k):
+        angle = 2.0 * np.pi * k * DT / 2.0
+        return pin.SE3(
+            home.rotation,
+            home.translation + 0.04 * np.array([0.0, np.sin(angle), 1.0 - np.cos(angle)]),
+        )
+
+    names = list(franka.controlled_joint_names)
+    runs = []
+    for self_collision in (None, False):
+        controller = PinkIKController(
+            franka,
+            names,
+            ["panda_hand"],
+            tool_frame="panda_hand",
+            dt=DT,
+            self_collision=self_collision,
+        )
+        q = franka.q0[: len(names)].copy()
+        controller.reset(RobotState(joints=JointSpace(names).state(q)), None, 0.0)
+        commands = []
+        for k in range(500):
+            q = controller.step(q, circle(k), t=k * DT)
+            commands.append(q.copy())
+        runs.append(np.array(commands))
+    assert np.abs(runs[0] - runs[1]).max() == 0.0
+
+
+def test_pairs_no_command_moves_are_left_out(franka):
+    """A shape no controlled joint moves is not checked against obstacles (the base on the
+    floor), and self pairs the same controlled joints move (the two fingers) are not in the
+    controller's scene."""
+    names = list(franka.controlled_joint_names)
+    avoidance = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT).collision
+    pairs = avoidance.scene.pairs
+    geometry = RobotGeometry.from_robot(franka)
+    still = still_geometries(geometry, np.arange(len(names)))
+    assert {link for link, s in zip(geometry.links, still) if s} == {"panda_link0"}
+    fingers = {"panda_leftfinger", "panda_rightfinger"}
+    assert not any(p.kind == "self" and {p.link_a, p.body_b} == fingers for p in pairs)
+
+
+def test_distances_do_not_depend_on_earlier_queries(franka):
+    """The same configuration gives the same distances and witness points whatever was
+    measured before (coal's support hints are reset before every query)."""
+    scene = CollisionScene(franka, World.for_robot(franka))
+    rng = np.random.default_rng(0)
+    q = franka.q0.copy()
+    first = scene.pairs_within(q, 0.1)
+    for _ in range(5):
+        scene.pairs_within(q + 0.3 * rng.standard_normal(q.size), 0.1)
+    again = scene.pairs_within(q, 0.1)
+    assert [d.pair.index for d in first] == [d.pair.index for d in again]
+    for a, b in zip(first, again):
+        assert a.distance == b.distance
+        assert np.array_equal(a.point_a, b.point_a) and np.array_equal(a.point_b, b.point_b)

@@ -44,7 +44,7 @@ from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from ..world.home_pairs import home_margins
-from ..world.still_pairs import still_pairs
+from ..world.still_pairs import drop_still_pairs, still_geometries
 from .collision_check import QuietCheck, levers, quiet_check
 from .tick_mode import TickMode
 
@@ -91,7 +91,8 @@ class CollisionAvoidance:
 
     Args:
         robot: The controller's robot.
-        geometry: Its collision geometry.
+        geometry: Its collision geometry (its self pairs that no controlled joint moves are
+            removed from it).
         joints: The controller's joint mapping (QP columns).
         shaper: The controller's motion shaper (its box and limits).
         world: The user's world (followed as it changes), or None.
@@ -115,6 +116,9 @@ class CollisionAvoidance:
     ) -> None:
         if self_collision and geometry.ngeoms == 0:
             raise InputError(f"self_collision=True, but {robot.name} has no collision geometry")
+        model = robot.model
+        self._columns = np.asarray(joints.qp_columns[joints.n_base :], dtype=np.intp)
+        drop_still_pairs(geometry, self._columns)  # no command moves them (a hand's fingers)
         self.world = world
         self._mirror = World.for_robot(robot)
         self._follows = world is None or FLOOR not in world
@@ -125,17 +129,16 @@ class CollisionAvoidance:
         self.scene = CollisionScene(geometry, self._scene_world(), self_collision=self_collision)
         self._joints, self._shaper = joints, shaper
         self.dt = shaper.dt
-        model = robot.model
         n_self = sum(1 for p in self.scene.pairs if p.kind == "self")
         home = np.array([d.distance for d in self.scene.distances(robot.q0)[:n_self]])
         margins = home_margins(self.scene, robot.q0, margin)
-        # a link on the floor at home (a standing robot's feet) keeps half its home clearance
+        # a link on the floor at home keeps half its clearance; a shape no joint moves: none
+        still = still_geometries(geometry, self._columns)
         floor = {
-            (p.a, FLOOR): float(m)
+            (p.a, p.body_b): -np.inf if still[p.geometry_a] else float(m)
             for p, m in zip(self.scene.pairs[n_self:], margins[n_self:])
-            if p.body_b == FLOOR and m < margin
+            if still[p.geometry_a] or (p.body_b == FLOOR and m < margin)
         }
-        self._columns = np.asarray(joints.qp_columns[joints.n_base :], dtype=np.intp)
         limits = shaper.limits
         acceleration = np.zeros(model.nv)
         tau = PLAIN_TICKS * self.dt
@@ -152,11 +155,8 @@ class CollisionAvoidance:
             influence_distance=margin + MAX_INFLUENCE,
             time_constant=tau,
             acceleration=acceleration if shaper.smooth else None,
-            # pairs close at home keep half their home clearance (pinkctl.world.home_pairs);
-            # pairs no controlled joint moves are not checked
-            pair_margins=np.where(
-                still_pairs(model, self.scene, n_self, self._columns), -np.inf, margins[:n_self]
-            ),
+            # pairs close at home keep half their home clearance (pinkctl.world.home_pairs)
+            pair_margins=margins[:n_self],
             turning_pairs=home - margin > TURNING_ZONE,
             obstacle_margins=floor,
         )
@@ -183,29 +183,21 @@ class CollisionAvoidance:
         """The avoidance of a controller from its ``world``, ``self_collision`` and
         ``collision_margin`` arguments (checked first: InputError naming the argument), or
         None when there is nothing to avoid (``world=None`` and self-collision off).
-        ``self_collision=None``: on with a ``world`` when the robot's description has
-        collision elements and its base is fixed (a floating-base robot stands on the floor
-        and balances by its contacts), else off: without a world, avoidance is asked for
-        with ``self_collision=True``."""
+        ``self_collision=None``: on when the description has collision elements and the base
+        is fixed, with or without a world (whose floor is always avoided); else off (a
+        floating-base robot balances on its feet's contacts)."""
         world, self_collision, margin = check_collision_arguments(world, self_collision, margin)
-        if world is None and self_collision is not True:
+        if self_collision is None and robot.floating_base:
+            self_collision = False
+        if self_collision is False and world is None:
             return None
         geometry = RobotGeometry.from_robot(robot)
         if self_collision is None:
-            self_collision = (
-                world is not None
-                and "collision elements" in geometry.source
-                and not robot.floating_base
-            )
-        return cls(
-            robot,
-            geometry,
-            joints,
-            shaper,
-            world=world,
-            self_collision=self_collision,
-            margin=margin,
-        )
+            self_collision = "collision elements" in geometry.source
+            if not self_collision and world is None:
+                return None
+        on = self_collision
+        return cls(robot, geometry, joints, shaper, world=world, self_collision=on, margin=margin)
 
     def compile(
         self, problem: IKProblem, model: pin.Model, columns: np.ndarray, settings: QPSettings

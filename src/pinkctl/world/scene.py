@@ -42,7 +42,7 @@ import pinocchio as pin
 from .._validation import real_number
 from ..errors import InputError, SolverError
 from .broad_phase import BoundingSpheres
-from .robot_geometry import RobotGeometry, accurate
+from .robot_geometry import RobotGeometry, accurate, same_start
 from .world import World
 
 if TYPE_CHECKING:
@@ -275,6 +275,7 @@ class CollisionScene:
         if self._culled:
             self.geometry_data.setActiveCollisionPairs(self.geometry_model, self._all)
             self._culled = False
+        same_start(self.geometry_data, range(len(self._pairs)))
         pin.computeDistances(self.model, self.data, self.geometry_model, self.geometry_data, q)
         self.measured = len(self._pairs)
         return [self._result(k) for k in range(len(self._pairs))]
@@ -301,6 +302,7 @@ class CollisionScene:
         mask[self._chosen] = True
         gdata.setActiveCollisionPairs(geometry, mask)
         self._culled = True
+        same_start(gdata, near.tolist())
         pin.computeDistances(geometry, gdata)
         self.measured = len(near)
         found = []
