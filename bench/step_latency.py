@@ -514,8 +514,8 @@ _SAME_PROBLEM_OPTIONS: dict[str, Any] = (
     if "motion_limits" in inspect.signature(PinkIKController.__init__).parameters
     else {}
 )
-#: The peers avoid no collision: pinkctl's rows neither (its default avoids self-collision
-#: for a robot whose description has collision elements; ``bench.peers_tick`` times that).
+#: The peers avoid no collision: pinkctl's rows neither (said explicitly; ``bench.peers_tick``
+#: times ``self_collision=True``).
 _NO_AVOIDANCE: dict[str, Any] = (
     {"self_collision": False}
     if "self_collision" in inspect.signature(PinkIKController.__init__).parameters

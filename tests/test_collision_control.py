@@ -202,11 +202,10 @@ def test_arguments_are_checked(franka):
 def test_defaults_and_status(franka):
     names = list(franka.controlled_joint_names)
     default = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT)
-    # on by default: the robot's own links and the floor, without a world
-    assert default.collision is not None and default.collision.scene.self_collision
-    assert "floor" in default.collision.scene.world
-    off = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=False)
-    assert off.collision is None  # turned off and no world: nothing to avoid
+    assert default.collision is None  # nothing to avoid without a world unless asked
+    asked = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=True)
+    assert asked.collision is not None and asked.collision.scene.self_collision
+    assert "floor" in asked.collision.scene.world
     world = World()
     world.add_sphere("ball", radius=0.05, position=(0.5, 0.5, 0.5))
     with_world = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, world=world)
@@ -354,9 +353,9 @@ def test_reachable_target_beside_a_box_is_reached_without_motion_limits(franka):
     assert np.linalg.norm(pin.log3(reached.rotation.T @ target.rotation)) < 1e-3
 
 
-def test_default_avoidance_changes_no_command_away_from_collisions(franka):
-    """Self-collision is on by default; where no pair is within its influence distance the
-    tick is the one without avoidance, command for command (a 4 cm circle at home)."""
+def test_avoidance_changes_no_command_away_from_collisions(franka):
+    """Where no pair is within its influence distance the tick with self-collision
+    avoidance is the one without it, command for command (a 4 cm circle at home)."""
     home = _hand(franka)
 
     def circle(k):
@@ -368,7 +367,7 @@ def test_default_avoidance_changes_no_command_away_from_collisions(franka):
 
     names = list(franka.controlled_joint_names)
     runs = []
-    for self_collision in (None, False):
+    for self_collision in (True, False):
         controller = PinkIKController(
             franka,
             names,
