@@ -391,7 +391,9 @@ def test_pairs_no_command_moves_are_left_out(franka):
     floor), and self pairs the same controlled joints move (the two fingers) are not in the
     controller's scene."""
     names = list(franka.controlled_joint_names)
-    avoidance = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT).collision
+    controller = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=True)
+    avoidance = controller.collision
+    assert avoidance is not None
     pairs = avoidance.scene.pairs
     geometry = RobotGeometry.from_robot(franka)
     still = still_geometries(geometry, np.arange(len(names)))
