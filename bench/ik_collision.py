@@ -28,8 +28,9 @@ time is the fastest of them: the search is deterministic, so the repeats do the 
 the minimum removes what other processes on a busy machine add.
 
 "In collision" is measured independently by :class:`~pinkctl.world.CollisionScene` (floor and
-self pairs, margin 1 cm; a self pair closer than that at home: half its home distance, as the
-IK keeps it, see docs/ik.md). Time ratios are of the mean time per query against ``blind``.
+self pairs, margin 1 cm; a pair close at home: the smaller margin the IK keeps for it,
+``CollisionCheck.relaxed``, see docs/ik.md). Time ratios are of the mean time per query
+against ``blind``.
 
 Usage::
 
@@ -107,8 +108,8 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
 
     check = default.collision
     assert check is not None
-    # self pairs closer than the margin at home keep half their home distance (docs/ik.md)
-    relaxed = {(a, b): distance / 2.0 for a, b, distance in check.relaxed}
+    # pairs close at home keep half their home clearance, or are not checked (docs/ik.md)
+    relaxed = {(a, b): kept for a, b, kept in check.relaxed}
 
     def filtered(target: pin.SE3, i: int) -> tuple[bool, float, np.ndarray, int]:
         result = blind.find(target, seed=nominal, rng=i)
@@ -175,8 +176,11 @@ def robot_rows(name: str, n: int, seed: int, repeats: int = 3) -> tuple[list[dic
     kept = 100.0 * len(targets) / drawn
     note = f"{name}: {len(targets)} targets ({kept:.0f} % of uniform draws collision-free)"
     if relaxed:
-        pairs = ", ".join(f"{a}-{b} {2e3 * m:.1f} mm" for (a, b), m in relaxed.items())
-        note += f"; self pairs closer than the margin at home, half that kept: {pairs}"
+        pairs = ", ".join(
+            f"{a}-{b} {m * 1e3:.1f} mm" if np.isfinite(m) else f"{a}-{b} not checked"
+            for (a, b), m in relaxed.items()
+        )
+        note += f"; pairs close at home keep less than the margin: {pairs}"
     return rows, note
 
 

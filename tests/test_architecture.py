@@ -17,7 +17,7 @@ LAYERS: dict[str, set[str]] = {
     "_gl": {"errors"},
     "_progress": set(),
     "_native": {"errors"},
-    "core": {"errors", "_validation"},
+    "core": {"errors", "_validation", "_native"},  # the states' value checks (spaces)
     # the world around a robot and its collision geometry (pinkctl.world)
     "world": {"core", "errors", "_validation"},
     "impl": {"core", "errors", "_validation"},  # the Isaac extension's module path, re-exports

@@ -6,11 +6,10 @@ native broad phase only ever under-estimates distances."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pinocchio as pin
 import pytest
+from ik_collision_setup import MARGIN, busy_world, load_robot, tool_pose
 
 import pinkctl
 from pinkctl import CollisionScene, InputError, World
@@ -19,26 +18,16 @@ from pinkctl.ik.capsules import bounding_capsule, native_broad_phase
 from pinkctl.ik.collision import CollisionCheck, robot_collision_model
 from pinkctl.reach import reachability_map
 
-MARGIN = 0.01
-
 
 @pytest.fixture(scope="module")
 def franka() -> pinkctl.PinkRobot:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return pinkctl.load_pink_supported_robot("franka")
+    return load_robot("franka")
 
 
 @pytest.fixture(scope="module")
 def reference(franka) -> CollisionScene:
     """Self pairs and the floor, as ``find_ik`` checks them by default."""
     return CollisionScene(franka, World.for_robot(franka))
-
-
-def _pose(robot: pinkctl.PinkRobot, q: np.ndarray) -> pin.SE3:
-    data = robot.model.createData()
-    pin.framesForwardKinematics(robot.model, data, q)
-    return data.oMf[robot.model.getFrameId(robot.tool_frame)].copy()
 
 
 def _free_targets(robot, scene, count: int, seed: int = 0) -> list[pin.SE3]:
@@ -49,7 +38,7 @@ def _free_targets(robot, scene, count: int, seed: int = 0) -> list[pin.SE3]:
     while len(targets) < count:
         q = solver.subset.sample(rng, robot.q0)
         if not scene.in_collision(q, MARGIN):
-            targets.append(_pose(robot, q))
+            targets.append(tool_pose(robot, q))
     return targets
 
 
@@ -84,7 +73,7 @@ def test_an_obstacle_on_the_usual_answer_gives_another_collision_free_one(franka
     rng = np.random.default_rng(3)
     for _ in range(20):
         q = blind.subset.sample(rng, franka.q0)
-        target = _pose(franka, q)
+        target = tool_pose(franka, q)
         usual = blind.find(target)
         data = franka.model.createData()
         pin.forwardKinematics(franka.model, data, usual.q_full)
@@ -112,7 +101,7 @@ def test_a_target_inside_an_obstacle_fails_with_a_collision_reason(franka, refer
 
 
 def test_a_local_solve_converging_into_collision_is_no_success(franka) -> None:
-    target = _pose(franka, franka.q0)
+    target = tool_pose(franka, franka.q0)
     world = World()
     world.add_box("crate", size=(0.2, 0.2, 0.2), position=target.translation)
     result = local_ik(franka, target, world=world)
@@ -151,7 +140,7 @@ def test_bad_collision_options_are_refused(franka, changes, match) -> None:
     with pytest.raises(InputError, match=match):
         IKSolver(franka, **changes)
     with pytest.raises(InputError, match=match):
-        find_ik(franka, _pose(franka, franka.q0), **changes)
+        find_ik(franka, tool_pose(franka, franka.q0), **changes)
 
 
 # ---------------------------------------------------------------------- the solver cache
@@ -167,7 +156,7 @@ def test_the_cached_solver_follows_its_world_and_keys_margin_and_self_collision(
     assert cached_solver(franka, IKOptions(world=world.copy())) is not solver
     assert cached_solver(franka, IKOptions(world=world, collision_margin=0.02)) is not solver
     assert cached_solver(franka, IKOptions(world=world, self_collision=False)) is not solver
-    target = _pose(franka, franka.q0)
+    target = tool_pose(franka, franka.q0)
     assert find_ik(franka, target, world=world).success
     world.add_box("crate", size=(0.2, 0.2, 0.2), position=target.translation)
     result = find_ik(franka, target, world=world, max_iterations=200)
@@ -221,7 +210,7 @@ def test_a_reachability_map_honours_the_world(franka) -> None:
 
 
 def test_retargeting_honours_the_world(franka, reference) -> None:
-    start = _pose(franka, franka.q0)
+    start = tool_pose(franka, franka.q0)
     poses = [pin.SE3(start.rotation, start.translation + [0.0, 0.01 * k, 0.0]) for k in range(8)]
     world = World.for_robot(franka)
     world.add_sphere("ball", radius=0.05, position=start.translation + [0.0, 0.0, -0.25])
@@ -236,26 +225,10 @@ def test_retargeting_honours_the_world(franka, reference) -> None:
 # ---------------------------------------------------------------------- the broad phase
 
 
-def _busy_world(robot) -> World:
-    world = World.for_robot(robot)
-    world.add_box(
-        "box", size=(0.1, 0.4, 0.3), position=(0.5, 0.0, 0.3), orientation=(0.9, 0.1, 0.3, 0)
-    )
-    world.add_sphere("ball", radius=0.1, position=(0.3, 0.3, 0.5))
-    world.add_capsule("pole", radius=0.03, length=0.8, position=(0.2, -0.45, 0.4))
-    world.add_cylinder("can", radius=0.05, length=0.2, position=(0.45, -0.25, 0.1))
-    world.add_convex(
-        "rock", [[0, 0, 0], [0.2, 0, 0], [0, 0.1, 0], [0, 0, 0.15]], position=(-0.4, 0.1, 0.3)
-    )
-    return world
-
-
 @pytest.mark.parametrize("name", ["franka", "ur5"])
 def test_native_bounds_never_exceed_coal_distances(name) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        robot = pinkctl.load_pink_supported_robot(name)
-    scene = CollisionScene(robot, _busy_world(robot))
+    robot = load_robot(name)
+    scene = CollisionScene(robot, busy_world(robot))
     pairs = np.array([(p.geometry_a, p.geometry_b) for p in scene.pairs])
     broad = native_broad_phase(scene.model, scene.geometry_model, pairs, 0.05)
     if broad is None:
@@ -301,7 +274,7 @@ def _inside(shape, point) -> bool:
 
 
 def test_the_numpy_broad_phase_decides_as_the_native_one(franka) -> None:
-    world = _busy_world(franka)
+    world = busy_world(franka)
     solver = IKSolver(franka, world=world)
     native = solver.collision
     numpy_path = CollisionCheck(CollisionScene(franka, world), solver.subset, MARGIN)
@@ -326,3 +299,34 @@ def test_the_robot_geometry_is_built_once_per_robot(franka) -> None:
     assert robot_collision_model(franka)[0] is geometry
     assert IKSolver(franka).collision.scene.geometry is geometry
     assert "floor" in floor
+
+
+def test_the_pairs_close_at_home_are_listed_with_the_margin_they_keep(franka) -> None:
+    check = IKSolver(franka).collision
+    assert check is not None and check.relaxed  # panda_link5-panda_link7, 12 mm at home
+    scene = check.scene
+    at_home = {(d.pair.a, d.pair.b): d.distance for d in scene.distances(franka.q0)}
+    for a, b, kept in check.relaxed:
+        assert kept < MARGIN
+        assert kept == pytest.approx(0.5 * at_home[(a, b)]) or kept == -np.inf
+    assert CollisionCheck(scene, IKSolver(franka).subset, MARGIN).relaxed == ()  # no home
+
+
+@pytest.mark.parametrize("name, turned", [("franka", False), ("ur5", True)])
+def test_a_rejection_names_the_full_turn_joints_between_its_pair(name, turned) -> None:
+    robot = load_robot(name)
+    solver = IKSolver(robot)
+    check = solver.collision
+    assert check is not None
+    rng = np.random.default_rng(3)
+    while True:  # a configuration the check rejects
+        q = solver.subset.sample(rng, robot.q0)
+        if not check.accepts(q):
+            break
+    far = check.far_columns()
+    if not turned:
+        assert far is None  # franka's joints turn less than a full turn
+        return
+    assert far is not None and far.any()
+    span = solver.subset.sample_high - solver.subset.sample_low
+    assert np.all(span[far.astype(bool)] >= 2 * np.pi)

@@ -8,49 +8,21 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from ik_collision_setup import MARGIN, busy_world, load_robot, tool_pose
 
-import pinkctl
 from pinkctl import CollisionScene, World
 from pinkctl.ik import IKSolver
 from pinkctl.ik import solver as solver_module
 from pinkctl.ik.collision import CollisionCheck
 from pinkctl.ik.query import NativeQuery
 
-MARGIN = 0.01
 native_only = pytest.mark.skipif(
     os.environ.get("PINKCTL_NATIVE") == "0", reason="the native kernel is switched off"
 )
-
-
-def _robot(name: str) -> pinkctl.PinkRobot:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return pinkctl.load_pink_supported_robot(name)
-
-
-def _busy_world(robot: pinkctl.PinkRobot) -> World:
-    world = World.for_robot(robot)
-    world.add_box(
-        "box", size=(0.1, 0.4, 0.3), position=(0.5, 0.0, 0.3), orientation=(0.9, 0.1, 0.3, 0)
-    )
-    world.add_sphere("ball", radius=0.1, position=(0.3, 0.3, 0.5))
-    world.add_capsule("pole", radius=0.03, length=0.8, position=(0.2, -0.45, 0.4))
-    world.add_cylinder("can", radius=0.05, length=0.2, position=(0.45, -0.25, 0.1))
-    world.add_convex(
-        "rock", [[0, 0, 0], [0.2, 0, 0], [0, 0.1, 0], [0, 0, 0.15]], position=(-0.4, 0.1, 0.3)
-    )
-    return world
-
-
-def _pose(robot: pinkctl.PinkRobot, q: np.ndarray) -> pin.SE3:
-    data = robot.model.createData()
-    pin.framesForwardKinematics(robot.model, data, q)
-    return data.oMf[robot.model.getFrameId(robot.tool_frame)].copy()
 
 
 @native_only
@@ -58,8 +30,8 @@ def _pose(robot: pinkctl.PinkRobot, q: np.ndarray) -> pin.SE3:
 def test_the_kernel_check_decides_as_coal(name: str) -> None:
     """Random configurations among every kind of obstacle: the kernel's capsules + GJK say
     "collides" exactly where coal's collision test at the same margins does."""
-    robot = _robot(name)
-    check = IKSolver(robot, world=_busy_world(robot)).collision
+    robot = load_robot(name)
+    check = IKSolver(robot, world=busy_world(robot)).collision
     assert check is not None and check._native is not None
     subset = IKSolver(robot).subset
     rng = np.random.default_rng(4)
@@ -77,7 +49,7 @@ def test_the_kernel_check_decides_as_coal(name: str) -> None:
 def test_the_narrow_phase_proves_distances_of_each_shape_kind() -> None:
     """Two shapes of each kind placed at known distances around the margin: accepted only
     when at least the threshold apart (coal's distance the reference)."""
-    robot = _robot("franka")
+    robot = load_robot("franka")
     world = World()
     check = IKSolver(robot, world=world).collision
     scene = CollisionScene(robot, world)
@@ -86,7 +58,7 @@ def test_the_narrow_phase_proves_distances_of_each_shape_kind() -> None:
     wrong = accepted_count = 0
     for k in range(80):
         q = subset.sample(rng, robot.q0)
-        hand = _pose(robot, q).translation
+        hand = tool_pose(robot, q).translation
         direction = rng.normal(size=3)
         direction /= np.linalg.norm(direction)
         centre = hand + direction * rng.uniform(0.05, 0.2)
@@ -114,7 +86,7 @@ def test_the_narrow_phase_proves_distances_of_each_shape_kind() -> None:
 def test_native_search_answers_keep_the_margin_and_match_the_python_search(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    robot = _robot(name)
+    robot = load_robot(name)
     world = World.for_robot(robot)
     reference = CollisionScene(robot, world)
     native = IKSolver(robot)
@@ -130,7 +102,7 @@ def test_native_search_answers_keep_the_margin_and_match_the_python_search(
         q = native.subset.sample(rng, robot.q0)
         if reference.in_collision(q, MARGIN):
             continue
-        target = _pose(robot, q)
+        target = tool_pose(robot, q)
         a = native.find(target, seed=nominal, rng=k)
         b = python.find(target, seed=nominal, rng=k)
         assert (a.success, a.iterations, a.restarts, a.reason) == (
@@ -148,8 +120,8 @@ def test_native_search_answers_keep_the_margin_and_match_the_python_search(
 
 @native_only
 def test_a_native_search_that_only_finds_collisions_says_so() -> None:
-    robot = _robot("franka")
-    target = _pose(robot, robot.q0)
+    robot = load_robot("franka")
+    target = tool_pose(robot, robot.q0)
     world = World.for_robot(robot)
     world.add_box("crate", size=(0.2, 0.2, 0.2), position=target.translation)
     solver = IKSolver(robot, world=world)
@@ -162,7 +134,7 @@ def test_a_native_search_that_only_finds_collisions_says_so() -> None:
 def test_a_shape_the_kernel_does_not_know_is_left_to_coal(monkeypatch) -> None:
     """With the narrow phase unable to decide, the native search hands each converged
     configuration to :meth:`CollisionCheck.accepts` (coal) and resumes with the verdict."""
-    robot = _robot("franka")
+    robot = load_robot("franka")
     reference = CollisionScene(robot, World.for_robot(robot))
     solver = IKSolver(robot)
     check = solver.collision
@@ -181,7 +153,7 @@ def test_a_shape_the_kernel_does_not_know_is_left_to_coal(monkeypatch) -> None:
         q = solver.subset.sample(rng, robot.q0)
         if reference.in_collision(q, MARGIN):
             continue
-        result = solver.find(_pose(robot, q), rng=k)
+        result = solver.find(tool_pose(robot, q), rng=k)
         assert result.success
         assert reference.min_distance(result.q_full) >= MARGIN
     assert asked

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import sys
-from types import TracebackType
 from typing import Any, Protocol, TextIO
 
 __all__ = ["LineProgress", "ProgressBar", "progress_bar"]
@@ -28,12 +27,7 @@ class ProgressBar(Protocol):
 
     def __enter__(self) -> Any: ...
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> Any: ...
+    def __exit__(self, *exc: object) -> Any: ...
 
 
 class LineProgress:
@@ -65,9 +59,7 @@ class LineProgress:
         reached = min(STEPS, math.floor(STEPS * self.n / self.total + 1e-9))
         if reached > self._printed:
             self._printed = reached
-            unit = f" {self.unit}" if self.unit else ""
-            if self.unit and not self.unit.endswith("s"):
-                unit += "s"  # "12 / 40 targets"
+            unit = f" {self.unit.removesuffix('s')}s" if self.unit else ""  # "12 / 40 targets"
             line = (
                 f"{self.desc}: {100 * reached // STEPS} % ({self.n:.4g} / {self.total:.4g}{unit})"
             )
@@ -79,32 +71,8 @@ class LineProgress:
     def __enter__(self) -> LineProgress:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _Silent:
-    def update(self, n: float = 1) -> None:
-        """Nothing shown."""
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-    def __enter__(self) -> _Silent:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
 
 
 def progress_bar(
@@ -131,7 +99,7 @@ def progress_bar(
     stream = file if file is not None else sys.stderr
     terminal = bool(getattr(stream, "isatty", lambda: False)())
     if enabled is False or (enabled is None and not terminal):
-        return _Silent()
+        return LineProgress(0, desc)  # a total of 0 prints nothing
     if terminal:
         from tqdm import tqdm  # noqa: PLC0415
 

@@ -21,9 +21,13 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "_capsules.h"
+#include "_geometry.h"
 #include "_narrow.h"
 
-#include "_capsules.h"
+#define compose pk_compose
+#define apply pk_place
+#define dot pk_dot3
 
 unsigned long pk_capsule_problem_size(void) { return (unsigned long)sizeof(CapsuleProblem); }
 
@@ -39,21 +43,6 @@ static void axis_rotation(const double *u, double c, double s, double *r) {
     r[6] = u[2] * u[0] * t - u[1] * s;
     r[7] = u[2] * u[1] * t + u[0] * s;
     r[8] = c + u[2] * u[2] * t;
-}
-
-/* out = a * b for placements (rotation row-major, translation) */
-static void compose(const double *a, const double *b, double *out) {
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j)
-            out[3 * i + j] =
-                a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
-        out[9 + i] = a[3 * i] * b[9] + a[3 * i + 1] * b[10] + a[3 * i + 2] * b[11] + a[9 + i];
-    }
-}
-
-static void apply(const double *m, const double *p, double *out) {
-    for (int i = 0; i < 3; ++i)
-        out[i] = m[3 * i] * p[0] + m[3 * i + 1] * p[1] + m[3 * i + 2] * p[2] + m[9 + i];
 }
 
 static void kinematics(const CapsuleProblem *p) {
@@ -79,10 +68,6 @@ static void kinematics(const CapsuleProblem *p) {
         compose(p->placement + 12 * s, motion, local);
         compose(frames + 12 * p->parent[s], local, frames + 12 * (s + 1));
     }
-}
-
-static double dot(const double *a, const double *b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
 static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }

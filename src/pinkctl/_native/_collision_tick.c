@@ -33,6 +33,9 @@
 #include <stddef.h>
 
 #include "_capsules.h"
+#include "_geometry.h"
+
+#define dot3 pk_dot3
 
 struct Kernel;
 int pk_bounds(struct Kernel *k, double *lower, double *upper);
@@ -78,10 +81,6 @@ unsigned long pk_collision_tick_size(void) { return (unsigned long)sizeof(Collis
 
 static double lesser(double a, double b) { return a < b ? a : b; }
 static double greater(double a, double b) { return a > b ? a : b; }
-
-static double dot3(const double *a, const double *b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
 
 static void configuration(const CollisionTick *t, const double *measured, int space,
                           const double *position) {
@@ -182,14 +181,7 @@ static void place_boxes(const CollisionTick *t) {
     const CapsuleProblem *p = t->capsules;
     for (int g = 0; g < p->ngeom; ++g) {
         if (!t->box[g]) continue;
-        const double *f = p->frames + 12 * p->slot[g], *l = t->box_frame + 12 * g;
-        double *w = t->box_world + 12 * g;
-        for (int i = 0; i < 3; ++i) {
-            for (int j = 0; j < 3; ++j)
-                w[3 * i + j] =
-                    f[3 * i] * l[j] + f[3 * i + 1] * l[3 + j] + f[3 * i + 2] * l[6 + j];
-            w[9 + i] = f[3 * i] * l[9] + f[3 * i + 1] * l[10] + f[3 * i + 2] * l[11] + f[9 + i];
-        }
+        pk_compose(p->frames + 12 * p->slot[g], t->box_frame + 12 * g, t->box_world + 12 * g);
     }
 }
 
@@ -255,27 +247,15 @@ static double box_bound(const CollisionTick *t, int a, int b) {
 static double support(const CollisionTick *t, int g, const double *n, double *point) {
     const CapsuleProblem *p = t->capsules;
     if (t->first[g + 1] > t->first[g]) { /* a convex shape: its farthest vertex */
-        const double *f = p->frames + 12 * p->slot[g];
-        double local[3], best = -INFINITY;
-        int at = t->first[g];
-        for (int j = 0; j < 3; ++j) local[j] = n[0] * f[j] + n[1] * f[3 + j] + n[2] * f[6 + j];
-        for (int v = t->first[g]; v < t->first[g + 1]; ++v) {
-            double height = dot3(local, t->vertices + 3 * v);
-            if (height > best) best = height, at = v;
-        }
-        const double *x = t->vertices + 3 * at;
-        for (int i = 0; i < 3; ++i)
-            point[i] = f[3 * i] * x[0] + f[3 * i + 1] * x[1] + f[3 * i + 2] * x[2] + f[9 + i];
+        const double *f = p->frames + 12 * p->slot[g], *hull = t->vertices + 3 * t->first[g];
+        double local[3];
+        pk_unrotate(f, n, local);
+        pk_place(f, hull + 3 * pk_farthest_vertex(hull, t->first[g + 1] - t->first[g], local),
+                 point);
         return dot3(n, point);
     }
     if (t->box[g]) {
-        const double *w = t->box_world + 12 * g, *h = t->half + 3 * g;
-        for (int i = 0; i < 3; ++i) point[i] = w[9 + i];
-        for (int j = 0; j < 3; ++j) { /* column j of the rotation: the box's axis j */
-            double along = n[0] * w[j] + n[1] * w[3 + j] + n[2] * w[6 + j];
-            double side = along >= 0.0 ? h[j] : -h[j];
-            for (int i = 0; i < 3; ++i) point[i] += side * w[3 * i + j];
-        }
+        pk_box_support(t->box_world + 12 * g, t->half + 3 * g, n, point);
         return dot3(n, point);
     }
     const double *e = p->ends + 6 * g;

@@ -17,7 +17,9 @@
  * configuration here (pk_capsule_free: capsules, then the narrow phase), rejects one in
  * collision and restarts, as global_search does with its collision callback (every other
  * start after a rejection drawn toward the middle of the ranges, search._toward_middle's
- * arithmetic; a continuous joint's cos and sin are libm's, numpy's may round differently).
+ * arithmetic, with the full-turn joints between the rejected pair's two geometries half a
+ * turn away from the rejected configuration, search._away's; a continuous joint's cos and
+ * sin are libm's, numpy's may round differently).
  * Only where the kernel cannot decide (no native check, a shape it does
  * not know) does the query hand the configuration to the caller (QUERY_CHECK) and resume
  * with its verdict.
@@ -56,12 +58,15 @@ typedef struct IKQuery {
     /* the collision check of converged configurations (a search only) */
     int check;                        /* 1: every converged configuration is checked */
     struct CapsuleProblem *collision; /* the native check, or NULL: the caller decides */
-    const double *toward;             /* (2, n): search._toward_middle's middles and scales */
+    const double *toward;             /* (4, n): search._toward_middle's middles and scales,
+                                         the sampling ranges' lows and highs */
     double *candidate;                /* nq: the last converged configuration checked */
     int pending;                      /* 1: the candidate waits for the caller's verdict */
     int verdict;                      /* the caller's: 1 when the candidate keeps the margin */
     int collided;                     /* converged configurations rejected in collision */
-    int hit;                          /* the last rejected pair in the check, -1: the caller's */
+    int hit;                          /* the last rejected pair in the check, or -1 */
+    const int *far;                   /* (pairs, n): 1 where search._away turns the column
+                                         after that pair's rejection, or NULL */
 } IKQuery;
 
 /* -4 is the module's (an argument of the wrong form) */
@@ -160,8 +165,26 @@ static void toward_middle(const IKQuery *s, double *q) {
     }
 }
 
-/* The next random start into start (the seed's other coordinates); every other one after a
- * rejection drawn toward the middle (search.global_search). */
+/* search._away: the columns the rejected pair marks, drawn on the half turn away from the
+ * rejected configuration (the candidate) by their uniform draw in row */
+static void away(const IKQuery *s, const double *row, double *q) {
+    const IKProblem *p = s->problem;
+    const double two_pi = 6.283185307179586, half_turn = 3.141592653589793;
+    const double *low = s->toward + 2 * p->n, *high = s->toward + 3 * p->n;
+    const int *mask = s->far + (size_t)s->hit * (size_t)p->n;
+    for (int c = 0; c < p->n; ++c) {
+        if (!mask[c]) continue;
+        const int i = p->q_cols[c];
+        const double lo = low[c], hi = high[c];
+        double v = s->candidate[i] + half_turn * (0.5 + (row[i] - lo) / (hi - lo));
+        while (v > hi) v -= two_pi;
+        while (v < lo) v += two_pi;
+        q[i] = v;
+    }
+}
+
+/* The next random start into start (the seed's other coordinates); after a rejection every
+ * other one drawn toward the middle and turned away from the rejected pair (search._Search._draw). */
 static void next_start(IKQuery *s, double *start) {
     const IKProblem *p = s->problem;
     const int nq = p->nq;
@@ -173,7 +196,9 @@ static void next_start(IKQuery *s, double *start) {
         start[i] = row[i];
         if (p->continuous[c]) start[i + 1] = row[i + 1];
     }
-    if (s->collided && s->restarts % 2) toward_middle(s, start);
+    if (!s->collided || !(s->restarts % 2)) return;
+    toward_middle(s, start);
+    if (s->hit >= 0 && s->far != NULL) away(s, row, start);
 }
 
 /* search.global_search's budgets before a start: a SEARCH_* reason to stop, or -1 */
@@ -201,8 +226,7 @@ static int search(IKQuery *s, double *start) {
     } else if (s->pending) { /* the caller's verdict on the candidate */
         s->pending = 0;
         if (s->verdict) return converged(s);
-        s->collided += 1;
-        s->hit = -1;
+        s->collided += 1; /* s->hit: the caller's */
     }
     for (;;) {
         const int stop = spent(s);

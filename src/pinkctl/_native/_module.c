@@ -9,6 +9,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <string.h>
 
 #include "_native.h"
@@ -230,6 +231,61 @@ static PyObject *capsule_free(PyObject *module, PyObject *const *args, Py_ssize_
     return PyLong_FromLong(pk_capsule_free(p[0], p[1]));
 }
 
+/*
+ * The value checks of the states' fast path (pinkctl.core.state.spaces): whether an object is
+ * a numpy.ndarray (exactly) of float64 values of a given shape, every value finite, and (for
+ * quaternions) no row whose entries are all smaller than a bound in size. 0 for anything
+ * else, no exception set: the Python path then converts the value or says what is wrong.
+ */
+static int state_array(PyObject *object, Py_ssize_t rows, Py_ssize_t columns, double zero) {
+    if (strcmp(Py_TYPE(object)->tp_name, "numpy.ndarray") != 0) return 0;
+    Py_buffer view;
+    if (PyObject_GetBuffer(object, &view, PyBUF_STRIDES | PyBUF_FORMAT) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = is_double(&view) && view.ndim == (columns > 0 ? 2 : 1) && view.shape[0] == rows &&
+             (columns == 0 || view.shape[1] == columns);
+    const Py_ssize_t width = columns > 0 ? columns : 1;
+    for (Py_ssize_t i = 0; ok && i < rows; ++i) {
+        const char *row = (const char *)view.buf + i * view.strides[0];
+        int small = 1;
+        for (Py_ssize_t j = 0; j < width; ++j) {
+            const double x = *(const double *)(row + (columns > 0 ? j * view.strides[1] : 0));
+            if (!isfinite(x)) ok = 0;
+            if (!(fabs(x) < zero)) small = 0;
+        }
+        if (small) ok = 0;  /* (zero = 0: never small) */
+    }
+    PyBuffer_Release(&view);
+    return ok;
+}
+
+/* state_rows(positions, velocities or None, n) -> whether both are float64 arrays (n,) of
+ * finite values (JointSpace.state) */
+static PyObject *state_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("state_rows", nargs, 3)) return NULL;
+    const Py_ssize_t n = PyLong_AsSsize_t(args[2]);
+    if (n < 0) return PyErr_Occurred() ? NULL : PyBool_FromLong(0);
+    const int ok = state_array(args[0], n, 0, 0.0) &&
+                   (args[1] == Py_None || state_array(args[1], n, 0, 0.0));
+    return PyBool_FromLong(ok);
+}
+
+/* state_pose(positions, orientations or None, m, zero) -> whether they are float64 arrays
+ * (m, 3) and (m, 4) of finite values, no quaternion with every entry below zero in size
+ * (SiteSpace.state) */
+static PyObject *state_pose(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("state_pose", nargs, 4)) return NULL;
+    const Py_ssize_t m = PyLong_AsSsize_t(args[2]);
+    const double zero = PyFloat_AsDouble(args[3]);
+    if ((m < 0 || zero == -1.0) && PyErr_Occurred()) return NULL;
+    if (m < 0) return PyBool_FromLong(0);
+    const int ok = state_array(args[0], m, 3, 0.0) &&
+                   (args[1] == Py_None || state_array(args[1], m, 4, zero));
+    return PyBool_FromLong(ok);
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -250,6 +306,8 @@ static PyMethodDef methods[] = {
     FAST(collision_quiet, "collision_quiet(tick, measured, space, position) -> count."),
     FAST(capsule_near, "capsule_near(problem) -> count: the IK collision check's broad phase."),
     FAST(capsule_free, "capsule_free(problem, q) -> 1, 0 or -1: the IK collision check."),
+    FAST(state_rows, "state_rows(positions, velocities, n) -> whether both are finite (n,)."),
+    FAST(state_pose, "state_pose(positions, quaternions, m, zero) -> whether the pose is good."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -18,11 +18,10 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "_geometry.h"
 #include "_narrow.h"
 
-static double dot3(const double *a, const double *b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
+#define dot3 pk_dot3
 
 static void copy3(double *to, const double *from) {
     to[0] = from[0];
@@ -41,19 +40,8 @@ static void cross3(const double *a, const double *b, double *out) {
  * by trying every vertex when the hull has no graph. */
 static int hull_support(const PkShape *s, const double *d) {
     const double *p = s->points;
-    int at = 0;
-    if (s->adj_start == NULL) {
-        double best = -INFINITY;
-        for (int v = 0; v < s->npoints; ++v) {
-            const double h = dot3(p + 3 * v, d);
-            if (h > best) {
-                best = h;
-                at = v;
-            }
-        }
-        return at;
-    }
-    at = *s->warm;
+    if (s->adj_start == NULL) return pk_farthest_vertex(p, s->npoints, d);
+    int at = *s->warm;
     double best = dot3(p + 3 * at, d);
     for (int k = s->adj_start[at], end = s->adj_start[at + 1]; k < end; ++k) {
         const int v = s->adj[k];
@@ -69,13 +57,11 @@ static int hull_support(const PkShape *s, const double *d) {
     return at;
 }
 
-/* support point of the shape in its own frame along the local direction d */
+/* support point of the shape (not a box) in its own frame along the local direction d */
 static void local_support(const PkShape *s, const double *d, double *out) {
     const double *k = s->param;
     out[0] = out[1] = out[2] = 0.0;
-    if (s->kind == SHAPE_BOX) {
-        for (int i = 0; i < 3; ++i) out[i] = d[i] >= 0.0 ? k[i] : -k[i];
-    } else if (s->kind == SHAPE_CONVEX) {
+    if (s->kind == SHAPE_CONVEX) {
         copy3(out, s->points + 3 * hull_support(s, d));
     } else if (s->kind == SHAPE_CYLINDER) {
         const double r = sqrt(d[0] * d[0] + d[1] * d[1]);
@@ -92,13 +78,17 @@ static void local_support(const PkShape *s, const double *d, double *out) {
     }
 }
 
-/* support point of the placed shape along the world direction d */
+/* support point of the placed shape along the world direction d (a box's: the controller's
+ * check's, _geometry.h) */
 static void support(const PkShape *s, const double *d, double *out) {
-    const double *m = s->m;
     double local[3], p[3];
-    for (int i = 0; i < 3; ++i) local[i] = m[i] * d[0] + m[3 + i] * d[1] + m[6 + i] * d[2];
+    if (s->kind == SHAPE_BOX) {
+        pk_box_support(s->m, s->param, d, out);
+        return;
+    }
+    pk_unrotate(s->m, d, local);
     local_support(s, local, p);
-    for (int i = 0; i < 3; ++i) out[i] = m[3 * i] * p[0] + m[3 * i + 1] * p[1] + m[3 * i + 2] * p[2] + m[9 + i];
+    pk_place(s->m, p, out);
 }
 
 double pk_shape_lowest(const PkShape *s, const double *n) {

@@ -131,20 +131,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from .inspect import inspect_robot, parse_joint_list
 
-    options: dict[str, Any] = {}
-    if args.config:
-        options["config"] = args.config
-    if args.srdf:
-        options["srdf_path"] = args.srdf
-    if args.package_dir:
-        options["package_dirs"] = args.package_dir
-    if args.tool_frame:
-        options["tool_frame"] = args.tool_frame
+    given = {"config": args.config, "srdf_path": args.srdf, "package_dirs": args.package_dir}
+    given.update(tool_frame=args.tool_frame, floating_base=args.floating_base or None)
+    options: dict[str, Any] = {key: value for key, value in given.items() if value}
     joints = parse_joint_list(args.controlled_joints)
     if joints is not None:
         options["controlled_joint_names"] = joints
-    if args.floating_base:
-        options["floating_base"] = True
     try:
         report = inspect_robot(args.robot, hold_seconds=args.hold, **options)
     except ValueError as exc:  # a description pinkctl cannot use: the check failed
@@ -163,18 +155,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
     start, with a one-line reason on stderr."""
     from ..view.app import run_view
 
-    return run_view(
-        args.robot,
-        sites=args.site,
-        native=args.native,
-        host=args.host,
-        port=args.port,
-        duration=args.duration,
-        record=args.record,
-        replay=args.replay,
-        world=args.world,
-        conventions=args.conventions,
-    )
+    names = ("native", "host", "port", "duration", "record", "replay", "world", "conventions")
+    return run_view(args.robot, sites=args.site, **{name: getattr(args, name) for name in names})
 
 
 def _cmd_reach(args: argparse.Namespace) -> int:

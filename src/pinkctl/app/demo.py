@@ -22,7 +22,7 @@ import numpy as np
 
 from .._progress import progress_bar
 from .._validation import choice, name_list, positive_number
-from ..controllers import ChainedController, PinkIKController, TrajectoryFollower
+from ..controllers import ChainedController, TrajectoryFollower
 from ..core.robot import PinkRobot
 from ..core.state import RobotState, SpatialState
 from ..errors import InputError
@@ -32,7 +32,7 @@ from ..qp import available_solvers, missing_solver_message
 from ..sim import ClosedLoopLog, MujocoSimulation, VideoRecorder, run_closed_loop
 from ..sim.video import check_writer
 from ..trajectories import Trajectory
-from .demo_trajectory import TRAJECTORIES, Fit, build_trajectory, fit_size
+from .demo_trajectory import TRAJECTORIES, Fit, build_trajectory, demo_controller, fit_size
 from .demo_video import demo_recorder, write_outputs
 
 __all__ = [
@@ -257,18 +257,10 @@ def _simulate(
 ) -> ClosedLoopLog:
     assert robot.tool_frame is not None
     frame = robot.tool_frame
-    ik = PinkIKController(
-        robot,
-        sim.joint_names,
-        sim.site_names,
-        solver=config.solver,
-        dt=1.0 / config.control_rate,
-        integrate_from="command",
-        orientation_cost=0.0 if position_only else 1.0,
-    )
+    period = 1.0 / config.control_rate
+    ik = demo_controller(robot, sim, solver=config.solver, dt=period, position_only=position_only)
     follower = TrajectoryFollower()
     follower.set_trajectory(trajectory)
-    period = 1.0 / config.control_rate
     label = "pinkctl demo: simulating" + ("" if recorder is None else " and rendering")
     with progress_bar(duration, label, enabled=progress, unit="s") as bar:
 

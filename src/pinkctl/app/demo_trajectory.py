@@ -18,12 +18,14 @@ import numpy as np
 import pinocchio as pin
 
 from ..controllers import PinkIKController
+from ..core.poses import rotate_by_vector
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from ..sim import MujocoSimulation
 from ..trajectories import (
     CircleTrajectory,
     FigureEightTrajectory,
+    PlanarCurveOptions,
     PoseWaypointTrajectory,
     Trajectory,
 )
@@ -83,40 +85,26 @@ def build_trajectory(
     top; ``speed`` [m/s], ``acceleration`` [m/s^2], ``angular_speed`` [rad/s] and
     ``angular_acceleration`` [rad/s^2] limit their moves.
     """
+    options = PlanarCurveOptions(
+        plane="yz", orientation=orientation, cycles=cycles, ramp_time=ramp_time
+    )
     if kind == "figure8":
+        half_width = size or 0.15
         return FigureEightTrajectory(
-            frame,
-            position,
-            half_width=size or 0.15,
-            period=period,
-            plane="yz",
-            orientation=orientation,
-            cycles=cycles,
-            ramp_time=ramp_time,
+            frame, position, half_width=half_width, period=period, options=options
         )
     if kind == "circle":
         radius = size or 0.2
-        return CircleTrajectory(
-            frame,
-            position - np.array([0.0, radius, 0.0]),
-            radius=radius,
-            period=period,
-            plane="yz",
-            orientation=orientation,
-            cycles=cycles,
-            ramp_time=ramp_time,
-        )
+        centre = position - np.array([0.0, radius, 0.0])
+        return CircleTrajectory(frame, centre, radius=radius, period=period, options=options)
     if kind == "waypoints":
         d = size or 0.1
         offsets = np.array(
             [[0, 0, 0], [0, d, 0], [0, d, d], [0, -d, d], [0, -d, 0], [0, 0, 0]], dtype=float
         )
-        about_x = pin.Quaternion(np.cos(tilt / 2), np.sin(tilt / 2), 0.0, 0.0)
-        w, x, y, z = orientation
-        tilted = about_x * pin.Quaternion(w, x, y, z)
-        tilted_wxyz = np.array([tilted.w, tilted.x, tilted.y, tilted.z])
+        tilted = rotate_by_vector(orientation, [tilt, 0.0, 0.0])  # about world x
         orientations = np.array(
-            [orientation, orientation, tilted_wxyz, tilted_wxyz, orientation, orientation]
+            [orientation, orientation, tilted, tilted, orientation, orientation]
         )
         return PoseWaypointTrajectory(
             frame,
@@ -252,6 +240,23 @@ def _contacts(sim: MujocoSimulation) -> set[tuple[str, str]]:
     return pairs
 
 
+def demo_controller(
+    robot: PinkRobot, sim: MujocoSimulation, *, solver: str, dt: float, position_only: bool
+) -> PinkIKController:
+    """The demo's IK controller: it integrates its own command, with the orientation cost
+    off when ``position_only``."""
+    orientation_cost = 0.0 if position_only else 1.0
+    return PinkIKController(
+        robot,
+        sim.joint_names,
+        sim.site_names,
+        solver=solver,
+        dt=dt,
+        integrate_from="command",
+        orientation_cost=orientation_cost,
+    )
+
+
 def kinematic_check(
     robot: PinkRobot,
     sim: MujocoSimulation,
@@ -266,15 +271,7 @@ def kinematic_check(
     """Follow ``trajectory`` (which moves the site ``frame``) for ``duration`` seconds
     kinematically (no physics) at :data:`FIT_RATE`; the simulation is back at home afterwards."""
     dt = 1.0 / FIT_RATE
-    controller = PinkIKController(
-        robot,
-        sim.joint_names,
-        sim.site_names,
-        solver=solver,
-        dt=dt,
-        integrate_from="command",
-        orientation_cost=0.0 if position_only else 1.0,
-    )
+    controller = demo_controller(robot, sim, solver=solver, dt=dt, position_only=position_only)
     joints = list(robot.controlled_joint_names)
     sim.reset()
     estimated = sim.get_robot_state()  # the command is integrated: the measurement stays

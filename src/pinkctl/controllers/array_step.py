@@ -123,6 +123,6 @@ class ArrayStep:
                 [order[n] for n in commanded.position_names],  # type: ignore[union-attr]
                 dtype=np.intp,
             )
-        out = estimate.joints.data_array[0].copy()  # type: ignore[union-attr]
+        out = estimate.joints._position_row().copy()  # type: ignore[union-attr]
         out[where] = commanded.data_array[0, valid]  # type: ignore[union-attr]
         return out

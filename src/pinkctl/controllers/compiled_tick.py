@@ -87,7 +87,8 @@ class _Parts:
         ]
         tasks_only = len(frames) + len(postures) == len(terms) and len(postures) <= 1
         box = _joint_box(assembly, tasks_only=tasks_only)
-        velocity = box.velocity.limit if isinstance(box, JointBox) else None
+        velocity_box = box.velocity if isinstance(box, JointBox) else None
+        velocity = None if velocity_box is None else velocity_box.limit
         posture = postures[0] if postures else None
         return _Parts(_tool_first(frames, tool), posture, box.limit, velocity, box.tangent)
 
@@ -264,6 +265,12 @@ class CompiledTick:
         self._all_valid = np.ones(len(space_q), dtype=bool).tobytes()
         self._names = list(self.space.names)
         self._read_space: Any = self.space
+        # the last estimate mask with every position valid, the last setpoint mask (and row)
+        # with the tool's pose valid: a state over a JointSpace / SiteSpace shares its mask
+        self._read_valid: Any = None
+        self._pose_valid: Any = None
+        self._pose_space: Any = None
+        self._pose_row = -1
 
     def _bind_entry_points(self) -> None:
         """Bind the C++ tick's ``run``, ``aim`` and ``aim_pose``.
@@ -285,15 +292,22 @@ class CompiledTick:
         no such site), False to let it read the setpoint (joints in it, no sites, a position
         without orientation, a refused target)."""
         sites = setpoint.sites
-        if setpoint.joints is not None or sites is None:
+        if sites is None or setpoint.joints is not None:
             return False
-        row = self._reader.row(sites)
-        if row < 0:
-            return True
-        valid = sites.valid_array[row]
-        if not (valid[0] and valid[1]):
-            return False
-        return bool(self._aim_pose(sites.position_data[row], sites.orientation_data[row]))
+        valid, space = sites.valid_array, sites.name_space
+        if valid is not self._pose_valid or space is not self._pose_space:
+            row = self._reader.row(sites)
+            if row < 0:
+                return True
+            if not (valid[row, 0] and valid[row, 1]):
+                return False
+            # a SiteSpace's states share their (read-only) mask: looked at once
+            self._pose_valid, self._pose_space, self._pose_row = valid, space, row
+        positions, orientations = sites.position_data, sites.orientation_data
+        if len(positions) > 1:  # (one frame: the (1, 3) and (1, 4) arrays as they are)
+            row = self._pose_row
+            positions, orientations = positions[row], orientations[row]
+        return bool(self._aim_pose(positions, orientations))
 
     def measured(self, estimate: RobotState) -> np.ndarray | None:
         """The estimate's joint positions row when its joint state is over the controller's
@@ -302,11 +316,13 @@ class CompiledTick:
         joints = estimate.joints
         if joints is None:
             return None
-        space = joints.name_space
+        space, valid = joints.name_space, joints.valid_array
         if space is not self._read_space:
             if list(space.names) != self._names:
                 return None
             self._read_space = space
-        if joints.valid_array[0].tobytes() != self._all_valid:
-            return None
-        return joints.data_array[0]
+        if valid is not self._read_valid:  # a JointSpace's states share one (read-only) mask
+            if valid[0].tobytes() != self._all_valid:
+                return None
+            self._read_valid = valid
+        return joints._position_row()  # (a JointSpace's state: its positions array)

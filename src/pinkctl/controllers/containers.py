@@ -117,9 +117,7 @@ class SelectableController(BaseController, Generic[KeyT]):
     """
 
     def __init__(
-        self,
-        controller_options: Mapping[KeyT, BaseController],
-        initial_controller_selection: KeyT,
+        self, controller_options: Mapping[KeyT, BaseController], initial_controller_selection: KeyT
     ) -> None:
         super().__init__()
         if not isinstance(controller_options, Mapping):
@@ -188,8 +186,7 @@ class SelectableController(BaseController, Generic[KeyT]):
         child = self._options[self._active_key]
         output = child.forward(estimated_state, setpoint_state, t, **kwargs)
         if output is None:
-            self._fail(f"controller {self._active_key!r} returned None: {_reason(child)}")
-            return None
+            return self._fail(f"controller {self._active_key!r} returned None: {_reason(child)}")
         self.last_error = _braking_reason([(f"controller {self._active_key!r}", child)])
         return output
 
@@ -201,12 +198,7 @@ class SelectableController(BaseController, Generic[KeyT]):
     def set_next_controller(self, next_controller_selection: KeyT) -> None:
         """Select the controller to run from the next :meth:`forward` on (only recorded:
         nothing switches or resets until then). LookupError for an unknown key."""
-        if next_controller_selection not in self._options:
-            raise LookupError(
-                f"no controller for key {next_controller_selection!r}; "
-                f"options are {list(self._options)}"
-            )
-        self._next_key = next_controller_selection
+        self._next_key = self._known(next_controller_selection)
 
     def get_active_controller_enum(self) -> KeyT:
         """Key of the active controller; it changes only in :meth:`forward` and :meth:`reset`."""
@@ -218,11 +210,12 @@ class SelectableController(BaseController, Generic[KeyT]):
 
     def get_controller(self, controller_selection: KeyT) -> BaseController:
         """The controller registered under ``controller_selection`` (LookupError if none)."""
-        if controller_selection not in self._options:
-            raise LookupError(
-                f"no controller for key {controller_selection!r}; options are {list(self._options)}"
-            )
-        return self._options[controller_selection]
+        return self._options[self._known(controller_selection)]
+
+    def _known(self, key: KeyT) -> KeyT:
+        if key not in self._options:
+            raise LookupError(f"no controller for key {key!r}; options are {list(self._options)}")
+        return key
 
     @property
     def controller_keys(self) -> list[KeyT]:

@@ -103,14 +103,11 @@ class TrajectoryFollower(BaseController):
         """
         trajectory = self._trajectory
         if trajectory is None:
-            self._fail("no trajectory set (call set_trajectory, then reset)")
-            return None
+            return self._fail("no trajectory set (call set_trajectory, then reset)")
         if self._start_time is None:
-            self._fail("trajectory not started (call reset after set_trajectory)")
-            return None
+            return self._fail("trajectory not started (call reset after set_trajectory)")
         if not _is_finite_number(t):
-            self._fail(f"time t must be a finite number, got {t!r}")
-            return None
+            return self._fail(f"time t must be a finite number, got {t!r}")
         tau = float(t) - self._start_time
         duration = trajectory.duration
         if tau < 0.0 or tau > duration:
@@ -122,17 +119,15 @@ class TrajectoryFollower(BaseController):
     ) -> RobotState | None:
         self._trajectory = None
         self._start_time = None
-        self._fail(
+        return self._fail(
             f"time since start {tau:.6g} s is outside the trajectory window [0, {duration:.6g}] s; "
             "trajectory cleared (set_trajectory and reset to run again)"
         )
-        return None
 
     def _target(self, trajectory: Trajectory, tau: float) -> RobotState | None:
         target = trajectory.get_target_state(tau)
         if target is None:
-            self._fail(f"trajectory has no target state at {tau:.6g} s")
-            return None
+            return self._fail(f"trajectory has no target state at {tau:.6g} s")
         self.last_error = None
         return target
 
@@ -166,13 +161,11 @@ class HoldingTrajectoryFollower(TrajectoryFollower):
         self, trajectory: Trajectory, tau: float, duration: float
     ) -> RobotState | None:
         if tau < 0.0:
-            self._fail(f"t is {-tau:.6g} s before the trajectory start time")
-            return None
+            return self._fail(f"t is {-tau:.6g} s before the trajectory start time")
         if self._held is None or self._held[0] is not trajectory:
             final = trajectory.get_target_state(duration)
             if final is None:
-                self._fail(f"trajectory has no target state at its end ({duration:.6g} s)")
-                return None
+                return self._fail(f"trajectory has no target state at its end ({duration:.6g} s)")
             self._held = (trajectory, _at_rest(final))
         self.last_error = None
         return self._held[1]
@@ -220,10 +213,5 @@ def _spatial_at_rest(spatial: SpatialState | None) -> SpatialState | None:
         return spatial
     zeros = np.zeros_like(spatial.linear_velocity_data)
     return SpatialState(
-        spatial.spatial_space,
-        spatial.position_data,
-        spatial.orientation_data,
-        zeros,
-        zeros,
-        valid,
+        spatial.spatial_space, spatial.position_data, spatial.orientation_data, zeros, zeros, valid
     )

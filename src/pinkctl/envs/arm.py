@@ -48,12 +48,7 @@ from ..errors import InputError
 from .gripper import ctrl_to_normalized, gripper_servo, normalized_to_ctrl
 from .placement import Placement
 
-__all__ = [
-    "CONTROL_DT_RANGE",
-    "PHYSICS_DT_RANGE",
-    "CartesianArm",
-    "substeps",
-]
+__all__ = ["CONTROL_DT_RANGE", "PHYSICS_DT_RANGE", "CartesianArm", "substeps"]
 
 #: Allowed ``control_dt`` [s]: the IK controller's ``dt`` (one solve per control step).
 CONTROL_DT_RANGE = DT_RANGE
@@ -249,13 +244,6 @@ class CartesianArm:
         """Measured orientation (3, 3) of the action point, base frame."""
         rotation = self.sim.data.site_xmat[self._site].reshape(3, 3)
         return self.placement.rotation_to_base(rotation)
-
-    def point_pose(self) -> np.ndarray:
-        """Measured pose of the action point: position [m] and quaternion (w, x, y, z), base
-        frame."""
-        quaternion = np.empty(4)
-        mujoco.mju_mat2Quat(quaternion, self.point_rotation().reshape(-1))
-        return np.concatenate([self.point_position(), quaternion])
 
     def point_velocity(self) -> np.ndarray:
         """Measured velocity of the action point: linear [m/s], angular [rad/s], base axes."""

@@ -46,6 +46,11 @@ __all__ = ["CartesianIKEnv"]
 IMAGE_CAMERA = "front"
 
 
+def unbounded(size: int) -> spaces.Box:
+    """A float32 observation box of ``size`` values without bounds."""
+    return spaces.Box(-np.inf, np.inf, (size,), dtype=np.float32)
+
+
 class CartesianIKEnv(MujocoGymEnv):
     """Base class: a robot in MuJoCo whose action point moves by Cartesian position actions.
 
@@ -133,20 +138,16 @@ class CartesianIKEnv(MujocoGymEnv):
             placement=self.placement,
             **seed_ik,
         )
-        spec = self.render_spec
         n_agent = len(robot.controlled_joint_names) + (1 if gripper else 0)
         observation: dict[str, spaces.Space[Any]] = {
-            "agent_pos": spaces.Box(-np.inf, np.inf, (n_agent,), dtype=np.float32),
-            "tcp_pose": spaces.Box(-np.inf, np.inf, (7,), dtype=np.float32),
-            "tcp_vel": spaces.Box(-np.inf, np.inf, (6,), dtype=np.float32),
+            "agent_pos": unbounded(n_agent),
+            "tcp_pose": unbounded(7),
+            "tcp_vel": unbounded(6),
         }
         if self.image_obs:
-            frame = spaces.Box(0, 255, (spec.height, spec.width, 3), dtype=np.uint8)
-            observation["pixels"] = spaces.Dict({"front": frame})
+            observation["pixels"] = self._pixels_space()
         else:
-            observation["environment_state"] = spaces.Box(
-                -np.inf, np.inf, (environment_dim,), dtype=np.float32
-            )
+            observation["environment_state"] = unbounded(environment_dim)
         self.observation_space = spaces.Dict(observation)
         low = [-1.0, -1.0, -1.0] + ([0.0] if gripper else [])
         high = [1.0, 1.0, 1.0] + ([1.0] if gripper else [])
@@ -154,6 +155,11 @@ class CartesianIKEnv(MujocoGymEnv):
             np.array(low, dtype=np.float32), np.array(high, dtype=np.float32), dtype=np.float32
         )
         self._gripper = gripper
+
+    def _pixels_space(self) -> spaces.Dict:
+        """``pixels``: the ``front`` camera's (height, width, 3) uint8 frames."""
+        spec = self.render_spec
+        return spaces.Dict({"front": spaces.Box(0, 255, (spec.height, spec.width, 3), np.uint8)})
 
     # ------------------------------------------------------------------ task hooks
     def _reset_task(self) -> None:

@@ -81,9 +81,7 @@ class ReachExpert(_CartesianExpert):
         """Nothing to forget between episodes."""
 
     def __call__(self, observation: Any = None) -> np.ndarray:
-        env = self.env
-        assert isinstance(env, ReachEnv)
-        delta = self._delta_to(env.goal_pos)
+        delta = self._delta_to(self.env.goal_pos)
         return np.clip(delta, -1.0, 1.0).astype(np.float32)
 
 
@@ -112,8 +110,6 @@ class PickCubeExpert(_CartesianExpert):
         max_step: Largest target move per control step [m].
     """
 
-    LAST_PHASE = Phase.LIFT
-
     def __init__(self, env: gym.Env[Any, Any], *, max_step: float = 0.02) -> None:
         super().__init__(env, self._env_type(), max_step=max_step)
         self.phase = Phase.APPROACH
@@ -136,7 +132,6 @@ class PickCubeExpert(_CartesianExpert):
 
     def _grasp_height(self) -> float:
         env = self.env
-        assert isinstance(env, SO101PickCubeGymEnv)
         table = float(env.placement.position[2])  # the table top is the base's height
         return max(float(env.block_pos[2]), table + GRASP_MIN_HEIGHT)
 
@@ -145,7 +140,6 @@ class PickCubeExpert(_CartesianExpert):
         fixed jaw until that jaw clears the block's corners (the block's half width
         along the jaws is taken at its largest, a corner: sqrt(2) times half the edge)."""
         env = self.env
-        assert isinstance(env, SO101PickCubeGymEnv)
         axis = env.jaw_axis
         axis[2] = 0.0
         axis /= max(float(np.linalg.norm(axis)), 1e-9)
@@ -156,7 +150,6 @@ class PickCubeExpert(_CartesianExpert):
     def _waypoint(self) -> np.ndarray:
         """Where the grasp point should go in the current phase [m]."""
         env = self.env
-        assert isinstance(env, SO101PickCubeGymEnv)
         block = self._grasp_centre()
         if self.phase is Phase.APPROACH:
             return np.array([block[0], block[1], self._grasp_height() + HOVER])
@@ -179,7 +172,6 @@ class PickCubeExpert(_CartesianExpert):
         """Phase transitions: a dropped block starts over, a reached waypoint (or a timeout)
         moves on (:attr:`_ON_REACHED`), closing and releasing last a number of steps."""
         env = self.env
-        assert isinstance(env, SO101PickCubeGymEnv)
         self._ticks += 1
         if self.phase in (Phase.LIFT, Phase.TRANSPORT) and self._dropped():
             self._enter(Phase.APPROACH)
@@ -205,13 +197,11 @@ class PickCubeExpert(_CartesianExpert):
     def _dropped(self) -> bool:
         """Whether the block is no longer between the jaws."""
         env = self.env
-        assert isinstance(env, SO101PickCubeGymEnv)
         return bool(np.linalg.norm(env.grasp_point_pos - env.block_pos) > 0.03)
 
     def __call__(self, observation: Any = None) -> np.ndarray:
         self._advance()
         env = self.env
-        assert isinstance(env, SO101PickCubeGymEnv)
         # the action point's goal: the grasp point's waypoint, shifted by where the action
         # point sits relative to the grasp point now (zero when the action moves the grasp
         # point itself)
@@ -243,14 +233,11 @@ class PickPlaceExpert(PickCubeExpert):
 
     def _waypoint(self) -> np.ndarray:
         env = self.env
-        assert isinstance(env, SO101PickPlaceGymEnv)
         goal = env.goal_pos
-        if self.phase is Phase.TRANSPORT:
+        if self.phase in (Phase.TRANSPORT, Phase.RETREAT):
             return np.array([goal[0], goal[1], self._carry_height])
         if self.phase in (Phase.LOWER, Phase.RELEASE):
             return goal + self._grasp_offset + np.array([0.0, 0.0, 0.001])
-        if self.phase is Phase.RETREAT:
-            return np.array([goal[0], goal[1], self._carry_height])
         return super()._waypoint()
 
     def _opening(self) -> float:

@@ -29,10 +29,7 @@ def _range(ctrlrange: Sequence[float] | np.ndarray) -> tuple[float, float]:
 
 
 def normalized_to_ctrl(
-    norm: float,
-    ctrlrange: Sequence[float] | np.ndarray,
-    *,
-    closed_at_low: bool = True,
+    norm: float, ctrlrange: Sequence[float] | np.ndarray, *, closed_at_low: bool = True
 ) -> float:
     """Servo target of a normalised gripper opening.
 
@@ -55,10 +52,7 @@ def normalized_to_ctrl(
 
 
 def ctrl_to_normalized(
-    ctrl: float,
-    ctrlrange: Sequence[float] | np.ndarray,
-    *,
-    closed_at_low: bool = True,
+    ctrl: float, ctrlrange: Sequence[float] | np.ndarray, *, closed_at_low: bool = True
 ) -> float:
     """Normalised opening of a servo target: the inverse of :func:`normalized_to_ctrl`.
 

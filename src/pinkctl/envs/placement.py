@@ -133,14 +133,8 @@ class Placement:
         if self.identity:
             return
         world = spec.worldbody
-        children: list[Any] = [
-            *world.bodies,
-            *world.geoms,
-            *world.sites,
-            *world.cameras,
-            *world.lights,
-            *world.frames,
-        ]
+        kinds = ("bodies", "geoms", "sites", "cameras", "lights", "frames")
+        children: list[Any] = [child for kind in kinds for child in getattr(world, kind)]
         frame = world.add_frame(
             name=PLACEMENT_FRAME, pos=self.position.tolist(), quat=self.quaternion.tolist()
         )

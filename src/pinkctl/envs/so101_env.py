@@ -36,12 +36,13 @@ from pinkctl import MujocoSimulation, PinkRobot, load_pink_supported_robot
 
 from .._validation import boolean, choice, real_array
 from ..errors import ConfigurationError, InputError
-from .base import CartesianIKEnv
+from .base import CartesianIKEnv, unbounded
 from .mujoco_env import load_mjcf
 from .rendering import GymRenderingSpec
 from .scene import build_simulation
 from .seed_arm import IK_METHODS
 from .so101_scene import (
+    ARM_JOINTS,
     GRASP_POINT,
     GRIPPER_JOINT,
     GRIPPER_SPEED,
@@ -61,7 +62,6 @@ __all__ = [
     "TOP_DOWN_BOUNDS",
 ]
 
-ARM_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
 #: Arm joint positions of ``reset_robot`` [rad], in :data:`ARM_JOINTS` order: the SO-101's
 #: home (robot.toml), gripper pointing down-forward.
 HOME_POSITION = np.array([0.0, -0.6, 0.6, 1.2, 0.0])
@@ -247,18 +247,11 @@ class SO101GymEnv(CartesianIKEnv):
 
     def _seed_base_space(self) -> dict[str, spaces.Space[Any]]:
         """The seed's observation space of the base class (its tasks replace it)."""
-        agent = spaces.Dict(
-            {
-                "tcp_pose": spaces.Box(-np.inf, np.inf, shape=(7,), dtype=np.float32),
-                "tcp_vel": spaces.Box(-np.inf, np.inf, shape=(6,), dtype=np.float32),
-                "gripper_pose": spaces.Box(-1, 1, shape=(1,), dtype=np.float32),
-            }
-        )
-        space: dict[str, spaces.Space[Any]] = {"agent_pos": agent}
+        agent: dict[str, spaces.Space[Any]] = {"tcp_pose": unbounded(7), "tcp_vel": unbounded(6)}
+        agent["gripper_pose"] = spaces.Box(-1, 1, shape=(1,), dtype=np.float32)
+        space: dict[str, spaces.Space[Any]] = {"agent_pos": spaces.Dict(agent)}
         if self.image_obs:
-            spec = self.render_spec
-            frame = spaces.Box(0, 255, (spec.height, spec.width, 3), dtype=np.uint8)
-            space["pixels"] = spaces.Dict({"front": frame})
+            space["pixels"] = self._pixels_space()
         return space
 
     # ------------------------------------------------------------------ the seed's API
@@ -350,19 +343,17 @@ class SO101GymEnv(CartesianIKEnv):
 
     def _task_space(self, environment_dim: int) -> None:
         """A task's observation space, ``environment_state`` of ``environment_dim``."""
-        state = spaces.Box(-np.inf, np.inf, (environment_dim,), dtype=np.float32)
+        state = unbounded(environment_dim)
         if self.observation_layout == "pinkctl":
             if not self.image_obs:
                 self.observation_space = spaces.Dict(
                     {**self._pinkctl_space(), "environment_state": state}
                 )
             return
-        agent = spaces.Box(-np.inf, np.inf, (14,), dtype=np.float32)
+        agent = unbounded(14)
         if self.image_obs:
-            spec = self.render_spec
-            frame = spaces.Box(0, 255, (spec.height, spec.width, 3), dtype=np.uint8)
             self.observation_space = spaces.Dict(
-                {"pixels": spaces.Dict({"front": frame}), "agent_pos": agent}
+                {"pixels": self._pixels_space(), "agent_pos": agent}
             )
         else:
             self.observation_space = spaces.Dict({"agent_pos": agent, "environment_state": state})

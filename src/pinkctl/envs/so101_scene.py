@@ -103,25 +103,12 @@ SEED_SENSORS: dict[str, tuple[mujoco.mjtObj, str]] = {
     "so101/ee_pos": (mujoco.mjtObj.mjOBJ_SITE, SEED_TOOL_SITE),
     "block_pos": (mujoco.mjtObj.mjOBJ_BODY, "block"),
 }
+#: The SO-101's arm joints, base to wrist.
+ARM_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
 #: What an MJCF scene of the SO-101 tasks must name, by kind (MuJoCo's element types).
 REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
-    "joint": (
-        "shoulder_pan",
-        "shoulder_lift",
-        "elbow_flex",
-        "wrist_flex",
-        "wrist_roll",
-        GRIPPER_JOINT,
-        "block",
-    ),
-    "actuator": (
-        "shoulder_pan",
-        "shoulder_lift",
-        "elbow_flex",
-        "wrist_flex",
-        "wrist_roll",
-        GRIPPER_JOINT,
-    ),
+    "joint": (*ARM_JOINTS, GRIPPER_JOINT, "block"),
+    "actuator": (*ARM_JOINTS, GRIPPER_JOINT),
     "site": ("gripper_frame_link", GRASP_POINT),
     "body": (GRIPPER_LINK, MOVING_JAW_LINK, "block", GOAL_BODY),
     "geom": ("block", *JAW_PAD_GEOMS),

@@ -22,8 +22,7 @@ from ..errors import InputError
 
 __all__ = ["SevenDofToFourDofAdapter"]
 
-ROTATION_SLOTS = (3, 4, 5)  # drx, dry, drz in the 7-dim action
-KEPT_SLOTS = np.array([0, 1, 2, 6])
+KEPT_SLOTS = np.array([0, 1, 2, 6])  # dx, dy, dz, grasp; 3-5 (drx, dry, drz) are dropped
 
 
 class SevenDofToFourDofAdapter(gym.ActionWrapper[Any, np.ndarray, np.ndarray]):

@@ -30,6 +30,7 @@ from typing import Any
 
 from .._validation import real_number
 from ..errors import InputError
+from .checked import Checked
 from .flags import Constraint, check_constraints
 from .objects import WORLD
 
@@ -42,6 +43,22 @@ def _frame_name(value: Any, name: str, *, optional: bool = False) -> Any:
     if not isinstance(value, str) or not value:
         raise InputError(f"{name} must be a frame name, got {value!r}")
     return value
+
+
+def _enabled(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"enabled must be a bool, got {value!r}")
+    return value
+
+
+def _precision(value: Any) -> tuple[float, float]:
+    linear, angular = _pair(value, "precision", 2)
+    return linear, angular
+
+
+def _weights(value: Any) -> tuple[float, float, float]:
+    linear, angular, element = _pair(value, "weights", 3)
+    return linear, angular, element
 
 
 def _pair(value: Any, name: str, size: int) -> tuple[float, ...]:
@@ -157,73 +174,28 @@ class IKElement:
             scene.set_target(self._tip, previous)
             self._scene = None
 
-    @property
-    def base(self) -> str | None:
-        """The base frame, or None for the world."""
-        return self._base
-
-    @base.setter
-    def base(self, value: str | None) -> None:
-        self._base = None if value == WORLD else _frame_name(value, "base", optional=True)
-
-    @property
-    def constraint_base(self) -> str | None:
-        """The constraint base frame, or None for the base."""
-        return self._constraint_base
-
-    @constraint_base.setter
-    def constraint_base(self, value: str | None) -> None:
-        self._constraint_base = _frame_name(value, "constraint_base", optional=True)
-
-    @property
-    def constraints(self) -> Constraint:
-        """The constrained axes."""
-        return self._constraints
-
-    @constraints.setter
-    def constraints(self, value: int) -> None:
-        self._constraints = check_constraints(value)
-
-    @property
-    def precision(self) -> tuple[float, float]:
-        """``(linear [m], angular [rad])`` tolerances."""
-        return self._precision
-
-    @precision.setter
-    def precision(self, value: tuple[float, float]) -> None:
-        linear, angular = _pair(value, "precision", 2)
-        self._precision = (linear, angular)
-
-    @property
-    def weights(self) -> tuple[float, float, float]:
-        """``(linear, angular, element)`` row weights."""
-        return self._weights
-
-    @weights.setter
-    def weights(self, value: tuple[float, float, float]) -> None:
-        linear, angular, element = _pair(value, "weights", 3)
-        self._weights = (linear, angular, element)
-
-    @property
-    def enabled(self) -> bool:
-        """Whether the element is solved."""
-        return self._enabled
-
-    @enabled.setter
-    def enabled(self, value: bool) -> None:
-        if not isinstance(value, bool):
-            raise InputError(f"enabled must be a bool, got {value!r}")
-        self._enabled = value
+    base = Checked(
+        lambda v: None if v == WORLD else _frame_name(v, "base", optional=True),
+        "The base frame, or None for the world.",
+    )
+    constraint_base = Checked(
+        lambda v: _frame_name(v, "constraint_base", optional=True),
+        "The constraint base frame, or None for the base.",
+    )
+    constraints = Checked(check_constraints, "The constrained axes.")
+    precision = Checked(_precision, "``(linear [m], angular [rad])`` tolerances.")
+    weights = Checked(_weights, "``(linear, angular, element)`` row weights.")
+    enabled = Checked(_enabled, "Whether the element is solved.")
 
     def frames(self) -> tuple[str, str | None, str, str]:
         """``(tip, target, base, constraint base)`` with ``"world"`` for a None base (the
         target is None when the tip has none)."""
-        base = self._base or WORLD
-        return self._tip, self.target, base, self._constraint_base or base
+        base = self.base or WORLD
+        return self._tip, self.target, base, self.constraint_base or base
 
     def __repr__(self) -> str:
         return (
-            f"IKElement(tip={self._tip!r}, target={self.target!r}, base={self._base!r}, "
-            f"constraint_base={self._constraint_base!r}, constraints={self._constraints!r}, "
-            f"precision={self._precision}, weights={self._weights}, enabled={self._enabled})"
+            f"IKElement(tip={self._tip!r}, target={self.target!r}, base={self.base!r}, "
+            f"constraint_base={self.constraint_base!r}, constraints={self.constraints!r}, "
+            f"precision={self.precision}, weights={self.weights}, enabled={self.enabled})"
         )

@@ -21,12 +21,7 @@ from ..errors import InputError
 from .element import IKElement
 from .group import IKGroup
 from .scene import KinematicScene
-from .setup_file import (
-    environment_text,
-    read_environment,
-    read_environment_text,
-    write_environment,
-)
+from .setup_file import environment_text, read_environment, read_environment_text, write_environment
 from .solve import GroupResult, solve
 
 __all__ = ["IKEnvironment"]

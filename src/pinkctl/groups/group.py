@@ -26,6 +26,7 @@ from typing import Any
 
 from .._validation import callable_or_none, choice, integer, real_number
 from ..errors import InputError
+from .checked import Checked
 from .element import IKElement
 from .find_config import FoundConfig, find_config
 from .flags import GroupFlags
@@ -51,6 +52,14 @@ MAX_DAMPING = 1e3
 #: ``callback(jacobian) -> None, dq, J⁺ or (dq, J⁺)``: may change ``jacobian.J`` and
 #: ``jacobian.e`` in place (:mod:`pinkctl.groups.iteration`).
 JacobianCallback = Callable[[GroupJacobian], Any]
+
+
+def _flags(value: Any) -> GroupFlags:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"flags must be GroupFlags, got {value!r}")
+    if value < 0 or value & ~sum(int(f) for f in GroupFlags):
+        raise InputError(f"flags: unknown bits in {value!r}")
+    return GroupFlags(value)
 
 
 class IKGroup:
@@ -88,7 +97,7 @@ class IKGroup:
         self.method = method
         self.damping = damping
         self.max_iterations = max_iterations
-        self.flags = flags  # type: ignore[assignment]
+        self.flags = flags
         self.jacobian_callback = jacobian_callback
         #: What the last solve did (None before the first one).
         self.last_report: GroupReport | None = None
@@ -96,54 +105,18 @@ class IKGroup:
             self.add_element(element)
 
     # ------------------------------------------------------------------ settings
-    @property
-    def method(self) -> str:
-        """The resolution method."""
-        return self._method
-
-    @method.setter
-    def method(self, value: str) -> None:
-        self._method = choice(value, "method", IK_METHODS)
-
-    @property
-    def damping(self) -> float:
-        """Damping ``δ`` [m] of ``dls`` and ``qp``."""
-        return self._damping
-
-    @damping.setter
-    def damping(self, value: float) -> None:
-        self._damping = real_number(value, "damping", low=0.0, high=MAX_DAMPING)
-
-    @property
-    def max_iterations(self) -> int:
-        """Most steps of a solve."""
-        return self._max_iterations
-
-    @max_iterations.setter
-    def max_iterations(self, value: int) -> None:
-        self._max_iterations = integer(value, "max_iterations", low=1, high=MAX_ITERATIONS)
-
-    @property
-    def flags(self) -> GroupFlags:
-        """The group flags."""
-        return self._flags
-
-    @flags.setter
-    def flags(self, value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(f"flags must be GroupFlags, got {value!r}")
-        if value < 0 or value & ~sum(int(f) for f in GroupFlags):
-            raise InputError(f"flags: unknown bits in {value!r}")
-        self._flags = GroupFlags(value)
-
-    @property
-    def jacobian_callback(self) -> JacobianCallback | None:
-        """The Jacobian callback, or None."""
-        return self._callback
-
-    @jacobian_callback.setter
-    def jacobian_callback(self, value: JacobianCallback | None) -> None:
-        self._callback = callable_or_none(value, "jacobian_callback")
+    method = Checked(lambda v: choice(v, "method", IK_METHODS), "The resolution method.")
+    damping = Checked(
+        lambda v: real_number(v, "damping", low=0.0, high=MAX_DAMPING),
+        "Damping ``δ`` [m] of ``dls`` and ``qp``.",
+    )
+    max_iterations = Checked(
+        lambda v: integer(v, "max_iterations", low=1, high=MAX_ITERATIONS), "Most steps of a solve."
+    )
+    flags = Checked(_flags, "The group flags.")
+    jacobian_callback: Checked[JacobianCallback | None] = Checked(
+        lambda v: callable_or_none(v, "jacobian_callback"), "The Jacobian callback, or None."
+    )
 
     # ------------------------------------------------------------------ elements
     @property

@@ -20,12 +20,7 @@ from dataclasses import dataclass
 
 from .._validation import choice, positive_number, real_number
 
-__all__ = [
-    "DEFAULT_MAX_STEP_ANGULAR",
-    "DEFAULT_MAX_STEP_LINEAR",
-    "JOINT_MODES",
-    "JointSettings",
-]
+__all__ = ["DEFAULT_MAX_STEP_ANGULAR", "DEFAULT_MAX_STEP_LINEAR", "JOINT_MODES", "JointSettings"]
 
 #: Modes of a joint in a group.
 JOINT_MODES = ("ik", "passive")

@@ -83,12 +83,9 @@ class Fold:
 
 
 @dataclass(frozen=True)
-class Layout:
-    """Everything a solve needs about a group's rows and columns (per column arrays have the
-    length of ``columns``; ``q_index`` is -1 for the coordinates of a spherical joint)."""
+class Columns:
+    """The columns of a set of joints: metadata, indices, and per-column settings."""
 
-    elements: tuple[ElementLayout, ...]
-    rows: tuple[Row, ...]
     columns: tuple[Column, ...]
     v_indices: np.ndarray
     q_index: np.ndarray
@@ -98,6 +95,15 @@ class Layout:
     margins: np.ndarray
     max_steps: np.ndarray
     folds: tuple[Fold, ...]
+
+
+@dataclass(frozen=True)
+class Layout(Columns):
+    """Everything a solve needs about a group's rows and columns (per column arrays have the
+    length of ``columns``; ``q_index`` is -1 for the coordinates of a spherical joint)."""
+
+    elements: tuple[ElementLayout, ...]
+    rows: tuple[Row, ...]
 
     @property
     def empty(self) -> bool:
@@ -144,21 +150,6 @@ def chain_joints(scene: KinematicScene, tip: str, base: str) -> list[int]:
     base_joint = model.frames[scene.frame_id(base)].parentJoint
     chain = set(model.supports[tip_joint]) - set(model.supports[base_joint])
     return sorted(j for j in chain if model.joints[j].nv > 0)
-
-
-@dataclass(frozen=True)
-class Columns:
-    """The columns of a set of joints: metadata, indices, and per-column settings."""
-
-    columns: tuple[Column, ...]
-    v_indices: np.ndarray
-    q_index: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    weights: np.ndarray
-    margins: np.ndarray
-    max_steps: np.ndarray
-    folds: tuple[Fold, ...]
 
 
 def _moving_joints(
@@ -221,23 +212,13 @@ def chain_columns(
     folds = tuple(_fold(model, dep, master, law) for dep, master, law in fold_pairs)
     # one row per quantity: lower, upper, weight, margin, max step (each row contiguous)
     table = np.array(per_column, dtype=np.float64).reshape(-1, 5).T.copy()
-    return Columns(
-        columns=tuple(columns),
-        v_indices=np.array(v_indices, dtype=np.intp),
-        q_index=np.array(q_index, dtype=np.intp),
-        lower=table[0],
-        upper=table[1],
-        weights=table[2],
-        margins=table[3],
-        max_steps=table[4],
-        folds=folds,
-    )
+    ints = (np.array(v_indices, dtype=np.intp), np.array(q_index, dtype=np.intp))
+    lower, upper, weights, margins, max_steps = table
+    return Columns(tuple(columns), *ints, lower, upper, weights, margins, max_steps, folds)
 
 
 def build_layout(
-    scene: KinematicScene,
-    elements: Sequence[IKElement],
-    settings: Callable[[str], JointSettings],
+    scene: KinematicScene, elements: Sequence[IKElement], settings: Callable[[str], JointSettings]
 ) -> Layout:
     """Resolve a group's enabled elements and joints against the scene (module docstring).
 
@@ -251,16 +232,4 @@ def build_layout(
         tip, _, base, _ = elements[layout.index].frames()
         on_chain.update(chain_joints(scene, tip, base))
     columns = chain_columns(scene, on_chain, settings)
-    return Layout(
-        elements=tuple(resolved),
-        rows=rows,
-        columns=columns.columns,
-        v_indices=columns.v_indices,
-        q_index=columns.q_index,
-        lower=columns.lower,
-        upper=columns.upper,
-        weights=columns.weights,
-        margins=columns.margins,
-        max_steps=columns.max_steps,
-        folds=columns.folds,
-    )
+    return Layout(elements=tuple(resolved), rows=rows, **vars(columns))

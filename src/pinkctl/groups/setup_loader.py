@@ -51,16 +51,8 @@ SETTING_KEYS = ("mode", "weight", "limit_margin", "max_step")
 JOINT_KEYS = ("name", *SETTING_KEYS, "screw_lead")
 TARGET_KEYS = ("tip", "target")
 GROUP_KEYS = ("name", "method", "damping", "max_iterations", "flags", "elements", "joints")
-ELEMENT_KEYS = (
-    "tip",
-    "target",
-    "base",
-    "constraint_base",
-    "constraints",
-    "precision",
-    "weights",
-    "enabled",
-)
+_FRAME_KEYS = ("base", "constraint_base")
+ELEMENT_KEYS = (*TARGET_KEYS, *_FRAME_KEYS, "constraints", "precision", "weights", "enabled")
 _SETTING_TYPES = {"mode": str, "weight": float, "limit_margin": float, "max_step": float}
 
 
@@ -174,11 +166,8 @@ def _load_laws(reader: DocumentReader, scene: KinematicScene, document: dict[str
 
 def _settings(reader: DocumentReader, item: dict[str, Any], where: Location) -> dict[str, Any]:
     """The joint-setting fields an entry gives."""
-    return {
-        key: reader.get(item, where, key, kind)
-        for key, kind in _SETTING_TYPES.items()
-        if key in item
-    }
+    types = _SETTING_TYPES.items()
+    return {key: reader.get(item, where, key, kind) for key, kind in types if key in item}
 
 
 def load_scene(reader: DocumentReader, scene: KinematicScene, document: dict[str, Any]) -> None:
@@ -208,21 +197,17 @@ def _element(
     reader: DocumentReader, scene: KinematicScene, item: dict[str, Any], where: Location
 ) -> IKElement:
     reader.keys(item, where, ELEMENT_KEYS)
-    frames = [
-        _scene_name(reader, scene, item, where, key, "frame", None if optional else ...)
-        for key, optional in (
-            ("tip", False),
-            ("target", True),
-            ("base", True),
-            ("constraint_base", True),
-        )
-    ]
+    tip = _scene_name(reader, scene, item, where, "tip", "frame")
+    target, base, constraint_base = (
+        _scene_name(reader, scene, item, where, key, "frame", None)
+        for key in ("target", *_FRAME_KEYS)
+    )
     with reader.at(where, item):
         return IKElement(
-            frames[0],
-            frames[1],
-            base=frames[2],
-            constraint_base=frames[3],
+            tip,
+            target,
+            base=base,
+            constraint_base=constraint_base,
             constraints=Constraint(reader.names(item, where, "constraints", CONSTRAINT_BITS)),
             precision=tuple(reader.floats(item, where, "precision", (2,))),  # type: ignore[arg-type]
             weights=tuple(reader.floats(item, where, "weights", (3,))),  # type: ignore[arg-type]

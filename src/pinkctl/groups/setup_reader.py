@@ -29,13 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = [
-    "DocumentReader",
-    "Location",
-    "close_names",
-    "parse_document",
-    "read_document",
-]
+__all__ = ["DocumentReader", "Location", "close_names", "parse_document", "read_document"]
 
 #: A path in the parsed document: ``("groups", 0, "elements", 1, "tip")``.
 Location = tuple[str | int, ...]

@@ -59,6 +59,7 @@ from .capsules import native_broad_phase
 from .joints import JointSubset
 from .options import IKOptions
 from .result import IKResult
+from .search import turned_columns
 
 __all__ = ["CollisionCheck", "collision_check", "robot_collision_model", "screened"]
 
@@ -146,18 +147,21 @@ class CollisionCheck:
             two queries are seen by the next one).
         subset: The joints the IK moves.
         margin: Smallest distance accepted [m].
-        home: The robot's home configuration (full ``q``), or None: a self pair closer than
-            the margin there keeps half its home distance instead (a gripper's jaw beside its
-            wrist, links a few mm apart by design: with the full margin no configuration
-            near home, often none at all, would pass).
+        home: The robot's home configuration (full ``q``), or None (every pair keeps the
+            margin): pairs close there by design keep less (a gripper's jaw beside its
+            wrist, links a few mm apart: with the full margin no configuration near home,
+            often none at all, would pass; :func:`~pinkctl.world.home_pairs.home_margins`).
 
     Attributes:
         scene: The scene.
         margin: The margin [m].
-        relaxed: The self pairs closer than the margin at home: ``(a, b, distance at home)``
-            [m]; each keeps half that distance.
+        relaxed: The pairs that keep less than the margin because of home:
+            ``(a, b, kept)`` (geometry or obstacle names; ``kept`` [m]: half the home
+            clearance, or ``-inf`` for a pair in contact at home, which is not checked).
         last: After a rejection, the pair that was too close and its distance:
             ``(a, b, distance)`` (geometry or obstacle names, [m]).
+        far_address: The address of the (pairs, n) ``intc`` array of :meth:`far_columns`
+            for the native search (row ``k``: the ``k``-th checked pair).
     """
 
     def __init__(
@@ -176,7 +180,9 @@ class CollisionCheck:
         # the joints between a joint and the root (the universe excluded)
         self._support = [set(s) - {0} for s in model.supports]
         self._moved = moved
+        self._subset = subset
         self.last: tuple[str, str, float] | None = None
+        self._last_pair = -1
         self._build()
 
     @property
@@ -195,11 +201,11 @@ class CollisionCheck:
             if (self._support[a] ^ self._support[b]) & self._moved:
                 kept.append((k, pair.first, pair.second))
         self._index = [k for k, _, _ in kept]
-        self._margins = (
-            self._pair_margins(kept)
-            if self._home is None
-            else list(home_margins(scene, self._home, self.margin, self._index))
-        )
+        self._margins = self._pair_margins(kept)
+        objects = scene.geometry_model.geometryObjects
+        joints = [(objects[a].parentJoint, objects[b].parentJoint) for _, a, b in kept]
+        self._far = turned_columns(scene.model, self._subset, joints)
+        self.far_address = int(self._far.ctypes.data)
         requests = list(scene.geometry_data.collisionRequests)
         for k, margin in zip(self._index, self._margins):
             requests[k].security_margin = margin + _SLACK
@@ -213,26 +219,34 @@ class CollisionCheck:
             self._spheres_of(kept, pairs)
 
     def _pair_margins(self, kept: list[tuple[int, int, int]]) -> list[float]:
-        """The margin of each kept pair: :attr:`margin`, or half the home distance of a
-        self pair closer than it at home (:attr:`relaxed`)."""
-        margins = [self.margin] * len(kept)
-        if self._home is None or self.margin == 0.0:
-            return margins
-        scene = self.scene
-        geometry, gdata = scene.geometry_model, scene.geometry_data
-        pin.updateGeometryPlacements(scene.model, scene.data, geometry, gdata, self._home)
-        robot = scene.geometry.ngeoms
-        objects = geometry.geometryObjects
-        relaxed = []
-        for position, (k, a, b) in enumerate(kept):
-            if b >= robot:  # an obstacle pair: the user's margin holds
-                continue
-            distance = pin.computeDistance(geometry, gdata, k).min_distance
-            if distance < self.margin:
-                margins[position] = max(distance, 0.0) / 2.0
-                relaxed.append((objects[a].name, objects[b].name, distance))
-        self.relaxed = tuple(relaxed)
+        """The margin of each kept pair: :attr:`margin`, or less for a pair close at home
+        (:attr:`relaxed`)."""
+        if self._home is None:
+            self.relaxed = ()
+            return [self.margin] * len(kept)
+        margins = list(home_margins(self.scene, self._home, self.margin, self._index))
+        objects = self.scene.geometry_model.geometryObjects
+        self.relaxed = tuple(
+            (objects[a].name, objects[b].name, float(m))
+            for (_, a, b), m in zip(kept, margins)
+            if m < self.margin
+        )
         return margins
+
+    def far_columns(self) -> np.ndarray | None:
+        """After a rejection: the moved columns (n,) that are full-turn joints (a sampling
+        range of at least 2 pi) between the two geometries of the pair found too close (the
+        search turns them away, :func:`pinkctl.ik.search._away`), or None when there are
+        none."""
+        if self._last_pair < 0:
+            return None
+        far = self._far[self._last_pair]
+        return far if far.any() else None
+
+    @property
+    def last_pair(self) -> int:
+        """The checked pair (its position) of the last rejection, or -1."""
+        return self._last_pair
 
     def _spheres_of(self, kept: list[tuple[int, int, int]], pairs: np.ndarray) -> None:
         """The numpy broad phase (bounding spheres), where the kernel's cannot run."""
@@ -309,6 +323,7 @@ class CollisionCheck:
         pin.updateGeometryPlacements(
             scene.model, scene.data, scene.geometry_model, scene.geometry_data, q
         )
+        self._last_pair = k
         self._record(self._index[k])
 
     def _record(self, pair: int) -> None:
@@ -354,6 +369,7 @@ class CollisionCheck:
         geometry, gdata = scene.geometry_model, scene.geometry_data
         for k in near:
             if pin.computeCollision(geometry, gdata, self._index[k]):
+                self._last_pair = int(k)
                 self._record(self._index[k])
                 return False
         return True

@@ -15,11 +15,11 @@ back in one call:
   once per seed (:class:`StartCache`), for a generator (a batch's per-target generators) one
   draw per restart, handed to the kernel when its search asks for the next start. With the
   solver's collision check (:mod:`pinkctl.ik.collision`), the kernel checks every converged
-  configuration itself (:mod:`pinkctl.ik.capsules`), rejects one in collision and restarts,
-  as the Python search does, so a colliding configuration never leaves the kernel's loop;
-  only a configuration the kernel cannot decide (no native check, a shape it does not know)
-  is handed here for :meth:`~pinkctl.ik.collision.CollisionCheck.accepts`, and the search
-  resumes with the verdict.
+  configuration itself (:mod:`pinkctl.ik.capsules`), rejects one in collision and restarts
+  from the Python search's starts, so a colliding configuration never leaves the kernel's
+  loop; only one the kernel cannot decide (no native check, a shape it does not know) is
+  handed here for :meth:`~pinkctl.ik.collision.CollisionCheck.accepts` (and the rejected
+  pair), and the search resumes with the verdict.
 
 The kernel checks the target and the seed as the Python path does; when it refuses one, or
 when its local solve would leave the kernel (a least-squares step), the query returns None and
@@ -96,19 +96,19 @@ class _Query(ctypes.Structure):
         ("verdict", ctypes.c_int),
         ("collided", ctypes.c_int),
         ("hit", ctypes.c_int),
+        ("far", ctypes.c_void_p),
     ]
 
 
 class StartCache:
     """The random starts of a search with an integer ``rng`` seed, drawn once.
 
-    The Python path draws a search's restarts from ``np.random.default_rng(seed)`` at its
-    start, one :meth:`~pinkctl.ik.joints.JointSubset.sample` per restart (every query with
-    that seed the same sequence); here the same draws are kept as rows of full configurations
-    (only their moved coordinates are read), extended when a search needs more. The subset
-    has scalar and continuous joints only (where the native loop applies), so a sample is
-    ``n`` uniform draws: ``k`` samples are one ``(k, n)`` draw, the same doubles in the same
-    order, scaled and written as :meth:`~pinkctl.ik.joints.JointSubset.sample` does.
+    The Python path draws a search's restarts from ``np.random.default_rng(seed)``, one
+    :meth:`~pinkctl.ik.joints.JointSubset.sample` per restart; here the same draws are kept
+    as rows of full configurations (only their moved coordinates are read), extended when a
+    search needs more. The subset has scalar and continuous joints only (where the native
+    loop applies), so ``k`` samples are one ``(k, n)`` uniform draw, the same doubles in the
+    same order, scaled and written as :meth:`~pinkctl.ik.joints.JointSubset.sample` does.
     """
 
     def __init__(self, subset: JointSubset, template: np.ndarray, capacity: int = 8) -> None:
@@ -141,12 +141,11 @@ class StartCache:
 
 
 def _toward(subset: JointSubset) -> np.ndarray:
-    """(2, n): the middles and scales of :func:`pinkctl.ik.search._toward_middle`, with its
-    arithmetic."""
+    """(4, n): middles, scales (``search._toward_middle``'s arithmetic), sampling lows, highs."""
     low, high = subset.sample_low, subset.sample_high
     middle, half = 0.5 * (low + high), 0.5 * (high - low)
     scale = 0.5 * np.minimum(half, np.pi) / np.where(half > 0.0, half, 1.0)
-    return np.ascontiguousarray(np.concatenate([middle, scale]))
+    return np.ascontiguousarray(np.concatenate([middle, scale, low, high]), dtype=np.float64)
 
 
 class NativeQuery:
@@ -302,6 +301,7 @@ class NativeQuery:
         check = self._check
         s.check = check is not None
         s.collision = check.native_address() if check is not None else None
+        s.far = check.far_address if check is not None else None
         rng = search.rng
         if is_seed(rng):  # the cached starts of this seed
             self._draw = None
@@ -322,6 +322,7 @@ class NativeQuery:
             if code == _CHECK:
                 assert self._check is not None
                 s.verdict = self._check.accepts(self._candidate)
+                s.hit = -1 if s.verdict else self._check.last_pair
             else:
                 self._more_starts()
             s.resume = 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -31,6 +31,27 @@ from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
 from .targets import PoseLike, SeedLike
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import ArrayLike
+    from typing_extensions import Unpack
+
+    from .options import LocalIKKeywords
+
+    class RetargetKeywords(LocalIKKeywords, total=False):
+        """The keywords of :func:`retarget_poses`: solver options, the local budget and the
+        search budget's own fields (its ``rng`` is the function's argument)."""
+
+        max_restarts: int | None
+        iterations_per_start: int
+        validate: Callable[[np.ndarray], bool] | None
+        metric: ArrayLike
+        metric_threshold: float | None
+        max_solutions: int
+        closest_to_seed: bool
+
 
 __all__ = ["RETARGET_SEARCH", "RetargetResult", "retarget_poses"]
 
@@ -99,7 +120,7 @@ def retarget_poses(
     rng: int = 0,
     search: SearchOptions | None = None,
     local: LocalOptions | None = None,
-    **options: Any,
+    **options: Unpack[RetargetKeywords],
 ) -> RetargetResult:
     """Solve ``poses`` in order as one warm-started chain without jumps (module docstring).
 

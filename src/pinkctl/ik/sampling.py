@@ -11,7 +11,7 @@ has an answer for every pose.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -20,11 +20,20 @@ from ..core.robot import PinkRobot
 from ..errors import InputError
 from .solver import IKSolver
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .options import IKKeywords
+
 __all__ = ["sample_poses"]
 
 
 def sample_poses(
-    robot: PinkRobot, count: int, *, rng: int | np.random.Generator = 0, **options: Any
+    robot: PinkRobot,
+    count: int,
+    *,
+    rng: int | np.random.Generator = 0,
+    **options: Unpack[IKKeywords],
 ) -> list[pin.SE3]:
     """World poses of the solver's frame at ``count`` random configurations.
 

@@ -383,6 +383,7 @@ class IKSolver:
             max_step=checked.max_step,
             local=self._local(residual),
             collision=self.collision.accepts if self.collision is not None else None,
+            far=self.collision.far_columns if self.collision is not None else None,
         )
         reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors, self.collision)
         return self._result(

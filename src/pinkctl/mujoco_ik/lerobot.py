@@ -133,10 +133,7 @@ def _task(
         tilt = np.zeros(3)
     without_spin = np.eye(3) - np.outer(axis, axis)
     tilt_jacobian = without_spin @ jacr[:, dofs.columns]
-    return (
-        np.concatenate([error, weight * tilt]),
-        np.vstack([jacobian, weight * tilt_jacobian]),
-    )
+    return (np.concatenate([error, weight * tilt]), np.vstack([jacobian, weight * tilt_jacobian]))
 
 
 def _common(

@@ -213,10 +213,7 @@ class _Problem:
 
 
 def _iterate(
-    problem: _Problem,
-    q: NDArray[np.float64],
-    damping: float,
-    stop: tuple[int, float, float | None],
+    problem: _Problem, q: NDArray[np.float64], damping: float, stop: tuple[int, float, float | None]
 ) -> tuple[tuple[NDArray[np.float64], float, float, float], int]:
     """Damped least-squares steps from ``q`` until the weighted error is below the tolerance,
     ``max_iterations`` steps were taken or :data:`_REJECTIONS` steps in a row did not improve

@@ -43,13 +43,8 @@ class FigureEightTrajectory(PlanarCurveTrajectory):
         super().__init__(frame, center, size=half_width, size_name="half_width", **kwargs)
 
     def _curve(self, phi: float) -> tuple[float, float, float, float]:
-        a = self._size
-        return (
-            a * math.sin(phi),
-            0.5 * a * math.sin(2.0 * phi),
-            a * math.cos(phi),
-            a * math.cos(2.0 * phi),
-        )
+        a, twice = self._size, 2.0 * phi
+        return a * math.sin(phi), 0.5 * a * math.sin(twice), a * math.cos(phi), a * math.cos(twice)
 
     @property
     def half_width(self) -> float:

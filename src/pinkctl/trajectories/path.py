@@ -110,24 +110,8 @@ class Path:
             waypoint_absolute_difference_tolerance=waypoint_absolute_difference_tolerance,
         )
 
-    def to_minimal_time_trajectory(
-        self,
-        max_velocities: ArrayLike,
-        max_accelerations: ArrayLike,
-        robot_joint_space: Sequence[str],
-        active_joints: Sequence[str],
-        waypoint_relative_difference_tolerance: float = 1e-6,
-        waypoint_absolute_difference_tolerance: float = 1e-10,
-    ) -> MinimalTimeJointTrajectory:
-        """Alias of :meth:`to_minimal_time_joint_trajectory` (the name one Isaac docstring uses)."""
-        return self.to_minimal_time_joint_trajectory(
-            max_velocities,
-            max_accelerations,
-            robot_joint_space,
-            active_joints,
-            waypoint_relative_difference_tolerance,
-            waypoint_absolute_difference_tolerance,
-        )
+    #: Alias of :meth:`to_minimal_time_joint_trajectory` (the name one Isaac docstring uses).
+    to_minimal_time_trajectory = to_minimal_time_joint_trajectory
 
     def __repr__(self) -> str:
         w, m = self._waypoints.shape

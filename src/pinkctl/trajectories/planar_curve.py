@@ -38,11 +38,7 @@ __all__ = [
     "plane_axes",
 ]
 
-_AXES = {
-    "x": np.array([1.0, 0.0, 0.0]),
-    "y": np.array([0.0, 1.0, 0.0]),
-    "z": np.array([0.0, 0.0, 1.0]),
-}
+_AXES = dict(zip("xyz", np.eye(3), strict=True))
 _ORTHONORMAL_TOLERANCE = 1e-6
 
 
@@ -226,27 +222,16 @@ class PlanarCurveTrajectory(SiteTrajectory):
             raise InputError(f"options must be PlanarCurveOptions, got {type(options).__name__}")
         o = dataclasses.replace(options, **changes) if changes else options
         super().__init__(frame, o.site_space)
-        c = real_array(center, "center", (3,))
-        period = positive_number(period, "period")
-        u, v = plane_axes(o.plane, o.normal)
-        q0 = unit_quaternions(o.orientation, "orientation", count=1)[0]
+        self._center = real_array(center, "center", (3,))
+        self._period = positive_number(period, "period")
+        self._u, self._v = plane_axes(o.plane, o.normal)
+        self._orientation = unit_quaternions(o.orientation, "orientation", count=1)[0]
         ramp = real_number(o.ramp_time, "ramp_time", low=0.0)
-        total = _duration(o, period, ramp)
-        amplitude = real_number(o.orientation_amplitude, "orientation_amplitude")
-        if o.orientation_axis is None:
-            axis = u.copy()
-        else:
-            axis = _unit(o.orientation_axis, "orientation_axis")
-        phase = RampedPhase(rate=2.0 * math.pi / period, ramp_time=ramp, duration=total)
-
-        self._center = c
-        self._u = u
-        self._v = v
-        self._period = period
-        self._orientation = q0
-        self._amplitude = amplitude
-        self._axis = axis
-        self._phase = phase
+        total = _duration(o, self._period, ramp)
+        self._amplitude = real_number(o.orientation_amplitude, "orientation_amplitude")
+        axis = o.orientation_axis
+        self._axis = self._u.copy() if axis is None else _unit(axis, "orientation_axis")
+        self._phase = RampedPhase(rate=2.0 * math.pi / self._period, ramp_time=ramp, duration=total)
 
     @abstractmethod
     def _curve(self, phi: float) -> tuple[float, float, float, float]:

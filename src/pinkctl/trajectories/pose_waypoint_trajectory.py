@@ -85,21 +85,18 @@ class PoseWaypointTrajectory(SiteTrajectory):
             ]
         )
 
-        translations = np.diff(points, axis=0)
-        rotation_vectors = [
+        self._positions, self._orientations = points, rotations
+        self._translations = np.diff(points, axis=0)
+        self._rotation_vectors = [
             rotation_vector_between(rotations[k], rotations[k + 1]) for k in range(count - 1)
         ]
-        profiles = [
-            _profile(k, translations[k], rotation_vectors[k], v_max, a_max)
+        self._profiles = [
+            _profile(k, self._translations[k], self._rotation_vectors[k], v_max, a_max)
             for k in range(count - 1)
         ]
-        starts = np.concatenate(([0.0], np.cumsum([profile.duration for profile in profiles])))
-
-        self._positions = points
-        self._orientations = rotations
-        self._translations = translations
-        self._rotation_vectors = rotation_vectors
-        self._profiles = profiles
+        starts = np.concatenate(
+            ([0.0], np.cumsum([profile.duration for profile in self._profiles]))
+        )
         self._segment_starts = starts
         self._segment_start_list = starts[:-1].tolist()
         self._duration = float(starts[-1])

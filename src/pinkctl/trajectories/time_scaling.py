@@ -87,10 +87,7 @@ class TrapezoidTimeScaling:
 
     @classmethod
     def synchronized(
-        cls,
-        distances: ArrayLike,
-        max_velocities: ArrayLike,
-        max_accelerations: ArrayLike,
+        cls, distances: ArrayLike, max_velocities: ArrayLike, max_accelerations: ArrayLike
     ) -> TrapezoidTimeScaling:
         """Fastest common profile for coordinates moving ``distances`` under per-coordinate limits.
 

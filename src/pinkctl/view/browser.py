@@ -118,12 +118,7 @@ class CameraView:
         p = self.rotation.T @ (np.asarray(point, dtype=float) - self.position)
         if p[2] <= 0:
             raise InputError("the point is behind the camera")
-        return np.array(
-            [
-                0.5 * self.width + self.focal * p[0] / p[2],
-                0.5 * self.height + self.focal * p[1] / p[2],
-            ]
-        )
+        return 0.5 * np.array([self.width, self.height]) + self.focal * p[:2] / p[2]
 
 
 def _has_pose(camera: viser.CameraHandle, position: np.ndarray, look_at: np.ndarray) -> bool:

@@ -228,15 +228,12 @@ class MovingTarget:
             if self._motion.finished(t):
                 self._motion = None
         elif self._trajectory is not None:
-            relative = t - self._trajectory_start
-            if relative >= self._trajectory.duration:
-                relative = self._trajectory.duration
-                sample = _site_sample(self._trajectory.get_target_state(relative), self.site)
+            trajectory, relative = self._trajectory, t - self._trajectory_start
+            ended = relative >= trajectory.duration
+            at = trajectory.duration if ended else max(relative, 0.0)
+            sample = _site_sample(trajectory.get_target_state(at), self.site)
+            if ended:
                 self._trajectory = None
-            else:
-                sample = _site_sample(
-                    self._trajectory.get_target_state(max(relative, 0.0)), self.site
-                )
             if sample is not None:
                 position, quaternion, linear, angular = sample
                 if quaternion is None:

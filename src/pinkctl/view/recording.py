@@ -329,6 +329,5 @@ class TargetRecorder:
         if not self._times:
             raise InputError("nothing recorded: start() the recorder and run the scene")
         return RecordedSession(
-            self._times,
-            {site: (np.array(p), np.array(q)) for site, (p, q) in self._poses.items()},
+            self._times, {site: (np.array(p), np.array(q)) for site, (p, q) in self._poses.items()}
         )

@@ -75,24 +75,16 @@ def dls_solve_fn(
     sim = target.sim
     site, joints = target.site, target.joint_names
     addresses = [sim.model.joint(name).qposadr[0] for name in joints]
-    order = target.conventions.quaternion_order
+    options["quaternion_order"] = target.conventions.quaternion_order
 
     def solve(
         position: np.ndarray, quaternion: np.ndarray | None, current_q: np.ndarray
     ) -> np.ndarray:
         qpos = sim.data.qpos.copy()
         qpos[addresses] = current_q
-        result = solve_joints(
-            sim.model,
-            sim.data,
-            site,
-            joints,
-            position,
-            quaternion,
-            qpos,
-            quaternion_order=order,
-            **options,
+        solution = solve_joints(
+            sim.model, sim.data, site, joints, position, quaternion, qpos, **options
         )
-        return result.qpos[addresses]
+        return solution.qpos[addresses]
 
     return solve

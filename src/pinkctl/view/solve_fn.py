@@ -39,10 +39,7 @@ def _joint_positions(answer: object, size: int) -> tuple[np.ndarray | None, str 
 
 
 def call_solve_fn(
-    solve_fn: IkSolveFn,
-    position: np.ndarray,
-    quaternion: np.ndarray | None,
-    current_q: np.ndarray,
+    solve_fn: IkSolveFn, position: np.ndarray, quaternion: np.ndarray | None, current_q: np.ndarray
 ) -> tuple[np.ndarray | None, str | None]:
     """Call ``solve_fn`` on copies of the target pose; never raises.
 

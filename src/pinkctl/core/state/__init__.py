@@ -9,7 +9,10 @@ the mask, and merging two states is an element-wise union.
 Conventions:
 
 - numpy ``float64`` data, ``bool`` masks. Stored arrays are private copies marked read-only,
-  so a state cannot be changed after construction; build a new one instead.
+  so a state cannot be changed after construction; build a new one instead. The fast path
+  is the exception: :meth:`JointSpace.state` / :meth:`SiteSpace.state` wrap the caller's
+  float64 arrays without copying them (the caller does not write them while the state is
+  in use; see :mod:`pinkctl.core.state.spaces`).
 - Units: joint positions in rad (revolute) or m (prismatic), velocities per second, efforts
   in N·m or N. Frame positions in m, orientations as unit quaternions ``(w, x, y, z)``,
   linear velocities in m/s, angular velocities in rad/s.

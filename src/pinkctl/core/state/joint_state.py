@@ -20,6 +20,8 @@ from ._space import (
     name_space,
 )
 
+_new = object.__new__
+
 
 class JointState:
     """Joint positions, velocities and efforts over an ordered joint space.
@@ -27,6 +29,8 @@ class JointState:
     Stored as a (3, N) ``float64`` matrix (rows: positions, velocities, efforts) and a (3, N)
     ``bool`` validity mask, where N is the number of names in ``robot_joint_space``. Build it
     with :meth:`from_name` or :meth:`from_index`; the constructor takes the full matrices.
+    A state from :meth:`~pinkctl.core.state.JointSpace.state` holds the caller's rows instead
+    and makes the matrix when :attr:`data_array` is first read.
 
     Args:
         robot_joint_space: Ordered, unique joint names (list or tuple), N >= 1.
@@ -39,9 +43,11 @@ class JointState:
             duplicate names.
     """
 
-    __slots__ = ("_data", "_space", "_valid")
+    __slots__ = ("_matrix", "_rows", "_space", "_valid")
 
-    _data: np.ndarray
+    # the (3, N) matrix, or None while the state holds its three rows (``_rows``) alone
+    _matrix: np.ndarray | None
+    _rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None
     _space: NameSpace
     _valid: np.ndarray
 
@@ -57,7 +63,8 @@ class JointState:
         data = np.array(data, dtype=np.float64)
         _check_finite(data, "data_array")
         self._space = space
-        self._data = _readonly(data)
+        self._matrix = _readonly(data)
+        self._rows = None
         self._valid = _readonly(valid.copy())
 
     @classmethod
@@ -71,14 +78,33 @@ class JointState:
         again (they are made read-only here). Use it where the values are known good (a
         controller's output); build states from user data with :meth:`from_name`.
         """
-        obj = cls.__new__(cls)
+        obj = _new(cls)
         # inline, not through helpers: a controller builds one of these every tick
         obj._space = space if type(space) is NameSpace else name_space(space, "robot_joint_space")
         data.setflags(write=False)
-        valid.setflags(write=False)
-        obj._data = data
+        if valid.flags.writeable:  # a controller's mask is the same read-only array each tick
+            valid.setflags(write=False)
+        obj._matrix = data
+        obj._rows = None
         obj._valid = valid
         return obj
+
+    @property
+    def _data(self) -> np.ndarray:
+        """The (3, N) read-only matrix, made from the rows on the first read."""
+        matrix = self._matrix
+        if matrix is None:
+            assert self._rows is not None  # one of the two is always set
+            matrix = self._matrix = _readonly(np.array(self._rows))
+        return matrix
+
+    def _position_row(self) -> np.ndarray:
+        """Row 0 of :attr:`data_array` (N,), without making the matrix (the tick's read)."""
+        matrix = self._matrix
+        if matrix is None:
+            assert self._rows is not None
+            return self._rows[0]
+        return matrix[0]
 
     @classmethod
     def _from_fields(cls, space: NameSpace, specs: tuple[Any, ...], by_name: bool) -> JointState:
