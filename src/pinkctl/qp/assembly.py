@@ -77,6 +77,7 @@ class Assembly:
             self.fused = FramePostureBox.compile(self._terms, self.limit_plan, workspace)
         self._box = BoxBounds(workspace.lb, workspace.ub)
         self._v_bound = np.zeros(selection.size)
+        self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
 
     @property
     def has_rows(self) -> bool:
@@ -121,10 +122,16 @@ class Assembly:
         acc.reset(damping)
         for term in self._terms:
             term.accumulate(configuration, acc)
-        found = [term.rows(configuration, dt) for term in self.limit_plan.row_terms]
-        # barriers add objective terms too
-        found += [term.evaluate(configuration, dt, acc) for term in self.barrier_terms]
-        blocks = [block for block in found if block is not None and block[1].shape[0]]
+        blocks = self._blocks  # loops, not comprehensions: no call per tick
+        blocks.clear()
+        for limit_term in self.limit_plan.row_terms:
+            matvec = limit_term.rows(configuration, dt)
+            if matvec is not None and matvec[1].shape[0]:
+                blocks.append(matvec)
+        for barrier_term in self.barrier_terms:  # barriers add objective terms too
+            matvec = barrier_term.evaluate(configuration, dt, acc)
+            if matvec is not None and matvec[1].shape[0]:
+                blocks.append(matvec)
         ws = self._ws
         acc.finalize(ws.H, ws.c, ws.H_diagonal)
         n_rows = sum(block[1].shape[0] for block in blocks)

@@ -157,8 +157,7 @@ class _IndexedBox(LimitTerm):
         indices = np.asarray(limit.indices, dtype=np.intp).reshape(-1)
         k, p = selection.map_tangent_indices(indices)
         self.empty = k.size == 0
-        all_positions = k.size == selection.size and np.array_equal(p, np.arange(selection.size))
-        self.positions: slice | np.ndarray | None = None if all_positions else as_index(p)
+        self.positions = selection.placement(p)
         self._k = as_index(k) if k.size else k  # entries of the limit's own vectors
         self.tangent = as_index(indices[k]) if k.size else k  # the same, as tangent indices
 

@@ -65,30 +65,11 @@ def _unconstrained_minimizer(ws: QPWorkspace) -> np.ndarray | None:
     return x
 
 
-def _solve_bounds_only(
-    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray, bounds: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """KKT solution when only simple bounds are active: ``(x, H x + c)``.
-
-    The rows of ``H x = -c`` on the active set are replaced by ``x_j = bound_j`` (one n x n
-    solve); the multipliers are then ``lambda_j = -(H x + c)_j`` on the active bounds.
-    """
-    H = ws.H
-    matrix = H.copy()
-    np.copyto(matrix, _identity(ws.n), where=bounds[:, None])
-    rhs = np.where(bounds, np.where(upper, ws.ub, ws.lb), -ws.c)
-    _, _, x, info = _dgesv(matrix, rhs)
-    if info != 0 or not isfinite(x.dot(x)):
-        return None
-    gradient = H @ x
-    gradient += ws.c
-    return x, gradient
-
-
-def _solve_general(
+def _general_step(
     ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """KKT solution on an active set with rows: ``(x, lambda_upper, lambda_lower)``.
+    """The minimiser on an active set with rows (the KKT system), and the active constraints
+    whose multiplier is negative ``(x, wrong_upper, wrong_lower)``, or None.
 
     Multipliers are scattered over the masks (zero where inactive) and signed so that a
     valid active constraint has a non-negative one. Dependent active constraints (a row
@@ -131,7 +112,11 @@ def _solve_general(
     lambda_upper[bound_index[is_upper]] = multipliers[:n_bounds][is_upper]
     lambda_lower[bound_index[~is_upper]] = -multipliers[:n_bounds][~is_upper]
     lambda_upper[n:][rows] = multipliers[n_bounds : n_bounds + n_rows]
-    return solution[:n], lambda_upper, lambda_lower
+    dual_tolerance = POLISH_TOLERANCE * (
+        1.0 + sqrt(lambda_upper.dot(lambda_upper) + lambda_lower.dot(lambda_lower))
+    )
+    wrong_upper = upper & (lambda_upper < -dual_tolerance)
+    return solution[:n], wrong_upper, lower & (lambda_lower < -dual_tolerance)
 
 
 def _polish(
@@ -199,36 +184,29 @@ def _bounds_step(
     """The minimiser on an active set of bounds only, and the active bounds whose multiplier
     has the wrong sign ``(x, wrong_upper, wrong_lower)``, or None.
 
-    ``lambda = -gradient`` on the active bounds: ``>= 0`` on an upper bound, ``<= 0`` on a
-    lower one, i.e. the signed gradient must not be positive.
+    The rows of ``H x = -c`` on the active set are replaced by ``x_j = bound_j`` (one n x n
+    solve); the multipliers are then ``lambda_j = -(H x + c)_j`` on the active bounds:
+    ``>= 0`` on an upper bound, ``<= 0`` on a lower one, i.e. the signed gradient must not be
+    positive.
     """
     n = ws.n
-    bounds = upper[:n] | lower
-    solved = _solve_bounds_only(ws, upper[:n], lower, bounds)
-    if solved is None:
+    at_upper = upper[:n]
+    bounds = at_upper | lower
+    H = ws.H
+    matrix = H.copy()
+    np.copyto(matrix, _identity(n), where=bounds[:, None])
+    rhs = np.where(bounds, np.where(at_upper, ws.ub, ws.lb), -ws.c)
+    _, _, x, info = _dgesv(matrix, rhs)
+    if info != 0 or not isfinite(x.dot(x)):
         return None
-    x, gradient = solved
+    gradient = H @ x
+    gradient += ws.c
     dual_tolerance = POLISH_TOLERANCE * (1.0 + sqrt(gradient.dot(gradient)))
-    signed = np.where(upper[:n], gradient, -gradient)
+    signed = np.where(at_upper, gradient, -gradient)
     wrong = (signed > dual_tolerance) & bounds
     wrong_upper = np.zeros(upper.shape, dtype=bool)
     wrong_upper[:n] = wrong
     return x, wrong_upper, wrong
-
-
-def _general_step(
-    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The minimiser on an active set with rows (the KKT system), and the active constraints
-    whose multiplier is negative ``(x, wrong_upper, wrong_lower)``, or None."""
-    solved = _solve_general(ws, upper, lower)
-    if solved is None:
-        return None
-    x, lambda_upper, lambda_lower = solved
-    dual_tolerance = POLISH_TOLERANCE * (
-        1.0 + sqrt(lambda_upper.dot(lambda_upper) + lambda_lower.dot(lambda_lower))
-    )
-    return x, upper & (lambda_upper < -dual_tolerance), lower & (lambda_lower < -dual_tolerance)
 
 
 def _violates(

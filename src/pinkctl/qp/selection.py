@@ -117,6 +117,13 @@ class ColumnSelection:
         index = self.index
         return (H[index, index] if isinstance(index, slice) else H[self._ix]), c[index]
 
+    def placement(self, positions: np.ndarray) -> slice | np.ndarray | None:
+        """Where the QP variables ``positions`` sit: None when they are every variable in
+        order, else a slice or an index array."""
+        if positions.size == self.size and np.array_equal(positions, np.arange(self.size)):
+            return None
+        return as_index(positions)
+
     def map_tangent_indices(self, tangent_indices: Any) -> tuple[np.ndarray, np.ndarray]:
         """Split tangent indices into the controlled ones and where they sit in the QP.
 

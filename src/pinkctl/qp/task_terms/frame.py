@@ -86,6 +86,8 @@ class FrameTaskTerm(TaskTerm):
     """
 
     rows = 6
+    #: The task's attribute holding its target.
+    target_name = "transform_target_to_world"
 
     def __init__(self, task: FrameTask, model: pin.Model, selection: ColumnSelection) -> None:
         self.task = task
@@ -102,8 +104,13 @@ class FrameTaskTerm(TaskTerm):
 
     def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
         task = self.task
-        target = self._target()
-        if target is None or not self.weights.update(task.cost):
+        target = getattr(task, self.target_name)
+        weights = self.weights
+        cost = task.cost
+        if target is None or not (
+            (cost is weights.source and cost.tobytes() == weights.source_bytes)
+            or weights.update(cost)
+        ):
             self._R.fill(0.0)
             self._s.fill(0.0)
             self._fallback.accumulate(configuration, acc)  # raises TargetNotSet if no target
@@ -112,9 +119,6 @@ class FrameTaskTerm(TaskTerm):
         lm_damping = task.lm_damping
         if lm_damping != 0.0:
             acc.diagonal_scalar += lm_damping * float(self._s.dot(self._s))
-
-    def _target(self) -> pin.SE3 | None:
-        return self.task.transform_target_to_world
 
     def _write(self, data: Any, target: pin.SE3) -> None:
         """``R`` and ``s`` of this tick."""
@@ -152,6 +156,8 @@ class RelativeFrameTaskTerm(FrameTaskTerm):
     ``R = W J`` and ``s = alpha W e`` with ``J = Jlog6(T_tf) (fJ_0f - Ad(T_fr) rJ_0r)``.
     """
 
+    target_name = "transform_target_to_root"
+
     def __init__(
         self, task: RelativeFrameTask, model: pin.Model, selection: ColumnSelection
     ) -> None:
@@ -159,9 +165,6 @@ class RelativeFrameTaskTerm(FrameTaskTerm):
         self._root = FrameHandle(model)
         self._root_columns = ControlledColumns(selection)
         self._difference = np.zeros((6, selection.size))
-
-    def _target(self) -> pin.SE3 | None:
-        return self.task.transform_target_to_root  # type: ignore[attr-defined]
 
     def _write(self, data: Any, target: pin.SE3) -> None:
         task, model, frame, root = self.task, self.model, self.frame_handle, self._root

@@ -52,13 +52,8 @@ class IdentityTaskTerm(TaskTerm):
         tangent = np.arange(root_nv, nv)
         rows, positions = selection.map_tangent_indices(tangent)
         self._n_rows = int(rows.size)
-        all_positions = rows.size == selection.size and np.array_equal(
-            positions, np.arange(selection.size)
-        )
-        self._positions: slice | np.ndarray | None = None if all_positions else as_index(positions)
-        self._row_positions: slice | np.ndarray = (
-            slice(None) if all_positions else as_index(positions)
-        )
+        self._positions = selection.placement(positions)
+        self._row_positions = slice(None) if self._positions is None else self._positions
         self._rows = as_index(rows)  # rows of the task error that are controlled
         self.tangent = as_index(tangent[rows])  # the same, as tangent indices
         self.linear_rows = 1 if self._mode != self._ERROR_ZERO and self._n_rows else 0
