@@ -185,3 +185,25 @@ def test_workers_import_only_what_a_solve_needs() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_batch_and_pool_keywords_are_typed() -> None:
+    """Issue 27: ``find_ik_batch`` and ``IKPool`` type their ``**options`` with TypedDicts of
+    exactly the option fields, so that a misspelt option is a type error."""
+    import dataclasses
+
+    from pinkctl.ik import batch, ikpool, options
+    from pinkctl.ik.dispatch import Execution
+
+    def fields(*classes: type) -> set[str]:
+        return {f.name for cls in classes for f in dataclasses.fields(cls)}
+
+    search = fields(options.SearchOptions) - {"rng"}  # rng: a parameter of its own
+    assert set(options.SearchBudgetKeywords.__optional_keys__) == search
+    assert set(batch.ExecutionKeywords.__optional_keys__) == fields(Execution)
+    expected = fields(options.IKOptions, Execution) | search
+    assert set(batch.BatchKeywords.__optional_keys__) == expected
+    assert fields(options.LocalOptions) <= search  # search=False: a local solve's budget
+    assert "Unpack[" in batch.find_ik_batch.__annotations__["options"]
+    for method in (ikpool.IKPool.__init__, ikpool.IKPool.find, ikpool.IKPool.solve):
+        assert "Unpack[" in method.__annotations__["changes"]

@@ -10,20 +10,47 @@ backend, the number of workers or the chunking (under iteration/restart budgets;
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import checked_local, checked_search
-from .dispatch import Execution, Runner, split_execution
+from .dispatch import Backend, Execution, Runner, split_execution
 from .ikpool import IKPool
 from .job import Chain, entropy_of
-from .options import IKOptions, LocalOptions, SearchOptions, split_options
+from .options import (
+    IKKeywords,
+    IKOptions,
+    LocalOptions,
+    SearchBudgetKeywords,
+    SearchOptions,
+    split_options,
+)
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 
-__all__ = ["entropy_of", "find_ik_batch"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["BatchKeywords", "ExecutionKeywords", "entropy_of", "find_ik_batch"]
+
+
+class ExecutionKeywords(TypedDict, total=False):
+    """The fields of :class:`~pinkctl.ik.Execution` as keywords (``workers=2``)."""
+
+    backend: Backend
+    workers: int | None
+    address: str | None
+    retries: int
+    progress: bool | None
+    mp_context: str
+
+
+class BatchKeywords(IKKeywords, SearchBudgetKeywords, ExecutionKeywords, total=False):
+    """The keywords of :func:`find_ik_batch`: solver options, a search budget (whose fields
+    include a local solve's: ``max_iterations``, ``time_budget_ms``, ``stall_iterations``,
+    ``max_step``) and where the batch runs; a misspelt one is a type error."""
 
 
 def find_ik_batch(
@@ -36,7 +63,7 @@ def find_ik_batch(
     rng: int | None = 0,
     execution: Execution | None = None,
     pool: IKPool | None = None,
-    **options: Any,
+    **options: Unpack[BatchKeywords],
 ) -> list[IKResult]:
     """Solve IK for every target, in order.
 
@@ -59,7 +86,8 @@ def find_ik_batch(
         **options: Fields of :class:`~pinkctl.ik.Execution`, of
             :class:`~pinkctl.ik.IKOptions` (``frame``, ``method``, tolerances, goal modes)
             and of :class:`~pinkctl.ik.SearchOptions` (with
-            ``search=True``) or :class:`~pinkctl.ik.LocalOptions` (``search=False``).
+            ``search=True``) or :class:`~pinkctl.ik.LocalOptions` (``search=False``);
+            typed by :class:`BatchKeywords`.
 
     Returns:
         One :class:`IKResult` per target. A target whose solve raised gets a failed result
@@ -70,11 +98,11 @@ def find_ik_batch(
             before any work starts).
         ImportError: ``backend="ray"`` without Ray.
     """
-    run, options = split_execution(options, execution)
+    run, rest = split_execution(dict(options), execution)
     runner = Runner(run, pool=pool)
     query: LocalOptions | SearchOptions
     solver_options, query = split_options(
-        options, IKOptions(), SearchOptions() if search else LocalOptions()
+        rest, IKOptions(), SearchOptions() if search else LocalOptions()
     )
     targets = list(targets)
     if seeds is not None:

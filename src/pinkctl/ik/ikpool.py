@@ -30,7 +30,7 @@ import hashlib
 import math
 import pickle
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
@@ -41,6 +41,11 @@ from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 from .workers import WorkerSet
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .options import IKKeywords, LocalKeywords, SearchBudgetKeywords
 
 __all__ = ["IKPool"]
 
@@ -78,7 +83,7 @@ class IKPool:
         workers: int = 2,
         options: IKOptions | None = None,
         retries: int = 1,
-        **changes: Any,
+        **changes: Unpack[IKKeywords],
     ) -> None:
         count = positive_int(workers, "workers", allow_none=False)
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
@@ -136,7 +141,7 @@ class IKPool:
         seeds: Sequence[SeedLike] | None = None,
         rng: int | None = 0,
         options: SearchOptions | None = None,
-        **changes: Any,
+        **changes: Unpack[SearchBudgetKeywords],
     ) -> list[IKResult]:
         """Global IK for every target (:meth:`IKSolver.find`), results in order.
 
@@ -164,7 +169,7 @@ class IKPool:
         seed: SeedLike = None,
         seeds: Sequence[SeedLike] | None = None,
         options: LocalOptions | None = None,
-        **changes: Any,
+        **changes: Unpack[LocalKeywords],
     ) -> list[IKResult]:
         """Local IK for every target (:meth:`IKSolver.solve`), results in order; arguments
         and errors as in :meth:`find` (:class:`~pinkctl.ik.LocalOptions` fields)."""
