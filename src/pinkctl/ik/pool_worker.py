@@ -10,17 +10,23 @@ the robot loader and the IK) and answers requests on its pipes until the pool cl
 Messages (pickled, :class:`multiprocessing.connection.Connection` framing):
 
 - to the pool, once: ``("ready", pid, import_seconds)``;
-- from the pool: ``(job, chunk, strict)``: a pickled :class:`~pinkctl.ik.job.BatchJob`, the chunk's
-  targets (:class:`~pinkctl.ik.transport.PackedTargets` or a list of
-  :class:`~pinkctl.ik.job.Chain`) and whether a target's exception is an error (else a failed
-  result);
-- to the pool: ``("ok", PackedResults, cpu_seconds)`` or ``("error", index, message,
-  traceback)`` (index: the target whose solve raised, or None).
+- from the pool: ``(job, chunk, strict)``: a pickled :class:`~pinkctl.ik.job.BatchJob` (None:
+  the job of the previous request), the chunk's targets
+  (:class:`~pinkctl.ik.transport.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`)
+  and whether a target's exception is an error (else a failed result);
+- to the pool, one per request, in order: ``("ok", PackedResults, cpu, clock)`` or
+  ``("error", index, message, traceback, cpu, clock)`` (index: the target whose solve raised,
+  or None); ``cpu``: this process's CPU seconds so far (all its threads), ``clock``:
+  ``time.monotonic()`` as it replied (the same clock as the pool's on Linux and macOS).
+
+A thread reads the requests as they come (the pool keeps the next chunk queued while this one
+is solved), so the pool never blocks writing a request while this process writes a reply.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
 def bare_package(name: str) -> None:
@@ -40,15 +46,27 @@ def bare_package(name: str) -> None:
     sys.modules[name] = module
 
 
+def _read_all(inbox: Any, queue: Any) -> None:
+    """Put every request of ``inbox`` in ``queue``, then None when the pool closes the pipe."""
+    while True:
+        try:
+            message = inbox.recv()
+        except (EOFError, OSError):
+            queue.put(None)
+            return
+        queue.put(message)
+
+
 def serve(read_fd: int, write_fd: int) -> None:
     """Answer the pool's requests until it closes the pipe (module docstring)."""
     import os
     import pickle
+    import queue
+    import threading
     import time
     import traceback
     import warnings
     from multiprocessing.connection import Connection
-    from typing import Any
 
     started = time.perf_counter()
     warnings.simplefilter("ignore")  # the caller saw the robot's warnings when it loaded it
@@ -58,27 +76,28 @@ def serve(read_fd: int, write_fd: int) -> None:
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
     outbox.send(("ready", os.getpid(), time.perf_counter() - started))
-    known: tuple[bytes, Any] = (b"", None)  # the last job, unpickled
+    requests: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_read_all, args=(inbox, requests), daemon=True).start()
+    last, job = b"", None  # the last job sent, pickled and (once it loaded) unpickled
     while True:
-        try:
-            job_bytes, chunk, strict = inbox.recv()
-        except EOFError:
+        message = requests.get()
+        if message is None:
             return
-        cpu = time.process_time()
+        job_bytes, chunk, strict = message
+        if job_bytes is not None and job_bytes != last:
+            last, job = job_bytes, None
         try:
-            if job_bytes != known[0]:
-                known = (job_bytes, pickle.loads(job_bytes))
-            job = known[1]
+            if job is None:
+                job = pickle.loads(last)
             packed = solve_chunk(job, unpack_chunk(chunk), strict=strict)
-            reply: tuple = ("ok", packed, time.process_time() - cpu)
+            reply: tuple = ("ok", packed)
         except TargetError as exc:
             cause = exc.__cause__
             text = f"{type(cause).__name__}: {cause}"
             reply = ("error", exc.index, text, "".join(traceback.format_exception(cause)))
         except Exception as exc:  # e.g. the robot does not load here
-            known = (b"", None)
             reply = ("error", None, f"{type(exc).__name__}: {exc}", traceback.format_exc())
-        outbox.send(reply)
+        outbox.send((*reply, time.process_time(), time.monotonic()))
 
 
 if __name__ == "__main__":
