@@ -180,11 +180,13 @@ def test_workers_import_only_what_a_solve_needs() -> None:
         "import pinkctl.ik.job\n"
         "heavy = ('mujoco', 'scipy', 'pink', 'pinkctl.sim', 'pinkctl.controllers', 'viser')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "from pinkctl import InputError\n"  # a callback's module: the __init__ on demand
+        "print(InputError.__name__)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout
-    assert out.strip() == "[]"
+    assert out.split() == ["[]", "InputError"]
 
 
 def test_batch_and_pool_keywords_are_typed() -> None:
@@ -207,3 +209,71 @@ def test_batch_and_pool_keywords_are_typed() -> None:
     assert "Unpack[" in batch.find_ik_batch.__annotations__["options"]
     for method in (ikpool.IKPool.__init__, ikpool.IKPool.find, ikpool.IKPool.solve):
         assert "Unpack[" in method.__annotations__["changes"]
+
+
+def test_answers_do_not_depend_on_workers_or_chunking(franka: pinkctl.PinkRobot, pool) -> None:
+    """Issue 27: same answers, same order as one process's loop, whatever the number of
+    workers, the chunks (guided sizes, several in flight per worker) and the seeds."""
+    targets = sample_poses(franka, 150, rng=11)
+    rng = np.random.default_rng(12)
+    seeds = [pool.solver.subset.sample(rng, franka.q0) for _ in targets]
+    solver = IKSolver(franka)
+    alone = [
+        solver.find(t, seed=s, rng=np.random.default_rng(np.random.SeedSequence(5, spawn_key=(i,))))
+        for i, (t, s) in enumerate(zip(targets, seeds))
+    ]
+    _same(pool.find(targets, seeds=seeds, rng=5), alone)
+    with IKPool(franka, workers=3) as three:
+        _same(three.find(targets, seeds=seeds, rng=5), alone)
+        # the same targets as (4, 4) arrays, and as (position, quaternion) pairs (not packed)
+        matrices = [t.homogeneous for t in targets[:40]]
+        _same(three.find(matrices, seeds=seeds[:40], rng=5), alone[:40])
+        pairs = [
+            (t.translation, pin.Quaternion(t.rotation).coeffs()[[3, 0, 1, 2]]) for t in targets[:20]
+        ]
+        got = three.find(pairs, seeds=seeds[:20], rng=5)
+        assert [r.success for r in got] == [r.success for r in alone[:20]]
+        assert three.cpu_seconds > 0.0
+        assert len(three._workers.worker_cpu_seconds()) == 3
+
+
+@pytest.mark.parametrize(("count", "workers"), [(1, 2), (10, 2), (150, 3), (5000, 2), (999, 8)])
+def test_chunks_cover_the_batch_in_order_with_guided_sizes(count: int, workers: int) -> None:
+    from pinkctl.ik.ikpool import MAX_CHUNK, MIN_CHUNK, chunk_bounds
+
+    bounds = chunk_bounds([1] * count, workers)
+    assert bounds[0][0] == 0 and bounds[-1][1] == count
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+    sizes = [b - a for a, b in bounds]
+    assert max(sizes) <= MAX_CHUNK and sizes == sorted(sizes, reverse=True)
+    assert all(s >= min(MIN_CHUNK, -(-count // (2 * workers))) for s in sizes[:-1])
+    if count >= 2 * workers:
+        assert len(bounds) >= 2 * workers  # every worker gets work, and a next chunk queued
+    # chains of several targets are never split
+    chains = [3, 1, 5, 1, 1, 40, 2] * 20
+    bounds = chunk_bounds(chains, workers)
+    assert bounds[-1][1] == len(chains) and all(b > a for a, b in bounds)
+
+
+def _die_once(q: np.ndarray) -> bool:
+    """A validate callback whose worker kills itself on its first call (a marker file)."""
+    marker = os.environ["PINKCTL_TEST_DIE_ONCE"]
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return True
+
+
+def test_a_worker_that_dies_mid_batch_loses_no_target(franka, tmp_path, monkeypatch) -> None:
+    """Its chunk in flight and the one queued behind it go to the fresh worker."""
+    marker = tmp_path / "died"
+    monkeypatch.setenv("PINKCTL_TEST_DIE_ONCE", str(marker))
+    targets = sample_poses(franka, 120, rng=13)
+    open(marker, "w").close()  # the warm-up (no validate) and the one-process answers
+    alone = find_ik_batch(franka, targets, validate=_die_once, **BUDGET)
+    marker.unlink()
+    with IKPool(franka, workers=2) as pooled:
+        assert len(pooled.start_seconds) == 2  # warm
+        got = pooled.find(targets, validate=_die_once, **BUDGET)
+    assert marker.exists()
+    _same(got, alone)

@@ -31,18 +31,32 @@ from typing import Any
 
 def bare_package(name: str) -> None:
     """Register package ``name`` without running its ``__init__`` (its submodules still import
-    normally, each running its own subpackage's ``__init__``)."""
+    normally, each running its own subpackage's ``__init__``). The ``__init__`` runs on the
+    first name asked of the package that only it defines: a user's ``validate`` callback,
+    unpickled here, may live in a module that does ``from pinkctl import ...``."""
     import importlib.util
     import types
 
     if name in sys.modules:
         return
     spec = importlib.util.find_spec(name)
-    if spec is None or spec.submodule_search_locations is None:
+    if spec is None or spec.submodule_search_locations is None or spec.loader is None:
         raise ImportError(f"{name} is not an importable package")
     module = types.ModuleType(name)
     module.__path__ = list(spec.submodule_search_locations)
     module.__file__ = spec.origin
+    module.__package__ = name
+    module.__spec__ = spec
+    loader = spec.loader
+
+    def full(attribute: str) -> Any:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        del module.__dict__["__getattr__"]
+        loader.exec_module(module)  # the package's __init__, in this module
+        return getattr(module, attribute)
+
+    module.__getattr__ = full  # type: ignore[method-assign]
     sys.modules[name] = module
 
 
