@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict
 
+import numpy as np
+import pinocchio as pin
+
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import checked_local, checked_search
@@ -117,14 +120,46 @@ def find_ik_batch(
         checked_search(query)
     else:
         checked_local(query)
-    for i, (target, s) in enumerate(zip(targets, seeds)):
-        try:
-            solver.residual(target)
-            solver.subset.parse_seed(s, robot.q0, name="seed")
-        except ValueError as exc:
-            raise InputError(f"targets[{i}]: {exc}") from exc
+    _check_inputs(solver, targets, seeds)
     chains = [
         Chain(indices=(i,), targets=(t,), seed=s) for i, (t, s) in enumerate(zip(targets, seeds))
     ]
     with runner:
         return runner.solve(solver, chains, query, entropy)
+
+
+def _check_inputs(solver: IKSolver, targets: list[IKTarget], seeds: list[SeedLike]) -> None:
+    """Raise :class:`InputError` naming the first malformed target or seed (each seed object
+    is parsed once; a shared seed, once for the batch)."""
+    poses_ok = _poses_ok(solver, targets)
+    parsed: set[int] = set()
+    for i, (target, s) in enumerate(zip(targets, seeds)):
+        try:
+            if not poses_ok:
+                solver.residual(target)
+            if id(s) not in parsed:
+                solver.subset.parse_seed(s, solver.robot.q0, name="seed")
+                parsed.add(id(s))
+        except ValueError as exc:
+            raise InputError(f"targets[{i}]: {exc}") from exc
+
+
+def _poses_ok(solver: IKSolver, targets: list[IKTarget]) -> bool:
+    """Whether every target is a ``pin.SE3`` that :meth:`IKSolver.residual` accepts, checked
+    at once on the stacked poses as :func:`~pinkctl.ik.targets.parse_target` checks each
+    (finite position; for pose goals a rotation with every entry of RᵀR - I within 1e-6 and
+    determinant +1). False when one is not: the caller then checks target by target."""
+    if not targets or not all(isinstance(t, pin.SE3) for t in targets):
+        return False
+    try:
+        solver.residual(targets[0])  # the form this solver's goal accepts
+    except ValueError:
+        return False
+    poses = np.array([t.homogeneous for t in targets])
+    if not np.isfinite(poses[:, :3, 3]).all():
+        return False
+    if solver.mode != "pose":
+        return True
+    rotations = poses[:, :3, :3]
+    gram = np.einsum("nki,nkj->nij", rotations, rotations) - np.eye(3)
+    return bool((np.abs(gram) <= 1e-6).all() and (np.linalg.det(rotations) > 0.0).all())
