@@ -277,3 +277,20 @@ def test_a_worker_that_dies_mid_batch_loses_no_target(franka, tmp_path, monkeypa
         got = pooled.find(targets, validate=_die_once, **BUDGET)
     assert marker.exists()
     _same(got, alone)
+
+
+def test_find_ik_batch_names_a_malformed_pose_among_many(franka: pinkctl.PinkRobot) -> None:
+    """The stacked check of pin.SE3 targets reports what the per-target check would."""
+    targets = sample_poses(franka, 30, rng=14)
+    skewed = targets[7].rotation.copy()
+    skewed[0, 0] = 2.0
+    bad = [*targets[:7], pin.SE3(skewed, targets[7].translation), *targets[8:]]
+    with pytest.raises(InputError, match=r"^targets\[7\]: target: rotation"):
+        find_ik_batch(franka, bad)
+    nan = [*targets[:9], pin.SE3(np.eye(3), np.array([np.nan, 0.0, 0.0])), *targets[10:]]
+    with pytest.raises(InputError, match=r"^targets\[9\]: target: values must be finite"):
+        find_ik_batch(franka, nan)
+    with pytest.raises(InputError, match=r"^targets\[4\]: seed"):
+        find_ik_batch(franka, targets, seeds=[None] * 4 + [np.full(7, np.nan)] + [None] * 25)
+    # position goals: a pose's rotation is dropped, so it is not checked
+    assert len(find_ik_batch(franka, bad, position_only=True, max_restarts=1)) == 30
