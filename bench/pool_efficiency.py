@@ -21,8 +21,8 @@ Figures (the 1-minute load beside each, and the cores that were free):
   (packing, unpacking the results) is printed beside it;
 - **throughput**: one process's wall time over the pool's (medians). It can reach the worker
   count only with that many free cores: the line states the cores free for the pool,
-  measured from ``/proc/stat`` during the one-process runs (that process's core plus the idle
-  ones), and the cores the pool got ((workers' + caller's CPU) / wall);
+  measured during the one-process runs (the CPU share that process got plus the idle cores
+  from ``/proc/stat``), and the cores the pool got ((workers' + caller's CPU) / wall);
 - **expected at idle**: one process's CPU time over the pool's critical path when nothing
   else runs: the larger of the workers' CPU time shared evenly among them (the chunks are
   handed out as workers free up, the last ones of 16 targets, so at idle they finish within
@@ -112,8 +112,9 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
             idle0, t0, c0 = _idle_seconds(), time.perf_counter(), time.process_time()
             serial = _one_process(solver, poses)
             wall = time.perf_counter() - t0
-            add(one_wall=wall, one_cpu=time.process_time() - c0, one_load=_load())
-            add(idle_cores=1.0 + (_idle_seconds() - idle0) / wall)
+            cpu = time.process_time() - c0
+            add(one_wall=wall, one_cpu=cpu, one_load=_load())
+            add(idle_cores=(cpu + _idle_seconds() - idle0) / wall)  # its share + idle cores
             per0 = pool._workers.worker_cpu_seconds()
             t0, c0 = time.perf_counter(), time.process_time()
             pooled = pool.find(poses)
