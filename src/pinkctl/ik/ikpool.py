@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 import pickle
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -229,11 +229,16 @@ class IKPool:
         )
 
     def run(
-        self, job: BatchJob, chains: Sequence[Chain], *, strict: bool
+        self,
+        job: BatchJob,
+        chains: Sequence[Chain],
+        *,
+        strict: bool,
+        done: Callable[[int], object] | None = None,
     ) -> list[tuple[list[Chain], list[IKResult] | str]]:
         """Solve ``chains`` (never split) in chunks on the workers; per chunk, its chains and
-        its results, or (not ``strict``) why it was lost. Used by
-        :class:`~pinkctl.ik.dispatch.Runner`.
+        its results, or (not ``strict``) why it was lost; ``done(n)`` as ``n`` more targets'
+        results come back. Used by :class:`~pinkctl.ik.dispatch.Runner`.
 
         Raises:
             InputError: The job cannot be pickled, or (``strict``) a target or seed is
@@ -245,7 +250,9 @@ class IKPool:
         bounds = chunk_bounds([len(c.indices) for c in chains], self.workers)
         groups = [list(chains[a:b]) for a, b in bounds]
         chunks = [Chunk(_span(group), partial(pack_chunk, group)) for group in groups]
-        answers = self._workers.run(_pickled(job), chunks, strict=strict, retries=self.retries)
+        answers = self._workers.run(
+            _pickled(job), chunks, strict=strict, retries=self.retries, done=done
+        )
         return list(zip(groups, answers))
 
 

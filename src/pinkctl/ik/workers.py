@@ -179,13 +179,21 @@ class WorkerSet:
 
     # ------------------------------------------------------------------ work
     def run(
-        self, job: bytes, chunks: Sequence[Chunk], *, strict: bool, retries: int
+        self,
+        job: bytes,
+        chunks: Sequence[Chunk],
+        *,
+        strict: bool,
+        retries: int,
+        done: Callable[[int], object] | None = None,
     ) -> list[list[IKResult] | str]:
         """Every chunk on some worker; per chunk its results, or why it was lost (not
         ``strict``: a strict run raises instead, once the chunks in flight are back). Each
-        worker keeps :data:`DEPTH` chunks in flight; results are unpacked while it works."""
+        worker keeps :data:`DEPTH` chunks in flight; results are unpacked while it works.
+        ``done(n)`` is called as the results of ``n`` more targets come back."""
         self._check_open()
         run = _Run(self, job, chunks, strict=strict, retries=retries)
+        run.done = done
         while run.going():
             for worker in self._workers:
                 run.feed(worker)
@@ -221,6 +229,7 @@ class _Run:
         self.payloads: dict[int, Any] = {}
         self.out: dict[int, list[IKResult] | str] = {}
         self.error: Exception | None = None
+        self.done: Callable[[int], object] | None = None
 
     def going(self) -> bool:
         """Whether a chunk has no answer yet (after an error: whether any is in flight)."""
@@ -259,7 +268,9 @@ class _Run:
             self._failed(worker, chunk, reply)
             return
         self.feed(worker)  # its next chunk first, then this one's results
-        self.out[chunk] = reply[1].unpack()
+        results = self.out[chunk] = reply[1].unpack()
+        if self.done is not None:
+            self.done(len(results))
 
     def _died(self, k: int) -> None:
         """Worker ``k`` died: replace it; its chunks go back to be sent again, except the one
