@@ -10,7 +10,7 @@ backend, the number of workers or the chunking (under iteration/restart budgets;
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
 import pinocchio as pin
@@ -155,7 +155,7 @@ def _poses_ok(solver: IKSolver, targets: list[IKTarget]) -> bool:
         solver.residual(targets[0])  # the form this solver's goal accepts
     except ValueError:
         return False
-    poses = np.array([t.homogeneous for t in targets])
+    poses = np.array([cast(pin.SE3, t).homogeneous for t in targets])
     if not np.isfinite(poses[:, :3, 3]).all():
         return False
     if solver.mode != "pose":

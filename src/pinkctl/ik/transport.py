@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pinocchio as pin
@@ -94,7 +94,7 @@ def pack_targets(
         return None
     first = targets[0]
     if isinstance(first, pin.SE3) and all(isinstance(t, pin.SE3) for t in targets):
-        poses = np.array([t.homogeneous for t in targets], dtype=np.float64)
+        poses = np.array([cast(pin.SE3, t).homogeneous for t in targets], dtype=np.float64)
         se3 = True
     else:
         matrices = _pose_rows_of(targets)
