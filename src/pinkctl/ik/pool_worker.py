@@ -14,10 +14,11 @@ Messages (pickled, :class:`multiprocessing.connection.Connection` framing):
   the job of the previous request), the chunk's targets
   (:class:`~pinkctl.ik.transport.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`)
   and whether a target's exception is an error (else a failed result);
-- to the pool, one per request, in order: ``("ok", PackedResults, cpu, clock)`` or
-  ``("error", index, message, traceback, cpu, clock)`` (index: the target whose solve raised,
-  or None); ``cpu``: this process's CPU seconds so far (all its threads), ``clock``:
-  ``time.monotonic()`` as it replied (the same clock as the pool's on Linux and macOS).
+- to the pool, one per request, in order: ``("ok", PackedResults, idle, cpu, clock)`` or
+  ``("error", index, message, traceback, idle, cpu, clock)`` (index: the target whose solve
+  raised, or None); ``idle``: seconds this process waited for the request after its previous
+  reply; ``cpu``: its CPU seconds so far (all its threads); ``clock``: ``time.monotonic()`` as
+  it replied (the same clock as the pool's on Linux and macOS).
 
 A thread reads the requests as they come (the pool keeps the next chunk queued while this one
 is solved), so the pool never blocks writing a request while this process writes a reply.
@@ -94,9 +95,11 @@ def serve(read_fd: int, write_fd: int) -> None:
     threading.Thread(target=_read_all, args=(inbox, requests), daemon=True).start()
     last, job = b"", None  # the last job sent, pickled and (once it loaded) unpickled
     while True:
+        idle = time.monotonic()
         message = requests.get()
         if message is None:
             return
+        idle = time.monotonic() - idle
         job_bytes, chunk, strict = message
         if job_bytes is not None and job_bytes != last:
             last, job = job_bytes, None
@@ -111,7 +114,7 @@ def serve(read_fd: int, write_fd: int) -> None:
             reply = ("error", exc.index, text, "".join(traceback.format_exception(cause)))
         except Exception as exc:  # e.g. the robot does not load here
             reply = ("error", None, f"{type(exc).__name__}: {exc}", traceback.format_exc())
-        outbox.send((*reply, time.process_time(), time.monotonic()))
+        outbox.send((*reply, idle, time.process_time(), time.monotonic()))
 
 
 if __name__ == "__main__":

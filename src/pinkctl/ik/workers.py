@@ -101,11 +101,15 @@ class WorkerSet:
         count: Worker processes.
         cpu_seconds: CPU seconds of the workers since they were warm (solves, transport and
             every other thing they did), as of their last replies.
+        gap_seconds: Of the last :meth:`run`, the seconds workers sat idle waiting for a
+            chunk after finishing one, summed over workers (the wait before each worker's
+            first chunk of the run is not counted: it is the time between runs).
     """
 
     def __init__(self, count: int, *, warm: tuple[bytes, Any] | None = None) -> None:
         self.count = count
         self.cpu_seconds = 0.0
+        self.gap_seconds = 0.0
         self._warm = warm
         self._workers = [_launch(warm) for _ in range(count)]
         self.closed = False
@@ -192,6 +196,7 @@ class WorkerSet:
         worker keeps :data:`DEPTH` chunks in flight; results are unpacked while it works.
         ``done(n)`` is called as the results of ``n`` more targets come back."""
         self._check_open()
+        self.gap_seconds = 0.0
         run = _Run(self, job, chunks, strict=strict, retries=retries)
         run.done = done
         while run.going():
@@ -230,6 +235,7 @@ class _Run:
         self.out: dict[int, list[IKResult] | str] = {}
         self.error: Exception | None = None
         self.done: Callable[[int], object] | None = None
+        self.replied: set[int] = set()  # the workers (by pid) that answered in this run
 
     def going(self) -> bool:
         """Whether a chunk has no answer yet (after an error: whether any is in flight)."""
@@ -264,6 +270,9 @@ class _Run:
         chunk = worker.inflight.popleft()
         self.workers.cpu_seconds += reply[-2] - worker.cpu_s
         worker.cpu_s = reply[-2]
+        if worker.process.pid in self.replied:  # (a first chunk's wait is between runs)
+            self.workers.gap_seconds += reply[-3]
+        self.replied.add(worker.process.pid)
         if reply[0] != "ok":
             self._failed(worker, chunk, reply)
             return
