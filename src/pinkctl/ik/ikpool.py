@@ -75,10 +75,10 @@ class IKPool:
     Raises:
         InputError: Bad ``workers``, ``retries`` or options; a robot workers cannot load.
 
-    The workers start here (in the background); the first call waits for them.
-    :attr:`start_seconds` says how long each took to start. One call at a time (a pool is not
-    shared between threads); POSIX systems (the workers' pipes are passed as file
-    descriptors).
+    The workers start here, in the background, and warm up (each loads the robot, builds its
+    solver and solves one target); the first call waits for them. :attr:`start_seconds` says
+    how long each took. One call at a time (a pool is not shared between threads); POSIX
+    systems (the workers' pipes are passed as file descriptors).
     """
 
     def __init__(
@@ -114,12 +114,14 @@ class IKPool:
 
     @property
     def start_seconds(self) -> list[float]:
-        """Seconds from each worker's launch to its first request ready (waits for them)."""
+        """Seconds from each worker's launch to warm: imported, robot loaded, one target
+        solved (waits for them)."""
         return self._workers.start_seconds()
 
     @property
     def cpu_seconds(self) -> float:
-        """CPU seconds the workers spent on chunks since the pool started."""
+        """CPU seconds of the workers since they were warm: everything they did (solves,
+        unpickling, packing), as each reports its process time with its replies."""
         return self._workers.cpu_seconds
 
     def close(self) -> None:
