@@ -7,6 +7,8 @@ taking turns (so a change in the machine's background load hits all of them alik
 give the median wall time and the targets per second, and the ratios are of medians:
 
 - **one process**: ``workers=1``;
+- **IKPool, warm**: a kept :class:`~pinkctl.ik.IKPool` (lean workers, two chunks in flight
+  each, poses stacked once), started and warmed before timing: ``pool.find``;
 - **local pool, warm**: a kept pool, its workers already started: the steady state of a long
   job (a reachability map keeps its pool over all its passes);
 - **local pool, cold**: a pool started (``spawn``) and stopped for the batch, as
@@ -15,9 +17,9 @@ give the median wall time and the targets per second, and the ratios are of medi
   started by a first, untimed batch), timed after the others, taking turns with the warm pool
   again: "Ray vs warm local pool" compares those two.
 
-Every setting runs the same :class:`pinkctl.ik.dispatch.Runner` call, so what differs is
-only where the queries run; the checks of the targets that ``find_ik_batch`` does first in
-the caller (about 15 us per target) are left out of all of them alike.
+Every setting but IKPool runs the same :class:`pinkctl.ik.dispatch.Runner` call, so what
+differs is only where the queries run; the checks of the targets that ``find_ik_batch`` does
+first in the caller are left out of all of them alike.
 
 The ratios need free cores: on a machine shared with other jobs, Linux shares the CPU between
 sessions ("autogroups") before it shares it between one session's processes, so while another
@@ -29,8 +31,8 @@ within 20 % of the local pool. Rows, not timed tests.
 
 Usage (from the repository root)::
 
-    python -m bench.batch_throughput                    # 20000 targets, 2 workers, 5 repeats
-    python -m bench.batch_throughput --targets 500 --repeats 3 --no-ray
+    python -m bench.batch_throughput                    # 5000 targets, 2 workers, 5 repeats
+    python -m bench.batch_throughput --quick --no-ray   # 1000 targets, 2 repeats
 
 ``run(...) -> dict`` returns the medians [s] and the ratios.
 """
@@ -38,6 +40,7 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -47,7 +50,7 @@ from typing import Any
 import numpy as np
 
 import pinkctl
-from pinkctl.ik import IKOptions, IKSolver, SearchOptions, sample_poses
+from pinkctl.ik import IKOptions, IKPool, IKSolver, SearchOptions, sample_poses
 from pinkctl.ik.dispatch import Execution, Runner
 from pinkctl.ik.job import Chain
 
@@ -59,22 +62,26 @@ BUDGET = {"time_budget_ms": None, "max_restarts": 10}
 
 
 def _interleaved(settings: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
-    """Median wall time [s] of each setting; the settings take turns, so a change of the
-    machine's background load hits them alike. An untimed first call of each starts its
-    workers."""
+    """Median wall time [s] of each setting and the median 1-minute load after it
+    (``<key>_load``); the settings take turns, so a change of the machine's background load
+    hits them alike. An untimed first call of each starts its workers."""
     for solve in settings.values():
         solve()
     times: dict[str, list[float]] = {key: [] for key in settings}
+    loads: dict[str, list[float]] = {key: [] for key in settings}
     for _ in range(repeats):
         for key, solve in settings.items():
             t0 = time.perf_counter()
             solve()
             times[key].append(time.perf_counter() - t0)
-    return {key: float(np.median(values)) for key, values in times.items()}
+            loads[key].append(os.getloadavg()[0])
+    out = {key: float(np.median(values)) for key, values in times.items()}
+    out.update({f"{key}_load": float(np.median(values)) for key, values in loads.items()})
+    return out
 
 
 def run(
-    targets: int = 20000, workers: int = 2, repeats: int = 5, ray: bool = True
+    targets: int = 5000, workers: int = 2, repeats: int = 5, ray: bool = True
 ) -> dict[str, Any]:
     """Time the settings of the module docstring; medians [s] and ratios."""
     with warnings.catch_warnings():
@@ -93,9 +100,14 @@ def run(
         with Runner(Execution(workers=workers, progress=False)) as runner:
             return solve(runner)
 
-    with Runner(Execution(workers=workers, progress=False)) as pool:
+    with (
+        Runner(Execution(workers=workers, progress=False)) as pool,
+        IKPool(robot, workers=workers) as ikpool,
+    ):
+        assert ikpool.start_seconds  # waits until its workers are warm
         settings: dict[str, Callable[[], Any]] = {
             "one_s": lambda: solve(Runner(Execution(workers=1))),
+            "ikpool_s": lambda: ikpool.find(poses, rng=0, **BUDGET),  # type: ignore[arg-type]
             "warm_s": lambda: solve(pool),
             "cold_s": cold,
         }
@@ -110,6 +122,7 @@ def run(
                 row.update(_interleaved(settings, repeats))
             finally:
                 ray_module.shutdown()
+    row["ikpool_vs_one"] = row["one_s"] / row["ikpool_s"]
     row["warm_vs_one"] = row["one_s"] / row["warm_s"]
     row["cold_vs_one"] = row["one_s"] / row["cold_s"]
     if ray:
@@ -123,18 +136,25 @@ def report(row: dict[str, Any]) -> str:
     lines = [
         f"franka global IK, {n} reachable targets, 10 restarts budget, medians of repeats",
         "",
-        "| setting | median wall [s] | targets/s | vs one process |",
-        "|---|---|---|---|",
+        "| setting | median wall [s] | targets/s | vs one process | 1-min load |",
+        "|---|---|---|---|---|",
     ]
-    settings = [("one process", "one_s"), (f"local pool, {w} workers, warm", "warm_s")]
+    settings = [("one process", "one_s"), (f"IKPool, {w} workers, warm", "ikpool_s")]
+    settings.append((f"local pool (Runner), {w} workers, warm", "warm_s"))
     settings.append((f"local pool, {w} workers, cold (spawn per call)", "cold_s"))
     if "ray_s" in row:
         settings.append((f"Ray, {w} workers (local cluster)", "ray_s"))
     for label, key in settings:
         ratio = row["one_s"] / row[key]
-        lines.append(f"| {label} | {row[key]:.3f} | {n / row[key]:.0f} | {ratio:.2f}x |")
+        load = row[f"{key}_load"]
+        lines.append(
+            f"| {label} | {row[key]:.3f} | {n / row[key]:.0f} | {ratio:.2f}x | {load:.2f} |"
+        )
     lines.append("")
-    lines.append(f"warm pool vs one process: {row['warm_vs_one']:.2f}x (target >= 1.8x)")
+    lines.append(
+        f"warm IKPool vs one process: {row['ikpool_vs_one']:.2f}x (target >= 1.8x with "
+        f"{w} idle cores; 1-min load {row['ikpool_s_load']:.2f}, {os.cpu_count()} cores)"
+    )
     if "ray_vs_warm" in row:
         lines.append(
             f"Ray vs warm local pool: {row['ray_vs_warm']:.2f}x the time (target <= 1.20x; "
@@ -147,12 +167,15 @@ def report(row: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--targets", type=int, default=20000)
+    parser.add_argument("--targets", type=int, default=None, help="default 5000 (quick: 1000)")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=None, help="default 5 (quick: 2)")
+    parser.add_argument("--quick", action="store_true", help="1000 targets, 2 repeats")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray row")
     args = parser.parse_args(argv)
-    print(report(run(args.targets, args.workers, args.repeats, ray=not args.no_ray)))
+    targets = args.targets or (1000 if args.quick else 5000)
+    repeats = args.repeats or (2 if args.quick else 5)
+    print(report(run(targets, args.workers, repeats, ray=not args.no_ray)))
     return 0
 
 

@@ -1,33 +1,45 @@
-"""IKPool against one process: CPU-time efficiency, throughput and the workers' start.
+"""IKPool against one process: CPU-time efficiency, warm throughput, one-shot time.
 
 The batch: franka's global IK (:meth:`pinkctl.ik.IKPool.find`, the default search options: a
 count budget, so each run does the same work) on the tool poses of random configurations
-within the limits. Per repeat, the settings take turns (so a change in the machine's load hits
-both alike):
+within the limits: 5,000 targets (issue 27's size), 1,000 with ``--quick``.
 
-- **one process**: the same queries in this process (``find_ik_batch`` with one worker);
-- **pool**: a kept :class:`~pinkctl.ik.IKPool` of ``--workers`` workers (started once, before
-  timing; its start time per worker is printed).
+- **one process**: the same queries in a loop of :meth:`~pinkctl.ik.IKSolver.find` in this
+  process, each with its per-target generator (what each worker runs; no input checks);
+- **warm pool**: a kept :class:`~pinkctl.ik.IKPool` of ``--workers`` workers, started and
+  warmed before timing, as a user keeps one across calls. One process and the warm pool take
+  turns per repeat, so a change in the machine's load hits both alike;
+- **one-shot**: a pool started, used for one batch and closed (start-up included), once,
+  before the others.
 
-Figures:
+Figures (the 1-minute load beside each, and the cores that were free):
 
-- **CPU-time efficiency**: the workers' total CPU seconds for the batch (user + system, read
-  from ``/proc/PID/stat`` before and after: IPC, unpickling and packing included) over one
-  process's CPU seconds for the same batch. A shared machine stretches wall times but hardly
-  CPU times, so this ratio says what the pool costs beyond the solves. The caller's own CPU
-  time during a pooled batch (splitting, packing, unpacking the results) is printed beside it.
-- **throughput**: one process's wall time over the pool's (medians of the repeats). It can
-  reach the worker count only with that many free cores: the line states the 1-minute load
-  and the cores free for the pool, measured from ``/proc/stat`` during the one-process runs
-  (that process's core plus the idle ones).
+- **CPU-time efficiency**: the workers' total CPU seconds for the batch (each worker reports
+  its process CPU time with every reply: solves, unpickling, packing and waiting included)
+  over one process's; a shared machine stretches wall times but hardly CPU times, so this
+  ratio says what the pool costs beyond the solves. The caller's CPU time during the batch
+  (packing, unpacking the results) is printed beside it;
+- **throughput**: one process's wall time over the pool's (medians). It can reach the worker
+  count only with that many free cores: the line states the cores free for the pool,
+  measured during the one-process runs (the CPU share that process got plus the idle cores
+  from ``/proc/stat``), and the cores the pool got ((workers' + caller's CPU) / wall);
+- **expected at idle**: one process's CPU time over the pool's critical path when nothing
+  else runs: the larger of the workers' CPU time shared evenly among them (the chunks are
+  handed out as workers free up, the last ones of 16 targets, so at idle they finish within
+  about one small chunk of each other) and all the CPU time, workers' and caller's, over the
+  cores. Under load the busiest worker's CPU time (printed) exceeds the even share: the
+  worker that got more of the CPU took more chunks. Beside it, the time the workers sat idle
+  waiting for their next chunk after finishing one (the pool's own gaps, which the estimate
+  leaves out; under load it also counts time a worker was runnable but not running while its
+  next chunk was sent).
 
 The issue's targets (issue 27): CPU-time ratio <= 1.15; throughput >= 1.8x with 2 workers
 when two cores are idle. Rows, not timed tests.
 
 Usage::
 
-    python -m bench.pool_efficiency                     # 4000 targets, 2 workers, 5 repeats
-    python -m bench.pool_efficiency --targets 1000 --repeats 3
+    python -m bench.pool_efficiency                     # 5000 targets, 2 workers, 5 repeats
+    python -m bench.pool_efficiency --quick             # 1000 targets, 2 repeats
 """
 
 from __future__ import annotations
@@ -42,20 +54,13 @@ from typing import Any
 import numpy as np
 
 import pinkctl
-from pinkctl.ik import IKPool, find_ik_batch, sample_poses
+from pinkctl.ik import IKPool, IKSolver, sample_poses
 
 from .common import machine_line
 
 __all__ = ["run"]
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _cpu_of(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (Linux ``/proc``)."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def _idle_seconds() -> float:
@@ -65,91 +70,131 @@ def _idle_seconds() -> float:
     return (values[3] + values[4]) / _TICK  # idle + iowait
 
 
-def run(targets: int = 4000, workers: int = 2, repeats: int = 5) -> dict[str, Any]:
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _one_process(solver: IKSolver, poses: list) -> list:
+    """The batch's queries in this process, each with its per-target generator."""
+    return [
+        solver.find(pose, rng=np.random.default_rng(np.random.SeedSequence(0, spawn_key=(i,))))
+        for i, pose in enumerate(poses)
+    ]
+
+
+def _same(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(
+        x.success == y.success and x.reason == y.reason and np.array_equal(x.q_full, y.q_full)
+        for x, y in zip(a, b)
+    )
+
+
+def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, Any]:
     """Time the settings of the module docstring; medians and ratios."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         robot = pinkctl.load_pink_supported_robot("franka")
     poses = sample_poses(robot, targets, rng=1)
-    pool = IKPool(robot, workers=workers)
-    try:
-        started = pool.start_seconds
-        pool.find(poses[:50])  # every worker loads the robot (untimed)
-        find_ik_batch(robot, poses[:50])
-        pids = [w.process.pid for w in pool._workers._workers]
-        one_wall, one_cpu, pool_wall, pool_cpu, caller_cpu, idle_cores = [], [], [], [], [], []
+    solver = IKSolver(robot)
+    _one_process(solver, poses[:50])  # warm this process's caches (untimed)
+    load0, t0 = _load(), time.perf_counter()
+    with IKPool(robot, workers=workers) as cold:  # one-shot: start-up included
+        cold.find(poses)
+    one_shot = {"one_shot_s": time.perf_counter() - t0, "one_shot_load": load0}
+    rows: dict[str, list[float]] = {}
+
+    def add(**values: float) -> None:
+        for key, value in values.items():
+            rows.setdefault(key, []).append(value)
+
+    with IKPool(robot, workers=workers) as pool:
+        start_load = _load()
+        started = pool.start_seconds  # waits until every worker is warm
+        pool.find(poses[:50])
         for _ in range(repeats):
             idle0, t0, c0 = _idle_seconds(), time.perf_counter(), time.process_time()
-            serial = find_ik_batch(robot, poses)
+            serial = _one_process(solver, poses)
             wall = time.perf_counter() - t0
-            one_wall.append(wall)
-            one_cpu.append(time.process_time() - c0)
-            # cores left to a pool: this process's one plus the idle ones
-            idle_cores.append(1.0 + (_idle_seconds() - idle0) / wall)
-            before = [_cpu_of(pid) for pid in pids]
+            cpu = time.process_time() - c0
+            add(one_wall=wall, one_cpu=cpu, one_load=_load())
+            add(idle_cores=(cpu + _idle_seconds() - idle0) / wall)  # its share + idle cores
+            per0 = pool._workers.worker_cpu_seconds()
             t0, c0 = time.perf_counter(), time.process_time()
             pooled = pool.find(poses)
-            pool_wall.append(time.perf_counter() - t0)
-            caller_cpu.append(time.process_time() - c0)
-            pool_cpu.append(sum(_cpu_of(pid) for pid in pids) - sum(before))
-        same = all(
-            a.success == b.success and np.array_equal(a.q_full, b.q_full)
-            for a, b in zip(serial, pooled)
-        )
+            wall, caller = time.perf_counter() - t0, time.process_time() - c0
+            per = [b - a for a, b in zip(per0, pool._workers.worker_cpu_seconds())]
+            add(pool_wall=wall, caller_cpu=caller, pool_cpu=sum(per), pool_load=_load())
+            add(busiest_cpu=max(per), cores_got=(sum(per) + caller) / wall)
+            add(gaps=pool._workers.gap_seconds)
+        same = _same(serial, pooled)
         success = float(np.mean([r.success for r in pooled])) * 100.0
-    finally:
-        pool.close()
-    med = {
-        "one_wall_s": float(np.median(one_wall)),
-        "one_cpu_s": float(np.median(one_cpu)),
-        "pool_wall_s": float(np.median(pool_wall)),
-        "pool_cpu_s": float(np.median(pool_cpu)),
-        "caller_cpu_s": float(np.median(caller_cpu)),
-        "idle_cores": float(np.median(idle_cores)),
-    }
+    med = {key: float(np.median(values)) for key, values in rows.items()}
+    cores = os.cpu_count() or 1
+    critical = max(med["pool_cpu"] / workers, (med["pool_cpu"] + med["caller_cpu"]) / cores)
     return {
         **med,
+        **one_shot,
         "targets": targets,
         "workers": workers,
         "repeats": repeats,
+        "cores": cores,
         "start_s": started,
+        "start_load": start_load,
         "same_answers": same,
         "success_pct": success,
-        "cpu_ratio": med["pool_cpu_s"] / med["one_cpu_s"],
-        "throughput": med["one_wall_s"] / med["pool_wall_s"],
-        "load": os.getloadavg()[0],
+        "cpu_ratio": med["pool_cpu"] / med["one_cpu"],
+        "throughput": med["one_wall"] / med["pool_wall"],
+        "one_shot_ratio": med["one_wall"] / one_shot["one_shot_s"],
+        "idle_expected": med["one_cpu"] / critical,
+        "load": _load(),
     }
 
 
 def lines(r: dict[str, Any]) -> list[str]:
     """The figures of :func:`run`, one line each, with the load beside every figure."""
-    load = f"1-min load {r['load']:.2f}, {os.cpu_count()} cores"
+
+    def load(key: str) -> str:
+        return f"1-min load {r[key]:.2f}, {r['cores']} cores"
+
     cpu_ok = "MET" if r["cpu_ratio"] <= 1.15 else "MISSED"
     tp_ok = "MET" if r["throughput"] >= 1.8 else "MISSED"
     if r["idle_cores"] < r["workers"] - 0.2:
         tp_ok += f" (only {r['idle_cores']:.1f} cores were free: not a test of the target)"
     starts = ", ".join(f"{s:.2f}" for s in r["start_s"])
-    n = r["targets"]
+    n, w = r["targets"], r["workers"]
     return [
-        f"batch: {n} franka targets, global IK, default count budget, {r['repeats']} repeats; "
-        f"answers equal one process's: {r['same_answers']}; success {r['success_pct']:.1f} %",
-        f"worker start: {starts} s ({load} while they started)",
-        f"CPU time: workers {r['pool_cpu_s']:.3f} s vs one process {r['one_cpu_s']:.3f} s "
-        f"= {r['cpu_ratio']:.3f}x ({load}); caller during the pooled batch "
-        f"{r['caller_cpu_s']:.3f} s -> {cpu_ok}",
-        f"throughput: {r['workers']} workers {n / r['pool_wall_s']:.0f} targets/s vs one process "
-        f"{n / r['one_wall_s']:.0f} targets/s = {r['throughput']:.2f}x ({load}; "
-        f"{r['idle_cores']:.1f} cores free for the pool) -> {tp_ok}",
+        f"batch: {n} franka targets, global IK, default count budget, {r['repeats']} repeats, "
+        f"{w} workers; answers equal one process's: {r['same_answers']}; "
+        f"success {r['success_pct']:.1f} %",
+        f"worker start (import, robot loaded, one target solved): {starts} s "
+        f"({load('start_load')})",
+        f"CPU time: workers {r['pool_cpu']:.3f} s vs one process {r['one_cpu']:.3f} s "
+        f"= {r['cpu_ratio']:.3f}x ({load('pool_load')}); caller during the pooled batch "
+        f"{r['caller_cpu']:.3f} s -> {cpu_ok}",
+        f"throughput, warm pool: {w} workers {n / r['pool_wall']:.0f} targets/s vs one process "
+        f"{n / r['one_wall']:.0f} targets/s = {r['throughput']:.2f}x ({load('pool_load')}; "
+        f"{r['idle_cores']:.1f} cores free for the pool, it got {r['cores_got']:.2f}) -> {tp_ok}",
+        f"expected at idle: {r['idle_expected']:.2f}x (one process's CPU {r['one_cpu']:.3f} s "
+        f"over the pool's critical path: workers' CPU per worker {r['pool_cpu'] / w:.3f} s "
+        f"(busiest {r['busiest_cpu']:.3f} s), all CPU over {r['cores']} cores "
+        f"{(r['pool_cpu'] + r['caller_cpu']) / r['cores']:.3f} s); workers idle between "
+        f"chunks {r['gaps'] * 1e3:.1f} ms in all ({load('pool_load')})",
+        f"one-shot (pool started, one batch, closed): {r['one_shot_s']:.2f} s = "
+        f"{n / r['one_shot_s']:.0f} targets/s, {r['one_shot_ratio']:.2f}x one process "
+        f"({load('one_shot_load')})",
     ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--targets", type=int, default=4000)
+    parser.add_argument("--targets", type=int, default=None, help="default 5000 (quick: 1000)")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=None, help="default 5 (quick: 2)")
+    parser.add_argument("--quick", action="store_true", help="1000 targets, 2 repeats")
     args = parser.parse_args(argv)
-    result = run(args.targets, args.workers, args.repeats)
+    targets = args.targets or (1000 if args.quick else 5000)
+    repeats = args.repeats or (2 if args.quick else 5)
+    result = run(targets, args.workers, repeats)
     print("\n".join(f"- {line}" for line in lines(result)))
     print(f"Machine: {machine_line()}")
     return 0

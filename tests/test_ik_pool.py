@@ -180,8 +180,117 @@ def test_workers_import_only_what_a_solve_needs() -> None:
         "import pinkctl.ik.job\n"
         "heavy = ('mujoco', 'scipy', 'pink', 'pinkctl.sim', 'pinkctl.controllers', 'viser')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "from pinkctl import InputError\n"  # a callback's module: the __init__ on demand
+        "print(InputError.__name__)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout
-    assert out.strip() == "[]"
+    assert out.split() == ["[]", "InputError"]
+
+
+def test_batch_and_pool_keywords_are_typed() -> None:
+    """Issue 27: ``find_ik_batch`` and ``IKPool`` type their ``**options`` with TypedDicts of
+    exactly the option fields, so that a misspelt option is a type error."""
+    import dataclasses
+
+    from pinkctl.ik import batch, ikpool, options
+    from pinkctl.ik.dispatch import Execution
+
+    def fields(*classes: type) -> set[str]:
+        return {f.name for cls in classes for f in dataclasses.fields(cls)}
+
+    search = fields(options.SearchOptions) - {"rng"}  # rng: a parameter of its own
+    assert set(options.SearchBudgetKeywords.__optional_keys__) == search
+    assert set(batch.ExecutionKeywords.__optional_keys__) == fields(Execution)
+    expected = fields(options.IKOptions, Execution) | search
+    assert set(batch.BatchKeywords.__optional_keys__) == expected
+    assert fields(options.LocalOptions) <= search  # search=False: a local solve's budget
+    assert "Unpack[" in batch.find_ik_batch.__annotations__["options"]
+    for method in (ikpool.IKPool.__init__, ikpool.IKPool.find, ikpool.IKPool.solve):
+        assert "Unpack[" in method.__annotations__["changes"]
+
+
+def test_answers_do_not_depend_on_workers_or_chunking(franka: pinkctl.PinkRobot, pool) -> None:
+    """Issue 27: same answers, same order as one process's loop, whatever the number of
+    workers, the chunks (guided sizes, several in flight per worker) and the seeds."""
+    targets = sample_poses(franka, 150, rng=11)
+    rng = np.random.default_rng(12)
+    seeds = [pool.solver.subset.sample(rng, franka.q0) for _ in targets]
+    solver = IKSolver(franka)
+    alone = [
+        solver.find(t, seed=s, rng=np.random.default_rng(np.random.SeedSequence(5, spawn_key=(i,))))
+        for i, (t, s) in enumerate(zip(targets, seeds))
+    ]
+    _same(pool.find(targets, seeds=seeds, rng=5), alone)
+    with IKPool(franka, workers=3) as three:
+        _same(three.find(targets, seeds=seeds, rng=5), alone)
+        # the same targets as (4, 4) arrays, and as (position, quaternion) pairs (not packed)
+        matrices = [t.homogeneous for t in targets[:40]]
+        _same(three.find(matrices, seeds=seeds[:40], rng=5), alone[:40])
+        pairs = [
+            (t.translation, pin.Quaternion(t.rotation).coeffs()[[3, 0, 1, 2]]) for t in targets[:20]
+        ]
+        got = three.find(pairs, seeds=seeds[:20], rng=5)
+        assert [r.success for r in got] == [r.success for r in alone[:20]]
+        assert three.cpu_seconds > 0.0
+        assert len(three._workers.worker_cpu_seconds()) == 3
+
+
+@pytest.mark.parametrize(("count", "workers"), [(1, 2), (10, 2), (150, 3), (5000, 2), (999, 8)])
+def test_chunks_cover_the_batch_in_order_with_guided_sizes(count: int, workers: int) -> None:
+    from pinkctl.ik.ikpool import MAX_CHUNK, MIN_CHUNK, chunk_bounds
+
+    bounds = chunk_bounds([1] * count, workers)
+    assert bounds[0][0] == 0 and bounds[-1][1] == count
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+    sizes = [b - a for a, b in bounds]
+    assert max(sizes) <= MAX_CHUNK and sizes == sorted(sizes, reverse=True)
+    assert all(s >= min(MIN_CHUNK, -(-count // (2 * workers))) for s in sizes[:-1])
+    if count >= 2 * workers:
+        assert len(bounds) >= 2 * workers  # every worker gets work, and a next chunk queued
+    # chains of several targets are never split
+    chains = [3, 1, 5, 1, 1, 40, 2] * 20
+    bounds = chunk_bounds(chains, workers)
+    assert bounds[-1][1] == len(chains) and all(b > a for a, b in bounds)
+
+
+def _die_once(q: np.ndarray) -> bool:
+    """A validate callback whose worker kills itself on its first call (a marker file)."""
+    marker = os.environ["PINKCTL_TEST_DIE_ONCE"]
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return True
+
+
+def test_a_worker_that_dies_mid_batch_loses_no_target(franka, tmp_path, monkeypatch) -> None:
+    """Its chunk in flight and the one queued behind it go to the fresh worker."""
+    marker = tmp_path / "died"
+    monkeypatch.setenv("PINKCTL_TEST_DIE_ONCE", str(marker))
+    targets = sample_poses(franka, 120, rng=13)
+    open(marker, "w").close()  # the warm-up (no validate) and the one-process answers
+    alone = find_ik_batch(franka, targets, validate=_die_once, **BUDGET)
+    marker.unlink()
+    with IKPool(franka, workers=2) as pooled:
+        assert len(pooled.start_seconds) == 2  # warm
+        got = pooled.find(targets, validate=_die_once, **BUDGET)
+    assert marker.exists()
+    _same(got, alone)
+
+
+def test_find_ik_batch_names_a_malformed_pose_among_many(franka: pinkctl.PinkRobot) -> None:
+    """The stacked check of pin.SE3 targets reports what the per-target check would."""
+    targets = sample_poses(franka, 30, rng=14)
+    skewed = targets[7].rotation.copy()
+    skewed[0, 0] = 2.0
+    bad = [*targets[:7], pin.SE3(skewed, targets[7].translation), *targets[8:]]
+    with pytest.raises(InputError, match=r"^targets\[7\]: target: rotation"):
+        find_ik_batch(franka, bad)
+    nan = [*targets[:9], pin.SE3(np.eye(3), np.array([np.nan, 0.0, 0.0])), *targets[10:]]
+    with pytest.raises(InputError, match=r"^targets\[9\]: target: values must be finite"):
+        find_ik_batch(franka, nan)
+    with pytest.raises(InputError, match=r"^targets\[4\]: seed"):
+        find_ik_batch(franka, targets, seeds=[None] * 4 + [np.full(7, np.nan)] + [None] * 25)
+    # position goals: a pose's rotation is dropped, so it is not checked
+    assert len(find_ik_batch(franka, bad, position_only=True, max_restarts=1)) == 30

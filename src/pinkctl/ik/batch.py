@@ -10,20 +10,50 @@ backend, the number of workers or the chunking (under iteration/restart budgets;
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
+
+import numpy as np
+import pinocchio as pin
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import checked_local, checked_search
-from .dispatch import Execution, Runner, split_execution
+from .dispatch import Backend, Execution, Runner, split_execution
 from .ikpool import IKPool
 from .job import Chain, entropy_of
-from .options import IKOptions, LocalOptions, SearchOptions, split_options
+from .options import (
+    IKKeywords,
+    IKOptions,
+    LocalOptions,
+    SearchBudgetKeywords,
+    SearchOptions,
+    split_options,
+)
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 
-__all__ = ["entropy_of", "find_ik_batch"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["BatchKeywords", "ExecutionKeywords", "entropy_of", "find_ik_batch"]
+
+
+class ExecutionKeywords(TypedDict, total=False):
+    """The fields of :class:`~pinkctl.ik.Execution` as keywords (``workers=2``)."""
+
+    backend: Backend
+    workers: int | None
+    address: str | None
+    retries: int
+    progress: bool | None
+    mp_context: str
+
+
+class BatchKeywords(IKKeywords, SearchBudgetKeywords, ExecutionKeywords, total=False):
+    """The keywords of :func:`find_ik_batch`: solver options, a search budget (whose fields
+    include a local solve's: ``max_iterations``, ``time_budget_ms``, ``stall_iterations``,
+    ``max_step``) and where the batch runs; a misspelt one is a type error."""
 
 
 def find_ik_batch(
@@ -36,7 +66,7 @@ def find_ik_batch(
     rng: int | None = 0,
     execution: Execution | None = None,
     pool: IKPool | None = None,
-    **options: Any,
+    **options: Unpack[BatchKeywords],
 ) -> list[IKResult]:
     """Solve IK for every target, in order.
 
@@ -59,7 +89,8 @@ def find_ik_batch(
         **options: Fields of :class:`~pinkctl.ik.Execution`, of
             :class:`~pinkctl.ik.IKOptions` (``frame``, ``method``, tolerances, goal modes)
             and of :class:`~pinkctl.ik.SearchOptions` (with
-            ``search=True``) or :class:`~pinkctl.ik.LocalOptions` (``search=False``).
+            ``search=True``) or :class:`~pinkctl.ik.LocalOptions` (``search=False``);
+            typed by :class:`BatchKeywords`.
 
     Returns:
         One :class:`IKResult` per target. A target whose solve raised gets a failed result
@@ -70,11 +101,11 @@ def find_ik_batch(
             before any work starts).
         ImportError: ``backend="ray"`` without Ray.
     """
-    run, options = split_execution(options, execution)
+    run, rest = split_execution(dict(options), execution)
     runner = Runner(run, pool=pool)
     query: LocalOptions | SearchOptions
     solver_options, query = split_options(
-        options, IKOptions(), SearchOptions() if search else LocalOptions()
+        rest, IKOptions(), SearchOptions() if search else LocalOptions()
     )
     targets = list(targets)
     if seeds is not None:
@@ -89,14 +120,46 @@ def find_ik_batch(
         checked_search(query)
     else:
         checked_local(query)
-    for i, (target, s) in enumerate(zip(targets, seeds)):
-        try:
-            solver.residual(target)
-            solver.subset.parse_seed(s, robot.q0, name="seed")
-        except ValueError as exc:
-            raise InputError(f"targets[{i}]: {exc}") from exc
+    _check_inputs(solver, targets, seeds)
     chains = [
         Chain(indices=(i,), targets=(t,), seed=s) for i, (t, s) in enumerate(zip(targets, seeds))
     ]
     with runner:
         return runner.solve(solver, chains, query, entropy)
+
+
+def _check_inputs(solver: IKSolver, targets: list[IKTarget], seeds: list[SeedLike]) -> None:
+    """Raise :class:`InputError` naming the first malformed target or seed (each seed object
+    is parsed once; a shared seed, once for the batch)."""
+    poses_ok = _poses_ok(solver, targets)
+    parsed: set[int] = set()
+    for i, (target, s) in enumerate(zip(targets, seeds)):
+        try:
+            if not poses_ok:
+                solver.residual(target)
+            if id(s) not in parsed:
+                solver.subset.parse_seed(s, solver.robot.q0, name="seed")
+                parsed.add(id(s))
+        except ValueError as exc:
+            raise InputError(f"targets[{i}]: {exc}") from exc
+
+
+def _poses_ok(solver: IKSolver, targets: list[IKTarget]) -> bool:
+    """Whether every target is a ``pin.SE3`` that :meth:`IKSolver.residual` accepts, checked
+    at once on the stacked poses as :func:`~pinkctl.ik.targets.parse_target` checks each
+    (finite position; for pose goals a rotation with every entry of RᵀR - I within 1e-6 and
+    determinant +1). False when one is not: the caller then checks target by target."""
+    if not targets or not all(isinstance(t, pin.SE3) for t in targets):
+        return False
+    try:
+        solver.residual(targets[0])  # the form this solver's goal accepts
+    except ValueError:
+        return False
+    poses = np.array([cast(pin.SE3, t).homogeneous for t in targets])
+    if not np.isfinite(poses[:, :3, 3]).all():
+        return False
+    if solver.mode != "pose":
+        return True
+    rotations = poses[:, :3, :3]
+    gram = np.einsum("nki,nkj->nij", rotations, rotations) - np.eye(3)
+    return bool((np.abs(gram) <= 1e-6).all() and (np.linalg.det(rotations) > 0.0).all())

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._progress import progress_bar
 from ..errors import InputError
 from .checked import count
 from .ikpool import IKPool, job_key
@@ -52,8 +53,12 @@ class Execution:
         retries: Times the chunks of a worker that died are run again; targets still
             without an answer then get a failed result saying so.
         progress: Progress bar on stderr; None: when stderr is a terminal.
-        mp_context: ``multiprocessing`` start method of the local pool. With a pool, a
-            ``validate`` callback must be picklable (a module-level function).
+        mp_context: How the local workers start: ``"spawn"`` (the default) runs them, on
+            POSIX systems, as lean :class:`~pinkctl.ik.IKPool` workers (fresh interpreters
+            that import the IK only, not the caller's script); another ``multiprocessing``
+            start method (``"fork"``, ``"forkserver"``) runs a ``multiprocessing`` pool of
+            that kind. With workers, a ``validate`` callback must be picklable (a
+            module-level function).
     """
 
     backend: Backend = "local"
@@ -121,12 +126,16 @@ class Runner:
         if pool is not None and self.execution.backend != "local":
             raise InputError("pool: an IKPool runs the batch itself; leave backend='local'")
         self._ikpool = pool  # the caller's: left running
-        self._pool: LocalPool | None = None
+        self._own: IKPool | None = None  # this runner's (``spawn``), closed with it
+        self._pool: LocalPool | None = None  # ``fork`` / ``forkserver``
 
     def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._own is not None:
+            self._own.close()
+            self._own = None
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -154,13 +163,12 @@ class Runner:
         """
         if not chains:
             return []
-        if self._ikpool is not None:
-            robot = PortableRobot.of(solver.robot)
-            job = BatchJob(robot, solver.options, query, entropy, job_key(robot, solver.options))
-            return _unpacked(solver, self._ikpool.run(job, chains, strict=False))
         local = self.execution.backend == "local"
-        if local and (self._workers() == 1 or len(chains) == 1):
+        if self._ikpool is None and local and (self._workers() == 1 or len(chains) == 1):
             return run_chains(solver, chains, query, entropy)
+        lean = local and self.execution.mp_context == "spawn" and os.name == "posix"
+        if self._ikpool is not None or lean:
+            return self._on_ikpool(solver, chains, query, entropy)
         job = BatchJob(
             robot=PortableRobot.of(solver.robot),
             solver_options=solver.options,
@@ -171,6 +179,34 @@ class Runner:
         portable = [portable_chain(chain) for chain in chains]
         chunks = _chunks(portable, min(len(chains), _CHUNKS_PER_WORKER * workers))
         return _unpacked(solver, list(zip(chunks, self._run(job, chunks, workers))))
+
+    def _on_ikpool(
+        self,
+        solver: IKSolver,
+        chains: Sequence[Chain],
+        query: LocalOptions | SearchOptions,
+        entropy: int,
+    ) -> list[IKResult]:
+        """The chains on the caller's :class:`~pinkctl.ik.IKPool`, else on this runner's own
+        (lean ``spawn`` workers: fresh interpreters that import the IK only; started once,
+        kept until the runner closes)."""
+        robot = PortableRobot.of(solver.robot)
+        pool = self._ikpool
+        if pool is None:
+            if self._own is None:
+                self._own = IKPool(
+                    solver.robot,
+                    workers=self._workers(),
+                    options=solver.options,
+                    retries=self.execution.retries,
+                )
+            pool = self._own
+        job = BatchJob(robot, solver.options, query, entropy, job_key(robot, solver.options))
+        execution = self.execution
+        progress = sys.stderr.isatty() if execution.progress is None else bool(execution.progress)
+        total = sum(len(chain.indices) for chain in chains)
+        with progress_bar(total, "IK targets", enabled=progress, unit="target") as bar:
+            return _unpacked(solver, pool.run(job, chains, strict=False, done=bar.update))
 
     def _workers(self) -> int:
         """Worker processes (local) or tasks in flight (Ray): the execution's, else every

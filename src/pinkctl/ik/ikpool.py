@@ -29,8 +29,12 @@ from __future__ import annotations
 import hashlib
 import math
 import pickle
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pinocchio as pin
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
@@ -40,14 +44,20 @@ from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
-from .workers import WorkerSet
+from .transport import PackedTargets, pack_chunk, pack_targets
+from .workers import Chunk, WorkerSet
 
-__all__ = ["IKPool"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .options import IKKeywords, LocalKeywords, SearchBudgetKeywords
+
+__all__ = ["MAX_CHUNK", "MIN_CHUNK", "IKPool", "chunk_bounds"]
 
 #: Targets per chunk at most (a chunk is one request to one worker).
-_MAX_CHUNK = 256
-#: Chunks per worker and call: enough to balance uneven chunks.
-_CHUNKS_PER_WORKER = 4
+MAX_CHUNK = 256
+#: Targets per chunk at least (the last chunks of a batch), unless fewer are left.
+MIN_CHUNK = 16
 
 
 class IKPool:
@@ -65,10 +75,10 @@ class IKPool:
     Raises:
         InputError: Bad ``workers``, ``retries`` or options; a robot workers cannot load.
 
-    The workers start here (in the background); the first call waits for them.
-    :attr:`start_seconds` says how long each took to start. One call at a time (a pool is not
-    shared between threads); POSIX systems (the workers' pipes are passed as file
-    descriptors).
+    The workers start here, in the background, and warm up (each loads the robot, builds its
+    solver and solves one target); the first call waits for them. :attr:`start_seconds` says
+    how long each took. One call at a time (a pool is not shared between threads); POSIX
+    systems (the workers' pipes are passed as file descriptors).
     """
 
     def __init__(
@@ -78,7 +88,7 @@ class IKPool:
         workers: int = 2,
         options: IKOptions | None = None,
         retries: int = 1,
-        **changes: Any,
+        **changes: Unpack[IKKeywords],
     ) -> None:
         count = positive_int(workers, "workers", allow_none=False)
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
@@ -89,7 +99,7 @@ class IKPool:
         self._key = job_key(self._portable, self.solver.options)
         self.retries = retries
         assert count is not None
-        self._workers = WorkerSet(count)
+        self._workers = WorkerSet(count, warm=(_pickled(self.job(SearchOptions(), 0)), _home(self)))
 
     # ------------------------------------------------------------------ life cycle
     @property
@@ -104,12 +114,14 @@ class IKPool:
 
     @property
     def start_seconds(self) -> list[float]:
-        """Seconds from each worker's launch to its first request ready (waits for them)."""
+        """Seconds from each worker's launch to warm: imported, robot loaded, one target
+        solved (waits for them)."""
         return self._workers.start_seconds()
 
     @property
     def cpu_seconds(self) -> float:
-        """CPU seconds the workers spent on chunks since the pool started."""
+        """CPU seconds of the workers since they were warm: everything they did (solves,
+        unpickling, packing), as each reports its process time with its replies."""
         return self._workers.cpu_seconds
 
     def close(self) -> None:
@@ -136,7 +148,7 @@ class IKPool:
         seeds: Sequence[SeedLike] | None = None,
         rng: int | None = 0,
         options: SearchOptions | None = None,
-        **changes: Any,
+        **changes: Unpack[SearchBudgetKeywords],
     ) -> list[IKResult]:
         """Global IK for every target (:meth:`IKSolver.find`), results in order.
 
@@ -164,7 +176,7 @@ class IKPool:
         seed: SeedLike = None,
         seeds: Sequence[SeedLike] | None = None,
         options: LocalOptions | None = None,
-        **changes: Any,
+        **changes: Unpack[LocalKeywords],
     ) -> list[IKResult]:
         """Local IK for every target (:meth:`IKSolver.solve`), results in order; arguments
         and errors as in :meth:`find` (:class:`~pinkctl.ik.LocalOptions` fields)."""
@@ -186,12 +198,23 @@ class IKPool:
             seeds = list(seeds)
             if len(seeds) != len(targets):
                 raise InputError(f"seeds: expected {len(targets)} seeds, got {len(seeds)}")
-        chains = [
-            Chain(indices=(i,), targets=(t,), seed=seeds[i] if seeds is not None else seed)
-            for i, t in enumerate(targets)
-        ]
+        job = self.job(query, entropy)
+        packed = pack_targets(targets, seed, seeds)
+        answers: Sequence[list[IKResult] | str]
+        if packed is None:  # other spellings: chains of one, packed per chunk when sent
+            chains = [
+                Chain(indices=(i,), targets=(t,), seed=seeds[i] if seeds is not None else seed)
+                for i, t in enumerate(targets)
+            ]
+            answers = [answer for _, answer in self.run(job, chains, strict=True)]
+        else:  # poses: stacked once, each chunk a slice
+            chunks = [
+                Chunk(f"targets[{a}..{b - 1}]", partial(packed.rows, a, b))
+                for a, b in chunk_bounds([1] * len(targets), self.workers)
+            ]
+            answers = self._workers.run(_pickled(job), chunks, strict=True, retries=self.retries)
         out: list[IKResult] = []
-        for _, answer in self.run(self.job(query, entropy), chains, strict=True):
+        for answer in answers:
             assert not isinstance(answer, str)  # strict: a lost chunk raised
             out += answer
         return out
@@ -208,11 +231,16 @@ class IKPool:
         )
 
     def run(
-        self, job: BatchJob, chains: Sequence[Chain], *, strict: bool
+        self,
+        job: BatchJob,
+        chains: Sequence[Chain],
+        *,
+        strict: bool,
+        done: Callable[[int], object] | None = None,
     ) -> list[tuple[list[Chain], list[IKResult] | str]]:
         """Solve ``chains`` (never split) in chunks on the workers; per chunk, its chains and
-        its results, or (not ``strict``) why it was lost. Used by
-        :class:`~pinkctl.ik.dispatch.Runner`.
+        its results, or (not ``strict``) why it was lost; ``done(n)`` as ``n`` more targets'
+        results come back. Used by :class:`~pinkctl.ik.dispatch.Runner`.
 
         Raises:
             InputError: The job cannot be pickled, or (``strict``) a target or seed is
@@ -221,17 +249,63 @@ class IKPool:
         """
         if not chains:
             return []
-        try:
-            request = pickle.dumps(job)
-        except (pickle.PicklingError, AttributeError, TypeError) as exc:
-            raise InputError(
-                "options: worker processes receive the options pickled; a validate callback "
-                f"must be a module-level function ({exc})"
-            ) from exc
-        size = min(_MAX_CHUNK, math.ceil(len(chains) / (_CHUNKS_PER_WORKER * self.workers)))
-        groups = [list(chains[k : k + size]) for k in range(0, len(chains), size)]
-        answers = self._workers.run(request, groups, strict=strict, retries=self.retries)
+        bounds = chunk_bounds([len(c.indices) for c in chains], self.workers)
+        groups = [list(chains[a:b]) for a, b in bounds]
+        chunks = [Chunk(_span(group), partial(pack_chunk, group)) for group in groups]
+        answers = self._workers.run(
+            _pickled(job), chunks, strict=strict, retries=self.retries, done=done
+        )
         return list(zip(groups, answers))
+
+
+def chunk_bounds(sizes: Sequence[int], workers: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each chunk of units of ``sizes`` targets (never split): guided
+    sizes, about a third of each worker's share of what is left, between :data:`MIN_CHUNK`
+    (for a small batch: half a worker's share) and :data:`MAX_CHUNK` targets. Large chunks
+    first cost little per target; small ones last let the workers finish together."""
+    ends = np.cumsum(sizes)  # targets up to and including each unit
+    total = int(ends[-1]) if len(ends) else 0
+    smallest = min(MIN_CHUNK, math.ceil(total / (2 * workers)))  # a small batch: 2 per worker
+    bounds = []
+    start, done = 0, 0
+    while start < len(sizes):
+        want = min(MAX_CHUNK, max(smallest, math.ceil((total - done) / (3 * workers))))
+        stop = max(start + 1, int(np.searchsorted(ends, done + want, side="left")) + 1)
+        stop = min(stop, len(sizes))
+        bounds.append((start, stop))
+        done, start = int(ends[stop - 1]), stop
+    return bounds
+
+
+def _pickled(job: BatchJob) -> bytes:
+    """``job`` pickled for the workers.
+
+    Raises:
+        InputError: It cannot be (a ``validate`` callback defined inside a function).
+    """
+    try:
+        return pickle.dumps(job)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        raise InputError(
+            "options: worker processes receive the options pickled; a validate callback "
+            f"must be a module-level function ({exc})"
+        ) from exc
+
+
+def _span(chains: Sequence[Chain]) -> str:
+    """``targets[a..b]``: the indices of a chunk's targets."""
+    indices = [i for chain in chains for i in chain.indices]
+    return f"targets[{min(indices)}..{max(indices)}]"
+
+
+def _home(pool: IKPool) -> PackedTargets:
+    """A chunk of one target, the pose of the solver's frame at the robot's home, that warms
+    a worker: its first request loads the robot, builds the solver and solves once."""
+    model = pool.robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, pool.robot.q0)
+    pose = data.oMf[model.getFrameId(pool.solver.frame)].homogeneous
+    return PackedTargets(np.zeros(1, dtype=np.int64), pose[None], None, None, se3=True)
 
 
 def job_key(robot: PortableRobot, options: IKOptions) -> str:

@@ -48,6 +48,7 @@ _LOADED = ("model", "data", "collision_model", "collision_data", "description", 
 #: Solvers kept per worker process (one per job; old jobs are dropped first).
 _CACHE_SIZE = 4
 _solvers: OrderedDict[str, IKSolver] = OrderedDict()
+_DEFAULT_SEARCH, _DEFAULT_LOCAL = SearchOptions(), LocalOptions()
 
 
 class TargetError(Exception):
@@ -216,16 +217,19 @@ def run_chains(
     ``strict`` stops the run: :class:`TargetError` with its index, raised from the exception.
     """
     out: list[IKResult] = []
+    # the default budget as None: the solver's checked-options memo then hashes nothing
+    search = isinstance(query, SearchOptions)
+    options = None if query == (_DEFAULT_SEARCH if search else _DEFAULT_LOCAL) else query
     for chain in chains:
         seed: SeedLike = chain.seed
         for index, target in zip(chain.indices, chain.targets):
             t0 = time.perf_counter()
             try:
-                if isinstance(query, SearchOptions):
+                if search:
                     rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(index,)))
-                    result = solver.find(target, seed=seed, options=query, rng=rng)
+                    result = solver.find(target, seed=seed, options=options, rng=rng)  # type: ignore[arg-type]
                 else:
-                    result = solver.solve(target, seed=seed, options=query)
+                    result = solver.solve(target, seed=seed, options=options)  # type: ignore[arg-type]
             except Exception as exc:  # one target's failure never loses the others
                 if strict:
                     raise TargetError(index) from exc

@@ -41,6 +41,7 @@ __all__ = [
     "LocalIKKeywords",
     "LocalKeywords",
     "LocalOptions",
+    "SearchBudgetKeywords",
     "SearchKeywords",
     "SearchOptions",
     "split_options",
@@ -207,21 +208,27 @@ class LocalKeywords(TypedDict, total=False):
     max_step: float | None
 
 
-class SearchKeywords(TypedDict, total=False):
-    """The fields of :class:`SearchOptions` as keywords (``solver.find(target, rng=3)``)."""
+class SearchBudgetKeywords(TypedDict, total=False):
+    """The fields of :class:`SearchOptions` but ``rng``, as keywords: the type of
+    ``**changes`` where ``rng`` is a parameter of its own (batches, pools)."""
 
     time_budget_ms: float | None
     max_restarts: int | None
     max_iterations: int | None
     iterations_per_start: int
     stall_iterations: int | None
-    rng: int | np.random.Generator | None
     validate: Callable[[np.ndarray], bool] | None
     metric: ArrayLike
     metric_threshold: float | None
     max_solutions: int
     closest_to_seed: bool
     max_step: float | None
+
+
+class SearchKeywords(SearchBudgetKeywords, total=False):
+    """The fields of :class:`SearchOptions` as keywords (``solver.find(target, rng=3)``)."""
+
+    rng: int | np.random.Generator | None
 
 
 class LocalIKKeywords(IKKeywords, LocalKeywords, total=False):

@@ -10,45 +10,78 @@ the robot loader and the IK) and answers requests on its pipes until the pool cl
 Messages (pickled, :class:`multiprocessing.connection.Connection` framing):
 
 - to the pool, once: ``("ready", pid, import_seconds)``;
-- from the pool: ``(job, chunk, strict)``: a pickled :class:`~pinkctl.ik.job.BatchJob`, the chunk's
-  targets (:class:`~pinkctl.ik.transport.PackedTargets` or a list of
-  :class:`~pinkctl.ik.job.Chain`) and whether a target's exception is an error (else a failed
-  result);
-- to the pool: ``("ok", PackedResults, cpu_seconds)`` or ``("error", index, message,
-  traceback)`` (index: the target whose solve raised, or None).
+- from the pool: ``(job, chunk, strict)``: a pickled :class:`~pinkctl.ik.job.BatchJob` (None:
+  the job of the previous request), the chunk's targets
+  (:class:`~pinkctl.ik.transport.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`)
+  and whether a target's exception is an error (else a failed result);
+- to the pool, one per request, in order: ``("ok", PackedResults, idle, cpu, clock)`` or
+  ``("error", index, message, traceback, idle, cpu, clock)`` (index: the target whose solve
+  raised, or None); ``idle``: seconds this process waited for the request after its previous
+  reply; ``cpu``: its CPU seconds so far (all its threads); ``clock``: ``time.monotonic()`` as
+  it replied (the same clock as the pool's on Linux and macOS).
+
+A thread reads the requests as they come (the pool keeps the next chunk queued while this one
+is solved), so the pool never blocks writing a request while this process writes a reply.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
 def bare_package(name: str) -> None:
     """Register package ``name`` without running its ``__init__`` (its submodules still import
-    normally, each running its own subpackage's ``__init__``)."""
+    normally, each running its own subpackage's ``__init__``). The ``__init__`` runs on the
+    first name asked of the package that only it defines: a user's ``validate`` callback,
+    unpickled here, may live in a module that does ``from pinkctl import ...``."""
     import importlib.util
     import types
 
     if name in sys.modules:
         return
     spec = importlib.util.find_spec(name)
-    if spec is None or spec.submodule_search_locations is None:
+    if spec is None or spec.submodule_search_locations is None or spec.loader is None:
         raise ImportError(f"{name} is not an importable package")
     module = types.ModuleType(name)
     module.__path__ = list(spec.submodule_search_locations)
     module.__file__ = spec.origin
+    module.__package__ = name
+    module.__spec__ = spec
+    loader = spec.loader
+
+    def full(attribute: str) -> Any:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        del module.__dict__["__getattr__"]
+        loader.exec_module(module)  # the package's __init__, in this module
+        return getattr(module, attribute)
+
+    module.__getattr__ = full  # type: ignore[method-assign]
     sys.modules[name] = module
+
+
+def _read_all(inbox: Any, queue: Any) -> None:
+    """Put every request of ``inbox`` in ``queue``, then None when the pool closes the pipe."""
+    while True:
+        try:
+            message = inbox.recv()
+        except (EOFError, OSError):
+            queue.put(None)
+            return
+        queue.put(message)
 
 
 def serve(read_fd: int, write_fd: int) -> None:
     """Answer the pool's requests until it closes the pipe (module docstring)."""
     import os
     import pickle
+    import queue
+    import threading
     import time
     import traceback
     import warnings
     from multiprocessing.connection import Connection
-    from typing import Any
 
     started = time.perf_counter()
     warnings.simplefilter("ignore")  # the caller saw the robot's warnings when it loaded it
@@ -58,27 +91,30 @@ def serve(read_fd: int, write_fd: int) -> None:
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
     outbox.send(("ready", os.getpid(), time.perf_counter() - started))
-    known: tuple[bytes, Any] = (b"", None)  # the last job, unpickled
+    requests: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_read_all, args=(inbox, requests), daemon=True).start()
+    last, job = b"", None  # the last job sent, pickled and (once it loaded) unpickled
     while True:
-        try:
-            job_bytes, chunk, strict = inbox.recv()
-        except EOFError:
+        idle = time.monotonic()
+        message = requests.get()
+        if message is None:
             return
-        cpu = time.process_time()
+        idle = time.monotonic() - idle
+        job_bytes, chunk, strict = message
+        if job_bytes is not None and job_bytes != last:
+            last, job = job_bytes, None
         try:
-            if job_bytes != known[0]:
-                known = (job_bytes, pickle.loads(job_bytes))
-            job = known[1]
+            if job is None:
+                job = pickle.loads(last)
             packed = solve_chunk(job, unpack_chunk(chunk), strict=strict)
-            reply: tuple = ("ok", packed, time.process_time() - cpu)
+            reply: tuple = ("ok", packed)
         except TargetError as exc:
             cause = exc.__cause__
             text = f"{type(cause).__name__}: {cause}"
             reply = ("error", exc.index, text, "".join(traceback.format_exception(cause)))
         except Exception as exc:  # e.g. the robot does not load here
-            known = (b"", None)
             reply = ("error", None, f"{type(exc).__name__}: {exc}", traceback.format_exc())
-        outbox.send(reply)
+        outbox.send((*reply, idle, time.process_time(), time.monotonic()))
 
 
 if __name__ == "__main__":

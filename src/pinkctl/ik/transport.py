@@ -10,7 +10,8 @@ less than that, or a pool spends its time in transport. Two forms keep it cheap,
 - :class:`PackedResults`: a chunk's results travel as a few stacked arrays instead of one
   object per target, and become :class:`~pinkctl.ik.IKResult` objects again in the caller;
 - :class:`PackedTargets`: a chunk of independent pose targets (chains of one) travels as
-  stacked arrays too (:func:`pack_chunk`, :func:`unpack_chunk`).
+  stacked arrays too (:func:`pack_chunk`, :func:`unpack_chunk`); a whole batch of them is
+  stacked once (:func:`pack_targets`) and each chunk is a slice of it (:meth:`PackedTargets.rows`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pinocchio as pin
@@ -30,7 +31,14 @@ if TYPE_CHECKING:
     from .job import Chain
 
 
-__all__ = ["PackedResults", "PackedTargets", "pack_chunk", "portable_chain", "unpack_chunk"]
+__all__ = [
+    "PackedResults",
+    "PackedTargets",
+    "pack_chunk",
+    "pack_targets",
+    "portable_chain",
+    "unpack_chunk",
+]
 
 
 def _portable(target: IKTarget) -> IKTarget:
@@ -65,6 +73,50 @@ class PackedTargets:
     seed: object
     se3: bool = False
 
+    def rows(self, start: int, stop: int) -> PackedTargets:
+        """Targets ``start`` to ``stop - 1`` (views: pickling copies only these rows)."""
+        return PackedTargets(
+            indices=self.indices[start:stop],
+            poses=self.poses[start:stop],
+            seeds=None if self.seeds is None else self.seeds[start:stop],
+            seed=self.seed,
+            se3=self.se3,
+        )
+
+
+def pack_targets(
+    targets: Sequence[IKTarget], seed: object, seeds: Sequence[object] | None
+) -> PackedTargets | None:
+    """A batch of independent targets as :class:`PackedTargets` (indices from 0), when each
+    is a pose (``pin.SE3`` or a (4, 4) array) and the seeds are one object or arrays of one
+    size; else None. One stacking for the whole batch, no object per target."""
+    if not targets:
+        return None
+    first = targets[0]
+    if isinstance(first, pin.SE3) and all(isinstance(t, pin.SE3) for t in targets):
+        poses = np.array([cast(pin.SE3, t).homogeneous for t in targets], dtype=np.float64)
+        se3 = True
+    else:
+        matrices = _pose_rows_of(targets)
+        if matrices is None:
+            return None
+        poses, se3 = np.array(matrices, dtype=np.float64), False
+    rows = None
+    if seeds is not None:
+        try:
+            rows = np.array(seeds, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if rows.ndim != 2:
+            return None
+    return PackedTargets(
+        indices=np.arange(len(targets), dtype=np.int64),
+        poses=poses,
+        seeds=rows,
+        seed=seed if seeds is None else None,
+        se3=se3,
+    )
+
 
 def pack_chunk(chains: Sequence[Chain]) -> PackedTargets | list[Chain]:
     """``chains`` as :class:`PackedTargets` when each is one pose target (``pin.SE3`` or a
@@ -88,9 +140,13 @@ def _pose_rows(chains: Sequence[Chain]) -> list[np.ndarray] | None:
     several targets or one of another form."""
     if not all(len(c.targets) == 1 for c in chains):
         return None
+    return _pose_rows_of([c.targets[0] for c in chains])
+
+
+def _pose_rows_of(targets: Sequence[IKTarget]) -> list[np.ndarray] | None:
+    """Each target as a (4, 4) homogeneous transform, or None when one has another form."""
     poses = []
-    for chain in chains:
-        target = chain.targets[0]
+    for target in targets:
         matrix = target.homogeneous if isinstance(target, pin.SE3) else target
         if not (isinstance(matrix, np.ndarray) and matrix.shape == (4, 4)):
             return None
@@ -169,25 +225,12 @@ class PackedResults:
         return len(self.reasons)
 
     def unpack(self) -> list[IKResult]:
-        """The results, as :class:`~pinkctl.ik.IKResult` objects again."""
-        out = []
-        for i, (errors, counts) in enumerate(zip(self.errors.tolist(), self.counts.tolist())):
-            position_error, orientation_error, time_s = errors
-            success, iterations, restarts, solutions = counts
-            out.append(
-                IKResult(
-                    q=self.q[i].copy(),
-                    joint_names=self.joint_names,
-                    q_full=self.q_full[i].copy(),
-                    success=bool(success),
-                    position_error=position_error,
-                    orientation_error=orientation_error,
-                    iterations=iterations,
-                    restarts=restarts,
-                    time_s=time_s,
-                    reason=self.reasons[i],
-                    method=self.method,
-                    solutions=solutions,
-                )
+        """The results, as :class:`~pinkctl.ik.IKResult` objects again (each ``q`` and
+        ``q_full`` a row of this chunk's arrays: no copy per result)."""
+        names, method = self.joint_names, self.method
+        return [
+            IKResult(q, names, q_full, bool(ok), p, o, it, re, t, reason, method, sol)
+            for q, q_full, (p, o, t), (ok, it, re, sol), reason in zip(
+                self.q, self.q_full, self.errors.tolist(), self.counts.tolist(), self.reasons
             )
-        return out
+        ]
