@@ -46,7 +46,7 @@ FULL = {
     "ik_targets": 500,
     "targets": 300,
     "warm": 500,
-    "pool": 2000,
+    "pool": 5000,  # the issue-27 batch size
 }
 QUICK = {
     "latency_steps": 200,
