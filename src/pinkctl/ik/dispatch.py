@@ -4,7 +4,7 @@
 it splits chains of targets into chunks, hands them to the chosen backend and returns one
 result per target in order. Chains are never split, so every target gets the same seed
 and random generator whatever the backend, the number of workers or the chunking. Targets
-and results travel in a compact form (:mod:`pinkctl.ik.transport`).
+and results travel in a compact form (:mod:`pinkctl.ik.job`).
 """
 
 from __future__ import annotations
@@ -20,15 +20,21 @@ import numpy as np
 
 from .._progress import progress_bar
 from ..errors import InputError
+from .backends import LocalPool, ray_cpus, run_ray
 from .checked import count
 from .ikpool import IKPool, job_key
-from .job import BatchJob, Chain, PortableRobot, failed_result, run_chains
+from .job import (
+    BatchJob,
+    Chain,
+    PackedResults,
+    PortableRobot,
+    failed_result,
+    portable_chain,
+    run_chains,
+)
 from .options import LocalOptions, SearchOptions
-from .pool import LocalPool
-from .ray_pool import ray_cpus, run_ray
 from .result import IKResult
 from .solver import IKSolver
-from .transport import PackedResults, portable_chain
 
 __all__ = ["Backend", "Execution", "Runner", "split_execution"]
 
