@@ -39,7 +39,7 @@ import pinocchio as pin
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import checked_local, checked_search, positive_int
-from .job import BatchJob, Chain, PackedTargets, PortableRobot, entropy_of, pack_chunk, pack_targets
+from .job import BatchJob, Chain, PackedTargets, PortableRobot, pack_chunk, pack_targets
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from .options import IKKeywords, LocalKeywords, SearchBudgetKeywords
 
-__all__ = ["MAX_CHUNK", "MIN_CHUNK", "IKPool", "chunk_bounds", "pickled"]
+__all__ = ["MAX_CHUNK", "MIN_CHUNK", "IKPool", "chunk_bounds", "entropy_of", "pickled"]
 
 #: Targets per chunk at most (a chunk is one request to one worker).
 MAX_CHUNK = 256
@@ -305,6 +305,19 @@ def _home(pool: IKPool) -> PackedTargets:
     pin.framesForwardKinematics(model, data, pool.robot.q0)
     pose = data.oMf[model.getFrameId(pool.solver.frame)].homogeneous
     return PackedTargets(np.zeros(1, dtype=np.int64), pose[None], None, None, se3=True)
+
+
+def entropy_of(rng: int | None) -> int:
+    """Integer entropy of per-target generators from ``rng`` (None: fresh entropy).
+
+    Raises:
+        InputError: ``rng`` is neither a non-negative integer nor None.
+    """
+    if rng is None:
+        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise InputError(f"rng: expected a non-negative integer seed or None, got {rng!r}")
+    return int(rng)
 
 
 def job_key(robot: PortableRobot, options: IKOptions) -> str:

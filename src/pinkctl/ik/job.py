@@ -15,7 +15,7 @@ import dataclasses
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -36,7 +36,6 @@ __all__ = [
     "PackedTargets",
     "PortableRobot",
     "TargetError",
-    "entropy_of",
     "failed_result",
     "pack_chunk",
     "pack_targets",
@@ -145,19 +144,6 @@ class BatchJob:
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
-def entropy_of(rng: int | None) -> int:
-    """Integer entropy of per-target generators from ``rng`` (None: fresh entropy).
-
-    Raises:
-        InputError: ``rng`` is neither a non-negative integer nor None.
-    """
-    if rng is None:
-        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
-    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
-        raise InputError(f"rng: expected a non-negative integer seed or None, got {rng!r}")
-    return int(rng)
-
-
 def solver_for(job: BatchJob) -> IKSolver:
     """This process's solver for ``job``: the robot is loaded on the job's first chunk."""
     solver = _solvers.get(job.key)
@@ -221,12 +207,23 @@ def solve_chunk(
     chains: Iterable[tuple[Sequence[int], Sequence[IKTarget], SeedLike]]
     if isinstance(chunk, PackedTargets):
         seeds = chunk.seeds if chunk.seeds is not None else [chunk.seed] * len(chunk.indices)
-        poses = map(pin.SE3, chunk.poses) if chunk.se3 else chunk.poses
+        poses = _se3_rows(chunk.poses) if chunk.se3 else chunk.poses
         chains = (((i,), (p,), s) for i, p, s in zip(chunk.indices.tolist(), poses, seeds))
     else:
         chains = ((c.indices, c.targets, c.seed) for c in chunk)
     results = _run(solver_for(job), chains, job.query, job.entropy, strict)
     return PackedResults.pack(results)
+
+
+def _se3_rows(poses: np.ndarray) -> Iterator[pin.SE3]:
+    """Each (4, 4) row as a ``pin.SE3`` with the same numbers: one object, set row by row
+    (each target is solved before the next; a new SE3 per row costs several times more)."""
+    pose = pin.SE3.Identity()
+    rotations = np.ascontiguousarray(poses[:, :3, :3])
+    for rotation, translation in zip(rotations, np.ascontiguousarray(poses[:, :3, 3])):
+        pose.rotation = rotation
+        pose.translation = translation
+        yield pose
 
 
 def _run(
