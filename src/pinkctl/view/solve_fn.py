@@ -6,10 +6,10 @@ positions. :func:`call_solve_fn` turns every such answer into a reason, so that 
 keeps the last command in force instead of stopping the control loop.
 
 :func:`dls_solve_fn` is the MuJoCo/React seed's built-in solver, with its options, as an
-``ik_solve_fn``. The seed's ``useIkController`` solves each frame by damped least squares on MuJoCo's site
-Jacobian, configurable (50 iterations, damping 0.01, position weight 1.0, rotation weight
-0.3, tolerance 1e-3). pinkctl's :class:`~pinkctl.view.IkTarget` runs one QP step per tick
-instead; :func:`dls_solve_fn` gives it the seed's solver::
+``ik_solve_fn``. The seed's ``useIkController`` solves each frame by damped least squares on
+MuJoCo's site Jacobian, configurable (50 iterations, damping 0.01, position weight 1.0,
+rotation weight 0.3, tolerance 1e-3). pinkctl's :class:`~pinkctl.view.IkTarget` runs one QP
+step per tick instead; :func:`dls_solve_fn` gives it the seed's solver::
 
     target.ik_solve_fn = dls_solve_fn(target, max_iterations=100, damping=0.05)
 
