@@ -36,7 +36,8 @@ from ..core.poses import (
 )
 from ..core.state import RobotState
 from ..errors import InputError
-from ..trajectories._cartesian import SiteTrajectory
+from ..trajectories import Trajectory
+from ..trajectories._cartesian import SiteStateWriter, check_frame_and_space
 
 if TYPE_CHECKING:
     from .target import IkTarget
@@ -47,7 +48,7 @@ FORMAT = "pinkctl-target-session"
 VERSION = 1
 
 
-class SampledPoseTrajectory(SiteTrajectory):
+class SampledPoseTrajectory(Trajectory):
     """A site's pose through time samples, interpolated between them.
 
     Args:
@@ -65,7 +66,7 @@ class SampledPoseTrajectory(SiteTrajectory):
     def __init__(
         self, site: str, *, times: ArrayLike, positions: ArrayLike, quaternions: ArrayLike
     ) -> None:
-        super().__init__(site, None)
+        self._writer = SiteStateWriter(check_frame_and_space(site, None), site)
         t, p, q = _samples(times, positions, quaternions)
         q[q[:, 0] < 0] *= -1.0  # w >= 0
         self.site = site
