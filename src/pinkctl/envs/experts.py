@@ -111,13 +111,15 @@ class PickCubeExpert(_CartesianExpert):
     """
 
     def __init__(self, env: gym.Env[Any, Any], *, max_step: float = 0.02) -> None:
-        super().__init__(env, self._ENV_TYPE, max_step=max_step)
+        super().__init__(env, self._env_type(), max_step=max_step)
         self.phase = Phase.APPROACH
         self._ticks = 0
         self._grasp_offset = np.zeros(3)
         self._carry_height = 0.0
 
-    _ENV_TYPE: ClassVar[type] = SO101PickCubeGymEnv
+    @staticmethod
+    def _env_type() -> type:
+        return SO101PickCubeGymEnv
 
     def reset(self) -> None:
         """Start a new episode at the approach phase."""
@@ -224,7 +226,9 @@ class PickPlaceExpert(PickCubeExpert):
         Phase.LOWER: Phase.RELEASE,
     }
 
-    _ENV_TYPE: ClassVar[type] = SO101PickPlaceGymEnv
+    @staticmethod
+    def _env_type() -> type:
+        return SO101PickPlaceGymEnv
 
     def _waypoint(self) -> np.ndarray:
         env = self.env
