@@ -185,8 +185,8 @@ def run_closed_loop(
             if desired is not None:
                 sim.apply(desired)
             position, orientation = _target_pose(setpoints.target(t, sp), frame)
-            if marker and position is not None:
-                sim.set_target_marker(position, _IDENTITY if orientation is None else orientation)
+            if marker:
+                _move_marker(sim, position, orientation)
             status = tick_status(controller, desired)
             reason = getattr(controller, "last_error", None)
             servo = sim.data.ctrl[act_ids]
@@ -199,3 +199,12 @@ def run_closed_loop(
                 on_tick(t, desired)
             bar.update(1)
     return recorder.log(*sim.joint_position_limits(commands))
+
+
+def _move_marker(
+    sim: MujocoSimulation, position: np.ndarray | None, orientation: np.ndarray | None
+) -> None:
+    """Move the target marker to a target (orientation None: identity); a target without a
+    position leaves it where it is."""
+    if position is not None:
+        sim.set_target_marker(position, _IDENTITY if orientation is None else orientation)
