@@ -47,6 +47,7 @@ from .._validation import real_number
 from ..errors import InputError
 from .assembly import Assembly
 from .box_qp import NativeBoxQP
+from .fused import FramePostureBox
 from .problem import QPProblem, QPWorkspace
 from .recovery import recover_empty_box
 from .selection import ColumnSelection
@@ -66,14 +67,38 @@ _INFINITY = float("inf")
 
 class TickQP:
     """What a controller needs of a compiled QP: the per-tick verb :meth:`solve` and what it
-    was built from (:class:`CompiledQP`, :class:`~pinkctl.qp.reference.ReferenceQP`,
-    :class:`~pinkctl.qp.cascade_qp.CascadeQP`). The arguments are :class:`CompiledQP`'s but
-    ``recover_outside_range``.
+    was built from (:class:`CompiledQP`, :class:`~pinkctl.qp.cascade_qp.CascadeQP`,
+    :class:`~pinkctl.qp.reference.ReferenceQP`).
+
+    Args:
+        model: Pinocchio model of the configurations passed to :meth:`solve`.
+        controlled_v_indices: Tangent (velocity) indices of the QP variables, in order; the
+            other coordinates are held.
+        tasks: pink tasks of the objective.
+        limits: pink limits (an empty sequence means none, unlike pink's ``None``).
+        barriers: pink barriers.
+        solver: ``"box"`` (default: the native box QP where the only constraints are bounds,
+            DAQP otherwise), ``"daqp"``, ``"quadprog"``, ``"clarabel"``, ``"osqp"``,
+            ``"proxqp"`` or any solver qpsolvers knows (:mod:`pinkctl.qp.solvers`).
+        fallback_solver: Solver tried when ``solver`` fails, or None.
+        damping: Tikhonov damping added to the diagonal of ``H`` ([cost]² / [tangent]², pink's
+            ``damping``), ``>= 0``.
+        solver_options: Options of ``solver`` overriding
+            :data:`~pinkctl.qp.solvers.DEFAULT_SOLVER_OPTIONS` (checked by a trial solve).
+        recover_outside_range: When the position range conflicts with the motion bounds (a
+            start outside the range, or braking that cannot stop as early as the range's gain
+            asks), follow the motion bounds instead of reporting the empty box
+            (:func:`~pinkctl.qp.recovery.recover_empty_box`). False gives pink's behaviour,
+            which pink's path (:class:`~pinkctl.qp.reference.ReferenceQP`) always has.
 
     Raises:
         ValueError: A model that is not a Pinocchio model, bad indices or damping, an
-            unknown solver or options that are not a dict.
+            unknown solver, rejected options, or a limit or barrier that does not fit the
+            model.
     """
+
+    #: The one-pass assembly of the common arm problem, when the QP is that problem.
+    _fused: FramePostureBox | None = None
 
     def __init__(
         self,
@@ -87,6 +112,7 @@ class TickQP:
         fallback_solver: str | None = None,
         damping: float = 1e-12,
         solver_options: dict[str, Any] | None = None,
+        recover_outside_range: bool = True,
     ) -> None:
         nv = getattr(model, "nv", None)
         if not isinstance(nv, int):
@@ -102,7 +128,12 @@ class TickQP:
             raise InputError(f"solver_options must be a dict or None, got {solver_options!r}")
         self._options = dict(solver_options or {})
         self._tasks, self._limits, self._barriers = tuple(tasks), tuple(limits), tuple(barriers)
+        self._recover = bool(recover_outside_range)
         self._last_solver: str | None = None
+        self._compile()
+
+    def _compile(self) -> None:
+        """Analyse the pink objects once (nothing to do on pink's path)."""
 
     def solve(
         self,
@@ -111,14 +142,46 @@ class TickQP:
         lower: np.ndarray | None = None,
         upper: np.ndarray | None = None,
     ) -> np.ndarray:
-        """This tick's velocity [rad/s or m/s] of the QP variables, shape (n,), a new array
-        (:meth:`CompiledQP.solve`)."""
+        """This tick's velocity ``v`` [rad/s or m/s] of the QP variables (controlled-coordinate
+        order, shape (n,)): the minimiser ``x`` divided by ``dt``, inside the simple bounds and
+        the velocity box ``[lower, upper]``. A new array.
+
+        Args:
+            configuration: pink configuration updated at the tick's ``q`` (forward kinematics,
+                Jacobians; collision distances when a barrier needs them).
+            dt: Control period [s], > 0.
+            lower: Optional lower velocity bounds on the QP variables [rad/s or m/s], shape
+                (n,); ``-inf`` entries are unbounded.
+            upper: Optional upper velocity bounds, shape (n,); ``inf`` entries are unbounded.
+
+        Raises:
+            QPSolveError: No solver found a solution (each one's reason in the message).
+            ValueError: Bad ``dt``, ``lower`` / ``upper`` shape, or a configuration of
+                another model.
+            pink.exceptions.PinkError: A pink task or limit failing at this configuration
+                (e.g. ``TargetNotSet``).
+        """
+        lower, upper = self._arguments(dt, lower, upper)
+        return self._solve(configuration, dt, lower, upper)
+
+    def _solve(
+        self,
+        configuration: Configuration,
+        dt: float,
+        lower: np.ndarray | None,
+        upper: np.ndarray | None,
+    ) -> np.ndarray:
+        """:meth:`solve` with checked arguments."""
         raise NotImplementedError
 
-    def _velocity_bounds(
-        self, lower: Any, upper: Any
+    def _arguments(
+        self, dt: float, lower: Any, upper: Any
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """``lower`` and ``upper`` as float arrays of shape (n,) (None kept)."""
+        """Check ``dt``; ``lower`` and ``upper`` as float arrays of shape (n,) (None kept)."""
+        if not 0.0 < dt < _INFINITY:
+            raise InputError(f"dt must be a finite positive number of seconds, got {dt!r}")
+        if lower is None and upper is None:
+            return None, None
         checked = []
         for bound, name in ((lower, "lower"), (upper, "upper")):
             array = None if bound is None else np.asarray(bound, dtype=np.float64)
@@ -181,68 +244,20 @@ class TickQP:
     def fused(self) -> bool:
         """Whether the problem is the common arm problem, written in one pass (never on
         pink's path or in a cascade, which assemble every matrix)."""
-        return False
+        return self._fused is not None
 
 
 class CompiledQP(TickQP):
     """pink's differential-IK QP over the controlled coordinates, compiled once (module
-    docstring); built by :func:`compile_qp`.
-
-    Args:
-        model: Pinocchio model of the configurations passed to :meth:`CompiledQP.solve`.
-        controlled_v_indices: Tangent (velocity) indices of the QP variables, in order; the
-            other coordinates are held.
-        tasks: pink tasks of the objective.
-        limits: pink limits (an empty sequence means none, unlike pink's ``None``).
-        barriers: pink barriers.
-        solver: ``"box"`` (default: the native box QP where the only constraints are bounds,
-            DAQP otherwise), ``"daqp"``, ``"quadprog"``, ``"clarabel"``, ``"osqp"``,
-            ``"proxqp"`` or any solver qpsolvers knows (:mod:`pinkctl.qp.solvers`).
-        fallback_solver: Solver tried when ``solver`` fails, or None.
-        damping: Tikhonov damping added to the diagonal of ``H`` ([cost]² / [tangent]², pink's
-            ``damping``), ``>= 0``.
-        solver_options: Options of ``solver`` overriding
-            :data:`~pinkctl.qp.solvers.DEFAULT_SOLVER_OPTIONS` (checked by a trial solve).
-        recover_outside_range: When the position range conflicts with the motion bounds (a
-            start outside the range, or braking that cannot stop as early as the range's gain
-            asks), follow the motion bounds instead of reporting the empty box
-            (:func:`~pinkctl.qp.recovery.recover_empty_box`). False gives pink's behaviour.
-
-    Raises:
-        ValueError: An unknown solver, rejected options, bad indices or damping, or a limit
-            or barrier that does not fit the model.
+    docstring); built by :func:`compile_qp` (arguments: :class:`TickQP`'s).
     """
 
-    def __init__(
-        self,
-        model: pin.Model,
-        controlled_v_indices: Sequence[int] | np.ndarray,
-        *,
-        tasks: Sequence[Task],
-        limits: Sequence[Limit] = (),
-        barriers: Sequence[Barrier] = (),
-        solver: str = DEFAULT_SOLVER,
-        fallback_solver: str | None = None,
-        damping: float = 1e-12,
-        solver_options: dict[str, Any] | None = None,
-        recover_outside_range: bool = True,
-    ) -> None:
-        super().__init__(
-            model,
-            controlled_v_indices,
-            tasks=tasks,
-            limits=limits,
-            barriers=barriers,
-            solver=solver,
-            fallback_solver=fallback_solver,
-            damping=damping,
-            solver_options=solver_options,
-        )
+    def _compile(self) -> None:
         selection = self._selection
         self._chain = SolverChain(selection.size, selection.indices, self._names, self._options)
         self._ws = QPWorkspace(selection.size)
         self._assembly = Assembly(
-            model,
+            self._model,
             selection,
             self._ws,
             tasks=self._tasks,
@@ -253,38 +268,16 @@ class CompiledQP(TickQP):
         first = self._chain.solvers[0]
         # "box" on a box-only tick: its kernel is called directly (no chain in between)
         self._native: NativeBoxQP | None = first.native if isinstance(first, BoxSolver) else None
-        self._recover = bool(recover_outside_range)
         self._has_problem = False
 
     # ------------------------------------------------------------------ the tick
-    def solve(
+    def _solve(
         self,
         configuration: Configuration,
         dt: float,
-        lower: np.ndarray | None = None,
-        upper: np.ndarray | None = None,
+        lower: np.ndarray | None,
+        upper: np.ndarray | None,
     ) -> np.ndarray:
-        """This tick's velocity ``v`` [rad/s or m/s] of the QP variables (controlled-coordinate
-        order, shape (n,)): the minimiser ``x`` divided by ``dt``, inside the simple bounds and
-        the velocity box ``[lower, upper]``. A new array.
-
-        Args:
-            configuration: pink configuration updated at the tick's ``q`` (forward kinematics,
-                Jacobians; collision distances when a barrier needs them).
-            dt: Control period [s], > 0.
-            lower: Optional lower velocity bounds on the QP variables [rad/s or m/s], shape
-                (n,); ``-inf`` entries are unbounded.
-            upper: Optional upper velocity bounds, shape (n,); ``inf`` entries are unbounded.
-
-        Raises:
-            QPSolveError: No solver found a solution (each one's reason in the message).
-            ValueError: Bad ``dt``, ``lower`` / ``upper`` shape, or a configuration of
-                another model.
-            pink.exceptions.PinkError: A pink task or limit failing at this configuration
-                (e.g. ``TargetNotSet``).
-        """
-        if lower is not None or upper is not None:
-            lower, upper = self._velocity_bounds(lower, upper)
         trusted = self._write(configuration, dt, lower, upper)
         native, ws = self._native, self._ws
         if native is not None and trusted and not ws.n_ineq:
@@ -318,8 +311,7 @@ class CompiledQP(TickQP):
 
         Raises: as :meth:`solve`, without ``QPSolveError``.
         """
-        if lower is not None or upper is not None:
-            lower, upper = self._velocity_bounds(lower, upper)
+        lower, upper = self._arguments(dt, lower, upper)
         self._write(configuration, dt, lower, upper)
         return self._ws.problem()
 
@@ -330,10 +322,8 @@ class CompiledQP(TickQP):
         lower: np.ndarray | None,
         upper: np.ndarray | None,
     ) -> bool:
-        """Write this tick's problem (fused when it applies; ``lower`` / ``upper`` checked);
-        whether the box is trusted (see :meth:`~pinkctl.qp.assembly.Assembly.write`)."""
-        if not 0.0 < dt < _INFINITY:
-            raise InputError(f"dt must be a finite positive number of seconds, got {dt!r}")
+        """Write this tick's problem (fused when it applies); whether the box is trusted (see
+        :meth:`~pinkctl.qp.assembly.Assembly.write`)."""
         self._has_problem = False
         model = configuration.model
         same_model = model is self._model or getattr(model, "nv", None) == self._nv
@@ -360,11 +350,6 @@ class CompiledQP(TickQP):
     def exact(self) -> bool:
         """Whether the solver's solutions are exact up to rounding."""
         return self._chain.exact
-
-    @property
-    def fused(self) -> bool:
-        """Whether the problem is the common arm problem, written in one pass."""
-        return self._fused is not None
 
     @property
     def has_rows(self) -> bool:

@@ -24,13 +24,8 @@ from ..errors import InputError
 from .compiled import TickQP
 from .errors import QPSolveError
 from .selection import ColumnSelection, restrict_inequalities
-from .solvers import (
-    BOX_SOLVER,
-    SOLVER_ERRORS,
-    available_solvers,
-    missing_solver_message,
-    qpsolvers_options,
-)
+from .solvers import BOX_SOLVER, available_solvers, missing_solver_message, qpsolvers_options
+from .solvers.generic import finite_solution, no_solution, solve_with_qpsolvers
 
 __all__ = ["ReferenceQP", "reference_solve_ik"]
 
@@ -74,16 +69,36 @@ def reference_solve_ik(
 
     Raises:
         ValueError: Unknown solver or bad arguments.
-        QPSolveError: The solver found no solution.
+        QPSolveError: The solver found no (finite) solution.
     """
     if solver not in available_solvers():
         raise InputError(missing_solver_message(solver))
-    solver = qpsolvers_name(solver)
     if not dt > 0.0:
         raise InputError(f"dt must be positive, got {dt!r}")
     nv = configuration.model.nv
     selection = ColumnSelection(nv, controlled_v_indices)
-    n = selection.size
+    problem = _pink_problem(
+        configuration, tasks, dt, selection, damping, limits, barriers, v_lower, v_upper
+    )
+    v = np.zeros(nv)
+    v[selection.indices] = _solve(problem, solver, solver_options) / dt
+    return v
+
+
+def _pink_problem(
+    configuration: Any,
+    tasks: Iterable[Any],
+    dt: float,
+    selection: ColumnSelection,
+    damping: float,
+    limits: Iterable[Any],
+    barriers: Iterable[Any],
+    v_lower: np.ndarray | None,
+    v_upper: np.ndarray | None,
+) -> qpsolvers.Problem:
+    """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q`` restricted,
+    ``G, h`` rows over held coordinates only dropped (None when none is left), and the box
+    ``dt [v_lower, v_upper]`` (an absent side infinite; None without velocity bounds)."""
     problem = pink.build_ik(
         configuration,
         list(tasks),
@@ -92,97 +107,72 @@ def reference_solve_ik(
         limits=list(limits),
         barriers=list(barriers),
     )
-    restricted = _restrict(problem, selection, _displacement_box(n, dt, v_lower, v_upper))
-    try:
-        result = qpsolvers.solve_problem(
-            restricted, solver=solver, **qpsolvers_options(solver, solver_options)
-        )
-    except SOLVER_ERRORS as exc:  # the solver's own failure
-        raise QPSolveError(f"{solver}: {exc}", solver=solver) from exc
-    if not result.found or result.x is None:
-        raise QPSolveError(f"{solver}: no solution found", solver=solver)
-    v = np.zeros(nv)
-    v[selection.indices] = np.asarray(result.x) / dt
-    return v
-
-
-def _displacement_box(
-    n: int, dt: float, v_lower: np.ndarray | None, v_upper: np.ndarray | None
-) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """``(dt v_lower, dt v_upper)`` over the QP variables, an absent side infinite; ``(None,
-    None)`` without velocity bounds."""
-    if v_lower is None and v_upper is None:
-        return None, None
-    lb = np.full(n, -np.inf) if v_lower is None else dt * np.asarray(v_lower, float).reshape(n)
-    ub = np.full(n, np.inf) if v_upper is None else dt * np.asarray(v_upper, float).reshape(n)
-    return lb, ub
-
-
-def _restrict(
-    problem: Any,
-    selection: ColumnSelection,
-    box: tuple[np.ndarray | None, np.ndarray | None],
-) -> qpsolvers.Problem:
-    """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q`` restricted,
-    ``G, h`` rows over held coordinates only dropped (None when none is left), and the
-    ``box``."""
-    index = selection.indices
-    P = np.asarray(problem.P)[np.ix_(index, index)]
-    q = np.asarray(problem.q)[index]
+    index = selection.indices  # copies: qpsolvers' DAQP reads contiguous buffers
+    P, q = np.asarray(problem.P)[np.ix_(index, index)], np.asarray(problem.q)[index]
     G = h = None
     if problem.G is not None:
         G, h = restrict_inequalities(problem.G, problem.h, selection)
         if h.shape[0] == 0:
             G = h = None
-    return qpsolvers.Problem(P, q, G, h, None, None, *box)
+    n = selection.size
+    lb = ub = None
+    if v_lower is not None or v_upper is not None:
+        lb = np.full(n, -np.inf) if v_lower is None else dt * np.asarray(v_lower, float).reshape(n)
+        ub = np.full(n, np.inf) if v_upper is None else dt * np.asarray(v_upper, float).reshape(n)
+    return qpsolvers.Problem(P, q, G, h, None, None, lb, ub)
+
+
+def _solve(problem: qpsolvers.Problem, solver: str, options: dict[str, Any] | None) -> np.ndarray:
+    """The displacement qpsolvers' ``solver`` finds (``"box"``: DAQP).
+
+    Raises:
+        QPSolveError: No (finite) solution.
+    """
+    name = qpsolvers_name(solver)
+    solution = solve_with_qpsolvers(problem, name, qpsolvers_options(name, options))
+    x = finite_solution(solution)
+    if not solution.found or x is None:
+        raise no_solution(name, solution)
+    return x
 
 
 class ReferenceQP(TickQP):
     """pink's path behind the compiled QP's verb: ``solve(configuration, dt, lower, upper)``
-    returns the controlled velocity from :func:`reference_solve_ik`, the fallback solver tried
-    when the solver fails.
+    returns the controlled velocity of pink's problem (:func:`reference_solve_ik`'s, built
+    once per tick), the fallback solver tried when the solver fails.
 
-    Takes the arguments of :func:`~pinkctl.qp.compile_qp` but ``recover_outside_range``
-    (pink reports an empty box as infeasible).
+    Takes the arguments of :func:`~pinkctl.qp.compile_qp`; an empty box is reported as pink
+    reports it (``recover_outside_range`` does not apply).
 
     Raises:
         ValueError: An unknown solver or a negative damping.
     """
 
-    def solve(
+    def _solve(
         self,
         configuration: Any,
         dt: float,
-        lower: np.ndarray | None = None,
-        upper: np.ndarray | None = None,
+        lower: np.ndarray | None,
+        upper: np.ndarray | None,
     ) -> np.ndarray:
-        """The controlled velocity [rad/s or m/s], shape (n,), a new array.
-
-        Raises:
-            QPSolveError: Every solver failed (each one's reason in the message).
-        """
+        problem = _pink_problem(
+            configuration,
+            self._tasks,
+            dt,
+            self._selection,
+            self._damping,
+            self._limits,
+            self._barriers,
+            lower,
+            upper,
+        )
         reasons = []
-        index = self._selection.indices
         for k, solver in enumerate(self._names):
             try:
-                v = reference_solve_ik(
-                    configuration,
-                    self._tasks,
-                    dt,
-                    controlled_v_indices=index,
-                    solver=solver,
-                    damping=self._damping,
-                    limits=self._limits,
-                    barriers=self._barriers,
-                    solver_options=self._options if k == 0 else None,
-                    v_lower=lower,
-                    v_upper=upper,
-                )[index]
-                if not np.isfinite(v).all():
-                    raise QPSolveError("non-finite velocity", solver=solver)
+                x = _solve(problem, solver, self._options if k == 0 else None)
             except QPSolveError as error:
                 reasons.append(f"{solver}: {error}")
                 continue
             self._last_solver = qpsolvers_name(solver)
-            return v
+            return x / dt
         raise QPSolveError("; ".join(reasons), solver=self._names[0])
