@@ -43,8 +43,6 @@ from .task_terms import FrameTaskTerm, IdentityTaskTerm, TaskTerm
 
 __all__ = ["FramePostureBox"]
 
-_LOCAL = pin.ReferenceFrame.LOCAL
-
 
 def _covers_all(term: LimitTerm) -> bool:
     """A configuration limit alone on every controlled coordinate (the range of a motion-
@@ -130,43 +128,17 @@ class FramePostureBox:
         nothing written, when a parameter takes the tick out of the fused case (the caller
         then assembles it the generic way, which also raises pink's errors)."""
         frame = self._frame
-        task = frame.task
-        target = task.transform_target_to_world
-        weights = frame.weights
-        cost = task.cost
-        if (
-            target is None
-            or task.lm_damping != 0.0
-            or not (
-                (cost is weights.source and cost.tobytes() == weights.source_bytes)
-                or weights.update(cost)
-            )
-        ):
+        target = frame.target()
+        if target is None or frame.task.lm_damping != 0.0:
             return False
         posture = self._posture
         if posture is not None and not _posture_ready(posture):
             return False
-        self._write_frame_rows(configuration.data, target)
+        frame.write_rows(configuration.data, target, self._R, self._s)
         self._write_objective(configuration.q, damping)
         ws = self._ws
         self._box.write(configuration.q, dt, ws.lb, ws.ub)
         return True
-
-    def _write_frame_rows(self, data: Any, target: pin.SE3) -> None:
-        """``R = W Jlog6(T_tb) bJ_0b[:, c]`` and ``s = alpha W log6(T_tb)`` (module docstring),
-        from the tool pose in its target frame ``T_tb``."""
-        frame = self._frame
-        handle = frame.frame_handle
-        name = frame.task.frame
-        if data is not handle.data or name is not handle.name:
-            handle.bind(data, name)
-        transform_frame_to_target = target.actInv(handle.placement)
-        jlog = pin.Jlog6(transform_frame_to_target)
-        frame.weigh(jlog, pin.log6(transform_frame_to_target).vector, self._s, self._scalar)
-        jacobian = pin.getFrameJacobian(frame.model, data, handle.frame_id, _LOCAL)
-        columns = frame.columns
-        # the controlled columns: a view for a slice, else gathered into a buffer
-        np.dot(jlog, jacobian[:, columns.index] if columns.is_slice else columns(jacobian), self._R)
 
     def _write_objective(self, q: np.ndarray, damping: float) -> None:
         """``H = R^T R + (lambda + w_p^2) I`` and ``c = R^T s + alpha_p w_p^2 (q - q*)[c]``
