@@ -54,7 +54,7 @@ from scipy.linalg.lapack import dpotrf, dpstrf, dsyev, dtrtri
 from ..errors import InputError
 from .errors import QPSolveError
 from .problem import QPProblem
-from .solvers.generic import finite_solution, no_solution, qpsolvers_problem, solve_with_qpsolvers
+from .solvers.generic import qpsolvers_problem, qpsolvers_solution
 
 __all__ = [
     "MIN_LEVEL_DAMPING",
@@ -251,11 +251,7 @@ def qpsolvers_solve(problem: QPProblem, solver: str = "daqp") -> np.ndarray:
         QPSolveError: No (finite) solution.
     """
     rows, equalities = problem.h.shape[0], problem.b.shape[0]
-    solution = solve_with_qpsolvers(qpsolvers_problem(problem, rows, equalities, True), solver, {})
-    x = finite_solution(solution)
-    if not solution.found or x is None:
-        raise no_solution(solver, solution)
-    return x
+    return qpsolvers_solution(qpsolvers_problem(problem, rows, equalities, True), solver, {})
 
 
 def nullspace_solve(

@@ -25,7 +25,7 @@ from .compiled import TickQP
 from .errors import QPSolveError
 from .selection import ColumnSelection, restrict_inequalities
 from .solvers import BOX_SOLVER, available_solvers, missing_solver_message, qpsolvers_options
-from .solvers.generic import finite_solution, no_solution, solve_with_qpsolvers
+from .solvers.generic import qpsolvers_solution
 
 __all__ = ["ReferenceQP", "reference_solve_ik"]
 
@@ -81,7 +81,9 @@ def reference_solve_ik(
         configuration, tasks, dt, selection, damping, limits, barriers, v_lower, v_upper
     )
     v = np.zeros(nv)
-    v[selection.indices] = _solve(problem, solver, solver_options) / dt
+    name = qpsolvers_name(solver)
+    x = qpsolvers_solution(problem, name, qpsolvers_options(name, solver_options))
+    v[selection.indices] = x / dt
     return v
 
 
@@ -122,20 +124,6 @@ def _pink_problem(
     return qpsolvers.Problem(P, q, G, h, None, None, lb, ub)
 
 
-def _solve(problem: qpsolvers.Problem, solver: str, options: dict[str, Any] | None) -> np.ndarray:
-    """The displacement qpsolvers' ``solver`` finds (``"box"``: DAQP).
-
-    Raises:
-        QPSolveError: No (finite) solution.
-    """
-    name = qpsolvers_name(solver)
-    solution = solve_with_qpsolvers(problem, name, qpsolvers_options(name, options))
-    x = finite_solution(solution)
-    if not solution.found or x is None:
-        raise no_solution(name, solution)
-    return x
-
-
 class ReferenceQP(TickQP):
     """pink's path behind the compiled QP's verb: ``solve(configuration, dt, lower, upper)``
     returns the controlled velocity of pink's problem (:func:`reference_solve_ik`'s, built
@@ -168,11 +156,13 @@ class ReferenceQP(TickQP):
         )
         reasons = []
         for k, solver in enumerate(self._names):
+            name = qpsolvers_name(solver)
+            options = qpsolvers_options(name, self._options if k == 0 else None)
             try:
-                x = _solve(problem, solver, self._options if k == 0 else None)
+                x = qpsolvers_solution(problem, name, options)
             except QPSolveError as error:
                 reasons.append(f"{solver}: {error}")
                 continue
-            self._last_solver = qpsolvers_name(solver)
+            self._last_solver = name
             return x / dt
         raise QPSolveError("; ".join(reasons), solver=self._names[0])

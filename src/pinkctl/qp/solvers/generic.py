@@ -20,6 +20,7 @@ __all__ = [
     "finite_solution",
     "no_solution",
     "qpsolvers_problem",
+    "qpsolvers_solution",
     "solve_with_qpsolvers",
 ]
 
@@ -61,6 +62,21 @@ def solve_with_qpsolvers(
             return qpsolvers.solve_problem(problem, solver=solver, **options)
     except SOLVER_ERRORS as exc:
         raise QPSolveError(f"{solver}: {exc}", solver=solver) from exc
+
+
+def qpsolvers_solution(
+    problem: qpsolvers.Problem, solver: str, options: dict[str, Any]
+) -> np.ndarray:
+    """The minimiser qpsolvers' ``solver`` finds with ``options`` (qpsolvers' own).
+
+    Raises:
+        QPSolveError: The solver's failure, or no finite solution.
+    """
+    solution = solve_with_qpsolvers(problem, solver, options)
+    x = finite_solution(solution)
+    if not solution.found or x is None:
+        raise no_solution(solver, solution)
+    return x
 
 
 def no_solution(solver: str, solution: qpsolvers.Solution) -> QPSolveError:
