@@ -1,6 +1,6 @@
 """Box-constrained QPs in the native kernel, DAQP's fast path.
 
-The fused control tick (:mod:`pinkctl.qp.fused`) and any tick whose limits are all simple
+The common arm tick (:mod:`pinkctl.qp.assembly`) and any tick whose limits are all simple
 bounds solve
 
 .. math::

@@ -117,7 +117,7 @@ class CascadeQP(CompiledQP):
             recover_outside_range=recover_outside_range,
         )
         self._tasks = tuple(task for level in self._levels for task in level)
-        self._fused = None
+        self._fused = False
         if self._method == "nullspace" and self._assembly.has_rows:
             raise InputError(
                 "method 'nullspace' holds simple bounds only: barriers and limits with "

@@ -22,7 +22,7 @@ zero velocity), over the displacement :math:`x = \\Delta q_c = v_c\\, \\mathrm{d
 :func:`compile_qp` analyses every pink object once (:mod:`pinkctl.qp.assembly`) and picks the
 solvers (:mod:`pinkctl.qp.solvers`); structure changes (another task, limit or solver) go
 through compiling a new object. :meth:`CompiledQP.solve` reads this tick's values, writes the
-problem in place (the common arm problem in one pass: :mod:`pinkctl.qp.fused`) and solves it:
+problem in place (:mod:`pinkctl.qp.assembly`) and solves it:
 with ``solver="box"`` a problem whose only constraints are bounds goes straight to the native
 box QP, anything else through the solver, then the fallback (:mod:`pinkctl.qp.solving`).
 Same problem as pink, so with an exact solver the same solution
@@ -47,7 +47,6 @@ from .._validation import real_number
 from ..errors import InputError
 from .assembly import Assembly
 from .box_qp import NativeBoxQP
-from .fused import FramePostureBox
 from .problem import QPProblem, QPWorkspace
 from .recovery import recover_empty_box
 from .selection import ColumnSelection
@@ -97,8 +96,8 @@ class TickQP:
             model.
     """
 
-    #: The one-pass assembly of the common arm problem, when the QP is that problem.
-    _fused: FramePostureBox | None = None
+    #: Whether the QP is the common arm problem (:attr:`fused`).
+    _fused = False
 
     def __init__(
         self,
@@ -242,9 +241,10 @@ class TickQP:
 
     @property
     def fused(self) -> bool:
-        """Whether the problem is the common arm problem, written in one pass (never on
-        pink's path or in a cascade, which assemble every matrix)."""
-        return self._fused is not None
+        """Whether the problem is the common arm problem (a frame task, an optional posture
+        task, the joint box, no rows: :mod:`pinkctl.qp.assembly`), which the controller's
+        compiled tick covers (never on pink's path or in a cascade)."""
+        return self._fused
 
 
 class CompiledQP(TickQP):
@@ -322,17 +322,11 @@ class CompiledQP(TickQP):
         lower: np.ndarray | None,
         upper: np.ndarray | None,
     ) -> bool:
-        """Write this tick's problem (fused when it applies); whether the box is trusted (see
+        """Write this tick's problem; whether the box is trusted (see
         :meth:`~pinkctl.qp.assembly.Assembly.write`)."""
         self._has_problem = False
         model = configuration.model
-        same_model = model is self._model or getattr(model, "nv", None) == self._nv
-        fused = self._fused
-        if fused is not None and same_model and lower is None and upper is None:
-            if fused.assemble(configuration, dt, self._damping):
-                self._has_problem = True
-                return True
-        if not same_model:
+        if model is not self._model and getattr(model, "nv", None) != self._nv:
             raise InputError(
                 f"configuration.model has nv={getattr(model, 'nv', None)}, expected {self._nv}"
             )

@@ -222,8 +222,8 @@ class JointBox(LimitTerm):
     The common case (pink's default limits on an arm): both cover all controlled coordinates,
     so ``ub = min(gain (q_max - q), dt v_max)`` and ``lb = max(gain (q_min - q), -dt v_max)``
     are written directly (it must be the first box term of the tick). Without the velocity
-    limit (``velocity`` None: the fused assembly's configuration limit alone), the
-    configuration limit's bounds.
+    limit (``velocity`` None: the QP of a motion-limited controller, whose shaper enforces the
+    velocity), the configuration limit's bounds.
     """
 
     def __init__(
@@ -233,18 +233,6 @@ class JointBox(LimitTerm):
         self.velocity = velocity_box
         self.tangent = configuration_box.tangent
         self._gain = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
-
-    @staticmethod
-    def fusable(first: LimitTerm, second: LimitTerm) -> bool:
-        """Whether two box terms can be fused (a full-coverage config + velocity pair)."""
-        return (
-            isinstance(first, ConfigurationLimitBox)
-            and isinstance(second, VelocityLimitBox)
-            and not first.empty
-            and not second.empty
-            and first.positions is None
-            and second.positions is None
-        )
 
     def write(self, q: np.ndarray, dt: float, lb: np.ndarray, ub: np.ndarray) -> None:
         """Write this tick's bounds at ``q`` into ``lb`` and ``ub``."""
@@ -358,12 +346,15 @@ _NAN_FREE = (ConfigurationLimitBox, VelocityLimitBox, JointBox)
 
 
 def _fuse_joint_box(boxes: list[LimitTerm]) -> list[LimitTerm]:
-    """``boxes`` with its first configuration and velocity limits fused into one
-    :class:`JointBox` (first in the list) when :meth:`JointBox.fusable`, else as given."""
+    """``boxes`` with its first configuration limit, when it covers every controlled
+    coordinate, made a :class:`JointBox` (first in the list) with its first velocity limit
+    when that one covers every controlled coordinate too; else as given."""
     configuration = _first(boxes, ConfigurationLimitBox)
-    velocity = _first(boxes, VelocityLimitBox)
-    if configuration is None or velocity is None or not JointBox.fusable(configuration, velocity):
+    if configuration is None or configuration.empty or configuration.positions is not None:
         return boxes
+    velocity = _first(boxes, VelocityLimitBox)
+    if velocity is not None and (velocity.empty or velocity.positions is not None):
+        velocity = None
     rest = [t for t in boxes if t is not configuration and t is not velocity]
     return [JointBox(configuration, velocity), *rest]
 

@@ -74,7 +74,7 @@ class FrameTaskTerm(TaskTerm):
     ``s = -alpha W e = alpha W log6(T_tb)``), which leaves ``H = R^T R`` and ``c = R^T s``
     unchanged.
 
-    Attributes (read by the fused assembly, :mod:`pinkctl.qp.fused`):
+    Attributes (read by the controller's compiled tick too):
         model: The Pinocchio model.
         frame_handle: The task frame's id and live placement.
         columns: The controlled columns of a frame Jacobian.
