@@ -171,7 +171,6 @@ class Assembly:
         if lower is not None:
             np.multiply(lower, dt, out=self._v_bound)
             box.tighten_lower(None, self._v_bound)
-        box.finish()
 
 
 def _arm_tasks(terms: list[TaskTerm]) -> bool:

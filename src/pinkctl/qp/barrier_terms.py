@@ -158,7 +158,7 @@ class DirectBarrierTerm(GenericBarrierTerm):
         weight = gain / squared_norm
         acc.diagonal_scalar += weight
         if safe is not None:
-            acc.add_linear(None, -weight * self._selection.entries(safe))
+            acc.add_linear(-weight * self._selection.entries(safe))
 
 
 class SelfCollisionBarrierTerm(DirectBarrierTerm):

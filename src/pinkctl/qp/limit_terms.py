@@ -51,18 +51,13 @@ __all__ = [
 
 
 class BoxBounds:
-    """Intersection of simple bounds ``lb <= x <= ub`` written into preallocated arrays.
-
-    The first bound written to a side this tick is stored directly (no ``fill(inf)`` then
-    ``minimum``); ``positions`` None means "every variable", else a slice or index array.
-    """
+    """Intersection of simple bounds ``lb <= x <= ub`` written into preallocated arrays;
+    ``positions`` None means "every variable", else a slice or index array."""
 
     def __init__(self, lb: np.ndarray, ub: np.ndarray) -> None:
         self.bind(lb, ub)
         self._scratch = np.zeros(lb.shape[0])
         self._scale = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
-        self._lb_set = False
-        self._ub_set = False
 
     def bind(self, lb: np.ndarray, ub: np.ndarray) -> None:
         """Write into these arrays from now on."""
@@ -70,57 +65,38 @@ class BoxBounds:
         self.ub = ub
 
     def reset(self) -> None:
-        """Start a new tick (no bound yet)."""
-        self._lb_set = False
-        self._ub_set = False
+        """Start a new tick: no bound yet (infinite bounds)."""
+        self.lb.fill(-np.inf)
+        self.ub.fill(np.inf)
 
     def tighten_upper(
         self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float = 1.0
     ) -> None:
         """``ub[positions] = min(ub[positions], scale * values)``."""
-        self._tighten(self.ub, self._ub_set, np.minimum, np.inf, positions, values, scale)
-        self._ub_set = True
+        self._tighten(self.ub, np.minimum, positions, values, scale)
 
     def tighten_lower(
         self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float = 1.0
     ) -> None:
         """``lb[positions] = max(lb[positions], scale * values)``."""
-        self._tighten(self.lb, self._lb_set, np.maximum, -np.inf, positions, values, scale)
-        self._lb_set = True
+        self._tighten(self.lb, np.maximum, positions, values, scale)
 
     def _tighten(
         self,
         bound: np.ndarray,
-        written: bool,
         combine: np.ufunc,
-        unbounded: float,
         positions: slice | np.ndarray | None,
         values: np.ndarray,
         scale: float,
     ) -> None:
-        """One side: ``bound[positions] = combine(bound[positions], scale * values)``, the
-        first write of the tick stored directly (``written`` False)."""
+        """One side: ``bound[positions] = combine(bound[positions], scale * values)``."""
         if positions is not None:
-            if not written:
-                bound.fill(unbounded)
             bound[positions] = combine(bound[positions], np.multiply(values, scale))
             return
         if scale != 1.0:
             self._scale[()] = scale
             values = np.multiply(values, self._scale, self._scratch)
-        if written:
-            combine(bound, values, out=bound)
-        else:
-            bound[...] = values
-
-    def finish(self) -> None:
-        """Fill the bounds nobody wrote this tick with infinities."""
-        if not self._lb_set:
-            self.lb.fill(-np.inf)
-            self._lb_set = True
-        if not self._ub_set:
-            self.ub.fill(np.inf)
-            self._ub_set = True
+        combine(bound, values, out=bound)
 
 
 class LimitTerm:
@@ -248,8 +224,7 @@ class JointBox(LimitTerm):
             np.maximum(lb, lower, out=lb)
 
     def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        self.write(configuration.q, dt, box.lb, box.ub)
-        box._lb_set = box._ub_set = True  # both sides written directly (first term of the tick)
+        self.write(configuration.q, dt, box.lb, box.ub)  # the first box term of the tick
 
 
 class AccelerationLimitBox(_IndexedBox):
