@@ -109,6 +109,8 @@ class LimitTerm:
 
     limit: Limit
     is_box: bool = True
+    #: A box term that limits no controlled coordinate (left out of the plan).
+    empty: bool = False
 
     def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
         """Tighten ``box`` with the limit at the current configuration."""
@@ -137,19 +139,12 @@ class _IndexedBox(LimitTerm):
         self._k = as_index(k) if k.size else k  # entries of the limit's own vectors
         self.tangent = as_index(indices[k]) if k.size else k  # the same, as tangent indices
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if not self.empty:
-            self._write(configuration.q, dt, box)
-
-    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
-        """Tighten ``box`` at ``q`` (some controlled coordinate is limited)."""
-
 
 class ConfigurationLimitBox(_IndexedBox):
     """``pink.limits.ConfigurationLimit`` as box bounds (see module docstring)."""
 
-    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
-        limit = self.limit
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        limit, q = self.limit, configuration.q
         model = limit.model
         gain = limit.config_limit_gain
         tangent = self.tangent
@@ -186,7 +181,7 @@ class VelocityLimitBox(_IndexedBox):
             self._velocity_bytes = velocity_bytes
         return self._lower, self._upper
 
-    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
         lower, upper = self.bounds(dt)
         box.tighten_upper(self.positions, upper)
         box.tighten_lower(self.positions, lower)
@@ -230,8 +225,8 @@ class JointBox(LimitTerm):
 class AccelerationLimitBox(_IndexedBox):
     """``pink.limits.AccelerationLimit`` as box bounds (see module docstring)."""
 
-    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
-        limit = self.limit
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        limit, q = self.limit, configuration.q
         model = limit.model
         k = self._k
         a_max = np.asarray(limit.a_max, dtype=np.float64)[k]
@@ -300,8 +295,8 @@ _BOX_TERMS: tuple[tuple[type[Limit], type[_IndexedBox]], ...] = (
 
 
 class LimitPlan:
-    """Compiled limits of one tick: box terms (a fused joint box first when possible) and
-    row terms.
+    """Compiled limits of one tick: box terms (a fused joint box first when possible, empty
+    ones left out) and row terms.
 
     Attributes:
         box_terms: Terms tightening ``lb <= x <= ub``.
@@ -312,7 +307,7 @@ class LimitPlan:
 
     def __init__(self, terms: list[LimitTerm]) -> None:
         self.row_terms = [term for term in terms if not term.is_box]
-        self.box_terms = _fuse_joint_box([term for term in terms if term.is_box])
+        self.box_terms = _fuse_joint_box([t for t in terms if t.is_box and not t.empty])
         self.nan_free = all(isinstance(term, _NAN_FREE) for term in self.box_terms)
 
 
@@ -325,10 +320,10 @@ def _fuse_joint_box(boxes: list[LimitTerm]) -> list[LimitTerm]:
     coordinate, made a :class:`JointBox` (first in the list) with its first velocity limit
     when that one covers every controlled coordinate too; else as given."""
     configuration = _first(boxes, ConfigurationLimitBox)
-    if configuration is None or configuration.empty or configuration.positions is not None:
+    if configuration is None or configuration.positions is not None:
         return boxes
     velocity = _first(boxes, VelocityLimitBox)
-    if velocity is not None and (velocity.empty or velocity.positions is not None):
+    if velocity is not None and velocity.positions is not None:
         velocity = None
     rest = [t for t in boxes if t is not configuration and t is not velocity]
     return [JointBox(configuration, velocity), *rest]
