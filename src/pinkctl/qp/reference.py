@@ -20,11 +20,10 @@ import numpy as np
 import pink
 import qpsolvers
 
-from ..errors import InputError
 from .compiled import TickQP
 from .errors import QPSolveError
-from .selection import ColumnSelection, restrict_inequalities
-from .solvers import BOX_SOLVER, available_solvers, missing_solver_message, qpsolvers_options
+from .selection import restrict_inequalities
+from .solvers import BOX_SOLVER, qpsolvers_options
 from .solvers.generic import qpsolvers_solution
 
 __all__ = ["ReferenceQP", "reference_solve_ik"]
@@ -49,7 +48,8 @@ def reference_solve_ik(
     v_upper: np.ndarray | None = None,
     solver_options: dict[str, Any] | None = None,
 ) -> np.ndarray:
-    """Velocity from pink's ``build_ik`` restricted to the controlled coordinates.
+    """Velocity from pink's ``build_ik`` restricted to the controlled coordinates: one
+    :class:`ReferenceQP` solve without fallback.
 
     Args:
         configuration: ``pink.Configuration`` updated at the current ``q``.
@@ -57,7 +57,7 @@ def reference_solve_ik(
         dt: Control period [s], > 0.
         controlled_v_indices: Controlled tangent indices (QP variable order).
         solver: Solver name (``"box"``: DAQP).
-        damping: pink's Tikhonov damping.
+        damping: pink's Tikhonov damping, >= 0.
         limits: pink limits (empty: none, unlike pink's ``None`` which means its defaults).
         barriers: pink barriers.
         v_lower: Optional lower velocity bounds on the controlled coordinates, shape (n,).
@@ -71,63 +71,26 @@ def reference_solve_ik(
         ValueError: Unknown solver or bad arguments.
         QPSolveError: The solver found no (finite) solution.
     """
-    if solver not in available_solvers():
-        raise InputError(missing_solver_message(solver))
-    if not dt > 0.0:
-        raise InputError(f"dt must be positive, got {dt!r}")
-    nv = configuration.model.nv
-    selection = ColumnSelection(nv, controlled_v_indices)
-    problem = _pink_problem(
-        configuration, tasks, dt, selection, damping, limits, barriers, v_lower, v_upper
-    )
-    v = np.zeros(nv)
-    name = qpsolvers_name(solver)
-    x = qpsolvers_solution(problem, name, qpsolvers_options(name, solver_options))
-    v[selection.indices] = x / dt
-    return v
-
-
-def _pink_problem(
-    configuration: Any,
-    tasks: Iterable[Any],
-    dt: float,
-    selection: ColumnSelection,
-    damping: float,
-    limits: Iterable[Any],
-    barriers: Iterable[Any],
-    v_lower: np.ndarray | None,
-    v_upper: np.ndarray | None,
-) -> qpsolvers.Problem:
-    """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q`` restricted,
-    ``G, h`` rows over held coordinates only dropped (None when none is left), and the box
-    ``dt [v_lower, v_upper]`` (an absent side infinite; None without velocity bounds)."""
-    problem = pink.build_ik(
-        configuration,
-        list(tasks),
-        dt,
-        damping=damping,
+    model = configuration.model
+    qp = ReferenceQP(
+        model,
+        controlled_v_indices,
+        tasks=list(tasks),
         limits=list(limits),
         barriers=list(barriers),
+        solver=solver,
+        damping=damping,
+        solver_options=solver_options,
     )
-    index = selection.indices  # copies: qpsolvers' DAQP reads contiguous buffers
-    P, q = np.asarray(problem.P)[np.ix_(index, index)], np.asarray(problem.q)[index]
-    G = h = None
-    if problem.G is not None:
-        G, h = restrict_inequalities(problem.G, problem.h, selection)
-        if h.shape[0] == 0:
-            G = h = None
-    n = selection.size
-    lb = ub = None
-    if v_lower is not None or v_upper is not None:
-        lb = np.full(n, -np.inf) if v_lower is None else dt * np.asarray(v_lower, float).reshape(n)
-        ub = np.full(n, np.inf) if v_upper is None else dt * np.asarray(v_upper, float).reshape(n)
-    return qpsolvers.Problem(P, q, G, h, None, None, lb, ub)
+    v = np.zeros(model.nv)
+    v[qp.controlled_v_indices] = qp.solve(configuration, dt, v_lower, v_upper)
+    return v
 
 
 class ReferenceQP(TickQP):
     """pink's path behind the compiled QP's verb: ``solve(configuration, dt, lower, upper)``
-    returns the controlled velocity of pink's problem (:func:`reference_solve_ik`'s, built
-    once per tick), the fallback solver tried when the solver fails.
+    returns the controlled velocity of pink's problem (module docstring), the fallback solver
+    tried when the solver fails.
 
     Takes the arguments of :func:`~pinkctl.qp.compile_qp`; an empty box is reported as pink
     reports it (``recover_outside_range`` does not apply).
@@ -143,17 +106,7 @@ class ReferenceQP(TickQP):
         lower: np.ndarray | None,
         upper: np.ndarray | None,
     ) -> np.ndarray:
-        problem = _pink_problem(
-            configuration,
-            self._tasks,
-            dt,
-            self._selection,
-            self._damping,
-            self._limits,
-            self._barriers,
-            lower,
-            upper,
-        )
+        problem = self._problem(configuration, dt, lower, upper)
         reasons = []
         for k, solver in enumerate(self._names):
             name = qpsolvers_name(solver)
@@ -166,3 +119,34 @@ class ReferenceQP(TickQP):
             self._last_solver = name
             return x / dt
         raise QPSolveError("; ".join(reasons), solver=self._names[0])
+
+    def _problem(
+        self,
+        configuration: Any,
+        dt: float,
+        lower: np.ndarray | None,
+        upper: np.ndarray | None,
+    ) -> qpsolvers.Problem:
+        """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q``
+        restricted, ``G, h`` rows over held coordinates only dropped (None when none is left),
+        and the box ``dt [lower, upper]`` (an absent side infinite; None without a box)."""
+        problem = pink.build_ik(
+            configuration,
+            list(self._tasks),
+            dt,
+            damping=self._damping,
+            limits=list(self._limits),
+            barriers=list(self._barriers),
+        )
+        index = self._selection.indices  # copies: qpsolvers' DAQP reads contiguous buffers
+        P, q = np.asarray(problem.P)[np.ix_(index, index)], np.asarray(problem.q)[index]
+        G = h = None
+        if problem.G is not None:
+            G, h = restrict_inequalities(problem.G, problem.h, self._selection)
+            if h.shape[0] == 0:
+                G = h = None
+        lb = ub = None
+        if lower is not None or upper is not None:
+            lb = np.full(self.n, -np.inf) if lower is None else dt * lower
+            ub = np.full(self.n, np.inf) if upper is None else dt * upper
+        return qpsolvers.Problem(P, q, G, h, None, None, lb, ub)
