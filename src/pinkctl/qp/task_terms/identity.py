@@ -73,10 +73,6 @@ class IdentityTaskTerm(TaskTerm):
             self._row.fill(0.0)
             self._coefficient.fill(0.0)
 
-    def _skip_linear(self) -> None:
-        if self.linear_rows:
-            self._coefficient.fill(0.0)
-
     def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
         task = self.task
         cost, weights = task.cost, self.weights
@@ -84,7 +80,8 @@ class IdentityTaskTerm(TaskTerm):
         read = (type(cost) is float and cost == weights.uniform) or weights.update(cost)
         errors = self._errors(configuration) if read else None
         if errors is None:  # outside pink's formula here: pink's own computation (and errors)
-            self._skip_linear()
+            if self.linear_rows:
+                self._coefficient.fill(0.0)
             self._fallback.accumulate(configuration, acc)
             return
         task_error, error_rows = errors
