@@ -25,7 +25,7 @@ from pink.limits import Limit
 from pink.tasks import Task
 
 from .barrier_terms import compile_barrier
-from .limit_terms import BoxBounds, JointBox, LimitPlan, compile_limit
+from .limit_terms import BoxBounds, LimitPlan, compile_limit
 from .objective import ObjectiveAccumulator
 from .problem import QPWorkspace
 from .selection import ColumnSelection
@@ -69,11 +69,9 @@ class Assembly:
             linear_offset += term.linear_rows
         self.limit_plan = LimitPlan([compile_limit(limit, model.nv, selection) for limit in limits])
         self.barrier_terms = [compile_barrier(b, selection) for b in barriers]
-        boxes = self.limit_plan.box_terms
-        one_box = len(boxes) == 1 and isinstance(boxes[0], JointBox) and not self.has_rows
         #: The box's one term, written in one pass without a caller's box, or None.
-        self._joint_box: JointBox | None = boxes[0] if one_box else None  # type: ignore[assignment]
-        self.fused = one_box and _arm_tasks(self._terms)
+        self._joint_box = None if self.has_rows else self.limit_plan.joint_box
+        self.fused = self._joint_box is not None and _arm_tasks(self._terms)
         self._box = BoxBounds(workspace.lb, workspace.ub)
         self._v_bound = np.zeros(selection.size)
         self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
@@ -140,8 +138,7 @@ class Assembly:
                 n_rows += matvec[1].shape[0]
         ws = self._ws
         acc.finalize(ws.H, ws.c, ws.H_diagonal)
-        if n_rows != ws.n_ineq or ws.n_eq:
-            ws.set_row_counts(n_rows, 0)
+        ws.set_row_counts(n_rows, 0)
         offset = 0
         for G_block, h_block in blocks:
             rows = h_block.shape[0]

@@ -303,12 +303,16 @@ class LimitPlan:
         row_terms: Terms producing ``G`` rows.
         nan_free: True when, for a finite configuration, the box cannot contain NaN (only
             configuration and velocity limits), so the per-tick bound check can be skipped.
+        joint_box: The only box term when it is a :class:`JointBox`, else None.
     """
 
     def __init__(self, terms: list[LimitTerm]) -> None:
         self.row_terms = [term for term in terms if not term.is_box]
         self.box_terms = _fuse_joint_box([t for t in terms if t.is_box and not t.empty])
         self.nan_free = all(isinstance(term, _NAN_FREE) for term in self.box_terms)
+        boxes = self.box_terms
+        one = len(boxes) == 1 and isinstance(boxes[0], JointBox)
+        self.joint_box: JointBox | None = boxes[0] if one else None  # type: ignore[assignment]
 
 
 #: Box terms whose bounds are finite or infinite, never NaN, at a finite configuration.

@@ -39,20 +39,32 @@ class RowWeights:
             self.uniform = 1.0 if cost is None else cost
             self.source = _NO_SOURCE
             return True
-        if isinstance(cost, np.ndarray):  # kept as the source of the unchanged-cost check
-            if cost.shape != (self.k,) or not np.issubdtype(cost.dtype, np.number):
-                return False
-            values = cost.astype(np.float64)
-            self.source, self.source_bytes = cost, cost.tobytes()
-        else:  # a list or tuple of k numbers
-            if not isinstance(cost, (list, tuple)) or len(cost) != self.k:
-                return False
-            try:
-                values = np.asarray(cost, dtype=np.float64)
-            except (TypeError, ValueError):
-                return False
-            self.source = _NO_SOURCE
+        if isinstance(cost, np.ndarray):
+            return self._read_array(cost)
+        return self._read_sequence(cost)
+
+    def _read_array(self, cost: np.ndarray) -> bool:
+        """A vector cost: ``k`` numbers (kept as the source of the unchanged-cost check)."""
+        if cost.shape != (self.k,) or not np.issubdtype(cost.dtype, np.number):
+            return False
+        self._store(cost.astype(np.float64))
+        self.source = cost
+        self.source_bytes = cost.tobytes()
+        return True
+
+    def _read_sequence(self, cost: Any) -> bool:
+        """A list or tuple of ``k`` numbers; False for anything else."""
+        if not isinstance(cost, (list, tuple)) or len(cost) != self.k:
+            return False
+        try:
+            values = np.asarray(cost, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        self._store(values)
+        self.source = _NO_SOURCE
+        return True
+
+    def _store(self, values: np.ndarray) -> None:
         np.copyto(self.vector, values)
         first = float(values[0]) if values.size else 1.0
         self.uniform = first if bool(np.all(values == first)) else None
-        return True
