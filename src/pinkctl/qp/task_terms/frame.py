@@ -34,20 +34,17 @@ class FrameHandle:
         self.frame_id = -1
         self.placement: Any = None
 
-    def bind(self, data: Any, name: str) -> None:
-        """Resolve ``name`` (raising pink's ``FrameNotFound``) and reference its placement."""
+    def current(self, data: Any, name: str) -> Any:
+        """Placement of frame ``name`` in ``data`` (a live reference; pink's
+        ``FrameNotFound`` for an unknown frame)."""
         if name is not self.name:
             if not self.model.existFrame(name):
                 raise FrameNotFound(name, self.model.frames)
             self.frame_id = int(self.model.getFrameId(name))
-            self.name = name
-        self.placement = data.oMf[self.frame_id]
-        self.data = data
-
-    def current(self, data: Any, name: str) -> Any:
-        """Placement of frame ``name`` in ``data`` (a live reference)."""
-        if data is not self.data or name is not self.name:
-            self.bind(data, name)
+            self.name, self.data = name, None
+        if data is not self.data:
+            self.placement = data.oMf[self.frame_id]
+            self.data = data
         return self.placement
 
 

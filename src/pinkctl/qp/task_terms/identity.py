@@ -10,7 +10,7 @@ from pink.tasks import DampingTask, PostureTask, Task
 
 from ..objective import ObjectiveAccumulator
 from ..selection import ColumnSelection, as_index
-from .base import GenericTaskTerm, TaskTerm, floating_base_nv
+from .base import GenericTaskTerm, TaskTerm
 from .weights import RowWeights
 
 __all__ = ["IdentityTaskTerm"]
@@ -46,7 +46,9 @@ class IdentityTaskTerm(TaskTerm):
         else:
             self._mode = self._ERROR_CALL
         nv = model.nv
-        root_nv = floating_base_nv(model)
+        root_nv = 0  # pink's convention: the joint named "root_joint" is not in the task rows
+        if model.existJointName("root_joint"):
+            root_nv = int(model.joints[model.getJointId("root_joint")].nv)
         self._k = nv - root_nv
         self._root_nv = root_nv
         tangent = np.arange(root_nv, nv)
