@@ -45,7 +45,7 @@ from .cascade import (
     lexicographic_solve,
     nullspace_solve,
 )
-from .compiled import CompiledQP
+from .compiled import CompiledQP, VelocityBox
 from .problem import QPProblem, QPWorkspace
 from .solvers import DEFAULT_SOLVER
 
@@ -132,21 +132,15 @@ class CascadeQP(CompiledQP):
             self._upper.append((level_ws, assembly))
         self.last_solution: CascadeSolution | None = None
 
-    def _solve(
-        self,
-        configuration: Configuration,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> np.ndarray:
+    def _solve(self, configuration: Configuration, dt: float, box: VelocityBox) -> np.ndarray:
         """Every level's solution (displacements) goes to :attr:`last_solution`."""
         objectives = []
         for level_ws, assembly in self._upper:
             assembly.write(configuration, dt, 0.0)
             objectives.append((level_ws.H.copy(), level_ws.c.copy()))
-        self._assembly.write(configuration, dt, 0.0, lower, upper)
+        self._assembly.write(configuration, dt, 0.0, *box)
         self._has_problem = True
-        recovery = self._recovery(dt, lower, upper)
+        recovery = self._recovery(dt, box)
         if recovery is not None:
             recovery()
         constraints = self._ws.problem().copy()  # the level solves reuse the buffers

@@ -63,6 +63,10 @@ __all__ = ["CompiledQP", "TickQP", "compile_qp"]
 
 _INFINITY = float("inf")
 
+#: A tick's velocity box on the QP variables, its lower and upper sides [rad/s or m/s] as float
+#: arrays of shape (n,), each None when absent (:meth:`TickQP.solve`'s ``lower``, ``upper``).
+VelocityBox = tuple[np.ndarray | None, np.ndarray | None]
+
 
 class TickQP:
     """What a controller needs of a compiled QP: the per-tick verb :meth:`solve` and what it
@@ -160,22 +164,13 @@ class TickQP:
             pink.exceptions.PinkError: A pink task or limit failing at this configuration
                 (e.g. ``TargetNotSet``).
         """
-        lower, upper = self._arguments(dt, lower, upper)
-        return self._solve(configuration, dt, lower, upper)
+        return self._solve(configuration, dt, self._arguments(dt, lower, upper))
 
-    def _solve(
-        self,
-        configuration: Configuration,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> np.ndarray:
+    def _solve(self, configuration: Configuration, dt: float, box: VelocityBox) -> np.ndarray:
         """:meth:`solve` with checked arguments."""
         raise NotImplementedError
 
-    def _arguments(
-        self, dt: float, lower: Any, upper: Any
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _arguments(self, dt: float, lower: Any, upper: Any) -> VelocityBox:
         """Check ``dt``; ``lower`` and ``upper`` as float arrays of shape (n,) (None kept)."""
         if not 0.0 < dt < _INFINITY:
             raise InputError(f"dt must be a finite positive number of seconds, got {dt!r}")
@@ -271,32 +266,24 @@ class CompiledQP(TickQP):
         self._has_problem = False
 
     # ------------------------------------------------------------------ the tick
-    def _solve(
-        self,
-        configuration: Configuration,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> np.ndarray:
-        trusted = self._write(configuration, dt, lower, upper)
+    def _solve(self, configuration: Configuration, dt: float, box: VelocityBox) -> np.ndarray:
+        trusted = self._write(configuration, dt, box)
         native, ws = self._native, self._ws
         if native is not None and trusted and not ws.n_ineq:
             x = native.solve(ws)  # inside the box; None when it hands the problem to DAQP
             if x is not None and isfinite(x.dot(x)):
                 self._last_solver = BOX_SOLVER
                 return np.divide(x, dt, out=x)
-        x = self._chain.solve(ws, trusted=trusted, recover=self._recovery(dt, lower, upper))
+        x = self._chain.solve(ws, trusted=trusted, recover=self._recovery(dt, box))
         self._last_solver = self._chain.last_solver
         return np.divide(x, dt, out=x)
 
-    def _recovery(
-        self, dt: float, lower: np.ndarray | None, upper: np.ndarray | None
-    ) -> Recovery | None:
+    def _recovery(self, dt: float, box: VelocityBox) -> Recovery | None:
         """The repair of an empty box for this tick (``recover_outside_range``), or None."""
         if not self._recover:
             return None
         ws, index, model = self._ws, self._selection.indices, self._model
-        return partial(recover_empty_box, ws, index, model, dt, lower, upper)
+        return partial(recover_empty_box, ws, index, model, dt, *box)
 
     def build(
         self,
@@ -311,17 +298,10 @@ class CompiledQP(TickQP):
 
         Raises: as :meth:`solve`, without ``QPSolveError``.
         """
-        lower, upper = self._arguments(dt, lower, upper)
-        self._write(configuration, dt, lower, upper)
+        self._write(configuration, dt, self._arguments(dt, lower, upper))
         return self._ws.problem()
 
-    def _write(
-        self,
-        configuration: Configuration,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> bool:
+    def _write(self, configuration: Configuration, dt: float, box: VelocityBox) -> bool:
         """Write this tick's problem; whether the box is trusted (see
         :meth:`~pinkctl.qp.assembly.Assembly.write`)."""
         self._has_problem = False
@@ -330,7 +310,7 @@ class CompiledQP(TickQP):
             raise InputError(
                 f"configuration.model has nv={getattr(model, 'nv', None)}, expected {self._nv}"
             )
-        trusted = self._assembly.write(configuration, dt, self._damping, lower, upper)
+        trusted = self._assembly.write(configuration, dt, self._damping, *box)
         self._has_problem = True
         return trusted
 

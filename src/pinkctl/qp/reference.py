@@ -20,7 +20,7 @@ import numpy as np
 import pink
 import qpsolvers
 
-from .compiled import TickQP
+from .compiled import TickQP, VelocityBox
 from .errors import QPSolveError
 from .selection import restrict_inequalities
 from .solvers import BOX_SOLVER, qpsolvers_options
@@ -99,14 +99,8 @@ class ReferenceQP(TickQP):
         ValueError: An unknown solver or a negative damping.
     """
 
-    def _solve(
-        self,
-        configuration: Any,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> np.ndarray:
-        problem = self._problem(configuration, dt, lower, upper)
+    def _solve(self, configuration: Any, dt: float, box: VelocityBox) -> np.ndarray:
+        problem = self._problem(configuration, dt, box)
         reasons = []
         for k, solver in enumerate(self._names):
             name = qpsolvers_name(solver)
@@ -120,16 +114,10 @@ class ReferenceQP(TickQP):
             return x / dt
         raise QPSolveError("; ".join(reasons), solver=self._names[0])
 
-    def _problem(
-        self,
-        configuration: Any,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> qpsolvers.Problem:
+    def _problem(self, configuration: Any, dt: float, box: VelocityBox) -> qpsolvers.Problem:
         """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q``
         restricted, ``G, h`` rows over held coordinates only dropped (None when none is left),
-        and the box ``dt [lower, upper]`` (an absent side infinite; None without a box)."""
+        and the box ``dt box`` (an absent side infinite; None without a box)."""
         problem = pink.build_ik(
             configuration,
             list(self._tasks),
@@ -146,6 +134,7 @@ class ReferenceQP(TickQP):
             if h.shape[0] == 0:
                 G = h = None
         lb = ub = None
+        lower, upper = box
         if lower is not None or upper is not None:
             lb = np.full(self.n, -np.inf) if lower is None else dt * lower
             ub = np.full(self.n, np.inf) if upper is None else dt * upper
