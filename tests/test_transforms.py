@@ -367,20 +367,19 @@ def test_joint_space_map_fast_path(continuous_arm) -> None:
         ["gripper", "joint1", "joint3", "joint2"],
     ],
 )
-def test_command_from_displacement(continuous_arm, space: list[str]) -> None:
+def test_command_state(continuous_arm, space: list[str]) -> None:
     """Rows written in place when the controlled joints are a contiguous block of the space,
     gathered otherwise: the same command either way."""
     jmap = JointSpaceMap(continuous_arm.model, ["joint1", "joint2", "joint3"], space)
-    base = np.array([0.1, -0.2, 0.3])
-    displacement = np.array([0.01, 0.02, -0.03])
-    joints, positions = jmap.command_from_displacement(base, displacement, 0.01)
+    positions = np.array([0.1, -0.2, 0.3]) + np.array([0.01, 0.02, -0.03])
+    velocities = np.array([0.01, 0.02, -0.03]) / 0.01
+    joints = jmap.command_state(positions, velocities)
     names = ["joint1", "joint2", "joint3"]
-    np.testing.assert_allclose(joints.get_positions(names), base + displacement, atol=0)
-    np.testing.assert_allclose(joints.get_velocities(names), displacement / 0.01, atol=0)
-    np.testing.assert_array_equal(positions, base + displacement)
+    np.testing.assert_allclose(joints.get_positions(names), positions, atol=0)
+    np.testing.assert_allclose(joints.get_velocities(names), velocities, atol=0)
     assert joints.valid_array[2].sum() == 0 and joints.valid_array[0].sum() == 3
-    with pytest.raises(ValueError):  # the returned positions are the state's, read-only
-        positions[0] = 1.0
+    with pytest.raises(ValueError):  # the state's matrix is read-only
+        joints.data_array[0, 0] = 1.0
 
 
 def _sites(names: list[str], rows: dict[str, tuple]) -> SpatialState:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -54,37 +54,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 __all__ = ["RobotConfig", "read_config"]
 
-_KEYS = {
-    "name",
-    "description",
-    "urdf",
-    "mjcf",
-    "package",
-    "srdf",
-    "package_dirs",
-    "tool_frame",
-    "tool_frames",
-    "controlled_joints",
-    "planning_group",
-    "gripper_joints",
-    "home",
-    "floating_base",
-    "floor",
-    "inertia_repairs",
-    "base",
-    "limits",
-    "mujoco",
-}
-_STRING_KEYS = (
-    "name",
-    "description",
-    "urdf",
-    "mjcf",
-    "package",
-    "srdf",
-    "tool_frame",
-    "planning_group",
-)
+#: Fields of :class:`RobotConfig` that are not keys of the table.
+_NOT_KEYS = ("base_position", "base_rpy", "folder", "source", "raw")
 _LIMIT_KEYS = ("velocity", "acceleration", "jerk")
 _MUJOCO_KEYS = ("kp", "kv", "armature")
 _PACKAGES = ("example-robot-data",)
@@ -227,6 +198,13 @@ class RobotConfig:
                 "allow_outside_paths=True to load files elsewhere"
             )
         return resolved
+
+
+#: The keys of a configuration table: the fields read from it, ``[base]`` holding
+#: ``base_position`` and ``base_rpy``.
+_KEYS = {f.name for f in fields(RobotConfig) if f.name not in _NOT_KEYS} | {"base"}
+#: The keys whose value is a string (the fields typed ``str | None``).
+_STRING_KEYS = tuple(f.name for f in fields(RobotConfig) if f.type == "str | None")
 
 
 def _check_keys(data: Any, source: str) -> None:

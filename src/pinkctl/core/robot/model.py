@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..joints import configuration_to_joint_positions
 from .description import RobotDescription
 from .source import RobotSource
 
@@ -106,23 +107,10 @@ class PinkRobot:
 
     def home_positions(self) -> dict[str, float]:
         """Home position of every scalar joint, by name (continuous: the angle)."""
-        out: dict[str, float] = {}
-        for i in range(1, self.model.njoints):
-            joint = self.model.joints[i]
-            if joint.nq == 1 and joint.nv == 1:
-                out[self.model.names[i]] = float(self.q0[joint.idx_q])
-            elif joint.nq == 2 and joint.nv == 1:
-                c, s = self.q0[joint.idx_q], self.q0[joint.idx_q + 1]
-                out[self.model.names[i]] = float(np.arctan2(s, c))
-        return out
-
-    def world_to_base(self, pose: pin.SE3) -> pin.SE3:
-        """A world-frame pose expressed in the robot's base frame (``base_placement``)."""
-        return self.base_placement.actInv(pose)
-
-    def base_to_world(self, pose: pin.SE3) -> pin.SE3:
-        """A base-frame pose expressed in the world frame."""
-        return self.base_placement.act(pose)
+        names = self.joint_names
+        return dict(
+            zip(names, configuration_to_joint_positions(self.q0, self.model, names).tolist())
+        )
 
     def report(self) -> str:
         """What was loaded, what was inferred and why, and the loader's warnings."""
