@@ -22,8 +22,7 @@ import pinocchio as pin
 from ..errors import InputError
 from .element import IKElement
 from .flags import AXES
-from .joint_settings import JointSettings
-from .objects import JointDependency
+from .objects import JointDependency, JointSettings
 from .scene import KinematicScene
 
 __all__ = [

@@ -23,8 +23,7 @@ from .._validation import real_array
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .joint_models import helical_model
-from .joint_settings import JointSettings
-from .objects import WORLD, Dummy, JointDependency, JointInterval, SceneJoint
+from .objects import WORLD, Dummy, JointDependency, JointInterval, JointSettings, SceneJoint
 
 __all__ = ["SceneBase"]
 
