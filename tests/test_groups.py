@@ -24,8 +24,8 @@ from pinkctl.groups import (
     Row,
     solve,
 )
-from pinkctl.groups.objects import DEFAULT_MAX_STEP_ANGULAR
-from pinkctl.groups.steps import combine, fit_max_steps, parts_of, shrink_to_fit
+from pinkctl.groups.joint_settings import DEFAULT_MAX_STEP_ANGULAR
+from pinkctl.groups.step_size import combine, fit_max_steps, parts_of, shrink_to_fit
 
 TOOL = "panda_hand_tcp"
 C = Constraint

@@ -24,15 +24,9 @@ from .flags import Constraint, GroupFlags, ResultCode
 from .group import IK_METHODS, MAX_DAMPING, MAX_ITERATIONS, IKGroup
 from .jacobian import GroupError, GroupJacobian
 from .joint_models import JOINT_TYPES
+from .joint_settings import JOINT_MODES, JointSettings
 from .layout import Column, Row
-from .objects import (
-    JOINT_MODES,
-    WORLD,
-    JointDependency,
-    JointInterval,
-    JointSettings,
-    NonFiniteDependency,
-)
+from .objects import WORLD, JointDependency, JointInterval, NonFiniteDependency
 from .scene import KinematicScene
 from .scene_objects import PARENT, SceneObject
 from .solve import PRIORITIES, GroupReport, GroupResult, solve

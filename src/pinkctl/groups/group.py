@@ -5,7 +5,7 @@ are the seed's: the resolution ``method`` (``"qp"``, ``"pinv"`` (a tiny fixed da
 ``"pinv_undamped"``, ``"dls"`` (damping ``damping`` [m]) or ``"transpose"``), the ``damping``
 ``δ`` [m] (of DLS, and of the ``qp`` method whose Tikhonov weight is ``δ²``),
 ``max_iterations`` and the :class:`~pinkctl.groups.flags.GroupFlags`. Joint settings
-(:class:`~pinkctl.groups.objects.JointSettings`) are the joints' own
+(:mod:`pinkctl.groups.joint_settings`) are the joints' own
 (:meth:`~pinkctl.groups.scene.KinematicScene.set_joint_settings`, as in the seed), and a group
 may override fields of them for itself (:meth:`IKGroup.set_joint`). A Jacobian callback may
 inspect and change the weighted Jacobian and error of every step, and give the step or the
@@ -31,8 +31,8 @@ from .element import IKElement
 from .find_config import FoundConfig, find_config
 from .flags import GroupFlags
 from .jacobian import GroupError, GroupJacobian, evaluate
+from .joint_settings import JointSettings
 from .layout import Column, Layout, build_layout
-from .objects import JointSettings
 from .scene import KinematicScene
 from .solve import GroupReport, GroupResult, solve
 

@@ -22,7 +22,8 @@ import pinocchio as pin
 from ..errors import InputError
 from .element import IKElement
 from .flags import AXES
-from .objects import JointDependency, JointSettings
+from .joint_settings import JointSettings
+from .objects import JointDependency
 from .scene import KinematicScene
 
 __all__ = [

@@ -23,7 +23,8 @@ from .._validation import real_array
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .joint_models import helical_model
-from .objects import WORLD, Dummy, JointDependency, JointInterval, JointSettings, SceneJoint
+from .joint_settings import JointSettings
+from .objects import WORLD, Dummy, JointDependency, JointInterval, SceneJoint
 
 __all__ = ["SceneBase"]
 

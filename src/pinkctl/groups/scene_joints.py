@@ -6,7 +6,7 @@ positions and intrinsic transformations, for the robot's joints and scene joints
   joint follow another one;
 - a screw lead makes a one-coordinate revolute joint helical (robot joints too: the scene's
   model gets Pinocchio's helical joint about the same axis);
-- IK settings (:class:`~pinkctl.groups.objects.JointSettings`: mode, weight, limit
+- IK settings (:class:`~pinkctl.groups.joint_settings.JointSettings`: mode, weight, limit
   margin, max step) belong to the joint, as in the seed, and every group uses them unless it
   overrides a field for itself (:meth:`pinkctl.groups.IKGroup.set_joint`);
 - positions live in configurations ``q`` (explicit, never stored): :meth:`SceneJoints.
@@ -28,13 +28,8 @@ import pinocchio as pin
 from .._validation import callable_or_none, real_array, real_number
 from ..errors import InputError
 from .joint_models import joint_kind, screwable
-from .objects import (
-    ORTHONORMAL_TOLERANCE,
-    JointDependency,
-    JointInterval,
-    JointSettings,
-    SceneJoint,
-)
+from .joint_settings import JointSettings
+from .objects import ORTHONORMAL_TOLERANCE, JointDependency, JointInterval, SceneJoint
 from .scene_base import SceneBase
 
 __all__ = ["SceneJoints"]

@@ -11,7 +11,7 @@ configuration ``q``. Each iteration:
 3. unless ``IGNORE_MAX_STEPS``: halves the step until every joint's change fits its max step
    (``STEPS_TOO_BIG``); with several groups, the lower groups' contributions are halved first,
    and with ``priority="nullspace"`` a lower group's contribution is also halved while it
-   takes an upper group's progress away (:mod:`pinkctl.groups.steps`), so the higher ones
+   takes an upper group's progress away (:mod:`pinkctl.groups.step_size`), so the higher ones
    keep it;
 4. applies it on the manifold (``pin.integrate``); a joint that reaches or crosses a limit is
    stopped on it (``LIMIT_HIT``, the over- or undershoot recorded); with ``STOP_ON_LIMIT_HIT``
@@ -50,17 +50,15 @@ from .iteration import SolveColumns, advance, box, effective_limits, levels, uni
 from .jacobian import Evaluation, evaluate
 from .layout import Layout
 from .objects import NonFiniteDependency
-from .steps import (
+from .step_size import (
     PROGRESS_SHARE,
-    CannotInvert,
     combine,
     fit_max_steps,
     parts_of,
-    prioritized_steps,
     protect_upper_levels,
     shrink_to_fit,
-    single_step,
 )
+from .steps import CannotInvert, prioritized_steps, single_step
 
 if TYPE_CHECKING:
     from .group import IKGroup
@@ -192,12 +190,12 @@ def _candidate(run: _Run, q: np.ndarray, dq: np.ndarray) -> np.ndarray | None:
 def _within_share(old: float, new: float, now: float, precision: float) -> bool:
     """Whether an error ``new`` after the whole step keeps the upper group's share: at most
     its precision, its error ``old`` after its own step, or half-way between that and its
-    error ``now`` before the step (:data:`~pinkctl.groups.steps.PROGRESS_SHARE`)."""
+    error ``now`` before the step (:data:`~pinkctl.groups.step_size.PROGRESS_SHARE`)."""
     return new <= max(precision, old, old + PROGRESS_SHARE * (now - old))
 
 
 def _keeps_upper(run: _Run, q: np.ndarray, now: Sequence[Evaluation]) -> Any:
-    """``keeps_upper(k, before, after)`` for :func:`~pinkctl.groups.steps.
+    """``keeps_upper(k, before, after)`` for :func:`~pinkctl.groups.step_size.
     protect_upper_levels`: every element of the groups above level ``k`` keeps its share of
     the progress (:func:`_within_share`) after the step ``after`` compared with ``before``."""
     cache: dict[int, list[Evaluation] | None] = {}
