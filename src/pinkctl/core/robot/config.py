@@ -237,7 +237,8 @@ def _home(value: Any, source: str) -> dict[str, float] | str | None:
         return value
     if not isinstance(value, Mapping):
         raise ConfigurationError(f"{source}: home must be a table of joint values or a name")
-    return {str(k): _home_value(v, str(k), source) for k, v in value.items()}
+    with _as_configuration_error():
+        return {str(k): real_number(v, f"{source}: home value of {k!r}") for k, v in value.items()}
 
 
 def _floor(value: Any, source: str) -> bool | float | None:
@@ -261,11 +262,6 @@ def _base(
         None if position is None else _vector(position, 3, "base.position", source),
         None if rpy is None else _vector(rpy, 3, "base.rpy", source),
     )
-
-
-def _home_value(value: Any, joint: str, source: str) -> float:
-    with _as_configuration_error():
-        return real_number(value, f"{source}: home value of {joint!r}")
 
 
 def _section(
