@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..joint_info import scalar_joint_names
 from ..joints import configuration_to_joint_positions
 from .description import RobotDescription
 from .source import RobotSource
@@ -98,12 +99,7 @@ class PinkRobot:
     def joint_names(self) -> list[str]:
         """Every scalar joint with a coordinate of its own (revolute, prismatic, continuous),
         in model order: the joint space of this robot's :class:`~pinkctl.core.state.JointState`."""
-        model = self.model
-        return [
-            model.names[i]
-            for i in range(1, model.njoints)
-            if model.joints[i].nv == 1 and model.joints[i].nq in (1, 2)
-        ]
+        return scalar_joint_names(self.model)
 
     def home_positions(self) -> dict[str, float]:
         """Home position of every scalar joint, by name (continuous: the angle)."""
