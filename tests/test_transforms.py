@@ -183,7 +183,7 @@ def test_unknown_names_skipped_and_q_current_kept(continuous_arm) -> None:
         (["joint1"], [np.nan], None, "NaN"),
         (["joint1", "joint1"], [0.0, 1.0], None, "duplicates"),
         (["joint1"], [0.0], np.zeros(3), "q_current must have 4"),
-        (["joint1"], [0.0], [np.inf, 0, 0, 0], "q_current contains NaN"),
+        (["joint1"], [0.0], [np.inf, 0, 0, 0], "q_current must be finite"),
     ],
 )
 def test_joint_positions_to_configuration_rejects(
@@ -285,10 +285,10 @@ def test_seed_argument_order(continuous_arm) -> None:
     ("kwargs", "match"),
     [
         ({"velocity": np.ones(2)}, "velocity must have 3"),
-        ({"velocity": np.array([np.nan, 0, 0])}, "velocity contains NaN"),
-        ({"dt": 0.0}, "dt must be finite and > 0"),
+        ({"velocity": np.array([np.nan, 0, 0])}, "velocity must be finite"),
+        ({"dt": 0.0}, r"dt must be in \(0, inf\]"),
         ({"dt": np.inf}, "dt must be finite"),
-        ({"dt": "0.1"}, "dt must be a number"),
+        ({"dt": "0.1"}, "dt must be a real number"),
         ({"q_current": np.zeros(3)}, "q_current must have 4"),
         ({"current_joint_positions": np.zeros(2)}, "current_joint_positions must have 3"),
         ({"current_joint_positions": np.array([0.0, np.inf, 0])}, "NaN"),
@@ -367,20 +367,19 @@ def test_joint_space_map_fast_path(continuous_arm) -> None:
         ["gripper", "joint1", "joint3", "joint2"],
     ],
 )
-def test_command_from_displacement(continuous_arm, space: list[str]) -> None:
+def test_command_state(continuous_arm, space: list[str]) -> None:
     """Rows written in place when the controlled joints are a contiguous block of the space,
     gathered otherwise: the same command either way."""
     jmap = JointSpaceMap(continuous_arm.model, ["joint1", "joint2", "joint3"], space)
-    base = np.array([0.1, -0.2, 0.3])
-    displacement = np.array([0.01, 0.02, -0.03])
-    joints, positions = jmap.command_from_displacement(base, displacement, 0.01)
+    positions = np.array([0.1, -0.2, 0.3]) + np.array([0.01, 0.02, -0.03])
+    velocities = np.array([0.01, 0.02, -0.03]) / 0.01
+    joints = jmap.command_state(positions, velocities)
     names = ["joint1", "joint2", "joint3"]
-    np.testing.assert_allclose(joints.get_positions(names), base + displacement, atol=0)
-    np.testing.assert_allclose(joints.get_velocities(names), displacement / 0.01, atol=0)
-    np.testing.assert_array_equal(positions, base + displacement)
+    np.testing.assert_allclose(joints.get_positions(names), positions, atol=0)
+    np.testing.assert_allclose(joints.get_velocities(names), velocities, atol=0)
     assert joints.valid_array[2].sum() == 0 and joints.valid_array[0].sum() == 3
-    with pytest.raises(ValueError):  # the returned positions are the state's, read-only
-        positions[0] = 1.0
+    with pytest.raises(ValueError):  # the state's matrix is read-only
+        joints.data_array[0, 0] = 1.0
 
 
 def _sites(names: list[str], rows: dict[str, tuple]) -> SpatialState:

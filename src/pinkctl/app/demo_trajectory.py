@@ -29,6 +29,7 @@ from ..trajectories import (
     PoseWaypointTrajectory,
     Trajectory,
 )
+from ..trajectories._cartesian import SiteTrajectory
 
 __all__ = [
     "TRAJECTORIES",
@@ -77,7 +78,7 @@ def build_trajectory(
     angular_speed: float = 0.8,
     angular_acceleration: float = 3.0,
     tilt: float = TILT,
-) -> Trajectory:
+) -> SiteTrajectory:
     """A demo trajectory starting at the tool pose ``(position, orientation)``.
 
     Figure-eight and circle lie in the vertical world y-z plane. The waypoints trace a square

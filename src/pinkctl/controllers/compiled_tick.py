@@ -1,8 +1,8 @@
 """The compiled control tick: a :class:`PinkIKController` tick in one C++ call.
 
-Most controllers solve the fused arm problem (:mod:`pinkctl.qp.fused`: a frame task, an
+Most controllers solve the common arm problem (:mod:`pinkctl.qp.assembly`: a frame task, an
 optional posture task, pink's configuration and velocity limits; or the same with more frame
-tasks among ``extra_tasks``, which the generic assembly writes) with the native box QP, and
+tasks among ``extra_tasks``) with the native box QP, and
 either commit the velocity (no motion limits, :attr:`TickMode.PLAIN`) or follow it under
 motion limits (:attr:`TickMode.APPROACH`). For those, ``pinkctl/_native/_tick.cpp`` runs
 phases 2, 4 and 5 of the tick (forward kinematics and the frame Jacobian, the QP and its
@@ -71,11 +71,7 @@ class _Parts:
         Raises:
             NotCovered: Another problem.
         """
-        fused = qp._fused
-        if fused is None:
-            return _Parts._of_assembly(qp._assembly, tool)
-        velocity = None if fused._velocity is None else fused._velocity.limit
-        return _Parts([fused._frame], fused._posture, fused._limit, velocity, fused._tangent)
+        return _Parts._of_assembly(qp._assembly, tool)
 
     @staticmethod
     def _of_assembly(assembly: Any, tool: Any) -> _Parts:

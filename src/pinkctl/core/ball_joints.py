@@ -32,6 +32,7 @@ __all__ = [
     "rotation_rate",
     "rotation_vector",
     "split_ball_coordinate",
+    "unit_quaternion",
 ]
 
 #: Suffixes of a ball joint's three coordinates (``<joint>:x`` ...).
@@ -70,6 +71,19 @@ def expand_ball_joints(model: pin.Model, names: list[str]) -> list[str]:
     return out
 
 
+def unit_quaternion(quaternion: np.ndarray, name: str) -> np.ndarray:
+    """``quaternion`` (4,) divided by its norm (either component order).
+
+    Raises:
+        InputError: A zero or non-finite quaternion (``name`` names it).
+    """
+    quaternion = np.asarray(quaternion, dtype=np.float64)
+    norm = float(np.linalg.norm(quaternion))
+    if not np.isfinite(norm) or norm < 1e-9:
+        raise InputError(f"{name}: the quaternion {quaternion.tolist()} is zero or not finite")
+    return quaternion / norm
+
+
 def rotation_vector(quaternion_xyzw: np.ndarray) -> np.ndarray:
     """The rotation vector ``log R`` [rad] (3,) of a Pinocchio quaternion ``(x, y, z, w)``
     (normalised here).
@@ -77,11 +91,7 @@ def rotation_vector(quaternion_xyzw: np.ndarray) -> np.ndarray:
     Raises:
         InputError: A zero or non-finite quaternion.
     """
-    quaternion = np.asarray(quaternion_xyzw, dtype=np.float64)
-    norm = float(np.linalg.norm(quaternion))
-    if not np.isfinite(norm) or norm < 1e-9:
-        raise InputError(f"ball joint quaternion {quaternion.tolist()} is zero or not finite")
-    x, y, z, w = (quaternion / norm).tolist()
+    x, y, z, w = unit_quaternion(quaternion_xyzw, "ball joint").tolist()
     return np.asarray(pin.log3(pin.Quaternion(w, x, y, z).toRotationMatrix()))
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "JointKind",
     "configured_velocity_limits",
     "joint_info",
+    "scalar_joint_names",
 ]
 
 #: A Pinocchio position limit beyond this magnitude [rad or m] means "no limit".
@@ -120,6 +121,17 @@ def joint_info(model: pin.Model, name: str, *, what: str = "joint") -> JointInfo
         upper=upper,
         velocity=velocity,
     )
+
+
+def scalar_joint_names(model: pin.Model) -> list[str]:
+    """Every joint with one velocity coordinate and a position of its own (revolute,
+    prismatic, helical, continuous; not a mimic follower), in model order."""
+    joints = model.joints
+    return [
+        model.names[j]
+        for j in range(1, model.njoints)
+        if joints[j].nv == 1 and joints[j].nq in (1, 2)
+    ]
 
 
 def configured_velocity_limits(robot: PinkRobot) -> np.ndarray:

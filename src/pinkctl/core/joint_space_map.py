@@ -274,35 +274,6 @@ class JointSpaceMap:
         data[1, self._cols] = velocities
         return JointState.from_trusted(self._space, data, self._valid_pos_vel)
 
-    def command_from_displacement(
-        self, base: np.ndarray, displacement: np.ndarray, dt: float
-    ) -> tuple[JointState, np.ndarray]:
-        """The command ``base + displacement`` with velocity ``displacement / dt``.
-
-        The controller's output in one go (same trust rules as :meth:`command_state`): both
-        rows are computed straight into the new state's matrix.
-
-        Args:
-            base: (n,) positions the displacement starts from, controlled order.
-            displacement: (n,) finite displacements [rad or m] over one step.
-            dt: Step length [s], > 0.
-
-        Returns:
-            The JointState and the commanded positions (n,), a read-only array.
-        """
-        data = np.zeros(self._data_shape)
-        cols = self._cols
-        if self._cols_copy:  # a slice: the rows are views of the matrix
-            positions = data[0, cols]
-            np.add(base, displacement, out=positions)
-            np.divide(displacement, dt, out=data[1, cols])
-        else:
-            positions = base + displacement
-            data[0, cols] = positions
-            data[1, cols] = displacement / dt
-        positions.setflags(write=False)  # a view made before the matrix became read-only
-        return JointState.from_trusted(self._space, data, self._valid_pos_vel), positions
-
     def to_joint_state(
         self, velocity: np.ndarray, current_positions: np.ndarray, dt: float
     ) -> JointState:

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from .._validation import real_number, real_vector
 from ..errors import InputError
 from .joint_info import JointInfo
 from .joint_space_map import JointSpaceMap, scalar_joint
@@ -43,22 +44,6 @@ __all__ = [
     "map_pinocchio_velocity_to_joint_state",
     "velocity_to_joint_state",
 ]
-
-
-def _real_vector(value: Any, size: int | None, what: str) -> np.ndarray:
-    """``value`` as a finite float64 1-D array (of ``size`` elements if given)."""
-    try:
-        arr = np.asarray(value)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise InputError(f"{what}: cannot read as an array: {exc}") from exc
-    if arr.dtype.kind not in "fiu":
-        raise InputError(f"{what} must hold real numbers, got dtype {arr.dtype}")
-    arr = np.array(arr, dtype=np.float64).reshape(-1)
-    if size is not None and arr.size != size:
-        raise InputError(f"{what} must have {size} elements, got {arr.size}")
-    if not np.isfinite(arr).all():
-        raise InputError(f"{what} contains NaN or infinite values")
-    return arr
 
 
 def _scalar_from_q(model: pin.Model, info: JointInfo, q: np.ndarray) -> float:
@@ -99,13 +84,13 @@ def joint_positions_to_configuration(
             wrong size, or a named multi-coordinate joint (free, ball, planar, ...).
     """
     names = list(joint_names)
-    positions = _real_vector(joint_positions, len(names), "joint_positions")
+    positions = real_vector(joint_positions, "joint_positions", len(names))
     if len(set(names)) != len(names):
         raise InputError(f"joint_names has duplicates: {names}")
     if q_current is None:
         q = pin.neutral(model)
     else:
-        q = _real_vector(q_current, model.nq, "q_current")
+        q = real_vector(q_current, "q_current", model.nq)
     for name, value in zip(names, positions, strict=True):
         if not model.existJointName(name):
             continue
@@ -136,7 +121,7 @@ def configuration_to_joint_positions(
         ValueError: If ``q`` has the wrong size or NaN/inf, a name is not a joint of the model,
             or a joint has several coordinates.
     """
-    qv = _real_vector(q, model.nq, "q")
+    qv = real_vector(q, "q", model.nq)
     out = np.empty(len(joint_names))
     for k, name in enumerate(joint_names):
         if not model.existJointName(name):
@@ -176,19 +161,16 @@ def velocity_to_joint_state(
         ValueError: On wrong sizes, NaN/inf, ``dt <= 0``, or an unusable controlled joint.
     """
     mapping = JointSpaceMap(model, controlled_joint_names, robot_joint_space)
-    v = _real_vector(velocity, model.nv, "velocity")
-    q = _real_vector(q_current, model.nq, "q_current")
-    if isinstance(dt, bool) or not isinstance(dt, (int, float, np.floating, np.integer)):
-        raise InputError(f"dt must be a number, got {type(dt).__name__}")
-    if not (np.isfinite(dt) and dt > 0):
-        raise InputError(f"dt must be finite and > 0, got {dt}")
+    v = real_vector(velocity, "velocity", model.nv)
+    q = real_vector(q_current, "q_current", model.nq)
+    step = real_number(dt, "dt", low=0.0, low_open=True)
     if current_joint_positions is None:
         current = mapping.configuration_to_positions(q)
     else:
-        current = _real_vector(
-            current_joint_positions, len(mapping.controlled_joint_names), "current_joint_positions"
+        current = real_vector(
+            current_joint_positions, "current_joint_positions", len(mapping.controlled_joint_names)
         )
-    return mapping.to_joint_state(v, current, float(dt))
+    return mapping.to_joint_state(v, current, step)
 
 
 #: Isaac Sim PINK extension name of :func:`joint_positions_to_configuration`.

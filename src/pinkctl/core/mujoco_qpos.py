@@ -42,6 +42,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import real_vector
 from ..errors import InputError
+from .ball_joints import unit_quaternion
 
 __all__ = ["from_mujoco_qpos", "to_mujoco_qpos"]
 
@@ -65,13 +66,6 @@ def _mj_model(value: Any) -> mujoco.MjModel:
     if not isinstance(model, mujoco.MjModel):
         raise InputError(f"mj_model must be a mujoco.MjModel or a simulation, got {value!r}")
     return model
-
-
-def _unit(quaternion: NDArray[np.float64], name: str) -> NDArray[np.float64]:
-    norm = float(np.linalg.norm(quaternion))
-    if norm < 1e-9:
-        raise InputError(f"{name} holds a zero quaternion")
-    return quaternion / norm
 
 
 def _pairs(
@@ -171,10 +165,12 @@ def to_mujoco_qpos(
             mimic = pm.joints[index].extract()
             out[a] = mimic.scaling * q[i] + mimic.offset
         elif kind == "ball":
-            x, y, z, w = _unit(q[i : i + 4], "q").tolist()
+            x, y, z, w = unit_quaternion(q[i : i + 4], "q").tolist()
             out[a : a + 4] = (w, x, y, z)
         else:
-            motion = pin.XYZQUATToSE3(np.concatenate([q[i : i + 3], _unit(q[i + 3 : i + 7], "q")]))
+            motion = pin.XYZQUATToSE3(
+                np.concatenate([q[i : i + 3], unit_quaternion(q[i + 3 : i + 7], "q")])
+            )
             pose = pm.jointPlacements[index] * motion
             x, y, z, w = pin.SE3ToXYZQUAT(pose)[3:].tolist()
             out[a : a + 3] = pose.translation
@@ -220,10 +216,10 @@ def from_mujoco_qpos(
         elif kind == "continuous":
             out[i : i + 2] = (math.cos(qpos[a]), math.sin(qpos[a]))
         elif kind == "ball":
-            w, x, y, z = _unit(qpos[a : a + 4], "qpos").tolist()
+            w, x, y, z = unit_quaternion(qpos[a : a + 4], "qpos").tolist()
             out[i : i + 4] = (x, y, z, w)
         elif kind == "free":
-            w, x, y, z = _unit(qpos[a + 3 : a + 7], "qpos").tolist()
+            w, x, y, z = unit_quaternion(qpos[a + 3 : a + 7], "qpos").tolist()
             pose = pin.XYZQUATToSE3(np.concatenate([qpos[a : a + 3], [x, y, z, w]]))
             out[i : i + 7] = pin.SE3ToXYZQUAT(pm.jointPlacements[index].actInv(pose))
     return out

@@ -85,17 +85,9 @@ def substeps(control_dt: float, physics_dt: float) -> int:
 def _down_rotation(rotation: np.ndarray) -> np.ndarray:
     """The smallest rotation of ``rotation`` (3x3) that points its z axis along world -z."""
     z = rotation[:, 2]
-    axis = np.cross(z, DOWN)
-    sine = float(np.linalg.norm(axis))
-    cosine = float(z @ DOWN)
-    if sine < 1e-12:
-        if cosine > 0.0:
-            return rotation.copy()
-        axis, sine = rotation[:, 0], 0.0  # pointing straight up: half a turn about x
-    else:
-        axis = axis / sine
-    angle = float(np.arctan2(sine, cosine))
-    return pin.exp3(axis * angle) @ rotation
+    if float(z @ DOWN) < -1.0 + 1e-12:  # pointing straight up: half a turn about x
+        return pin.exp3(np.pi * rotation[:, 0]) @ rotation
+    return pin.Quaternion.FromTwoVectors(z, DOWN).matrix() @ rotation
 
 
 def _box(bounds: ArrayLike) -> np.ndarray:

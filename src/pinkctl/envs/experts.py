@@ -123,8 +123,7 @@ class PickCubeExpert(_CartesianExpert):
 
     def reset(self) -> None:
         """Start a new episode at the approach phase."""
-        self.phase = Phase.APPROACH
-        self._ticks = 0
+        self._enter(Phase.APPROACH)
 
     def _enter(self, phase: Phase) -> None:
         self.phase = phase

@@ -38,10 +38,6 @@ __all__ = ["chain_jacobian"]
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
 def _chain(scene: KinematicScene, base: str, joint: str) -> tuple[int, set[int]]:
     """The last joint's index and the joints between ``base`` and it."""
     if not isinstance(joint, str) or not scene.is_joint(joint):
@@ -105,7 +101,7 @@ def chain_jacobian(
     pin.computeJointJacobians(model, data, q_now)
     J_joint = pin.getJointJacobian(model, data, last, _LWA)
     offset = tip.translation - data.oMi[last].translation
-    linear = J_joint[:3] - _skew(offset) @ J_joint[3:]
+    linear = J_joint[:3] - pin.skew(offset) @ J_joint[3:]
     M = target.rotation.T @ tip.rotation
     e6 = np.concatenate(
         [reference.rotation.T @ (tip.translation - target.translation), pin.log3(M)]

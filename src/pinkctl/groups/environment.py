@@ -21,7 +21,8 @@ from ..errors import InputError
 from .element import IKElement
 from .group import IKGroup
 from .scene import KinematicScene
-from .setup_file import environment_text, read_environment, read_environment_text, write_environment
+from .setup_file import environment_text, load_environment
+from .setup_reader import parse_document, read_document
 from .solve import GroupResult, solve
 
 __all__ = ["IKEnvironment"]
@@ -74,7 +75,7 @@ class IKEnvironment:
 
     def save(self, path: str | Path) -> None:
         """Write the setup as TOML (see :mod:`pinkctl.groups.setup_file`)."""
-        write_environment(self, path)
+        Path(path).write_text(environment_text(self), encoding="utf-8")
 
     def dumps(self) -> str:
         """The TOML text :meth:`save` writes."""
@@ -82,13 +83,20 @@ class IKEnvironment:
 
     @classmethod
     def load(cls, path: str | Path) -> IKEnvironment:
-        """Read a setup written by :meth:`save`."""
-        return read_environment(path)
+        """Read a setup written by :meth:`save` (or by hand).
+
+        Raises:
+            FileNotFoundError: No such file.
+            ValueError: (:class:`~pinkctl.errors.ConfigurationError`) a directory, text that is
+                not UTF-8, invalid TOML, an unknown table or key, or a malformed entry; the
+                message names the file and the line.
+        """
+        return load_environment(*read_document(path))
 
     @classmethod
     def loads(cls, text: str) -> IKEnvironment:
         """Read a setup from TOML text (errors name ``<string>`` and the line)."""
-        return read_environment_text(text)
+        return load_environment(*parse_document(text))
 
     def duplicate(self) -> IKEnvironment:
         """An independent copy (robot, scene and groups)."""

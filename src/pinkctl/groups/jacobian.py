@@ -83,10 +83,6 @@ class Evaluation:
         return linear, angular
 
 
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
 def _element_terms(
     model: pin.Model, data: pin.Data, element: ElementLayout, jacobian: bool
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -104,7 +100,7 @@ def _element_terms(
     linear = J_tip[:3]
     if model.frames[element.constraint_base].parentJoint != 0:
         J_c = pin.getFrameJacobian(model, data, element.constraint_base, _LWA)
-        linear = linear + _skew(d) @ J_c[3:]
+        linear = linear + pin.skew(d) @ J_c[3:]
     J = np.vstack([R_c.T @ linear, pin.Jlog3(M) @ tip.rotation.T @ J_tip[3:]])
     return e, J
 

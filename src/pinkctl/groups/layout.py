@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
 from ..errors import InputError
 from .element import IKElement
@@ -154,12 +153,12 @@ def chain_joints(scene: KinematicScene, tip: str, base: str) -> list[int]:
 
 def _moving_joints(
     scene: KinematicScene, on_chain: set[int], settings: Callable[[str], JointSettings]
-) -> tuple[set[int], list[tuple[int, int, JointDependency]]]:
+) -> tuple[set[int], list[Fold]]:
     """The joints that move (masters of dependent joints included), and the folds."""
     model = scene.model
     dependencies = scene.dependencies
     moving: set[int] = set()
-    fold_pairs: list[tuple[int, int, JointDependency]] = []
+    folds: list[Fold] = []
     for joint in sorted(on_chain):
         name = model.names[joint]
         law = dependencies.get(name)
@@ -169,19 +168,11 @@ def _moving_joints(
         elif settings(law.master).moves:
             master = scene.joint_id(law.master)
             moving.add(master)
-            fold_pairs.append((joint, master, law))
-    return moving, fold_pairs
-
-
-def _fold(model: pin.Model, dependent: int, master: int, law: JointDependency) -> Fold:
-    """The fold of the dependent joint ``dependent`` into the column of ``master``."""
-    return Fold(
-        joint=model.names[dependent],
-        dependent_v=model.joints[dependent].idx_v,
-        master_v=model.joints[master].idx_v,
-        master_q=model.joints[master].idx_q,
-        law=law,
-    )
+            joints = model.joints
+            folds.append(
+                Fold(name, joints[joint].idx_v, joints[master].idx_v, joints[master].idx_q, law)
+            )
+    return moving, folds
 
 
 def chain_columns(
@@ -190,7 +181,7 @@ def chain_columns(
     """The columns of the joints ``on_chain`` (joint indices) whose settings let them move,
     dependent joints folded into their masters (module docstring)."""
     model = scene.model
-    moving, fold_pairs = _moving_joints(scene, on_chain, settings)
+    moving, folds = _moving_joints(scene, on_chain, settings)
     columns: list[Column] = []
     v_indices: list[int] = []
     q_index: list[int] = []
@@ -209,12 +200,11 @@ def chain_columns(
             per_column.append(
                 (lower, upper, own.weight, own.limit_margin, own.step_limit(rotational))
             )
-    folds = tuple(_fold(model, dep, master, law) for dep, master, law in fold_pairs)
     # one row per quantity: lower, upper, weight, margin, max step (each row contiguous)
     table = np.array(per_column, dtype=np.float64).reshape(-1, 5).T.copy()
     ints = (np.array(v_indices, dtype=np.intp), np.array(q_index, dtype=np.intp))
     lower, upper, weights, margins, max_steps = table
-    return Columns(tuple(columns), *ints, lower, upper, weights, margins, max_steps, folds)
+    return Columns(tuple(columns), *ints, lower, upper, weights, margins, max_steps, tuple(folds))
 
 
 def build_layout(

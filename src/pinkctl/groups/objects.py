@@ -42,6 +42,7 @@ __all__ = [
     "NonFiniteDependency",
     "SceneJoint",
     "check_pose",
+    "check_rotation",
 ]
 
 #: Name of the world frame (Pinocchio's ``universe``).
@@ -75,11 +76,16 @@ def check_pose(value: Any, name: str) -> pin.SE3:
             raise InputError(f"{name} must be a pin.SE3 or a 4x4 homogeneous matrix")
     if not np.isfinite(matrix).all():
         raise InputError(f"{name} contains NaN or infinite values")
-    rotation = matrix[:3, :3]
-    error = float(np.max(np.abs(rotation.T @ rotation - np.eye(3))))
-    if error > ORTHONORMAL_TOLERANCE or np.linalg.det(rotation) < 0.0:
-        raise InputError(f"{name}: the rotation is not a proper rotation matrix")
-    return pin.SE3(rotation.copy(), matrix[:3, 3].copy())
+    return pin.SE3(check_rotation(matrix[:3, :3].copy(), name), matrix[:3, 3].copy())
+
+
+def check_rotation(matrix: np.ndarray, name: str) -> np.ndarray:
+    """``matrix`` (3 x 3, finite) itself when it is orthonormal with determinant 1 (within
+    :data:`ORTHONORMAL_TOLERANCE`); else :class:`~pinkctl.errors.InputError`."""
+    error = float(np.max(np.abs(matrix.T @ matrix - np.eye(3))))
+    if error > ORTHONORMAL_TOLERANCE or np.linalg.det(matrix) < 0.0:
+        raise InputError(f"{name}: not a proper rotation matrix")
+    return matrix
 
 
 @dataclass

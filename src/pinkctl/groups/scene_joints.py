@@ -29,7 +29,7 @@ from .._validation import callable_or_none, real_array, real_number
 from ..errors import InputError
 from .joint_models import joint_kind, screwable
 from .joint_settings import JointSettings
-from .objects import ORTHONORMAL_TOLERANCE, JointDependency, JointInterval, SceneJoint
+from .objects import JointDependency, JointInterval, SceneJoint, check_rotation
 from .scene_base import SceneBase
 
 __all__ = ["SceneJoints"]
@@ -238,11 +238,7 @@ def _quaternion(rotation: Any) -> pin.Quaternion:
         rotation = np.array([rotation.w, rotation.x, rotation.y, rotation.z])
     shape = np.shape(rotation)
     if shape == (3, 3):
-        matrix = real_array(rotation, "rotation", (3, 3))
-        error = float(np.max(np.abs(matrix.T @ matrix - np.eye(3))))
-        if error > ORTHONORMAL_TOLERANCE or np.linalg.det(matrix) < 0.0:
-            raise InputError("rotation: not a proper rotation matrix")
-        return pin.Quaternion(matrix)
+        return pin.Quaternion(check_rotation(real_array(rotation, "rotation", (3, 3)), "rotation"))
     if shape != (4,):
         raise InputError(
             f"rotation must be a 3x3 rotation matrix or a quaternion (w, x, y, z), got {rotation!r}"

@@ -42,20 +42,13 @@ from ..errors import InputError
 from .flags import flag_names
 from .objects import SceneJoint
 from .setup_loader import CONSTRAINT_BITS, FLAG_BITS, load_groups, load_robot, load_scene
-from .setup_reader import DocumentReader, parse_document, read_document
+from .setup_reader import DocumentReader
 
 if TYPE_CHECKING:
     from .environment import IKEnvironment
     from .group import IKGroup
 
-__all__ = [
-    "FORMAT",
-    "environment_document",
-    "environment_text",
-    "read_environment",
-    "read_environment_text",
-    "write_environment",
-]
+__all__ = ["FORMAT", "environment_document", "environment_text", "load_environment"]
 
 #: Version of the file layout.
 FORMAT = 1
@@ -207,13 +200,15 @@ def environment_text(env: IKEnvironment) -> str:
     return _HEADER + tomli_w.dumps(environment_document(env))
 
 
-def write_environment(env: IKEnvironment, path: str | Path) -> None:
-    """Write the setup to ``path`` (module docstring)."""
-    Path(path).write_text(environment_text(env), encoding="utf-8")
-
-
 # ---------------------------------------------------------------------- reading
-def _environment(reader: DocumentReader, document: dict[str, Any]) -> IKEnvironment:
+def load_environment(reader: DocumentReader, document: dict[str, Any]) -> IKEnvironment:
+    """The environment of a parsed setup document (:func:`~pinkctl.groups.setup_reader.
+    read_document`, :func:`~pinkctl.groups.setup_reader.parse_document`).
+
+    Raises:
+        ValueError: (:class:`~pinkctl.errors.ConfigurationError`) an unknown table or key, or
+            a malformed entry; the message names the file and the line.
+    """
     from .environment import IKEnvironment
 
     version = reader.get(document, (), "format", int)
@@ -224,20 +219,3 @@ def _environment(reader: DocumentReader, document: dict[str, Any]) -> IKEnvironm
     load_scene(reader, env.scene, document)
     load_groups(reader, env, document)
     return env
-
-
-def read_environment(path: str | Path) -> IKEnvironment:
-    """Load a setup written by :func:`write_environment` (or by hand).
-
-    Raises:
-        FileNotFoundError: No such file.
-        ValueError: (:class:`~pinkctl.errors.ConfigurationError`) a directory, text that is not
-            UTF-8, invalid TOML, an unknown table or key, or a malformed entry; the message
-            names the file and the line.
-    """
-    return _environment(*read_document(path))
-
-
-def read_environment_text(text: str) -> IKEnvironment:
-    """Load a setup from its TOML text (errors name ``<string>`` and the line)."""
-    return _environment(*parse_document(text))

@@ -124,22 +124,15 @@ def _closed_form(level: Level, rule: IKMethod, box: Box, avoid: bool, q: np.ndar
     return y
 
 
-def _given(level: Level) -> np.ndarray | None:
-    """The step a callback gave: its ``dq``, else ``-J⁺ e`` from its pseudo-inverse."""
+def _own_step(
+    level: Level, box: Box, weights: np.ndarray, avoid: bool, q: np.ndarray
+) -> np.ndarray:
+    """``dq`` of one group on its own: a callback's step, else ``-J⁺ e`` from a callback's
+    pseudo-inverse, else its method's."""
     if level.step is not None:
         return level.step
     if level.pinv is not None:
         return -(level.pinv @ level.e)
-    return None
-
-
-def _own_step(
-    level: Level, box: Box, weights: np.ndarray, avoid: bool, q: np.ndarray
-) -> np.ndarray:
-    """``dq`` of one group on its own (a callback's, else its method's)."""
-    given = _given(level)
-    if given is not None:
-        return given
     rule = make_rule(level.method, level.damping)
     y = _cascade([level], box)[0] if rule is None else _closed_form(level, rule, box, avoid, q)
     return y * weights

@@ -7,6 +7,8 @@ Each raises :class:`~pinkctl.errors.InputError` naming the argument; nothing her
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import mujoco
@@ -52,3 +54,19 @@ def count(value: Any, name: str, *, low: int) -> int:
     if int(value) < low:
         raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
+
+
+#: MuJoCo's joint types of one coordinate (hinge, slide).
+SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
+
+@contextmanager
+def restored(model: mujoco.MjModel, data: mujoco.MjData) -> Iterator[None]:
+    """Restores ``data.qpos`` and the kinematics on leaving (also on an exception)."""
+    saved = data.qpos.copy()
+    try:
+        yield
+    finally:
+        data.qpos[:] = saved
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)

@@ -16,15 +16,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
-from ._checks import object_id
+from ._checks import SCALAR, object_id
 
 __all__ = ["chain_joints", "dof_columns", "joint_ids", "project_to_limits"]
 
 _FREE = int(mujoco.mjtJoint.mjJNT_FREE)
 _BALL = int(mujoco.mjtJoint.mjJNT_BALL)
-_SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
 #: Velocity coordinates of each joint type (free, ball, slide, hinge).
-_NDOF = {_FREE: 6, _BALL: 3, _SCALAR[0]: 1, _SCALAR[1]: 1}
+_NDOF = {_FREE: 6, _BALL: 3, SCALAR[0]: 1, SCALAR[1]: 1}
 
 
 def _equality_followers(model: mujoco.MjModel) -> set[int]:
@@ -49,7 +49,7 @@ def chain_joints(model: mujoco.MjModel, site_id: int) -> tuple[int, ...]:
                 int(model.body_jntadr[body]),
                 int(model.body_jntadr[body]) + int(model.body_jntnum[body]),
             )
-            if int(model.jnt_type[j]) in _SCALAR and j not in followers
+            if int(model.jnt_type[j]) in SCALAR and j not in followers
         ]
         found[:0] = own
         body = int(model.body_parentid[body])
@@ -121,7 +121,7 @@ def project_to_limits(model: mujoco.MjModel, ids: Sequence[int], qpos: NDArray[n
     for j in ids:
         kind, a = int(model.jnt_type[j]), int(model.jnt_qposadr[j])
         limited = bool(model.jnt_limited[j])
-        if kind in _SCALAR:
+        if kind in SCALAR:
             if limited:
                 low, high = model.jnt_range[j]
                 qpos[a] = min(max(qpos[a], low), high)

@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import choice, positive_number, real_number, real_vector
 from ..errors import InputError
-from ._checks import count, model_and_data, object_id
+from ._checks import SCALAR, count, model_and_data, object_id, restored
 
 __all__ = [
     "DEFAULT_ORIENTATION_WEIGHT",
@@ -43,8 +43,6 @@ __all__ = [
 DOWN: NDArray[np.float64] = np.array([0.0, 0.0, -1.0])
 #: Metres of position error equivalent to one radian of approach-axis tilt.
 DEFAULT_ORIENTATION_WEIGHT = 0.1
-
-_SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 
 
 def _dof_ids(dof_ids: Any, nv: int) -> np.ndarray:
@@ -68,7 +66,7 @@ class _Dofs:
     def __init__(self, model: mujoco.MjModel, dof_ids: Any) -> None:
         ids = _dof_ids(dof_ids, model.nv)
         joints = model.dof_jntid[ids]
-        scalar = [int(model.jnt_type[j]) in _SCALAR for j in joints]
+        scalar = [int(model.jnt_type[j]) in SCALAR for j in joints]
         if not all(scalar):
             bad = [int(d) for d, ok in zip(ids, scalar) if not ok]
             raise InputError(f"dof_ids {bad} belong to ball or free joints: use solve_joints")
@@ -77,21 +75,6 @@ class _Dofs:
         ranges = model.jnt_range[joints]
         self.limited = ranges[:, 0] < ranges[:, 1]  # the seed's test for "has limits"
         self.low, self.high = ranges[:, 0], ranges[:, 1]
-
-
-class _Restore:
-    """Restores ``data.qpos`` and the kinematics on leaving (also on an exception)."""
-
-    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
-        self.model, self.data = model, data
-
-    def __enter__(self) -> None:
-        self.saved = self.data.qpos.copy()
-
-    def __exit__(self, *exc: object) -> None:
-        self.data.qpos[:] = self.saved
-        mujoco.mj_kinematics(self.model, self.data)
-        mujoco.mj_comPos(self.model, self.data)
 
 
 def _set(model: mujoco.MjModel, data: mujoco.MjData, dofs: _Dofs, q: NDArray[np.float64]) -> None:
@@ -207,7 +190,7 @@ def compute_ik_levenberg_marquardt(
     tolerance = real_number(tolerance, "tolerance", low=0.0)
     offset = None if point_offset is None else real_vector(point_offset, "point_offset", 3)
     approach = _approach(approach_axis, approach_dir, orientation_weight)
-    with _Restore(model, data):
+    with restored(model, data):
         for _ in range(iterations):
             _set(model, data, dofs, q)
             error, jacobian = _task(model, data, site, dofs, target, offset, approach)
@@ -242,7 +225,7 @@ def compute_ik_pseudoinverse(
     iterations = count(max_iterations, "max_iterations", low=0)
     tolerance = real_number(tolerance, "tolerance", low=0.0)
     step_size = positive_number(step_size, "step_size")
-    with _Restore(model, data):
+    with restored(model, data):
         for _ in range(iterations):
             _set(model, data, dofs, q)
             error, jacobian = _task(model, data, site, dofs, target, None, None)

@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import choice, positive_number, real_number, real_vector
 from ..errors import InputError
-from ._checks import count, model_and_data, object_id
+from ._checks import SCALAR, count, model_and_data, object_id, restored
 from .joints import dof_columns, joint_ids, project_to_limits
 
 __all__ = ["JointSolution", "solve_joints", "target_quaternion"]
@@ -49,7 +49,6 @@ _REJECTIONS = 6
 _DAMPING_FACTOR = 10.0
 #: Smallest improvement of the weighted error that counts as one.
 _IMPROVEMENT = 1e-9
-_SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 _BALL = int(mujoco.mjtJoint.mjJNT_BALL)
 #: How close to its largest angle [rad] a ball joint counts as on its limit.
 _AT_LIMIT = 1e-9
@@ -135,7 +134,7 @@ class _Problem:
             kind, address = int(model.jnt_type[j]), int(model.jnt_qposadr[j])
             if not model.jnt_limited[j]:
                 continue
-            if kind in _SCALAR:
+            if kind in SCALAR:
                 self.scalars.append((k, address, *model.jnt_range[j]))
             elif kind == _BALL and column == model.jnt_dofadr[j]:
                 self.balls.append((k, address, float(model.jnt_range[j][1])))
@@ -339,13 +338,8 @@ def solve_joints(
     q = _start(model, ids, qpos, data)
 
     problem = _Problem(model, data, site_id, ids, goal_position, goal_quaternion, (wp, wr))
-    saved = data.qpos.copy()
-    try:
+    with restored(model, data):
         best, steps = _iterate(problem, q, damping, (iterations, tolerance, bound))
-    finally:
-        data.qpos[:] = saved
-        mujoco.mj_kinematics(model, data)
-        mujoco.mj_comPos(model, data)
     return JointSolution(
         qpos=best[0],
         converged=best[1] < tolerance,

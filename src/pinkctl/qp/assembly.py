@@ -3,15 +3,14 @@
 Each pink object's *structure* (its class, a limit's ``indices``) is analysed once, at
 compile time, into a term (:mod:`pinkctl.qp.task_terms`, :mod:`pinkctl.qp.limit_terms`,
 :mod:`pinkctl.qp.barrier_terms`); its *values* (targets, costs, gains, limit values) are read
-on every tick. Two assemblies write the same problem:
-
-- **fused** (:class:`~pinkctl.qp.fused.FramePostureBox`): the common arm problem (a frame task,
-  an optional posture task, the joint box, no rows) in one pass, when compile time recognises
-  it and the tick's parameters stay in it;
-- **generic** (:meth:`Assembly.write`): any mix of tasks, limits and barriers, term by term:
-  the objective ``H, c`` (tasks, damping, barriers' objective terms), the inequality rows
-  ``G x <= h`` (limits that are not simple bounds, barriers), then the box ``lb <= x <= ub``
-  (configuration, velocity and acceleration limits, the caller's velocity box).
+on every tick. :meth:`Assembly.write` writes, term by term, the objective ``H, c`` (tasks,
+damping, barriers' objective terms, :class:`~pinkctl.qp.objective.ObjectiveAccumulator`), the
+inequality rows ``G x <= h`` (limits that are not simple bounds, barriers), then the box
+``lb <= x <= ub`` (configuration, velocity and acceleration limits, the caller's velocity
+box). Whenever pink's configuration limit, with or without its velocity limit, covers every
+controlled coordinate and there are no rows, the box is written in one pass
+(:class:`~pinkctl.qp.limit_terms.JointBox`); with a frame task and an optional posture task,
+that is the common arm problem (``Assembly.fused``).
 """
 
 from __future__ import annotations
@@ -26,12 +25,11 @@ from pink.limits import Limit
 from pink.tasks import Task
 
 from .barrier_terms import compile_barrier
-from .fused import FramePostureBox
 from .limit_terms import BoxBounds, LimitPlan, compile_limit
 from .objective import ObjectiveAccumulator
 from .problem import QPWorkspace
 from .selection import ColumnSelection
-from .task_terms import TaskTerm, compile_task
+from .task_terms import FrameTaskTerm, IdentityTaskTerm, TaskTerm, compile_task
 
 __all__ = ["Assembly"]
 
@@ -46,8 +44,7 @@ class Assembly:
         tasks, limits, barriers: The pink objects (a task given twice counts twice).
 
     Attributes:
-        fused: The one-pass assembly of the common arm problem, or None when these objects
-            are not it.
+        fused: Whether these objects are the common arm problem (module docstring).
     """
 
     def __init__(
@@ -72,9 +69,9 @@ class Assembly:
             linear_offset += term.linear_rows
         self.limit_plan = LimitPlan([compile_limit(limit, model.nv, selection) for limit in limits])
         self.barrier_terms = [compile_barrier(b, selection) for b in barriers]
-        self.fused: FramePostureBox | None = None
-        if not self.barrier_terms:
-            self.fused = FramePostureBox.compile(self._terms, self.limit_plan, workspace)
+        #: The box's one term, written in one pass without a caller's box, or None.
+        self._joint_box = None if self.has_rows else self.limit_plan.joint_box
+        self.fused = self._joint_box is not None and _arm_tasks(self._terms)
         self._box = BoxBounds(workspace.lb, workspace.ub)
         self._v_bound = np.zeros(selection.size)
         self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
@@ -113,6 +110,10 @@ class Assembly:
                 (e.g. ``TargetNotSet``).
         """
         self._objective_and_rows(configuration, dt, damping)
+        joint_box = self._joint_box
+        if joint_box is not None and lower is None and upper is None:  # the box in one pass
+            joint_box.write(configuration.q, dt, self._ws.lb, self._ws.ub)
+            return True
         self._bounds(configuration, dt, lower, upper)
         return self.limit_plan.nan_free and lower is None and upper is None
 
@@ -124,17 +125,19 @@ class Assembly:
             term.accumulate(configuration, acc)
         blocks = self._blocks  # loops, not comprehensions: no call per tick
         blocks.clear()
+        n_rows = 0
         for limit_term in self.limit_plan.row_terms:
             matvec = limit_term.rows(configuration, dt)
             if matvec is not None and matvec[1].shape[0]:
                 blocks.append(matvec)
+                n_rows += matvec[1].shape[0]
         for barrier_term in self.barrier_terms:  # barriers add objective terms too
             matvec = barrier_term.evaluate(configuration, dt, acc)
             if matvec is not None and matvec[1].shape[0]:
                 blocks.append(matvec)
+                n_rows += matvec[1].shape[0]
         ws = self._ws
         acc.finalize(ws.H, ws.c, ws.H_diagonal)
-        n_rows = sum(block[1].shape[0] for block in blocks)
         ws.set_row_counts(n_rows, 0)
         offset = 0
         for G_block, h_block in blocks:
@@ -165,4 +168,11 @@ class Assembly:
         if lower is not None:
             np.multiply(lower, dt, out=self._v_bound)
             box.tighten_lower(None, self._v_bound)
-        box.finish()
+
+
+def _arm_tasks(terms: list[TaskTerm]) -> bool:
+    """Whether the task terms are a frame task and optionally a posture task over every
+    controlled coordinate (the common arm problem's)."""
+    if not 0 < len(terms) <= 2 or type(terms[0]) is not FrameTaskTerm:
+        return False
+    return len(terms) == 1 or (type(terms[1]) is IdentityTaskTerm and terms[1].fusable_posture)

@@ -60,13 +60,8 @@ _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 _SAFE_DISPLACEMENT_THRESHOLD = 1e-6
 
 
-def _default_gain_function_code() -> Any:
-    probe = PositionBarrier("probe", p_min=np.zeros(3))
-    return probe.gain_function.__code__
-
-
 #: Code object of pink's default (identity) gain function, to vectorize it.
-_IDENTITY_GAIN_CODE = _default_gain_function_code()
+_IDENTITY_GAIN_CODE = PositionBarrier("probe", p_min=np.zeros(3)).gain_function.__code__
 
 
 def _barrier_values(barrier: Barrier, values: np.ndarray) -> np.ndarray:
@@ -158,7 +153,7 @@ class DirectBarrierTerm(GenericBarrierTerm):
         weight = gain / squared_norm
         acc.diagonal_scalar += weight
         if safe is not None:
-            acc.add_linear(None, -weight * self._selection.entries(safe))
+            acc.add_linear(-weight * self._selection.entries(safe))
 
 
 class SelfCollisionBarrierTerm(DirectBarrierTerm):

@@ -1,6 +1,6 @@
 """Box-constrained QPs in the native kernel, DAQP's fast path.
 
-The fused control tick (:mod:`pinkctl.qp.fused`) and any tick whose limits are all simple
+The common arm tick (:mod:`pinkctl.qp.assembly`) and any tick whose limits are all simple
 bounds solve
 
 .. math::
@@ -22,7 +22,7 @@ import numpy as np
 from .._native import kernel_module, native_available
 from .problem import QPWorkspace
 
-__all__ = ["NativeBoxQP", "native_available", "native_box_qp"]
+__all__ = ["NativeBoxQP", "native_available"]
 
 
 class NativeBoxQP:
@@ -58,8 +58,3 @@ class NativeBoxQP:
             self._state.fill(0)  # no warm start from a failed solve
             return None
         return self._x.copy()
-
-
-def native_box_qp() -> NativeBoxQP | None:
-    """A solver when the native kernel is available, else None."""
-    return NativeBoxQP() if native_available()[0] else None

@@ -49,12 +49,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-import qpsolvers
 from scipy.linalg.lapack import dpotrf, dpstrf, dsyev, dtrtri
 
 from ..errors import InputError
 from .errors import QPSolveError
 from .problem import QPProblem
+from .solvers.generic import qpsolvers_problem, qpsolvers_solution
 
 __all__ = [
     "MIN_LEVEL_DAMPING",
@@ -250,20 +250,8 @@ def qpsolvers_solve(problem: QPProblem, solver: str = "daqp") -> np.ndarray:
     Raises:
         QPSolveError: No (finite) solution.
     """
-    x = qpsolvers.solve_qp(
-        problem.H,
-        problem.c,
-        problem.G if problem.G.size else None,
-        problem.h if problem.h.size else None,
-        problem.A if problem.A.size else None,
-        problem.b if problem.b.size else None,
-        problem.lb,
-        problem.ub,
-        solver=solver,
-    )
-    if x is None or not np.isfinite(x).all():
-        raise QPSolveError(f"{solver} found no solution", solver=solver)
-    return np.asarray(x, dtype=np.float64)
+    rows, equalities = problem.h.shape[0], problem.b.shape[0]
+    return qpsolvers_solution(qpsolvers_problem(problem, rows, equalities, True), solver, {})
 
 
 def nullspace_solve(

@@ -45,21 +45,20 @@ from .cascade import (
     lexicographic_solve,
     nullspace_solve,
 )
-from .compiled import TickQP
+from .compiled import CompiledQP, VelocityBox
 from .problem import QPProblem, QPWorkspace
-from .recovery import recover_empty_box
 from .solvers import DEFAULT_SOLVER
-from .solving import SolverChain
 
 __all__ = ["CascadeQP", "compile_cascade"]
 
 
-class CascadeQP(TickQP):
+class CascadeQP(CompiledQP):
     """Strictly prioritised differential-IK tick over the controlled coordinates, compiled
-    once (module docstring); built by :func:`compile_cascade`.
+    once (module docstring); built by :func:`compile_cascade`. A :class:`CompiledQP` whose
+    own problem (:meth:`~CompiledQP.build`) is the last level's with every constraint.
 
     Args:
-        model: Pinocchio model of the configurations passed to :meth:`solve`.
+        model: Pinocchio model of the configurations passed to :meth:`~TickQP.solve`.
         controlled_v_indices: Tangent indices of the variables, in order.
         levels: pink tasks per level, highest priority first (at least one non-empty level).
         limits: pink limits, held at every level.
@@ -69,6 +68,7 @@ class CascadeQP(TickQP):
         damping: Tikhonov damping of every level's Hessian, >= 0 (at least
             :data:`~pinkctl.qp.cascade.MIN_LEVEL_DAMPING` is used).
         solver_options: Options of ``solver``.
+        recover_outside_range: As :func:`~pinkctl.qp.compile_qp`'s.
         method: ``"cascade"`` (exact, one QP per level) or ``"nullspace"`` (projection).
         rank_tolerance: Relative singular-value threshold of the rank decisions.
 
@@ -93,6 +93,7 @@ class CascadeQP(TickQP):
         fallback_solver: str | None = None,
         damping: float = 1e-12,
         solver_options: dict[str, Any] | None = None,
+        recover_outside_range: bool = True,
         method: str = "cascade",
         rank_tolerance: float = RANK_TOLERANCE,
     ) -> None:
@@ -100,80 +101,53 @@ class CascadeQP(TickQP):
         self._levels = tuple(tuple(level) for level in levels)
         if not self._levels or not any(self._levels):
             raise InputError("levels: at least one level with a task is needed")
+        self._rank_tolerance = float(rank_tolerance)
+        # the compiled QP of the last level with every constraint; the damping is added per
+        # level by the cascade
         super().__init__(
             model,
             controlled_v_indices,
-            tasks=[task for level in self._levels for task in level],
+            tasks=self._levels[-1],
             limits=limits,
             barriers=barriers,
             solver=solver,
             fallback_solver=fallback_solver,
             damping=damping,
             solver_options=solver_options,
+            recover_outside_range=recover_outside_range,
         )
-        self._rank_tolerance = float(rank_tolerance)
-        selection = self._selection
-        *upper, last = self._levels
-        # the last level with every constraint; the damping is added per level by the cascade
-        self._ws = QPWorkspace(selection.size)
-        self._constraints = Assembly(
-            model, selection, self._ws, tasks=last, limits=self._limits, barriers=self._barriers
-        )
-        if self._method == "nullspace" and self._constraints.has_rows:
+        self._tasks = tuple(task for level in self._levels for task in level)
+        self._fused = False
+        if self._method == "nullspace" and self._assembly.has_rows:
             raise InputError(
                 "method 'nullspace' holds simple bounds only: barriers and limits with "
                 "constraint rows need method 'cascade'"
             )
         self._upper: list[tuple[QPWorkspace, Assembly]] = []
-        for tasks in upper:
-            level_ws = QPWorkspace(selection.size)
-            assembly = Assembly(model, selection, level_ws, tasks=tasks, limits=(), barriers=())
+        for tasks in self._levels[:-1]:
+            level_ws = QPWorkspace(self.n)
+            assembly = Assembly(
+                model, self._selection, level_ws, tasks=tasks, limits=(), barriers=()
+            )
             self._upper.append((level_ws, assembly))
-        self._chain = SolverChain(selection.size, selection.indices, self._names, self._options)
         self.last_solution: CascadeSolution | None = None
 
-    def solve(
-        self,
-        configuration: Configuration,
-        dt: float,
-        lower: np.ndarray | None = None,
-        upper: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """This tick's velocity [rad/s or m/s] of the controlled coordinates, inside the
-        simple bounds and ``[lower, upper]``; every level's solution (displacements) is in
-        :attr:`last_solution`. A new array.
-
-        Raises:
-            QPSolveError: When no solver solved the first level (reasons in the message).
-            ValueError: Bad ``dt`` or bounds.
-        """
-        if not 0.0 < dt < float("inf"):
-            raise InputError(f"dt must be a finite positive number of seconds, got {dt!r}")
+    def _solve(self, configuration: Configuration, dt: float, box: VelocityBox) -> np.ndarray:
+        """Every level's solution (displacements) goes to :attr:`last_solution`."""
         objectives = []
         for level_ws, assembly in self._upper:
             assembly.write(configuration, dt, 0.0)
             objectives.append((level_ws.H.copy(), level_ws.c.copy()))
-        constraints = self._constraint_problem(configuration, dt, lower, upper)
+        self._assembly.write(configuration, dt, 0.0, *box)
+        self._has_problem = True
+        recovery = self._recovery(dt, box)
+        if recovery is not None:
+            recovery()
+        constraints = self._ws.problem().copy()  # the level solves reuse the buffers
         objectives.append((constraints.H, constraints.c))
         solution = self._solve_levels(objectives, constraints)
         self.last_solution = solution
         return solution.x / dt
-
-    def _constraint_problem(
-        self,
-        configuration: Configuration,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> QPProblem:
-        """The last level's objective and every constraint (copies: the level solves reuse
-        buffers), its empty box repaired where motion limits explain it."""
-        lower, upper = self._velocity_bounds(lower, upper)
-        ws = self._ws
-        self._constraints.write(configuration, dt, 0.0, lower, upper)
-        recover_empty_box(ws, self._selection.indices, self._model, dt, lower, upper)
-        p = ws.problem()
-        return QPProblem(*(np.array(a) for a in (p.H, p.c, p.G, p.h, p.A, p.b, p.lb, p.ub)))
 
     def _solve_levels(
         self, objectives: list[tuple[np.ndarray, np.ndarray]], constraints: QPProblem

@@ -22,7 +22,7 @@ zero velocity), over the displacement :math:`x = \\Delta q_c = v_c\\, \\mathrm{d
 :func:`compile_qp` analyses every pink object once (:mod:`pinkctl.qp.assembly`) and picks the
 solvers (:mod:`pinkctl.qp.solvers`); structure changes (another task, limit or solver) go
 through compiling a new object. :meth:`CompiledQP.solve` reads this tick's values, writes the
-problem in place (the common arm problem in one pass: :mod:`pinkctl.qp.fused`) and solves it:
+problem in place (:mod:`pinkctl.qp.assembly`) and solves it:
 with ``solver="box"`` a problem whose only constraints are bounds goes straight to the native
 box QP, anything else through the solver, then the fallback (:mod:`pinkctl.qp.solving`).
 Same problem as pink, so with an exact solver the same solution
@@ -63,17 +63,45 @@ __all__ = ["CompiledQP", "TickQP", "compile_qp"]
 
 _INFINITY = float("inf")
 
+#: A tick's velocity box on the QP variables, its lower and upper sides [rad/s or m/s] as float
+#: arrays of shape (n,), each None when absent (:meth:`TickQP.solve`'s ``lower``, ``upper``).
+VelocityBox = tuple[np.ndarray | None, np.ndarray | None]
+
 
 class TickQP:
     """What a controller needs of a compiled QP: the per-tick verb :meth:`solve` and what it
-    was built from (:class:`CompiledQP`, :class:`~pinkctl.qp.reference.ReferenceQP`,
-    :class:`~pinkctl.qp.cascade_qp.CascadeQP`). The arguments are :class:`CompiledQP`'s but
-    ``recover_outside_range``.
+    was built from (:class:`CompiledQP`, :class:`~pinkctl.qp.cascade_qp.CascadeQP`,
+    :class:`~pinkctl.qp.reference.ReferenceQP`).
+
+    Args:
+        model: Pinocchio model of the configurations passed to :meth:`solve`.
+        controlled_v_indices: Tangent (velocity) indices of the QP variables, in order; the
+            other coordinates are held.
+        tasks: pink tasks of the objective.
+        limits: pink limits (an empty sequence means none, unlike pink's ``None``).
+        barriers: pink barriers.
+        solver: ``"box"`` (default: the native box QP where the only constraints are bounds,
+            DAQP otherwise), ``"daqp"``, ``"quadprog"``, ``"clarabel"``, ``"osqp"``,
+            ``"proxqp"`` or any solver qpsolvers knows (:mod:`pinkctl.qp.solvers`).
+        fallback_solver: Solver tried when ``solver`` fails, or None.
+        damping: Tikhonov damping added to the diagonal of ``H`` ([cost]² / [tangent]², pink's
+            ``damping``), ``>= 0``.
+        solver_options: Options of ``solver`` overriding
+            :data:`~pinkctl.qp.solvers.DEFAULT_SOLVER_OPTIONS` (checked by a trial solve).
+        recover_outside_range: When the position range conflicts with the motion bounds (a
+            start outside the range, or braking that cannot stop as early as the range's gain
+            asks), follow the motion bounds instead of reporting the empty box
+            (:func:`~pinkctl.qp.recovery.recover_empty_box`). False gives pink's behaviour,
+            which pink's path (:class:`~pinkctl.qp.reference.ReferenceQP`) always has.
 
     Raises:
         ValueError: A model that is not a Pinocchio model, bad indices or damping, an
-            unknown solver or options that are not a dict.
+            unknown solver, rejected options, or a limit or barrier that does not fit the
+            model.
     """
+
+    #: Whether the QP is the common arm problem (:attr:`fused`).
+    _fused = False
 
     def __init__(
         self,
@@ -87,6 +115,7 @@ class TickQP:
         fallback_solver: str | None = None,
         damping: float = 1e-12,
         solver_options: dict[str, Any] | None = None,
+        recover_outside_range: bool = True,
     ) -> None:
         nv = getattr(model, "nv", None)
         if not isinstance(nv, int):
@@ -102,7 +131,12 @@ class TickQP:
             raise InputError(f"solver_options must be a dict or None, got {solver_options!r}")
         self._options = dict(solver_options or {})
         self._tasks, self._limits, self._barriers = tuple(tasks), tuple(limits), tuple(barriers)
+        self._recover = bool(recover_outside_range)
         self._last_solver: str | None = None
+        self._compile()
+
+    def _compile(self) -> None:
+        """Analyse the pink objects once (nothing to do on pink's path)."""
 
     def solve(
         self,
@@ -111,14 +145,37 @@ class TickQP:
         lower: np.ndarray | None = None,
         upper: np.ndarray | None = None,
     ) -> np.ndarray:
-        """This tick's velocity [rad/s or m/s] of the QP variables, shape (n,), a new array
-        (:meth:`CompiledQP.solve`)."""
+        """This tick's velocity ``v`` [rad/s or m/s] of the QP variables (controlled-coordinate
+        order, shape (n,)): the minimiser ``x`` divided by ``dt``, inside the simple bounds and
+        the velocity box ``[lower, upper]``. A new array.
+
+        Args:
+            configuration: pink configuration updated at the tick's ``q`` (forward kinematics,
+                Jacobians; collision distances when a barrier needs them).
+            dt: Control period [s], > 0.
+            lower: Optional lower velocity bounds on the QP variables [rad/s or m/s], shape
+                (n,); ``-inf`` entries are unbounded.
+            upper: Optional upper velocity bounds, shape (n,); ``inf`` entries are unbounded.
+
+        Raises:
+            QPSolveError: No solver found a solution (each one's reason in the message).
+            ValueError: Bad ``dt``, ``lower`` / ``upper`` shape, or a configuration of
+                another model.
+            pink.exceptions.PinkError: A pink task or limit failing at this configuration
+                (e.g. ``TargetNotSet``).
+        """
+        return self._solve(configuration, dt, self._arguments(dt, lower, upper))
+
+    def _solve(self, configuration: Configuration, dt: float, box: VelocityBox) -> np.ndarray:
+        """:meth:`solve` with checked arguments."""
         raise NotImplementedError
 
-    def _velocity_bounds(
-        self, lower: Any, upper: Any
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """``lower`` and ``upper`` as float arrays of shape (n,) (None kept)."""
+    def _arguments(self, dt: float, lower: Any, upper: Any) -> VelocityBox:
+        """Check ``dt``; ``lower`` and ``upper`` as float arrays of shape (n,) (None kept)."""
+        if not 0.0 < dt < _INFINITY:
+            raise InputError(f"dt must be a finite positive number of seconds, got {dt!r}")
+        if lower is None and upper is None:
+            return None, None
         checked = []
         for bound, name in ((lower, "lower"), (upper, "upper")):
             array = None if bound is None else np.asarray(bound, dtype=np.float64)
@@ -179,70 +236,23 @@ class TickQP:
 
     @property
     def fused(self) -> bool:
-        """Whether the problem is the common arm problem, written in one pass (never on
-        pink's path or in a cascade, which assemble every matrix)."""
-        return False
+        """Whether the problem is the common arm problem (a frame task, an optional posture
+        task, the joint box, no rows: :mod:`pinkctl.qp.assembly`), which the controller's
+        compiled tick covers (never on pink's path or in a cascade)."""
+        return self._fused
 
 
 class CompiledQP(TickQP):
     """pink's differential-IK QP over the controlled coordinates, compiled once (module
-    docstring); built by :func:`compile_qp`.
-
-    Args:
-        model: Pinocchio model of the configurations passed to :meth:`CompiledQP.solve`.
-        controlled_v_indices: Tangent (velocity) indices of the QP variables, in order; the
-            other coordinates are held.
-        tasks: pink tasks of the objective.
-        limits: pink limits (an empty sequence means none, unlike pink's ``None``).
-        barriers: pink barriers.
-        solver: ``"box"`` (default: the native box QP where the only constraints are bounds,
-            DAQP otherwise), ``"daqp"``, ``"quadprog"``, ``"clarabel"``, ``"osqp"``,
-            ``"proxqp"`` or any solver qpsolvers knows (:mod:`pinkctl.qp.solvers`).
-        fallback_solver: Solver tried when ``solver`` fails, or None.
-        damping: Tikhonov damping added to the diagonal of ``H`` ([cost]² / [tangent]², pink's
-            ``damping``), ``>= 0``.
-        solver_options: Options of ``solver`` overriding
-            :data:`~pinkctl.qp.solvers.DEFAULT_SOLVER_OPTIONS` (checked by a trial solve).
-        recover_outside_range: When the position range conflicts with the motion bounds (a
-            start outside the range, or braking that cannot stop as early as the range's gain
-            asks), follow the motion bounds instead of reporting the empty box
-            (:func:`~pinkctl.qp.recovery.recover_empty_box`). False gives pink's behaviour.
-
-    Raises:
-        ValueError: An unknown solver, rejected options, bad indices or damping, or a limit
-            or barrier that does not fit the model.
+    docstring); built by :func:`compile_qp` (arguments: :class:`TickQP`'s).
     """
 
-    def __init__(
-        self,
-        model: pin.Model,
-        controlled_v_indices: Sequence[int] | np.ndarray,
-        *,
-        tasks: Sequence[Task],
-        limits: Sequence[Limit] = (),
-        barriers: Sequence[Barrier] = (),
-        solver: str = DEFAULT_SOLVER,
-        fallback_solver: str | None = None,
-        damping: float = 1e-12,
-        solver_options: dict[str, Any] | None = None,
-        recover_outside_range: bool = True,
-    ) -> None:
-        super().__init__(
-            model,
-            controlled_v_indices,
-            tasks=tasks,
-            limits=limits,
-            barriers=barriers,
-            solver=solver,
-            fallback_solver=fallback_solver,
-            damping=damping,
-            solver_options=solver_options,
-        )
+    def _compile(self) -> None:
         selection = self._selection
         self._chain = SolverChain(selection.size, selection.indices, self._names, self._options)
         self._ws = QPWorkspace(selection.size)
         self._assembly = Assembly(
-            model,
+            self._model,
             selection,
             self._ws,
             tasks=self._tasks,
@@ -253,57 +263,27 @@ class CompiledQP(TickQP):
         first = self._chain.solvers[0]
         # "box" on a box-only tick: its kernel is called directly (no chain in between)
         self._native: NativeBoxQP | None = first.native if isinstance(first, BoxSolver) else None
-        self._recover = bool(recover_outside_range)
         self._has_problem = False
 
     # ------------------------------------------------------------------ the tick
-    def solve(
-        self,
-        configuration: Configuration,
-        dt: float,
-        lower: np.ndarray | None = None,
-        upper: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """This tick's velocity ``v`` [rad/s or m/s] of the QP variables (controlled-coordinate
-        order, shape (n,)): the minimiser ``x`` divided by ``dt``, inside the simple bounds and
-        the velocity box ``[lower, upper]``. A new array.
-
-        Args:
-            configuration: pink configuration updated at the tick's ``q`` (forward kinematics,
-                Jacobians; collision distances when a barrier needs them).
-            dt: Control period [s], > 0.
-            lower: Optional lower velocity bounds on the QP variables [rad/s or m/s], shape
-                (n,); ``-inf`` entries are unbounded.
-            upper: Optional upper velocity bounds, shape (n,); ``inf`` entries are unbounded.
-
-        Raises:
-            QPSolveError: No solver found a solution (each one's reason in the message).
-            ValueError: Bad ``dt``, ``lower`` / ``upper`` shape, or a configuration of
-                another model.
-            pink.exceptions.PinkError: A pink task or limit failing at this configuration
-                (e.g. ``TargetNotSet``).
-        """
-        if lower is not None or upper is not None:
-            lower, upper = self._velocity_bounds(lower, upper)
-        trusted = self._write(configuration, dt, lower, upper)
+    def _solve(self, configuration: Configuration, dt: float, box: VelocityBox) -> np.ndarray:
+        trusted = self._write(configuration, dt, box)
         native, ws = self._native, self._ws
         if native is not None and trusted and not ws.n_ineq:
             x = native.solve(ws)  # inside the box; None when it hands the problem to DAQP
             if x is not None and isfinite(x.dot(x)):
                 self._last_solver = BOX_SOLVER
                 return np.divide(x, dt, out=x)
-        x = self._chain.solve(ws, trusted=trusted, recover=self._recovery(dt, lower, upper))
+        x = self._chain.solve(ws, trusted=trusted, recover=self._recovery(dt, box))
         self._last_solver = self._chain.last_solver
         return np.divide(x, dt, out=x)
 
-    def _recovery(
-        self, dt: float, lower: np.ndarray | None, upper: np.ndarray | None
-    ) -> Recovery | None:
+    def _recovery(self, dt: float, box: VelocityBox) -> Recovery | None:
         """The repair of an empty box for this tick (``recover_outside_range``), or None."""
         if not self._recover:
             return None
         ws, index, model = self._ws, self._selection.indices, self._model
-        return partial(recover_empty_box, ws, index, model, dt, lower, upper)
+        return partial(recover_empty_box, ws, index, model, dt, *box)
 
     def build(
         self,
@@ -318,35 +298,19 @@ class CompiledQP(TickQP):
 
         Raises: as :meth:`solve`, without ``QPSolveError``.
         """
-        if lower is not None or upper is not None:
-            lower, upper = self._velocity_bounds(lower, upper)
-        self._write(configuration, dt, lower, upper)
+        self._write(configuration, dt, self._arguments(dt, lower, upper))
         return self._ws.problem()
 
-    def _write(
-        self,
-        configuration: Configuration,
-        dt: float,
-        lower: np.ndarray | None,
-        upper: np.ndarray | None,
-    ) -> bool:
-        """Write this tick's problem (fused when it applies; ``lower`` / ``upper`` checked);
-        whether the box is trusted (see :meth:`~pinkctl.qp.assembly.Assembly.write`)."""
-        if not 0.0 < dt < _INFINITY:
-            raise InputError(f"dt must be a finite positive number of seconds, got {dt!r}")
+    def _write(self, configuration: Configuration, dt: float, box: VelocityBox) -> bool:
+        """Write this tick's problem; whether the box is trusted (see
+        :meth:`~pinkctl.qp.assembly.Assembly.write`)."""
         self._has_problem = False
         model = configuration.model
-        same_model = model is self._model or getattr(model, "nv", None) == self._nv
-        fused = self._fused
-        if fused is not None and same_model and lower is None and upper is None:
-            if fused.assemble(configuration, dt, self._damping):
-                self._has_problem = True
-                return True
-        if not same_model:
+        if model is not self._model and getattr(model, "nv", None) != self._nv:
             raise InputError(
                 f"configuration.model has nv={getattr(model, 'nv', None)}, expected {self._nv}"
             )
-        trusted = self._assembly.write(configuration, dt, self._damping, lower, upper)
+        trusted = self._assembly.write(configuration, dt, self._damping, *box)
         self._has_problem = True
         return trusted
 
@@ -360,11 +324,6 @@ class CompiledQP(TickQP):
     def exact(self) -> bool:
         """Whether the solver's solutions are exact up to rounding."""
         return self._chain.exact
-
-    @property
-    def fused(self) -> bool:
-        """Whether the problem is the common arm problem, written in one pass."""
-        return self._fused is not None
 
     @property
     def has_rows(self) -> bool:

@@ -51,18 +51,13 @@ __all__ = [
 
 
 class BoxBounds:
-    """Intersection of simple bounds ``lb <= x <= ub`` written into preallocated arrays.
-
-    The first bound written to a side this tick is stored directly (no ``fill(inf)`` then
-    ``minimum``); ``positions`` None means "every variable", else a slice or index array.
-    """
+    """Intersection of simple bounds ``lb <= x <= ub`` written into preallocated arrays;
+    ``positions`` None means "every variable", else a slice or index array."""
 
     def __init__(self, lb: np.ndarray, ub: np.ndarray) -> None:
         self.bind(lb, ub)
         self._scratch = np.zeros(lb.shape[0])
         self._scale = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
-        self._lb_set = False
-        self._ub_set = False
 
     def bind(self, lb: np.ndarray, ub: np.ndarray) -> None:
         """Write into these arrays from now on."""
@@ -70,57 +65,38 @@ class BoxBounds:
         self.ub = ub
 
     def reset(self) -> None:
-        """Start a new tick (no bound yet)."""
-        self._lb_set = False
-        self._ub_set = False
+        """Start a new tick: no bound yet (infinite bounds)."""
+        self.lb.fill(-np.inf)
+        self.ub.fill(np.inf)
 
     def tighten_upper(
         self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float = 1.0
     ) -> None:
         """``ub[positions] = min(ub[positions], scale * values)``."""
-        self._tighten(self.ub, self._ub_set, np.minimum, np.inf, positions, values, scale)
-        self._ub_set = True
+        self._tighten(self.ub, np.minimum, positions, values, scale)
 
     def tighten_lower(
         self, positions: slice | np.ndarray | None, values: np.ndarray, scale: float = 1.0
     ) -> None:
         """``lb[positions] = max(lb[positions], scale * values)``."""
-        self._tighten(self.lb, self._lb_set, np.maximum, -np.inf, positions, values, scale)
-        self._lb_set = True
+        self._tighten(self.lb, np.maximum, positions, values, scale)
 
     def _tighten(
         self,
         bound: np.ndarray,
-        written: bool,
         combine: np.ufunc,
-        unbounded: float,
         positions: slice | np.ndarray | None,
         values: np.ndarray,
         scale: float,
     ) -> None:
-        """One side: ``bound[positions] = combine(bound[positions], scale * values)``, the
-        first write of the tick stored directly (``written`` False)."""
+        """One side: ``bound[positions] = combine(bound[positions], scale * values)``."""
         if positions is not None:
-            if not written:
-                bound.fill(unbounded)
             bound[positions] = combine(bound[positions], np.multiply(values, scale))
             return
         if scale != 1.0:
             self._scale[()] = scale
             values = np.multiply(values, self._scale, self._scratch)
-        if written:
-            combine(bound, values, out=bound)
-        else:
-            bound[...] = values
-
-    def finish(self) -> None:
-        """Fill the bounds nobody wrote this tick with infinities."""
-        if not self._lb_set:
-            self.lb.fill(-np.inf)
-            self._lb_set = True
-        if not self._ub_set:
-            self.ub.fill(np.inf)
-            self._ub_set = True
+        combine(bound, values, out=bound)
 
 
 class LimitTerm:
@@ -133,6 +109,8 @@ class LimitTerm:
 
     limit: Limit
     is_box: bool = True
+    #: A box term that limits no controlled coordinate (left out of the plan).
+    empty: bool = False
 
     def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
         """Tighten ``box`` with the limit at the current configuration."""
@@ -161,19 +139,12 @@ class _IndexedBox(LimitTerm):
         self._k = as_index(k) if k.size else k  # entries of the limit's own vectors
         self.tangent = as_index(indices[k]) if k.size else k  # the same, as tangent indices
 
-    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        if not self.empty:
-            self._write(configuration.q, dt, box)
-
-    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
-        """Tighten ``box`` at ``q`` (some controlled coordinate is limited)."""
-
 
 class ConfigurationLimitBox(_IndexedBox):
     """``pink.limits.ConfigurationLimit`` as box bounds (see module docstring)."""
 
-    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
-        limit = self.limit
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        limit, q = self.limit, configuration.q
         model = limit.model
         gain = limit.config_limit_gain
         tangent = self.tangent
@@ -210,7 +181,7 @@ class VelocityLimitBox(_IndexedBox):
             self._velocity_bytes = velocity_bytes
         return self._lower, self._upper
 
-    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
         lower, upper = self.bounds(dt)
         box.tighten_upper(self.positions, upper)
         box.tighten_lower(self.positions, lower)
@@ -222,8 +193,8 @@ class JointBox(LimitTerm):
     The common case (pink's default limits on an arm): both cover all controlled coordinates,
     so ``ub = min(gain (q_max - q), dt v_max)`` and ``lb = max(gain (q_min - q), -dt v_max)``
     are written directly (it must be the first box term of the tick). Without the velocity
-    limit (``velocity`` None: the fused assembly's configuration limit alone), the
-    configuration limit's bounds.
+    limit (``velocity`` None: the QP of a motion-limited controller, whose shaper enforces the
+    velocity), the configuration limit's bounds.
     """
 
     def __init__(
@@ -233,18 +204,6 @@ class JointBox(LimitTerm):
         self.velocity = velocity_box
         self.tangent = configuration_box.tangent
         self._gain = np.zeros(())  # 0-d operand: cheaper in ufuncs than a Python float
-
-    @staticmethod
-    def fusable(first: LimitTerm, second: LimitTerm) -> bool:
-        """Whether two box terms can be fused (a full-coverage config + velocity pair)."""
-        return (
-            isinstance(first, ConfigurationLimitBox)
-            and isinstance(second, VelocityLimitBox)
-            and not first.empty
-            and not second.empty
-            and first.positions is None
-            and second.positions is None
-        )
 
     def write(self, q: np.ndarray, dt: float, lb: np.ndarray, ub: np.ndarray) -> None:
         """Write this tick's bounds at ``q`` into ``lb`` and ``ub``."""
@@ -260,15 +219,14 @@ class JointBox(LimitTerm):
             np.maximum(lb, lower, out=lb)
 
     def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
-        self.write(configuration.q, dt, box.lb, box.ub)
-        box._lb_set = box._ub_set = True  # both sides written directly (first term of the tick)
+        self.write(configuration.q, dt, box.lb, box.ub)  # the first box term of the tick
 
 
 class AccelerationLimitBox(_IndexedBox):
     """``pink.limits.AccelerationLimit`` as box bounds (see module docstring)."""
 
-    def _write(self, q: np.ndarray, dt: float, box: BoxBounds) -> None:
-        limit = self.limit
+    def apply(self, configuration: Any, dt: float, box: BoxBounds) -> None:
+        limit, q = self.limit, configuration.q
         model = limit.model
         k = self._k
         a_max = np.asarray(limit.a_max, dtype=np.float64)[k]
@@ -337,20 +295,24 @@ _BOX_TERMS: tuple[tuple[type[Limit], type[_IndexedBox]], ...] = (
 
 
 class LimitPlan:
-    """Compiled limits of one tick: box terms (a fused joint box first when possible) and
-    row terms.
+    """Compiled limits of one tick: box terms (a fused joint box first when possible, empty
+    ones left out) and row terms.
 
     Attributes:
         box_terms: Terms tightening ``lb <= x <= ub``.
         row_terms: Terms producing ``G`` rows.
         nan_free: True when, for a finite configuration, the box cannot contain NaN (only
             configuration and velocity limits), so the per-tick bound check can be skipped.
+        joint_box: The only box term when it is a :class:`JointBox`, else None.
     """
 
     def __init__(self, terms: list[LimitTerm]) -> None:
         self.row_terms = [term for term in terms if not term.is_box]
-        self.box_terms = _fuse_joint_box([term for term in terms if term.is_box])
+        self.box_terms = _fuse_joint_box([t for t in terms if t.is_box and not t.empty])
         self.nan_free = all(isinstance(term, _NAN_FREE) for term in self.box_terms)
+        boxes = self.box_terms
+        one = len(boxes) == 1 and isinstance(boxes[0], JointBox)
+        self.joint_box: JointBox | None = boxes[0] if one else None  # type: ignore[assignment]
 
 
 #: Box terms whose bounds are finite or infinite, never NaN, at a finite configuration.
@@ -358,12 +320,15 @@ _NAN_FREE = (ConfigurationLimitBox, VelocityLimitBox, JointBox)
 
 
 def _fuse_joint_box(boxes: list[LimitTerm]) -> list[LimitTerm]:
-    """``boxes`` with its first configuration and velocity limits fused into one
-    :class:`JointBox` (first in the list) when :meth:`JointBox.fusable`, else as given."""
+    """``boxes`` with its first configuration limit, when it covers every controlled
+    coordinate, made a :class:`JointBox` (first in the list) with its first velocity limit
+    when that one covers every controlled coordinate too; else as given."""
     configuration = _first(boxes, ConfigurationLimitBox)
-    velocity = _first(boxes, VelocityLimitBox)
-    if configuration is None or velocity is None or not JointBox.fusable(configuration, velocity):
+    if configuration is None or configuration.positions is not None:
         return boxes
+    velocity = _first(boxes, VelocityLimitBox)
+    if velocity is not None and velocity.positions is not None:
+        velocity = None
     rest = [t for t in boxes if t is not configuration and t is not velocity]
     return [JointBox(configuration, velocity), *rest]
 

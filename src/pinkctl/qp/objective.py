@@ -100,14 +100,8 @@ class ObjectiveAccumulator:
         else:
             self.diagonal[positions] += values
 
-    def add_linear(self, positions: slice | np.ndarray | None, values: np.ndarray) -> None:
-        """Add ``values`` to the entries ``positions`` of c (None: every entry)."""
-        if positions is None:
-            values = np.asarray(values, dtype=np.float64)
-        else:
-            full = np.zeros(self.n)
-            full[positions] = values
-            values = full
+    def add_linear(self, values: np.ndarray) -> None:
+        """Add ``values`` (one per variable) to c."""
         if not self.dense_used:
             self.H_dense.fill(0.0)
             self.c_dense.fill(0.0)

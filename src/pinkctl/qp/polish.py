@@ -45,31 +45,13 @@ NEAR_ACTIVE_DISTANCE = 1e-6
 #: Active-set repairs tried per guess.
 MAX_REPAIRS = 6
 
-_IDENTITIES: dict[int, np.ndarray] = {}
 
-
-def _identity(n: int) -> np.ndarray:
-    identity = _IDENTITIES.get(n)
-    if identity is None:
-        identity = np.eye(n)
-        identity.setflags(write=False)
-        _IDENTITIES[n] = identity
-    return identity
-
-
-def _unconstrained_minimizer(ws: QPWorkspace) -> np.ndarray | None:
-    """``x = -H^{-1} c`` (one LU solve), or None if ``H`` is singular."""
-    _, _, x, info = _dgesv(ws.H, np.negative(ws.c), overwrite_a=False)
-    if info != 0 or not isfinite(x.dot(x)):
-        return None
-    return x
-
-
-def _general_step(
+def _kkt_step(
     ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The minimiser on an active set with rows (the KKT system), and the active constraints
-    whose multiplier is negative ``(x, wrong_upper, wrong_lower)``, or None.
+    """The minimiser on the active set ``(upper, lower)`` (the KKT system; equality rows
+    always active), and the active constraints whose multiplier is negative ``(x,
+    wrong_upper, wrong_lower)``; None when the system has no solution.
 
     Multipliers are scattered over the masks (zero where inactive) and signed so that a
     valid active constraint has a non-negative one. Dependent active constraints (a row
@@ -103,8 +85,11 @@ def _general_step(
         residual = kkt @ solution - rhs
         if not residual.dot(residual) <= (POLISH_TOLERANCE**2) * (1.0 + rhs.dot(rhs)):
             return None
-    if not isfinite(solution.dot(solution)):
-        return None
+    x = solution[:n]
+    if not isfinite(solution.dot(solution)) or (
+        n_eq and np.count_nonzero(np.abs(ws.A @ x - ws.b) > tolerance_of(x))
+    ):
+        return None  # no finite solution, or one missing the equality rows (least squares)
     multipliers = solution[n:]
     lambda_upper = np.zeros(n + ws.n_ineq)
     lambda_lower = np.zeros(n)
@@ -116,7 +101,7 @@ def _general_step(
         1.0 + sqrt(lambda_upper.dot(lambda_upper) + lambda_lower.dot(lambda_lower))
     )
     wrong_upper = upper & (lambda_upper < -dual_tolerance)
-    return solution[:n], wrong_upper, lower & (lambda_lower < -dual_tolerance)
+    return x, wrong_upper, lower & (lambda_lower < -dual_tolerance)
 
 
 def _polish(
@@ -126,11 +111,8 @@ def _polish(
     the active constraints whose multiplier has the wrong sign, else add the most violated
     one, until the solution is feasible and optimal (KKT conditions to
     :data:`POLISH_TOLERANCE`)."""
-    x = _free_minimizer(ws, upper, lower)
-    if x is not None:
-        return x
     for _ in range(repairs + 1):
-        solved = _active_set_step(ws, upper, lower)
+        solved = _kkt_step(ws, upper, lower)
         if solved is None:
             return None
         x, wrong_upper, wrong_lower = solved
@@ -147,66 +129,6 @@ def _polish(
         if not _add_most_violated(ws, x, upper, lower, tolerance, row_gaps):
             return None  # violations only on constraints already active: numerical trouble
     return None
-
-
-def _free_minimizer(ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray) -> np.ndarray | None:
-    """With nothing active (the usual tracking tick), the unconstrained minimiser when it is
-    feasible; else None."""
-    if ws.n_eq or np.count_nonzero(upper) or np.count_nonzero(lower):
-        return None
-    x = _unconstrained_minimizer(ws)
-    if x is None:
-        return None
-    return (
-        None if _violates(ws, x, tolerance_of(x), (ws.h - ws.G @ x) if ws.n_ineq else None) else x
-    )
-
-
-def _active_set_step(
-    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The minimiser on the active set ``(upper, lower)`` and the active constraints whose
-    multiplier has the wrong sign ``(x, wrong_upper, wrong_lower)``; None when the active
-    set's system has no solution or ``x`` misses the equality rows."""
-    if ws.n_eq or (ws.n_ineq and np.count_nonzero(upper[ws.n :])):
-        solved = _general_step(ws, upper, lower)
-    else:
-        solved = _bounds_step(ws, upper, lower)
-    if solved is None or not ws.n_eq:
-        return solved
-    x = solved[0]
-    return None if np.count_nonzero(np.abs(ws.A @ x - ws.b) > tolerance_of(x)) else solved
-
-
-def _bounds_step(
-    ws: QPWorkspace, upper: np.ndarray, lower: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The minimiser on an active set of bounds only, and the active bounds whose multiplier
-    has the wrong sign ``(x, wrong_upper, wrong_lower)``, or None.
-
-    The rows of ``H x = -c`` on the active set are replaced by ``x_j = bound_j`` (one n x n
-    solve); the multipliers are then ``lambda_j = -(H x + c)_j`` on the active bounds:
-    ``>= 0`` on an upper bound, ``<= 0`` on a lower one, i.e. the signed gradient must not be
-    positive.
-    """
-    n = ws.n
-    at_upper = upper[:n]
-    bounds = at_upper | lower
-    H = ws.H
-    matrix = H.copy()
-    np.copyto(matrix, _identity(n), where=bounds[:, None])
-    rhs = np.where(bounds, np.where(at_upper, ws.ub, ws.lb), -ws.c)
-    _, _, x, info = _dgesv(matrix, rhs)
-    if info != 0 or not isfinite(x.dot(x)):
-        return None
-    gradient = H @ x
-    gradient += ws.c
-    dual_tolerance = POLISH_TOLERANCE * (1.0 + sqrt(gradient.dot(gradient)))
-    signed = np.where(at_upper, gradient, -gradient)
-    wrong = (signed > dual_tolerance) & bounds
-    wrong_upper = np.zeros(upper.shape, dtype=bool)
-    wrong_upper[:n] = wrong
-    return x, wrong_upper, wrong
 
 
 def _violates(

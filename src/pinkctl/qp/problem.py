@@ -81,10 +81,6 @@ class QPProblem:
         """Independent copy of the problem (owning its arrays, still read-only)."""
         return QPProblem(*(_readonly(np.array(getattr(self, a), np.float64)) for a in _FIELDS))
 
-    def objective(self, x: np.ndarray) -> float:
-        """Value of :math:`\\tfrac12 x^T H x + c^T x`."""
-        return float(0.5 * x @ self.H @ x + self.c @ x)
-
     def max_violation(self, x: np.ndarray) -> float:
         """Largest constraint violation of ``x`` (0 when ``x`` is feasible), in units of x."""
         viol = 0.0

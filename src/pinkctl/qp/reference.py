@@ -20,17 +20,11 @@ import numpy as np
 import pink
 import qpsolvers
 
-from ..errors import InputError
-from .compiled import TickQP
+from .compiled import TickQP, VelocityBox
 from .errors import QPSolveError
-from .selection import ColumnSelection, restrict_inequalities
-from .solvers import (
-    BOX_SOLVER,
-    SOLVER_ERRORS,
-    available_solvers,
-    missing_solver_message,
-    qpsolvers_options,
-)
+from .selection import restrict_inequalities
+from .solvers import BOX_SOLVER, qpsolvers_options
+from .solvers.generic import qpsolvers_solution
 
 __all__ = ["ReferenceQP", "reference_solve_ik"]
 
@@ -54,7 +48,8 @@ def reference_solve_ik(
     v_upper: np.ndarray | None = None,
     solver_options: dict[str, Any] | None = None,
 ) -> np.ndarray:
-    """Velocity from pink's ``build_ik`` restricted to the controlled coordinates.
+    """Velocity from pink's ``build_ik`` restricted to the controlled coordinates: one
+    :class:`ReferenceQP` solve without fallback.
 
     Args:
         configuration: ``pink.Configuration`` updated at the current ``q``.
@@ -62,7 +57,7 @@ def reference_solve_ik(
         dt: Control period [s], > 0.
         controlled_v_indices: Controlled tangent indices (QP variable order).
         solver: Solver name (``"box"``: DAQP).
-        damping: pink's Tikhonov damping.
+        damping: pink's Tikhonov damping, >= 0.
         limits: pink limits (empty: none, unlike pink's ``None`` which means its defaults).
         barriers: pink barriers.
         v_lower: Optional lower velocity bounds on the controlled coordinates, shape (n,).
@@ -74,115 +69,73 @@ def reference_solve_ik(
 
     Raises:
         ValueError: Unknown solver or bad arguments.
-        QPSolveError: The solver found no solution.
+        QPSolveError: The solver found no (finite) solution.
     """
-    if solver not in available_solvers():
-        raise InputError(missing_solver_message(solver))
-    solver = qpsolvers_name(solver)
-    if not dt > 0.0:
-        raise InputError(f"dt must be positive, got {dt!r}")
-    nv = configuration.model.nv
-    selection = ColumnSelection(nv, controlled_v_indices)
-    n = selection.size
-    problem = pink.build_ik(
-        configuration,
-        list(tasks),
-        dt,
-        damping=damping,
+    model = configuration.model
+    qp = ReferenceQP(
+        model,
+        controlled_v_indices,
+        tasks=list(tasks),
         limits=list(limits),
         barriers=list(barriers),
+        solver=solver,
+        damping=damping,
+        solver_options=solver_options,
     )
-    restricted = _restrict(problem, selection, _displacement_box(n, dt, v_lower, v_upper))
-    try:
-        result = qpsolvers.solve_problem(
-            restricted, solver=solver, **qpsolvers_options(solver, solver_options)
-        )
-    except SOLVER_ERRORS as exc:  # the solver's own failure
-        raise QPSolveError(f"{solver}: {exc}", solver=solver) from exc
-    if not result.found or result.x is None:
-        raise QPSolveError(f"{solver}: no solution found", solver=solver)
-    v = np.zeros(nv)
-    v[selection.indices] = np.asarray(result.x) / dt
+    v = np.zeros(model.nv)
+    v[qp.controlled_v_indices] = qp.solve(configuration, dt, v_lower, v_upper)
     return v
-
-
-def _displacement_box(
-    n: int, dt: float, v_lower: np.ndarray | None, v_upper: np.ndarray | None
-) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """``(dt v_lower, dt v_upper)`` over the QP variables, an absent side infinite; ``(None,
-    None)`` without velocity bounds."""
-    if v_lower is None and v_upper is None:
-        return None, None
-    lb = np.full(n, -np.inf) if v_lower is None else dt * np.asarray(v_lower, float).reshape(n)
-    ub = np.full(n, np.inf) if v_upper is None else dt * np.asarray(v_upper, float).reshape(n)
-    return lb, ub
-
-
-def _restrict(
-    problem: Any,
-    selection: ColumnSelection,
-    box: tuple[np.ndarray | None, np.ndarray | None],
-) -> qpsolvers.Problem:
-    """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q`` restricted,
-    ``G, h`` rows over held coordinates only dropped (None when none is left), and the
-    ``box``."""
-    index = selection.indices
-    P = np.asarray(problem.P)[np.ix_(index, index)]
-    q = np.asarray(problem.q)[index]
-    G = h = None
-    if problem.G is not None:
-        G, h = restrict_inequalities(problem.G, problem.h, selection)
-        if h.shape[0] == 0:
-            G = h = None
-    return qpsolvers.Problem(P, q, G, h, None, None, *box)
 
 
 class ReferenceQP(TickQP):
     """pink's path behind the compiled QP's verb: ``solve(configuration, dt, lower, upper)``
-    returns the controlled velocity from :func:`reference_solve_ik`, the fallback solver tried
-    when the solver fails.
+    returns the controlled velocity of pink's problem (module docstring), the fallback solver
+    tried when the solver fails.
 
-    Takes the arguments of :func:`~pinkctl.qp.compile_qp` but ``recover_outside_range``
-    (pink reports an empty box as infeasible).
+    Takes the arguments of :func:`~pinkctl.qp.compile_qp`; an empty box is reported as pink
+    reports it (``recover_outside_range`` does not apply).
 
     Raises:
         ValueError: An unknown solver or a negative damping.
     """
 
-    def solve(
-        self,
-        configuration: Any,
-        dt: float,
-        lower: np.ndarray | None = None,
-        upper: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """The controlled velocity [rad/s or m/s], shape (n,), a new array.
-
-        Raises:
-            QPSolveError: Every solver failed (each one's reason in the message).
-        """
+    def _solve(self, configuration: Any, dt: float, box: VelocityBox) -> np.ndarray:
+        problem = self._problem(configuration, dt, box)
         reasons = []
-        index = self._selection.indices
         for k, solver in enumerate(self._names):
+            name = qpsolvers_name(solver)
+            options = qpsolvers_options(name, self._options if k == 0 else None)
             try:
-                v = reference_solve_ik(
-                    configuration,
-                    self._tasks,
-                    dt,
-                    controlled_v_indices=index,
-                    solver=solver,
-                    damping=self._damping,
-                    limits=self._limits,
-                    barriers=self._barriers,
-                    solver_options=self._options if k == 0 else None,
-                    v_lower=lower,
-                    v_upper=upper,
-                )[index]
-                if not np.isfinite(v).all():
-                    raise QPSolveError("non-finite velocity", solver=solver)
+                x = qpsolvers_solution(problem, name, options)
             except QPSolveError as error:
                 reasons.append(f"{solver}: {error}")
                 continue
-            self._last_solver = qpsolvers_name(solver)
-            return v
+            self._last_solver = name
+            return x / dt
         raise QPSolveError("; ".join(reasons), solver=self._names[0])
+
+    def _problem(self, configuration: Any, dt: float, box: VelocityBox) -> qpsolvers.Problem:
+        """pink's problem (``build_ik``'s) over the controlled coordinates: ``P, q``
+        restricted, ``G, h`` rows over held coordinates only dropped (None when none is left),
+        and the box ``dt box`` (an absent side infinite; None without a box)."""
+        problem = pink.build_ik(
+            configuration,
+            list(self._tasks),
+            dt,
+            damping=self._damping,
+            limits=list(self._limits),
+            barriers=list(self._barriers),
+        )
+        index = self._selection.indices  # copies: qpsolvers' DAQP reads contiguous buffers
+        P, q = np.asarray(problem.P)[np.ix_(index, index)], np.asarray(problem.q)[index]
+        G = h = None
+        if problem.G is not None:
+            G, h = restrict_inequalities(problem.G, problem.h, self._selection)
+            if h.shape[0] == 0:
+                G = h = None
+        lb = ub = None
+        lower, upper = box
+        if lower is not None or upper is not None:
+            lb = np.full(self.n, -np.inf) if lower is None else dt * lower
+            ub = np.full(self.n, np.inf) if upper is None else dt * upper
+        return qpsolvers.Problem(P, q, G, h, None, None, lb, ub)

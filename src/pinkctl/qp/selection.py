@@ -99,10 +99,6 @@ class ColumnSelection:
         self.position = position
         self._ix = None if isinstance(self.index, slice) else np.ix_(self.index, self.index)
 
-    def columns(self, matrix: np.ndarray) -> np.ndarray:
-        """Controlled columns ``matrix[:, c]`` (a view when ``c`` is contiguous)."""
-        return matrix[:, self.index]
-
     def entries(self, vector: np.ndarray) -> np.ndarray:
         """Controlled entries ``vector[c]`` (a view when ``c`` is contiguous)."""
         return vector[self.index]

@@ -162,6 +162,7 @@ class ReachabilityMap:
             if "format" not in data or int(data["format"]) != _FORMAT:
                 raise InputError(f"path: {path} is not a reachability map (format {_FORMAT})")
             shape = tuple(int(n) for n in data["grid_shape"])
+            scalars = ("robot", "frame", "joint_names", "grid", "radial", "time_s")
             return cls(
                 robot=str(data["robot"]),
                 frame=str(data["frame"]),
@@ -171,14 +172,7 @@ class ReachabilityMap:
                     resolution=float(data["grid_resolution"]),
                     shape=(shape[0], shape[1], shape[2]),
                 ),
-                base_placement=data["base_placement"],
-                orientations=data["orientations"],
                 radial=bool(data["radial"]),
-                queried=data["queried"],
-                position_reached=data["position_reached"],
-                reached=data["reached"],
-                q=data["q"],
-                manipulability=data["manipulability"],
-                limit_distance=data["limit_distance"],
                 time_s=float(data["time_s"]),
+                **{f.name: data[f.name] for f in fields(cls) if f.name not in scalars},
             )

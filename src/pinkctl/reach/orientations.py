@@ -96,5 +96,4 @@ def radial_rotation(point: ArrayLike) -> np.ndarray:
     """
     x, y = float(np.asarray(point)[0]), float(np.asarray(point)[1])
     angle = np.arctan2(y, x) if np.hypot(x, y) > 1e-12 else 0.0
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    return np.asarray(pin.rpy.rpyToMatrix(0.0, 0.0, angle))

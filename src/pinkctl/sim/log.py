@@ -170,21 +170,16 @@ class ClosedLoopLog:
             InputError: The file is not a saved log (a field is missing).
         """
         with np.load(Path(path), allow_pickle=False) as data:
-            optional = {"reasons"}
             missing = [f.name for f in fields(cls) if f.name not in data.files]
-            if set(missing) - optional:
+            if set(missing) - {"reasons"}:  # "reasons" may be absent
                 raise InputError(f"{path}: not a saved ClosedLoopLog (no {missing[0]!r} array)")
-            values: dict[str, object] = {}
-            for f in fields(cls):
-                if f.name not in data.files:
-                    continue
-                array = data[f.name]
-                if f.name in _NAME_LISTS:
-                    values[f.name] = [str(x) for x in array]
-                elif f.name == "tool_frame":
-                    values[f.name] = str(array)
-                else:
-                    values[f.name] = array
+            values: dict[str, object] = {
+                f.name: data[f.name] for f in fields(cls) if f.name in data
+            }
+        for name in _NAME_LISTS:
+            if name in values:
+                values[name] = [str(x) for x in values[name]]  # type: ignore[attr-defined]
+        values["tool_frame"] = str(values["tool_frame"])
         return cls(**values)  # type: ignore[arg-type]
 
     def plot(self, path: str | Path, title: str | None = None) -> Path:

@@ -18,13 +18,13 @@ This module only needs the ``reset`` / ``forward`` interface; it imports no cont
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
+from .._progress import progress_bar
 from ..core.state import RobotState
 from ..errors import InputError
 from .log import ClosedLoopLog
@@ -32,6 +32,11 @@ from .recorder import TickRecorder, tick_status
 from .simulation import MujocoSimulation
 
 __all__ = ["ClosedLoopLog", "SetpointSource", "run_closed_loop"]
+
+#: Runs of more ticks than this show progress (see ``run_closed_loop``'s ``progress``).
+LONG_RUN = 2000
+#: The target marker's orientation when the target has none (w, x, y, z).
+_IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 
 
 class _Controller(Protocol):
@@ -116,16 +121,6 @@ class _Setpoints:
             )
 
 
-def _progress_bar(progress: bool | None, n_ticks: int) -> Any:
-    """A tqdm bar for long runs shown on a terminal (``progress`` None), else None."""
-    show = sys.stderr.isatty() if progress is None else progress
-    if not show or n_ticks <= 2000:
-        return None
-    from tqdm import tqdm  # noqa: PLC0415  (only for long interactive runs)
-
-    return tqdm(total=n_ticks, unit="tick", leave=False)
-
-
 def run_closed_loop(
     sim: MujocoSimulation,
     controller: _Controller,
@@ -158,7 +153,8 @@ def run_closed_loop(
         joint_space: Joint space of the estimated state; default: ``sim.joint_names``.
         reset: Call ``reset`` on the controller (and an upstream setpoint controller) at t = 0.
         show_target: Move the simulation's target marker to the target each tick.
-        progress: Show a progress bar; default: when stderr is a terminal.
+        progress: Show the progress of a run of more than :data:`LONG_RUN` ticks on stderr
+            (a bar on a terminal, a line per 10 % otherwise); default: on a terminal only.
         on_tick: Called as ``on_tick(t, desired)`` after each tick (e.g. for a state machine).
 
     Raises:
@@ -175,47 +171,40 @@ def run_closed_loop(
     if reset:
         setpoints.reset(controller, sim.get_robot_state(joints))
     recorder = TickRecorder(joints, commands, frame)
-    bar = _progress_bar(progress, n_ticks)
     marker = show_target and sim.has_target_marker
     t0 = sim.time
-    for _ in range(n_ticks):
-        t = sim.time - t0
-        estimated = sim.get_robot_state(joints)
-        sp = setpoints.at(t, estimated)
-        start = time.perf_counter()
-        desired = controller.forward(estimated, sp, t)
-        elapsed = time.perf_counter() - start
-        if desired is not None:
-            sim.apply(desired)
-        position, orientation = _target_pose(setpoints.target(t, sp), frame)
-        if marker:
-            _move_marker(sim, position, orientation)
-        status = tick_status(controller, desired)
-        reason = getattr(controller, "last_error", None)
-        servo = sim.data.ctrl[act_ids]
-        recorder.record(
-            t, estimated, desired, servo, elapsed, status, reason, (position, orientation)
-        )
-        sim.step(steps_per_tick)
-        recorder.tool(*sim.get_site_pose(frame))
-        if on_tick is not None:
-            on_tick(t, desired)
-        if bar is not None:
+    shown = progress if n_ticks > LONG_RUN else False
+    with progress_bar(n_ticks, "closed loop", enabled=shown, unit="tick") as bar:
+        for _ in range(n_ticks):
+            t = sim.time - t0
+            estimated = sim.get_robot_state(joints)
+            sp = setpoints.at(t, estimated)
+            start = time.perf_counter()
+            desired = controller.forward(estimated, sp, t)
+            elapsed = time.perf_counter() - start
+            if desired is not None:
+                sim.apply(desired)
+            position, orientation = _target_pose(setpoints.target(t, sp), frame)
+            if marker:
+                _move_marker(sim, position, orientation)
+            status = tick_status(controller, desired)
+            reason = getattr(controller, "last_error", None)
+            servo = sim.data.ctrl[act_ids]
+            recorder.record(
+                t, estimated, desired, servo, elapsed, status, reason, (position, orientation)
+            )
+            sim.step(steps_per_tick)
+            recorder.tool(*sim.get_site_pose(frame))
+            if on_tick is not None:
+                on_tick(t, desired)
             bar.update(1)
-    if bar is not None:
-        bar.close()
     return recorder.log(*sim.joint_position_limits(commands))
-
-
-#: The marker's orientation when the target has none (w, x, y, z).
-_IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 
 
 def _move_marker(
     sim: MujocoSimulation, position: np.ndarray | None, orientation: np.ndarray | None
 ) -> None:
-    """Move the simulation's target marker to a target position [m] and orientation
-    (w, x, y, z; identity when None), world frame; a target without position: left where
-    it is."""
+    """Move the target marker to a target (orientation None: identity); a target without a
+    position leaves it where it is."""
     if position is not None:
-        sim.set_target_marker(position, orientation if orientation is not None else _IDENTITY)
+        sim.set_target_marker(position, _IDENTITY if orientation is None else orientation)

@@ -97,7 +97,6 @@ class MujocoSimulation(FollowsWorld):
         target_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, TARGET_BODY)
         self._mocap_id = int(model.body_mocapid[target_id]) if target_id >= 0 else -1
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
-        self._initial_qpos = data.qpos.copy()
 
     @classmethod
     def from_robot(

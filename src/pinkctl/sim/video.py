@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import mujoco
@@ -200,12 +199,7 @@ class VideoRecorder:
     def __enter__(self) -> VideoRecorder:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.renderer.close()
 
 

@@ -6,7 +6,7 @@ The controller side needs nothing beyond pinkctl's core dependencies:
   (enable/disable, ``move_target`` with a minimum-jerk animation, ``sync_target_to_site``,
   ``solve_ik``, ``target_pose``, a custom ``ik_solve_fn``, joints from the site's chain or
   chosen by names / regular expressions);
-* :func:`dls_solve_fn` (:mod:`.seed_solver`): the seed's built-in DLS solver with its options
+* :func:`dls_solve_fn` (:mod:`.solve_fn`): the seed's built-in DLS solver with its options
   (iterations, damping, weights, tolerance) as an ``ik_solve_fn``;
 * :class:`InteractiveScene` (:mod:`.scene`): a simulation with several targets, stepped by
   hand or in real time;
@@ -23,7 +23,7 @@ from .motion import MinimumJerkMove, minimum_jerk
 from .pose import TargetPose
 from .recording import RecordedSession, SampledPoseTrajectory, TargetRecorder
 from .scene import InteractiveScene, make_scene
-from .seed_solver import dls_solve_fn
+from .solve_fn import dls_solve_fn
 from .target import IkSolveFn, IkTarget
 
 __all__ = [

@@ -28,6 +28,8 @@ import numpy as np
 
 from ..core.robot import PinkRobot
 from ..errors import InputError
+from ..mujoco_ik._checks import SCALAR
+from ..mujoco_ik.joints import chain_joints
 
 if TYPE_CHECKING:
     from ..sim import MujocoSimulation
@@ -36,8 +38,6 @@ __all__ = ["JointSelection", "Selector", "chain_robot", "select_joints", "target
 
 #: A list of names, or a regular expression (string or compiled) searched in each name.
 Selector = Union[Sequence[str], str, "re.Pattern[str]"]
-
-_SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 
 
 @dataclass(frozen=True)
@@ -84,38 +84,6 @@ def _search(selector: str | re.Pattern[str], names: list[str], what: str) -> lis
     return chosen
 
 
-def _mimic_followers(model: mujoco.MjModel) -> set[int]:
-    """Joints driven by another joint through a joint equality."""
-    followers = set()
-    for i in range(model.neq):
-        if int(model.eq_type[i]) == int(mujoco.mjtEq.mjEQ_JOINT) and model.eq_obj2id[i] >= 0:
-            followers.add(int(model.eq_obj1id[i]))
-    return followers
-
-
-def chain_joints(model: mujoco.MjModel, site: str) -> list[str]:
-    """Scalar joints between the world and the body of ``site``, root first.
-
-    Raises:
-        ValueError: If the model has no such site, or the chain holds no scalar joint.
-    """
-    site_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site)
-    if site_id < 0:
-        raise InputError(f"the MuJoCo model has no site {site!r}")
-    followers = _mimic_followers(model)
-    joints: list[str] = []
-    body = int(model.site_bodyid[site_id])
-    while body > 0:
-        start = int(model.body_jntadr[body])
-        for j in range(start + int(model.body_jntnum[body]) - 1, start - 1, -1):
-            if int(model.jnt_type[j]) in _SCALAR and j not in followers:
-                joints.append(model.joint(j).name)
-        body = int(model.body_parentid[body])
-    if not joints:
-        raise InputError(f"no hinge or slide joint moves site {site!r}")
-    return joints[::-1]
-
-
 def select_joints(
     model: mujoco.MjModel,
     site: str,
@@ -153,7 +121,7 @@ def _actuated_joints(model: mujoco.MjModel, actuators: Selector) -> tuple[list[s
         if int(model.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT):
             raise InputError(f"actuator {names[a]!r} does not drive a joint")
         joint = model.joint(int(model.actuator_trnid[a, 0]))
-        if int(model.jnt_type[joint.id]) not in _SCALAR:
+        if int(model.jnt_type[joint.id]) not in SCALAR:
             raise InputError(f"actuator {names[a]!r} drives {joint.name!r}, not a scalar joint")
         joint_names.append(joint.name)
     return joint_names, ids
@@ -163,10 +131,13 @@ def _site_joints(
     model: mujoco.MjModel, site: str, joints: Selector | None
 ) -> tuple[list[str], list[int]]:
     """The chosen joints (default: the site's chain) and the first actuator driving each."""
-    if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site) < 0:
+    site_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site)
+    if site_id < 0:
         raise InputError(f"the MuJoCo model has no site {site!r}")
     if joints is None:
-        joint_names = chain_joints(model, site)
+        joint_names = [model.joint(j).name for j in chain_joints(model, site_id)]
+        if not joint_names:
+            raise InputError(f"no hinge or slide joint moves site {site!r}")
     else:
         joint_names = _match(joints, _scalar_joints(model), "joints")
     joint_actuators = _joint_actuators(model)
@@ -181,7 +152,7 @@ def _scalar_joints(model: mujoco.MjModel) -> list[str]:
     return [
         model.joint(j).name
         for j in range(model.njnt)
-        if int(model.jnt_type[j]) in _SCALAR and model.joint(j).name
+        if int(model.jnt_type[j]) in SCALAR and model.joint(j).name
     ]
 
 

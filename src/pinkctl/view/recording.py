@@ -34,9 +34,10 @@ from ..core.poses import (
     rotation_vector_between,
     unit_quaternions,
 )
-from ..core.state import RobotState, SpatialState
+from ..core.state import RobotState
 from ..errors import InputError
 from ..trajectories import Trajectory
+from ..trajectories._cartesian import SiteStateWriter, check_frame_and_space
 
 if TYPE_CHECKING:
     from .target import IkTarget
@@ -65,8 +66,7 @@ class SampledPoseTrajectory(Trajectory):
     def __init__(
         self, site: str, *, times: ArrayLike, positions: ArrayLike, quaternions: ArrayLike
     ) -> None:
-        if not isinstance(site, str) or not site:
-            raise InputError(f"site must be a non-empty string, got {site!r}")
+        self._writer = SiteStateWriter(check_frame_and_space(site, None), site)
         t, p, q = _samples(times, positions, quaternions)
         q[q[:, 0] < 0] *= -1.0  # w >= 0
         self.site = site
@@ -108,17 +108,7 @@ class SampledPoseTrajectory(Trajectory):
         time = real_number(time, "time")
         if time < 0.0 or time > self.duration:
             return None
-        position, quaternion, linear, angular = self.sample(time)
-        site = [self.site]
-        return RobotState(
-            sites=SpatialState.from_name(
-                site,
-                positions=(site, position.reshape(1, 3)),
-                orientations=(site, quaternion.reshape(1, 4)),
-                linear_velocities=(site, linear.reshape(1, 3)),
-                angular_velocities=(site, angular.reshape(1, 3)),
-            )
-        )
+        return self._writer.state(*self.sample(time))
 
 
 class RecordedSession:

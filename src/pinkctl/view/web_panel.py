@@ -20,7 +20,7 @@ import numpy as np
 from .._validation import real_number
 from ..app.demo import build_trajectory
 from ..qp import available_solvers
-from ..trajectories import Trajectory
+from ..trajectories._cartesian import SiteTrajectory
 from .conventions import Conventions, GizmoStats
 from .target import IkTarget
 
@@ -282,7 +282,7 @@ class TargetPanel:
                 target.follow_trajectory(trajectory)
         self._show_path(trajectory)
 
-    def _show_path(self, trajectory: Trajectory | None) -> None:
+    def _show_path(self, trajectory: SiteTrajectory | None) -> None:
         """Draw one period of the trajectory the target follows (None: remove the drawing)."""
         with self._path_lock:  # GUI callbacks and the display thread both come here
             if self.path is not None:
@@ -293,22 +293,10 @@ class TargetPanel:
                 self.path = self._draw_path(server, trajectory)
 
     def _draw_path(
-        self, server: viser.ViserServer, trajectory: Trajectory
-    ) -> viser.LineSegmentsHandle | None:
+        self, server: viser.ViserServer, trajectory: SiteTrajectory
+    ) -> viser.LineSegmentsHandle:
         times = np.linspace(1.0, 1.0 + self.viewer.trajectory_period, 121)
-        points = []
-        for t in times:
-            state = trajectory.get_target_state(float(t))
-            position = (
-                None
-                if state is None or state.sites is None
-                else state.sites.get_position(self.target.site)
-            )
-            if position is not None:
-                points.append(position)
-        if len(points) < 2:
-            return None
-        path = np.array(points)
+        path = np.array([trajectory.sample(float(t))[0] for t in times])
         segments = np.stack([path[:-1], path[1:]], axis=1)
         return server.scene.add_line_segments(
             f"/paths/{self.target.site}", segments, (255, 140, 0), thickness=0.004

@@ -40,7 +40,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -54,37 +54,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 __all__ = ["RobotConfig", "read_config"]
 
-_KEYS = {
-    "name",
-    "description",
-    "urdf",
-    "mjcf",
-    "package",
-    "srdf",
-    "package_dirs",
-    "tool_frame",
-    "tool_frames",
-    "controlled_joints",
-    "planning_group",
-    "gripper_joints",
-    "home",
-    "floating_base",
-    "floor",
-    "inertia_repairs",
-    "base",
-    "limits",
-    "mujoco",
-}
-_STRING_KEYS = (
-    "name",
-    "description",
-    "urdf",
-    "mjcf",
-    "package",
-    "srdf",
-    "tool_frame",
-    "planning_group",
-)
+#: Fields of :class:`RobotConfig` that are not keys of the table.
+_NOT_KEYS = ("base_position", "base_rpy", "folder", "source", "raw")
 _LIMIT_KEYS = ("velocity", "acceleration", "jerk")
 _MUJOCO_KEYS = ("kp", "kv", "armature")
 _PACKAGES = ("example-robot-data",)
@@ -229,6 +200,13 @@ class RobotConfig:
         return resolved
 
 
+#: The keys of a configuration table: the fields read from it, ``[base]`` holding
+#: ``base_position`` and ``base_rpy``.
+_KEYS = {f.name for f in fields(RobotConfig) if f.name not in _NOT_KEYS} | {"base"}
+#: The keys whose value is a string (the fields typed ``str | None``).
+_STRING_KEYS = tuple(f.name for f in fields(RobotConfig) if f.type == "str | None")
+
+
 def _check_keys(data: Any, source: str) -> None:
     """A table of known keys, with at most one description file and a known package."""
     if not isinstance(data, Mapping):
@@ -259,7 +237,8 @@ def _home(value: Any, source: str) -> dict[str, float] | str | None:
         return value
     if not isinstance(value, Mapping):
         raise ConfigurationError(f"{source}: home must be a table of joint values or a name")
-    return {str(k): _home_value(v, str(k), source) for k, v in value.items()}
+    with _as_configuration_error():
+        return {str(k): real_number(v, f"{source}: home value of {k!r}") for k, v in value.items()}
 
 
 def _floor(value: Any, source: str) -> bool | float | None:
@@ -283,11 +262,6 @@ def _base(
         None if position is None else _vector(position, 3, "base.position", source),
         None if rpy is None else _vector(rpy, 3, "base.rpy", source),
     )
-
-
-def _home_value(value: Any, joint: str, source: str) -> float:
-    with _as_configuration_error():
-        return real_number(value, f"{source}: home value of {joint!r}")
 
 
 def _section(

@@ -17,15 +17,10 @@ import pinocchio as pin
 
 from ...errors import ConfigurationError
 
-__all__ = ["disambiguate_frames", "frame_names", "resolve_frame"]
+__all__ = ["disambiguate_frames", "resolve_frame"]
 
 _BODY = pin.FrameType.BODY
 _JOINTS = (pin.FrameType.JOINT, pin.FrameType.FIXED_JOINT)
-
-
-def frame_names(model: pin.Model) -> list[str]:
-    """Names of every frame but the universe, in model order, each once."""
-    return list(dict.fromkeys(f.name for f in list(model.frames)[1:]))
 
 
 def disambiguate_frames(model: pin.Model) -> list[str]:
@@ -65,7 +60,8 @@ def resolve_frame(model: pin.Model, name: str, *, what: str = "frame") -> int:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        close = difflib.get_close_matches(name, frame_names(model), n=5)
+        names = dict.fromkeys(f.name for f in list(model.frames)[1:])  # in order, each once
+        close = difflib.get_close_matches(name, list(names), n=5)
         hint = f"; close names: {close}" if close else ""
         raise ConfigurationError(f"{what} {name!r} is not a frame of the model{hint}")
     listed = ", ".join(f"#{i} ({model.frames[i].type.name})" for i in matches)

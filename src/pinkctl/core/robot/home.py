@@ -16,6 +16,7 @@ import numpy as np
 import pinocchio as pin
 
 from ...errors import ConfigurationError
+from ..joints import joint_positions_to_configuration
 from .inference import infer_home
 from .srdf import srdf_group_states, srdf_root_pose, srdf_state
 
@@ -26,31 +27,22 @@ RANGE_TOLERANCE = 1e-9
 
 
 def apply_positions(model: pin.Model, q: np.ndarray, positions: Mapping[str, float]) -> None:
-    """Write named scalar joint positions into ``q`` (continuous joints as cos/sin).
+    """Write named scalar joint positions into ``q`` (continuous joints as cos/sin, mimic
+    followers skipped: their master sets them).
 
     Raises:
         ValueError: A joint the model lacks (close names suggested), or one with more than
             one coordinate.
     """
-    for name, value in positions.items():
+    for name in positions:
         if not model.existJointName(name):
             close = difflib.get_close_matches(name, list(model.names), n=3)
             raise ConfigurationError(
                 f"joint {name!r} of the home configuration is not in the model"
                 + (f"; close names: {close}" if close else "")
             )
-        joint = model.joints[model.getJointId(name)]
-        if joint.nq == 1:
-            q[joint.idx_q] = value
-        elif joint.nq == 2 and joint.nv == 1:
-            q[joint.idx_q] = np.cos(value)
-            q[joint.idx_q + 1] = np.sin(value)
-        elif joint.nq == 0:
-            continue  # mimic follower: its value comes from its master
-        else:
-            raise ConfigurationError(
-                f"joint {name!r} has {joint.nq} coordinates; give it by q vector"
-            )
+    names, values = list(positions), list(positions.values())
+    q[:] = joint_positions_to_configuration(names, values, model, q)
 
 
 def apply_srdf_state(

@@ -91,6 +91,15 @@ def _movable_parent(model: pin.Model, joint: int, movable: set[int]) -> int:
     return parent
 
 
+def _chain_to(model: pin.Model, joint: int, movable: set[int]) -> list[int]:
+    """The movable joints from the root down to ``joint`` (included), root first."""
+    chain = []
+    while joint != 0:
+        chain.append(joint)
+        joint = _movable_parent(model, joint, movable)
+    return chain[::-1]
+
+
 def _link_of(model: pin.Model, joint: int) -> str:
     for frame in model.frames:
         if frame.type == pin.FrameType.BODY and frame.parentJoint == joint:
@@ -162,12 +171,7 @@ def infer_chain(model: pin.Model) -> tuple[list[str], list[str]]:
             "the joints (controlled_joint_names=) or a configuration "
             "(tool_frame / controlled_joints / planning_group)"
         )
-    chain = []
-    j = tips[0]
-    while j != 0:
-        chain.append(j)
-        j = _movable_parent(model, j, movable)
-    chain.reverse()
+    chain = _chain_to(model, tips[0], movable)
     off_chain = sorted(arm - set(chain))
     if off_chain:
         names = [model.names[j] for j in off_chain]
@@ -196,17 +200,12 @@ def chain_to_frame(model: pin.Model, frame_id: int, setting: str) -> tuple[list[
     joint = model.frames[frame_id].parentJoint
     if joint not in movable:
         joint = _movable_parent(model, joint, movable)
-    chain = []
-    j = joint
-    while j != 0:
-        chain.append(j)
-        j = _movable_parent(model, j, movable)
+    chain = _chain_to(model, joint, movable)
     if not chain:
         raise ConfigurationError(
             f"{setting} {frame!r} sits on the robot's root: no joint moves it, so it defines "
             "no chain to control; name a frame on the arm, or the controlled joints"
         )
-    chain.reverse()
     gripper = _gripper_joints(model, movable, children, below=chain[-1])
     return [model.names[j] for j in chain], _scalar_names(model, gripper)
 

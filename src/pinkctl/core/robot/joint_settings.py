@@ -21,6 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from ...errors import ConfigurationError, PinkctlWarning
+from ..joint_info import scalar_joint_names
 from .config import RobotConfig
 from .frames import resolve_frame
 from .inference import (
@@ -208,20 +209,11 @@ def servo_settings(
     armature = per_joint(configured.get("armature"), actuated, "mujoco.armature", source) or {}
     kp = per_joint(configured.get("kp"), actuated, "mujoco.kp", source) or {}
     kv = per_joint(configured.get("kv"), actuated, "mujoco.kv", source) or {}
-    missing = [j for j in _servo_joints(model) if j not in kp or j not in kv]
+    # every joint with one velocity coordinate gets a servo (revolute, prismatic, continuous)
+    missing = [j for j in scalar_joint_names(model) if j not in kp or j not in kv]
     if missing:
         _infer_gains(model, q0, missing, (armature, kp, kv), inferred)
     return armature, kp, kv
-
-
-def _servo_joints(model: pin.Model) -> list[str]:
-    """The joints that get a servo: independent, one velocity coordinate (revolute,
-    prismatic, continuous)."""
-    return [
-        model.names[j]
-        for j in independent_joints(model)
-        if model.joints[j].nv == 1 and model.joints[j].nq in (1, 2)
-    ]
 
 
 def _infer_gains(

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..joint_info import scalar_joint_names
+from ..joints import configuration_to_joint_positions
 from .description import RobotDescription
 from .source import RobotSource
 
@@ -97,32 +99,14 @@ class PinkRobot:
     def joint_names(self) -> list[str]:
         """Every scalar joint with a coordinate of its own (revolute, prismatic, continuous),
         in model order: the joint space of this robot's :class:`~pinkctl.core.state.JointState`."""
-        model = self.model
-        return [
-            model.names[i]
-            for i in range(1, model.njoints)
-            if model.joints[i].nv == 1 and model.joints[i].nq in (1, 2)
-        ]
+        return scalar_joint_names(self.model)
 
     def home_positions(self) -> dict[str, float]:
         """Home position of every scalar joint, by name (continuous: the angle)."""
-        out: dict[str, float] = {}
-        for i in range(1, self.model.njoints):
-            joint = self.model.joints[i]
-            if joint.nq == 1 and joint.nv == 1:
-                out[self.model.names[i]] = float(self.q0[joint.idx_q])
-            elif joint.nq == 2 and joint.nv == 1:
-                c, s = self.q0[joint.idx_q], self.q0[joint.idx_q + 1]
-                out[self.model.names[i]] = float(np.arctan2(s, c))
-        return out
-
-    def world_to_base(self, pose: pin.SE3) -> pin.SE3:
-        """A world-frame pose expressed in the robot's base frame (``base_placement``)."""
-        return self.base_placement.actInv(pose)
-
-    def base_to_world(self, pose: pin.SE3) -> pin.SE3:
-        """A base-frame pose expressed in the world frame."""
-        return self.base_placement.act(pose)
+        names = self.joint_names
+        return dict(
+            zip(names, configuration_to_joint_positions(self.q0, self.model, names).tolist())
+        )
 
     def report(self) -> str:
         """What was loaded, what was inferred and why, and the loader's warnings."""

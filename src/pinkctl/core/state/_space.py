@@ -180,18 +180,14 @@ def _bool_array(values: Any, what: str) -> np.ndarray:
     return arr
 
 
-def _unpack_pair(spec: Any, what: str) -> tuple[Any, Any]:
-    if not isinstance(spec, (tuple, list)) or len(spec) != 2:
-        raise InputError(f"{what} must be a (names_or_indices, values) pair, got {spec!r}")
-    return spec[0], spec[1]
-
-
 def _field(
     space: NameSpace, spec: Any, what: str, by_name: bool
 ) -> tuple[np.ndarray | slice, int, np.ndarray]:
     """A ``(names, values)`` or ``(indices, values)`` pair: where the entries sit in
     ``space``, how many there are, and the values (floating point, not yet shaped)."""
-    keys, values = _unpack_pair(spec, what)
+    if not isinstance(spec, (tuple, list)) or len(spec) != 2:
+        raise InputError(f"{what} must be a (names_or_indices, values) pair, got {spec!r}")
+    keys, values = spec
     if by_name:
         idx, count = space.lookup_names(keys, what)
     else:

@@ -92,13 +92,18 @@ class _Conflict(Exception):
     """Raised internally when two components cannot be merged."""
 
 
-def _merge_joints(a: JointState | None, b: JointState | None) -> JointState | None:
-    if a is None or b is None:
-        return a if b is None else b
+def _check_mergeable(a: JointState | SpatialState, b: JointState | SpatialState) -> None:
+    """:class:`_Conflict` unless ``a`` and ``b`` share their space and no valid entry."""
     if a._space is not b._space and a._space.names != b._space.names:
         raise _Conflict
     if (a._valid & b._valid).any():
         raise _Conflict
+
+
+def _merge_joints(a: JointState | None, b: JointState | None) -> JointState | None:
+    if a is None or b is None:
+        return a if b is None else b
+    _check_mergeable(a, b)
     data = np.where(a._valid, a._data, b._data)
     return JointState.from_trusted(a._space, data, a._valid | b._valid)
 
@@ -106,10 +111,7 @@ def _merge_joints(a: JointState | None, b: JointState | None) -> JointState | No
 def _merge_spatial(a: SpatialState | None, b: SpatialState | None) -> SpatialState | None:
     if a is None or b is None:
         return a if b is None else b
-    if a._space is not b._space and a._space.names != b._space.names:
-        raise _Conflict
-    if (a._valid & b._valid).any():
-        raise _Conflict
+    _check_mergeable(a, b)
     arrays = [
         np.where(a._valid[:, col : col + 1], a._arrays[col], b._arrays[col]) for col in range(4)
     ]

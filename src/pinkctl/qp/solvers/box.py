@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..box_qp import NativeBoxQP, native_box_qp
+from ..box_qp import NativeBoxQP, native_available
 from ..problem import QPWorkspace
 from .base import BOX_SOLVER, QPSolver
 from .daqp import DaqpSolver
@@ -40,7 +40,7 @@ class BoxSolver(QPSolver):
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.daqp = DaqpSolver(options)
-        self.native: NativeBoxQP | None = native_box_qp()
+        self.native = NativeBoxQP() if native_available()[0] else None
         self._last = BOX_SOLVER
 
     @property

@@ -1,4 +1,6 @@
-"""Any other solver known to qpsolvers, then the active-set polish."""
+"""Any other solver known to qpsolvers, then the active-set polish; and the one call of
+qpsolvers that pink's path (:mod:`pinkctl.qp.reference`) and a cascade without solver chain
+(:func:`~pinkctl.qp.cascade.qpsolvers_solve`) share with it."""
 
 from __future__ import annotations
 
@@ -10,10 +12,17 @@ import numpy as np
 import qpsolvers
 
 from ..errors import QPSolveError
-from ..problem import DAQP_INFINITY, QPWorkspace
+from ..problem import DAQP_INFINITY, QPProblem, QPWorkspace
 from .base import EXACT_SOLVERS, SOLVER_ERRORS, QPSolver
 
-__all__ = ["QpsolversSolver"]
+__all__ = [
+    "QpsolversSolver",
+    "finite_solution",
+    "no_solution",
+    "qpsolvers_problem",
+    "qpsolvers_solution",
+    "solve_with_qpsolvers",
+]
 
 
 class QpsolversSolver(QPSolver):
@@ -28,40 +37,60 @@ class QpsolversSolver(QPSolver):
 
     def solve(self, ws: QPWorkspace) -> np.ndarray:
         has_bounds = bool(np.any(ws.lb > -DAQP_INFINITY) or np.any(ws.ub < DAQP_INFINITY))
-        solution = self._solve_problem(_problem(ws, has_bounds))
-        x = _finite_solution(solution)
+        problem = qpsolvers_problem(ws, ws.n_ineq, ws.n_eq, has_bounds)
+        solution = solve_with_qpsolvers(problem, self.name, self._options)
+        x = finite_solution(solution)
         if x is None:
-            raise self._no_solution(solution)
+            raise no_solution(self.name, solution)
         # verified optimal even when the solver gave up or misreported infeasibility (ProxQP
         # does on some feasible, degenerate problems)
-        failure = None if solution.found else self._no_solution(solution)
+        failure = None if solution.found else no_solution(self.name, solution)
         return self._polished(ws, x, lambda: _active_guess(ws, solution, has_bounds), failure)
 
-    def _solve_problem(self, problem: qpsolvers.Problem) -> qpsolvers.Solution:
-        """``qpsolvers.solve_problem`` with this solver's options, warnings silenced.
 
-        Raises:
-            QPSolveError: The solver's own failure (:data:`SOLVER_ERRORS`): a failed tick.
-        """
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return qpsolvers.solve_problem(problem, solver=self.name, **self._options)
-        except SOLVER_ERRORS as exc:
-            raise QPSolveError(f"{self.name}: {exc}", solver=self.name) from exc
+def solve_with_qpsolvers(
+    problem: qpsolvers.Problem, solver: str, options: dict[str, Any]
+) -> qpsolvers.Solution:
+    """``qpsolvers.solve_problem`` with ``options`` (qpsolvers' own), warnings silenced.
 
-    def _no_solution(self, solution: qpsolvers.Solution) -> QPSolveError:
-        """The error of a solve that found nothing, with the solver's status if it gave one."""
-        status = (solution.extras or {}).get("info", None)
-        status = getattr(status, "status", status)
-        return QPSolveError(
-            f"{self.name}: no solution found" + (f" ({status})" if status else ""),
-            solver=self.name,
-            status=status,
-        )
+    Raises:
+        QPSolveError: The solver's own failure (:data:`SOLVER_ERRORS`): a failed tick.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return qpsolvers.solve_problem(problem, solver=solver, **options)
+    except SOLVER_ERRORS as exc:
+        raise QPSolveError(f"{solver}: {exc}", solver=solver) from exc
 
 
-def _finite_solution(solution: qpsolvers.Solution) -> np.ndarray | None:
+def qpsolvers_solution(
+    problem: qpsolvers.Problem, solver: str, options: dict[str, Any]
+) -> np.ndarray:
+    """The minimiser qpsolvers' ``solver`` finds with ``options`` (qpsolvers' own).
+
+    Raises:
+        QPSolveError: The solver's failure, or no finite solution.
+    """
+    solution = solve_with_qpsolvers(problem, solver, options)
+    x = finite_solution(solution)
+    if not solution.found or x is None:
+        raise no_solution(solver, solution)
+    return x
+
+
+def no_solution(solver: str, solution: qpsolvers.Solution) -> QPSolveError:
+    """The error of a solve that found nothing, with the solver's status if it gave one."""
+    status = (solution.extras or {}).get("info", None)
+    status = getattr(status, "status", status)
+    return QPSolveError(
+        f"{solver}: no solution found" + (f" ({status})" if status else ""),
+        solver=solver,
+        status=status,
+    )
+
+
+def finite_solution(solution: qpsolvers.Solution) -> np.ndarray | None:
     """The solution's ``x`` as a float array, or None when absent or not finite."""
     if solution.x is None:
         return None
@@ -69,12 +98,15 @@ def _finite_solution(solution: qpsolvers.Solution) -> np.ndarray | None:
     return x if isfinite(x.dot(x)) else None
 
 
-def _problem(ws: QPWorkspace, has_bounds: bool) -> qpsolvers.Problem:
-    """A copy of the workspace's problem for qpsolvers (absent parts as None)."""
-    G, h = (ws.G.copy(), ws.h.copy()) if ws.n_ineq else (None, None)
-    A, b = (ws.A.copy(), ws.b.copy()) if ws.n_eq else (None, None)
-    lb, ub = (ws.lb.copy(), ws.ub.copy()) if has_bounds else (None, None)
-    return qpsolvers.Problem(ws.H.copy(), ws.c.copy(), G, h, A, b, lb, ub)
+def qpsolvers_problem(
+    problem: QPWorkspace | QPProblem, rows: int, equalities: int, bounds: bool
+) -> qpsolvers.Problem:
+    """A copy of ``problem`` for qpsolvers: its ``G, h`` when it has ``rows``, its ``A, b``
+    when it has ``equalities``, its box when ``bounds`` (absent parts as None)."""
+    G, h = (problem.G.copy(), problem.h.copy()) if rows else (None, None)
+    A, b = (problem.A.copy(), problem.b.copy()) if equalities else (None, None)
+    lb, ub = (problem.lb.copy(), problem.ub.copy()) if bounds else (None, None)
+    return qpsolvers.Problem(problem.H.copy(), problem.c.copy(), G, h, A, b, lb, ub)
 
 
 def _active_guess(

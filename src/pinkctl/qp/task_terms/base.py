@@ -4,20 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pinocchio as pin
 from pink.tasks import Task
 
 from ..objective import ObjectiveAccumulator
 from ..selection import ColumnSelection
 
-__all__ = ["GenericTaskTerm", "TaskTerm", "floating_base_nv"]
-
-
-def floating_base_nv(model: pin.Model) -> int:
-    """Tangent dimension of the root joint named ``root_joint`` (pink's convention), else 0."""
-    if model.existJointName("root_joint"):
-        return int(model.joints[model.getJointId("root_joint")].nv)
-    return 0
+__all__ = ["GenericTaskTerm", "TaskTerm"]
 
 
 class TaskTerm:

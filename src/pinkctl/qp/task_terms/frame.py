@@ -34,39 +34,32 @@ class FrameHandle:
         self.frame_id = -1
         self.placement: Any = None
 
-    def bind(self, data: Any, name: str) -> None:
-        """Resolve ``name`` (raising pink's ``FrameNotFound``) and reference its placement."""
+    def current(self, data: Any, name: str) -> Any:
+        """Placement of frame ``name`` in ``data`` (a live reference; pink's
+        ``FrameNotFound`` for an unknown frame)."""
         if name is not self.name:
             if not self.model.existFrame(name):
                 raise FrameNotFound(name, self.model.frames)
             self.frame_id = int(self.model.getFrameId(name))
-            self.name = name
-        self.placement = data.oMf[self.frame_id]
-        self.data = data
-
-    def current(self, data: Any, name: str) -> Any:
-        """Placement of frame ``name`` in ``data`` (a live reference)."""
-        if data is not self.data or name is not self.name:
-            self.bind(data, name)
+            self.name, self.data = name, None
+        if data is not self.data:
+            self.placement = data.oMf[self.frame_id]
+            self.data = data
         return self.placement
 
 
 class ControlledColumns:
-    """Copies the controlled columns of a 6 x nv Jacobian into a contiguous buffer."""
+    """The controlled columns of a 6 x nv Jacobian: a view for a slice of columns, else
+    gathered into a buffer."""
 
     def __init__(self, selection: ColumnSelection) -> None:
-        self.full = selection.is_full
         self.index = selection.index
         self.is_slice = isinstance(self.index, slice)
         self.buffer = np.zeros((6, selection.size))
 
     def __call__(self, jacobian: np.ndarray) -> np.ndarray:
-        if self.full:
-            return jacobian
         if self.is_slice:
-            buffer = self.buffer
-            buffer[...] = jacobian[:, self.index]
-            return buffer
+            return jacobian[:, self.index]
         np.take(jacobian, self.index, axis=1, out=self.buffer)  # type: ignore[arg-type]
         return self.buffer
 
@@ -78,7 +71,7 @@ class FrameTaskTerm(TaskTerm):
     ``s = -alpha W e = alpha W log6(T_tb)``), which leaves ``H = R^T R`` and ``c = R^T s``
     unchanged.
 
-    Attributes (read by the fused assembly, :mod:`pinkctl.qp.fused`):
+    Attributes (read by the controller's compiled tick too):
         model: The Pinocchio model.
         frame_handle: The task frame's id and live placement.
         columns: The controlled columns of a frame Jacobian.
@@ -102,7 +95,9 @@ class FrameTaskTerm(TaskTerm):
         self._R = acc.R[offset : offset + 6]
         self._s = acc.s[offset : offset + 6]
 
-    def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
+    def target(self) -> pin.SE3 | None:
+        """The task's target when pink's formula applies this tick (a target, weights it
+        reads), else None."""
         task = self.task
         target = getattr(task, self.target_name)
         weights = self.weights
@@ -111,25 +106,31 @@ class FrameTaskTerm(TaskTerm):
             (cost is weights.source and cost.tobytes() == weights.source_bytes)
             or weights.update(cost)
         ):
+            return None
+        return target
+
+    def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
+        target = self.target()
+        if target is None:
             self._R.fill(0.0)
             self._s.fill(0.0)
             self._fallback.accumulate(configuration, acc)  # raises TargetNotSet if no target
             return
-        self._write(configuration.data, target)
-        lm_damping = task.lm_damping
+        self.write_rows(configuration.data, target, self._R, self._s)
+        lm_damping = self.task.lm_damping
         if lm_damping != 0.0:
             acc.diagonal_scalar += lm_damping * float(self._s.dot(self._s))
 
-    def _write(self, data: Any, target: pin.SE3) -> None:
-        """``R`` and ``s`` of this tick."""
+    def write_rows(self, data: Any, target: pin.SE3, R: np.ndarray, s: np.ndarray) -> None:
+        """``R = W Jlog6(T_tb) bJ_0b[:, c]`` and ``s = alpha W log6(T_tb)`` of this tick, from
+        the tool pose in its target frame ``T_tb``."""
         # pink: e = log6(T_bt) and J = -Jlog6(T_tb) bJ_0b. Since log6(T^-1) = -log6(T),
         # e = -log6(T_tb): one relative transform serves both.
         transform_frame_to_target = target.actInv(self.frame_handle.current(data, self.task.frame))
         jlog = pin.Jlog6(transform_frame_to_target)
         jacobian = pin.getFrameJacobian(self.model, data, self.frame_handle.frame_id, _LOCAL)
-        self.weigh(jlog, pin.log6(transform_frame_to_target).vector, self._s, self._scale)
-        columns = self.columns
-        np.dot(jlog, jacobian if columns.full else columns(jacobian), self._R)
+        self.weigh(jlog, pin.log6(transform_frame_to_target).vector, s, self._scale)
+        np.dot(jlog, self.columns(jacobian), R)
 
     def weigh(self, jlog: np.ndarray, log: np.ndarray, s: np.ndarray, scale: np.ndarray) -> None:
         """``jlog <- W jlog`` in place and ``s = alpha W log`` (``alpha`` the task's gain,
@@ -166,7 +167,7 @@ class RelativeFrameTaskTerm(FrameTaskTerm):
         self._root_columns = ControlledColumns(selection)
         self._difference = np.zeros((6, selection.size))
 
-    def _write(self, data: Any, target: pin.SE3) -> None:
+    def write_rows(self, data: Any, target: pin.SE3, R: np.ndarray, s: np.ndarray) -> None:
         task, model, frame, root = self.task, self.model, self.frame_handle, self._root
         transform_frame_to_world = frame.current(data, task.frame)
         transform_root_to_world = root.current(data, task.root)  # type: ignore[attr-defined]
@@ -180,5 +181,5 @@ class RelativeFrameTaskTerm(FrameTaskTerm):
         )
         np.subtract(self.columns(jacobian_frame), difference, out=difference)
         jlog = pin.Jlog6(transform_frame_to_target)
-        self.weigh(jlog, pin.log6(transform_frame_to_target).vector, self._s, self._scale)
-        np.dot(jlog, difference, out=self._R)
+        self.weigh(jlog, pin.log6(transform_frame_to_target).vector, s, self._scale)
+        np.dot(jlog, difference, out=R)

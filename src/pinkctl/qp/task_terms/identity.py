@@ -10,7 +10,7 @@ from pink.tasks import DampingTask, PostureTask, Task
 
 from ..objective import ObjectiveAccumulator
 from ..selection import ColumnSelection, as_index
-from .base import GenericTaskTerm, TaskTerm, floating_base_nv
+from .base import GenericTaskTerm, TaskTerm
 from .weights import RowWeights
 
 __all__ = ["IdentityTaskTerm"]
@@ -25,7 +25,7 @@ class IdentityTaskTerm(TaskTerm):
     of the accumulator), and the LM term adds ``lm_damping * ||gain * w * e||**2`` to every
     diagonal entry (over every task row, controlled or not).
 
-    Attributes (read by the fused assembly, :mod:`pinkctl.qp.fused`):
+    Attributes (read by the controller's compiled tick too):
         model: The Pinocchio model.
         tangent: The controlled task rows, as tangent indices.
         weights: The task's row weights ``W``.
@@ -46,7 +46,9 @@ class IdentityTaskTerm(TaskTerm):
         else:
             self._mode = self._ERROR_CALL
         nv = model.nv
-        root_nv = floating_base_nv(model)
+        root_nv = 0  # pink's convention: the joint named "root_joint" is not in the task rows
+        if model.existJointName("root_joint"):
+            root_nv = int(model.joints[model.getJointId("root_joint")].nv)
         self._k = nv - root_nv
         self._root_nv = root_nv
         tangent = np.arange(root_nv, nv)
@@ -62,7 +64,8 @@ class IdentityTaskTerm(TaskTerm):
 
     @property
     def fusable_posture(self) -> bool:
-        """A posture task whose rows cover every controlled coordinate (see ``qp.fused``)."""
+        """A posture task whose rows cover every controlled coordinate (the common arm
+        problem's, :mod:`pinkctl.qp.assembly`)."""
         return self._mode == self._ERROR_POSTURE and self._positions is None and self._n_rows > 0
 
     def bind(self, acc: ObjectiveAccumulator, offset: int, linear_offset: int) -> None:
@@ -72,15 +75,15 @@ class IdentityTaskTerm(TaskTerm):
             self._row.fill(0.0)
             self._coefficient.fill(0.0)
 
-    def _skip_linear(self) -> None:
-        if self.linear_rows:
-            self._coefficient.fill(0.0)
-
     def accumulate(self, configuration: Any, acc: ObjectiveAccumulator) -> None:
         task = self.task
-        errors = self._errors(configuration) if self.weights.update(task.cost) else None
+        cost, weights = task.cost, self.weights
+        # the same float cost as the cached weight: nothing to read again
+        read = (type(cost) is float and cost == weights.uniform) or weights.update(cost)
+        errors = self._errors(configuration) if read else None
         if errors is None:  # outside pink's formula here: pink's own computation (and errors)
-            self._skip_linear()
+            if self.linear_rows:
+                self._coefficient.fill(0.0)
             self._fallback.accumulate(configuration, acc)
             return
         task_error, error_rows = errors
@@ -118,7 +121,10 @@ class IdentityTaskTerm(TaskTerm):
         uniform = self.weights.uniform
         if uniform is not None:
             w2 = uniform * uniform
-            acc.add_diagonal(self._positions, w2)  # H[t, t] += w^2
+            if self._positions is None:  # H[t, t] += w^2
+                acc.diagonal_scalar += w2
+            else:
+                acc.add_diagonal(self._positions, w2)
             if error_rows is not None:  # c[t] += (gain w^2) e[t - root_nv]
                 self._row[self._row_positions] = error_rows
                 self._coefficient[0] = gain * w2
