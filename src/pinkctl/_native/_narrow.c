@@ -348,7 +348,7 @@ double pk_shapes_distance(const PkShape *a, const PkShape *b, const double *hint
         for (int i = 0; i < 3; ++i) w[i] = sa[i] - sb[i];
         const double vv = dot3(v, v), vw = dot3(v, w);
         if (vw > 0.0 && vw / sqrt(vv) > low) low = vw / sqrt(vv);
-        if (n > 0 && (vv - vw <= 1e-8 * vv || low >= enough)) {
+        if (n > 0 && (vv - vw <= 1e-10 * vv || low >= enough)) {
             converged = 1;
             break;
         }

@@ -264,6 +264,15 @@ class QuietCheck:
         #: (P,) the last call's lower bound of each pair's signed distance [m] (``inf`` for a
         #: pair never checked)
         self.bound = self._arrays["bound"]
+        #: (P,) GJK's distance [m] of the near pairs the last call decided by their rows
+        #: (module docstring), NaN for the others
+        self.distance = self._arrays["distance"]
+        #: (P, 2, 3) their witness points on ``a`` and on ``b`` (world frame [m])
+        self.points = self._arrays["points"].reshape(npairs, 2, 3)
+        #: (P, 3) their unit normals from ``a`` toward ``b``
+        self.normal = self._arrays["normal"].reshape(npairs, 3)
+        #: (P, n) their rows ``G = -d(distance)/dq`` over the controlled columns
+        self.rows = self._arrays["row"].reshape(npairs, n)
 
     @property
     def caching(self) -> bool:
