@@ -31,7 +31,12 @@ def _controller(robot) -> PinkIKController:
     world.add_cylinder("can", radius=0.05, length=0.2, position=(0.45, -0.25, 0.1))
     names = list(robot.controlled_joint_names)
     controller = PinkIKController(
-        robot, names, ["panda_hand"], tool_frame="panda_hand", dt=0.005, world=world,
+        robot,
+        names,
+        ["panda_hand"],
+        tool_frame="panda_hand",
+        dt=0.005,
+        world=world,
         self_collision=True,
     )
     q = robot.q0[: len(names)].copy()
