@@ -371,6 +371,8 @@ static double pair_bound(const CollisionTick *t, int a, int b, double threshold)
         pk_segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
     if (bound < threshold && t->slab[a]) bound = greater(bound, slab_bound(t, a, b));
     if (bound < threshold && t->slab[b]) bound = greater(bound, slab_bound(t, b, a));
+    if (t->rows && p->shape[a] != SHAPE_OTHER && p->shape[b] != SHAPE_OTHER)
+        return bound; /* GJK's proved bound follows (near_quiet) */
     if (bound < threshold && (t->box[a] || t->box[b])) bound = greater(bound, box_bound(t, a, b));
     if (bound < threshold) bound = greater(bound, axis_bound(t, a, b, threshold));
     return bound;
@@ -525,6 +527,10 @@ static int corners_quiet(CollisionTick *t, int k) {
                     wo[j] = wc[j] - d * up[j];
                 }
             } else {
+                const double *e = p->ends + 6 * (side ? a : b), *at = corner[i].m + 9;
+                const double capsule = pk_segment_distance(at, at, e, e + 3) - r -
+                                       p->radius[side ? a : b]; /* the other's capsule */
+                if (capsule - t->margins[k] - 1e-9 >= t->least[k]) continue;
                 d = pk_shapes_distance(&corner[i], &shapes[1 - side], NULL,
                                        t->margins[k] + t->least[k], wc, wo, &low);
                 if (!(d > 1e-9)) return 0;
@@ -548,9 +554,14 @@ static int corners_quiet(CollisionTick *t, int k) {
  * rows the shaper's box cannot bind, by a tolerance); 0 when it may have one */
 static int near_quiet(CollisionTick *t, int k) {
     t->distance[k] = t->rhs[k] = NAN;
-    if (!measure(t, k, t->margins[k] + greater(t->zone[k], t->least[k]) + t->slack)) return 0;
+    const double threshold = t->margins[k] + greater(t->zone[k], t->least[k]) + t->slack;
+    if (!measure(t, k, threshold)) return 0;
     const double gap = t->lower_distance[k] - t->margins[k] - 1e-9;
     if (t->lower_distance[k] > t->bound[k]) t->bound[k] = t->lower_distance[k];
+    if (t->lower_distance[k] >= threshold) { /* GJK stopped there: no distance, no row */
+        t->distance[k] = NAN;
+        return 1;
+    }
     const int turning = gap < t->least[k];
     if (gap >= t->zone[k] + t->slack && !turning) return 1;
     if (!row_quiet(t, t->row + (long)k * t->n, gap, t->rhs + k)) return 0;
