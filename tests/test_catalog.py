@@ -192,14 +192,7 @@ def test_catalog_robot_closed_loop_reaches_targets(loaded, name):
     previous = sim.get_joint_positions(arm)
     t = 0.0
     for _ in range(20):
-        while True:
-            q = _random_q(robot, rng, arm, spread=0.3, margin=0.05)
-            # free in MuJoCo and outside the controller's collision margin (with 5 mm to spare)
-            avoid = controller.collision
-            if _collision_free(sim, robot, q) and (
-                avoid is None or not avoid.scene.in_collision(q, avoid.limit.margin + 5e-3)
-            ):
-                break
+        q = _target_configuration(sim, robot, controller, rng, arm)
         pin.framesForwardKinematics(model, data, q)
         goal = data.oMf[fid].copy()
         quat = pin.Quaternion(goal.rotation)
@@ -232,6 +225,27 @@ def test_catalog_robot_closed_loop_reaches_targets(loaded, name):
                 break
         assert reached, (err_p, err_o)
     sim.reset()
+
+
+def _target_configuration(sim, robot, controller, rng, arm, draws=200):
+    """A configuration near home, free in MuJoCo and outside each pair's own margin (the
+    controller's: pairs close at home keep half their home clearance) with 5 mm to spare,
+    or at least as far as at home (two links 0.1 mm apart at home): the first of at most
+    ``draws`` (bounded and deterministic whatever the geometry)."""
+    avoid = controller.collision
+    if avoid is not None:
+        home = np.array([d.distance for d in avoid.scene.distances(robot.q0)])
+        margins = np.minimum(avoid.limit.pair_margins()[0] + 5e-3, home - 1e-9)
+    for _ in range(draws):
+        q = _random_q(robot, rng, arm, spread=0.3, margin=0.05)
+        if not _collision_free(sim, robot, q):
+            continue
+        if avoid is None:
+            return q
+        distances = np.array([d.distance for d in avoid.scene.distances(q)])
+        if np.all(distances >= margins):
+            return q
+    pytest.fail(f"no target configuration of {robot.name} in {draws} draws")
 
 
 def _trac_ik_targets(robot, solver, n, seed):

@@ -59,4 +59,8 @@ void pk_capsule_ends(CapsuleProblem *p);
 /* distance between segments [p1, q1] and [p2, q2] (closest points, clamped) */
 double pk_segment_distance(const double *p1, const double *q1, const double *p2, const double *q2);
 
+/* geometry g as a placed shape of _narrow.h (after pk_capsule_ends) */
+struct PkShape;
+void pk_capsule_shape(const CapsuleProblem *p, int g, struct PkShape *out);
+
 #endif

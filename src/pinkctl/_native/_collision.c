@@ -200,6 +200,8 @@ static void placed(const CapsuleProblem *p, int g, PkShape *out) {
     compose(p->frames + 12 * p->slot[g], p->shape_placement + 12 * g, out->m);
 }
 
+void pk_capsule_shape(const CapsuleProblem *p, int g, PkShape *out) { placed(p, g, out); }
+
 /* Whether every pair keeps its threshold at the configuration q: 1 yes, 0 no (p->hit: the
  * pair found too close), -1 undecided (a near pair has a shape the kernel does not know:
  * the caller measures them all). The pairs the capsules cannot clear, nearest first, are

@@ -34,6 +34,7 @@
 
 #include "_capsules.h"
 #include "_geometry.h"
+#include "_narrow.h"
 
 #define dot3 pk_dot3
 
@@ -75,6 +76,17 @@ typedef struct CollisionTick {
     double moved;             /* work: motion bound accumulated over the calls [m] */
     double *last_q;           /* (nq) work */
     double *moved_at;         /* (npairs) work: moved when each bound was computed */
+    /* the near pairs' rows (near_rows below): on with rows */
+    int rows;                 /* 1: a pair the bound cannot clear is decided by its row */
+    const int *slot_column;   /* (nj) the controlled column of each joint slot, or -1 */
+    double *distance;         /* (npairs) out: GJK's distance [m] of the pairs measured on
+                                 this call, NAN for the others */
+    double *lower_distance;   /* (npairs) out: GJK's proved lower bound of it [m] */
+    double *points;           /* (npairs, 6) out: witness points on a, on b (world) */
+    double *normal;           /* (npairs, 3) out: unit normal from a toward b */
+    double *row;              /* (npairs, n) out: G = -d(distance)/dq over the columns */
+    double *rhs;              /* (npairs) out: h [m] of the row (NAN: none computed) */
+    double *direction;        /* (npairs, 3) work: GJK's last direction, b toward a */
 } CollisionTick;
 
 unsigned long pk_collision_tick_size(void) { return (unsigned long)sizeof(CollisionTick); }
@@ -359,9 +371,201 @@ static double pair_bound(const CollisionTick *t, int a, int b, double threshold)
         pk_segment_distance(ea, ea + 3, eb, eb + 3) - p->radius[a] - p->radius[b];
     if (bound < threshold && t->slab[a]) bound = greater(bound, slab_bound(t, a, b));
     if (bound < threshold && t->slab[b]) bound = greater(bound, slab_bound(t, b, a));
+    if (t->rows && p->shape[a] != SHAPE_OTHER && p->shape[b] != SHAPE_OTHER)
+        return bound; /* GJK's proved bound follows (near_quiet) */
     if (bound < threshold && (t->box[a] || t->box[b])) bound = greater(bound, box_bound(t, a, b));
     if (bound < threshold) bound = greater(bound, axis_bound(t, a, b, threshold));
     return bound;
+}
+
+/* row[c] += sign n . d(point)/dq_c for a point fixed to geometry g's joint (the chain's
+ * controlled columns: a revolute one w . ((point - o) x n), a prismatic one n . w) */
+static void point_rate(const CollisionTick *t, int g, const double *point, const double *n,
+                       double sign, double *row) {
+    const CapsuleProblem *p = t->capsules;
+    for (int f = p->slot[g]; f > 0; f = p->parent[f - 1]) {
+        const int s = f - 1, c = t->slot_column[s];
+        if (c < 0) continue;
+        const double *m = p->frames + 12 * f, *u = p->axis + 3 * s;
+        double w[3], r[3], moment[3];
+        for (int i = 0; i < 3; ++i) w[i] = m[3 * i] * u[0] + m[3 * i + 1] * u[1] + m[3 * i + 2] * u[2];
+        double rate;
+        if (p->kind[s] == 1) {
+            rate = dot3(n, w);
+        } else {
+            for (int i = 0; i < 3; ++i) r[i] = point[i] - m[9 + i];
+            moment[0] = r[1] * n[2] - r[2] * n[1];
+            moment[1] = r[2] * n[0] - r[0] * n[2];
+            moment[2] = r[0] * n[1] - r[1] * n[0];
+            rate = dot3(w, moment);
+        }
+        row[c] += sign * p->scale[s] * rate;
+    }
+}
+
+/* GJK's distance of pair k (a half-space: the lowest point of a), its witness points and
+ * normal and its row G = -d(distance)/dq (into t's outputs); 0 when the kernel cannot
+ * measure it (a shape it does not know, touching or overlapping shapes: coal's part) */
+static int measure(CollisionTick *t, int k, double enough) {
+    const CapsuleProblem *p = t->capsules;
+    const int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+    if (p->shape[a] == SHAPE_OTHER || (!p->plane[b] && p->shape[b] == SHAPE_OTHER)) return 0;
+    double *wa = t->points + 6 * k, *wb = wa + 3, *n = t->normal + 3 * k, d, low;
+    PkShape sa, sb;
+    pk_capsule_shape(p, a, (struct PkShape *)&sa);
+    if (p->plane[b]) {
+        const double *up = p->segment + 6 * b;
+        double down[3] = {-up[0], -up[1], -up[2]};
+        pk_shape_support(&sa, down, wa);
+        low = d = dot3(up, wa) - up[3];
+        for (int i = 0; i < 3; ++i) {
+            n[i] = down[i];
+            wb[i] = wa[i] - d * up[i];
+        }
+    } else {
+        pk_capsule_shape(p, b, (struct PkShape *)&sb);
+        d = pk_shapes_distance(&sa, &sb, t->direction + 3 * k, enough, wa, wb, &low);
+        for (int i = 0; i < 3; ++i) t->direction[3 * k + i] = wa[i] - wb[i];
+        if (!(d > 1e-9)) return 0;
+        for (int i = 0; i < 3; ++i) n[i] = (wb[i] - wa[i]) / d;
+    }
+    if (!(d > 0.0)) return 0;
+    t->distance[k] = d;
+    t->lower_distance[k] = low;
+    double *row = t->row + (long)k * t->n;
+    for (int c = 0; c < t->n; ++c) row[c] = 0.0;
+    point_rate(t, a, wa, n, 1.0, row);
+    if (!p->plane[b]) point_rate(t, b, wb, n, -1.0, row);
+    return 1;
+}
+
+/* 1 when the row G (over the columns) of a gap [m] cannot bind inside the shaper's box
+ * (CollisionLimit's closing rate and _boxed, by a tolerance); h into *rhs */
+static int row_quiet(const CollisionTick *t, const double *row, double gap, double *rhs) {
+    double braking = 0.0, most = 0.0, least = 0.0;
+    for (int c = 0; c < t->n; ++c) {
+        const double low = row[c] * t->lower[c], high = row[c] * t->upper[c];
+        if (!isfinite(low) || !isfinite(high)) return 0;
+        most += greater(low, high);
+        least += lesser(low, high);
+        if (t->braking != NULL && isfinite(t->braking[c])) braking += fabs(row[c]) * t->braking[c];
+    }
+    double rate = gap / t->tau;
+    if (t->braking != NULL && gap > 0.0 && braking > 0.0)
+        rate = braking * (sqrt(t->tau * t->tau + 2.0 * gap / braking) - t->tau);
+    const double h = greater(t->dt * rate, t->dt * least + 1e-9);
+    *rhs = h;
+    most *= t->dt;
+    return h >= most + 1e-9 + 1e-6 * fabs(most);
+}
+
+#define RIM 8 /* a cylinder's rim points per end (CollisionLimit's corners) */
+
+/* the corners of a placed shape (CollisionLimit's corners: a capsule's end spheres, a
+ * cylinder's rims, a box's corners, a hull's vertices) as small shapes; returns how many
+ * (at most max) */
+static int corner_shapes(const PkShape *s, PkShape *out, double *radius, int max) {
+    *radius = s->kind == SHAPE_CAPSULE ? s->param[0] : 0.0;
+    double local[3], at[3];
+    int count = 0;
+    const int total = s->kind == SHAPE_CAPSULE    ? 2
+                      : s->kind == SHAPE_CYLINDER ? 2 * RIM
+                      : s->kind == SHAPE_BOX      ? 8
+                      : s->kind == SHAPE_CONVEX   ? s->npoints
+                                                  : 0;
+    if (total > max) return -1;
+    for (int i = 0; i < total; ++i) {
+        const double *k = s->param;
+        if (s->kind == SHAPE_CAPSULE) {
+            local[0] = local[1] = 0.0;
+            local[2] = i ? -k[1] : k[1];
+        } else if (s->kind == SHAPE_CYLINDER) {
+            const double angle = 6.283185307179586 * (i % RIM) / RIM;
+            local[0] = k[0] * cos(angle);
+            local[1] = k[0] * sin(angle);
+            local[2] = i < RIM ? k[1] : -k[1];
+        } else if (s->kind == SHAPE_BOX) {
+            for (int j = 0; j < 3; ++j) local[j] = (i >> (2 - j)) & 1 ? k[j] : -k[j];
+        } else {
+            for (int j = 0; j < 3; ++j) local[j] = s->points[3 * i + j];
+        }
+        pk_place(s->m, local, at);
+        PkShape *c = out + count++;
+        c->kind = SHAPE_SPHERE;
+        c->points = NULL;
+        c->npoints = 0;
+        c->adj_start = c->adj = NULL;
+        c->warm = NULL;
+        for (int j = 0; j < 12; ++j) c->m[j] = (j == 0 || j == 4 || j == 8) ? 1.0 : 0.0;
+        for (int j = 0; j < 3; ++j) c->m[9 + j] = at[j];
+    }
+    return count;
+}
+
+/* 1 when no corner row of pair k can bind (each corner of either shape within the turning
+ * zone of the margin: its own distance to the other shape, bounded like the pair's); 0 when
+ * one may, or a corner touches the other shape (coal's part) */
+static int corners_quiet(CollisionTick *t, int k) {
+    const CapsuleProblem *p = t->capsules;
+    const int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
+    PkShape shapes[2], corner[64];
+    double row[t->n], rhs;
+    pk_capsule_shape(p, a, (struct PkShape *)&shapes[0]);
+    if (!p->plane[b]) pk_capsule_shape(p, b, (struct PkShape *)&shapes[1]);
+    for (int side = 0; side < (p->plane[b] ? 1 : 2); ++side) {
+        double r = 0.0;
+        const int count = corner_shapes(&shapes[side], corner, &r, 64);
+        if (count < 0) return 0;
+        for (int i = 0; i < count; ++i) {
+            double param[3] = {r, 0.0, 0.0}, wc[3], wo[3], n[3], d, low;
+            corner[i].param = param;
+            if (p->plane[b]) {
+                const double *up = p->segment + 6 * b;
+                low = d = dot3(up, corner[i].m + 9) - up[3] - r;
+                for (int j = 0; j < 3; ++j) {
+                    wc[j] = corner[i].m[9 + j] - r * up[j];
+                    wo[j] = wc[j] - d * up[j];
+                }
+            } else {
+                const double *e = p->ends + 6 * (side ? a : b), *at = corner[i].m + 9;
+                const double capsule = pk_segment_distance(at, at, e, e + 3) - r -
+                                       p->radius[side ? a : b]; /* the other's capsule */
+                if (capsule - t->margins[k] - 1e-9 >= t->least[k]) continue;
+                d = pk_shapes_distance(&corner[i], &shapes[1 - side], NULL,
+                                       t->margins[k] + t->least[k], wc, wo, &low);
+                if (!(d > 1e-9)) return 0;
+            }
+            const double gap = low - t->margins[k] - 1e-9;
+            if (gap >= t->least[k]) continue;
+            /* from a's point toward b's */
+            const double *pa = side ? wo : wc, *pb = side ? wc : wo;
+            for (int j = 0; j < 3; ++j) n[j] = (pb[j] - pa[j]) / d;
+            for (int c = 0; c < t->n; ++c) row[c] = 0.0;
+            point_rate(t, a, pa, n, 1.0, row);
+            if (!p->plane[b]) point_rate(t, b, pb, n, -1.0, row);
+            if (!row_quiet(t, row, gap, &rhs)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* 1 when pair k surely has no row this tick (CollisionLimit.evaluate's rule at GJK's lower
+ * bound of the distance, a smaller gap than coal's: farther than its influence distance, or
+ * rows the shaper's box cannot bind, by a tolerance); 0 when it may have one */
+static int near_quiet(CollisionTick *t, int k) {
+    t->distance[k] = t->rhs[k] = NAN;
+    const double threshold = t->margins[k] + greater(t->zone[k], t->least[k]) + t->slack;
+    if (!measure(t, k, threshold)) return 0;
+    const double gap = t->lower_distance[k] - t->margins[k] - 1e-9;
+    if (t->lower_distance[k] > t->bound[k]) t->bound[k] = t->lower_distance[k];
+    if (t->lower_distance[k] >= threshold) { /* GJK stopped there: no distance, no row */
+        t->distance[k] = NAN;
+        return 1;
+    }
+    const int turning = gap < t->least[k];
+    if (gap >= t->zone[k] + t->slack && !turning) return 1;
+    if (!row_quiet(t, t->row + (long)k * t->n, gap, t->rhs + k)) return 0;
+    return !turning || corners_quiet(t, k);
 }
 
 int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured, int space,
@@ -375,6 +579,8 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
     if (isinf(moved)) t->moved = 0.0;
     else t->moved += moved;
     int count = 0, placed = 0;
+    if (t->rows)
+        for (int k = 0; k < p->npairs; ++k) t->distance[k] = NAN;
     for (int k = 0; k < p->npairs; ++k) {
         double margin = t->margins[k];
         if (margin == -INFINITY) {
@@ -398,7 +604,7 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
         double threshold = margin + greater(t->zone[k], t->least[k]) + t->slack;
         t->bound[k] = pair_bound(t, p->pairs[2 * k], p->pairs[2 * k + 1], threshold);
         t->moved_at[k] = t->moved;
-        count += t->bound[k] < threshold;
+        if (t->bound[k] < threshold && !(t->rows && near_quiet(t, k))) ++count;
     }
     return count;
 }

@@ -91,6 +91,8 @@ static void support(const PkShape *s, const double *d, double *out) {
     pk_place(s->m, p, out);
 }
 
+void pk_shape_support(const PkShape *s, const double *d, double *point) { support(s, d, point); }
+
 double pk_shape_lowest(const PkShape *s, const double *n) {
     double down[3] = {-n[0], -n[1], -n[2]}, p[3];
     support(s, down, p);
@@ -248,4 +250,130 @@ int pk_shapes_apart(const PkShape *a, const PkShape *b, double threshold, const 
         }
     }
     return 0;
+}
+
+/* The point of the hull of the simplex y[0 .. n-1] nearest the origin, by the subsets of the
+ * simplex (Johnson's sub-algorithm, each subset's affine hull solved by its normal
+ * equations): the nearest of the subsets' projections whose barycentric coordinates are all
+ * positive. Keeps that subset (y, pa, pb reordered) and writes its coordinates into lambda;
+ * 0 when the whole tetrahedron holds the origin. */
+static int nearest_subset(double (*y)[3], double (*pa)[3], double (*pb)[3], int *n,
+                          double *lambda, double *v) {
+    double best = INFINITY, best_l[4] = {0.0, 0.0, 0.0, 0.0};
+    int best_mask = 0;
+    for (int mask = 1; mask < (1 << *n); ++mask) {
+        int idx[4], k = 0;
+        for (int i = 0; i < *n; ++i)
+            if (mask & (1 << i)) idx[k++] = i;
+        double e[3][3], m[3][3], r[3], mu[3] = {0.0, 0.0, 0.0};
+        const double *y0 = y[idx[0]];
+        for (int i = 1; i < k; ++i)
+            for (int j = 0; j < 3; ++j) e[i - 1][j] = y[idx[i]][j] - y0[j];
+        for (int i = 0; i < k - 1; ++i) {
+            r[i] = -dot3(e[i], y0);
+            for (int j = 0; j < k - 1; ++j) m[i][j] = dot3(e[i], e[j]);
+        }
+        if (k == 2) {
+            if (!(m[0][0] > 1e-300)) continue;
+            mu[0] = r[0] / m[0][0];
+        } else if (k == 3) {
+            const double det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+            if (!(fabs(det) > 1e-14 * m[0][0] * m[1][1])) continue;
+            mu[0] = (r[0] * m[1][1] - m[0][1] * r[1]) / det;
+            mu[1] = (m[0][0] * r[1] - r[0] * m[1][0]) / det;
+        } else if (k == 4) {
+            double c[3][3]; /* cofactors: m is symmetric */
+            c[0][0] = m[1][1] * m[2][2] - m[1][2] * m[2][1];
+            c[0][1] = m[1][2] * m[2][0] - m[1][0] * m[2][2];
+            c[0][2] = m[1][0] * m[2][1] - m[1][1] * m[2][0];
+            c[1][1] = m[0][0] * m[2][2] - m[0][2] * m[2][0];
+            c[1][2] = m[0][1] * m[2][0] - m[0][0] * m[2][1];
+            c[2][2] = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+            c[1][0] = c[0][1], c[2][0] = c[0][2], c[2][1] = c[1][2];
+            const double det = m[0][0] * c[0][0] + m[0][1] * c[0][1] + m[0][2] * c[0][2];
+            if (!(fabs(det) > 1e-14 * m[0][0] * m[1][1] * m[2][2])) continue;
+            for (int i = 0; i < 3; ++i) mu[i] = (c[i][0] * r[0] + c[i][1] * r[1] + c[i][2] * r[2]) / det;
+        }
+        double l[4], sum = 0.0, point[3];
+        int positive = 1;
+        for (int i = 1; i < k; ++i) {
+            l[i] = mu[i - 1];
+            sum += l[i];
+            positive &= l[i] > 0.0;
+        }
+        l[0] = 1.0 - sum;
+        positive &= l[0] > 0.0;
+        if (!positive) continue;
+        for (int j = 0; j < 3; ++j) {
+            point[j] = 0.0;
+            for (int i = 0; i < k; ++i) point[j] += l[i] * y[idx[i]][j];
+        }
+        const double d2 = dot3(point, point);
+        if (d2 < best) {
+            best = d2;
+            best_mask = mask;
+            for (int i = 0; i < k; ++i) best_l[i] = l[i];
+            copy3(v, point);
+        }
+    }
+    if (best_mask == (1 << 4) - 1 || best_mask == 0) return 0;
+    int k = 0;
+    for (int i = 0; i < *n; ++i)
+        if (best_mask & (1 << i)) {
+            copy3(y[k], y[i]);
+            copy3(pa[k], pa[i]);
+            copy3(pb[k], pb[i]);
+            lambda[k] = best_l[k];
+            ++k;
+        }
+    *n = k;
+    return 1;
+}
+
+double pk_shapes_distance(const PkShape *a, const PkShape *b, const double *hint, double enough,
+                          double *wa, double *wb, double *lower) {
+    double y[4][3], pa[4][3], pb[4][3], lambda[4] = {1.0, 0.0, 0.0, 0.0}, v[3];
+    int n = 0, converged = 0;
+    double low = -INFINITY;
+    if (hint != NULL && dot3(hint, hint) > 0.0) {
+        copy3(v, hint);
+    } else {
+        for (int i = 0; i < 3; ++i) v[i] = a->m[9 + i] - b->m[9 + i];
+        if (dot3(v, v) == 0.0) v[0] = 1.0;
+    }
+    for (int iteration = 0; iteration < 64 && !converged; ++iteration) {
+        double down[3] = {-v[0], -v[1], -v[2]}, sa[3], sb[3], w[3];
+        support(a, down, sa);
+        support(b, v, sb);
+        for (int i = 0; i < 3; ++i) w[i] = sa[i] - sb[i];
+        const double vv = dot3(v, v), vw = dot3(v, w);
+        if (vw > 0.0 && vw / sqrt(vv) > low) low = vw / sqrt(vv);
+        if (n > 0 && (vv - vw <= 1e-10 * vv || low >= enough)) {
+            converged = 1;
+            break;
+        }
+        int again = 0; /* w already in the simplex: no progress */
+        for (int k = 0; k < n; ++k)
+            again |= y[k][0] == w[0] && y[k][1] == w[1] && y[k][2] == w[2];
+        if (again) {
+            converged = 1;
+            break;
+        }
+        copy3(y[n], w);
+        copy3(pa[n], sa);
+        copy3(pb[n], sb);
+        ++n;
+        if (!nearest_subset(y, pa, pb, &n, lambda, v)) return -INFINITY;
+        if (dot3(v, v) <= 1e-24) return -INFINITY; /* touching or overlapping */
+    }
+    if (n == 0) return -INFINITY;
+    for (int i = 0; i < 3; ++i) {
+        wa[i] = wb[i] = 0.0;
+        for (int k = 0; k < n; ++k) {
+            wa[i] += lambda[k] * pa[k][i];
+            wb[i] += lambda[k] * pb[k][i];
+        }
+    }
+    *lower = low;
+    return sqrt(dot3(v, v));
 }

@@ -27,7 +27,19 @@ typedef struct PkShape {
  * a first direction from b towards a (may be NULL). */
 int pk_shapes_apart(const PkShape *a, const PkShape *b, double threshold, const double *hint);
 
+/* the point of the shape farthest along the world direction d */
+void pk_shape_support(const PkShape *s, const double *d, double *point);
+
 /* min over the shape of n . x for a world direction n: its height along a plane's normal */
 double pk_shape_lowest(const PkShape *s, const double *n);
+
+/* The distance [m] of two shapes that do not overlap, by GJK with the witness points: wa on
+ * a, wb on b (world frame), and lower, a proved lower bound of the distance (the best
+ * support bound along the directions tried; GJK stops at 1e-10 relative, or as soon as
+ * lower reaches enough: then the distance and points are GJK's estimate so far);
+ * -INFINITY when they touch or overlap (no witness). hint: a first direction from b
+ * towards a (may be NULL). */
+double pk_shapes_distance(const PkShape *a, const PkShape *b, const double *hint, double enough,
+                          double *wa, double *wb, double *lower);
 
 #endif

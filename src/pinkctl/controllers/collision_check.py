@@ -146,6 +146,15 @@ class _Tick(ctypes.Structure):
         ("moved", ctypes.c_double),
         ("last_q", _double_p),
         ("moved_at", _double_p),
+        ("rows", ctypes.c_int),
+        ("slot_column", _int_p),
+        ("distance", _double_p),
+        ("lower_distance", _double_p),
+        ("points", _double_p),
+        ("normal", _double_p),
+        ("row", _double_p),
+        ("rhs", _double_p),
+        ("direction", _double_p),
     ]
 
 
@@ -189,6 +198,13 @@ class QuietCheck:
         n = len(avoidance._columns)
         first, vertices = _vertices(objects)
         accel = getattr(avoidance, "_accel", None)
+        npairs = len(margins)
+        slot_q, slot_kind = broad._arrays["q_index"], broad._arrays["kind"]
+        column_of = {int(i): c for c, i in enumerate(joints.controlled.idx_q)}
+        slot_column = [
+            column_of.get(int(i), -1) if kind != 2 else -1
+            for i, kind in zip(slot_q.tolist(), slot_kind.tolist())
+        ]
         self._arrays: dict[str, np.ndarray] = {
             "q_index": np.asarray(joints.controlled.idx_q, dtype=np.intc),
             "space_q": space_q,
@@ -215,6 +231,14 @@ class QuietCheck:
             "bound": np.zeros(len(margins)),
             "last_q": np.zeros(model.nq),
             "moved_at": np.zeros(len(margins)),
+            "slot_column": np.array(slot_column or [-1], dtype=np.intc),
+            "distance": np.full(npairs, np.nan),
+            "lower_distance": np.full(npairs, np.nan),
+            "points": np.zeros(6 * npairs),
+            "normal": np.zeros(3 * npairs),
+            "row": np.zeros(n * npairs),
+            "rhs": np.full(npairs, np.nan),
+            "direction": np.zeros(3 * npairs),
         }
         t = _Tick()
         t.capsules = broad.address
@@ -222,6 +246,7 @@ class QuietCheck:
         t.n, t.nq, t.nspace = n, model.nq, len(space_q)
         t.dt, t.tau = float(avoidance.dt), float(limit.time_constant)
         t.buffer, t.cap, t.slack = float(buffer), float(cap), SLACK
+        t.rows = 1
         for name, array in self._arrays.items():
             kind = _int_p if array.dtype == np.intc else _double_p
             setattr(t, name, array.ctypes.data_as(kind))
@@ -239,6 +264,15 @@ class QuietCheck:
         #: (P,) the last call's lower bound of each pair's signed distance [m] (``inf`` for a
         #: pair never checked)
         self.bound = self._arrays["bound"]
+        #: (P,) GJK's distance [m] of the near pairs the last call decided by their rows
+        #: (module docstring), NaN for the others
+        self.distance = self._arrays["distance"]
+        #: (P, 2, 3) their witness points on ``a`` and on ``b`` (world frame [m])
+        self.points = self._arrays["points"].reshape(npairs, 2, 3)
+        #: (P, 3) their unit normals from ``a`` toward ``b``
+        self.normal = self._arrays["normal"].reshape(npairs, 3)
+        #: (P, n) their rows ``G = -d(distance)/dq`` over the controlled columns
+        self.rows = self._arrays["row"].reshape(npairs, n)
 
     @property
     def caching(self) -> bool:

@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import coal
 import numpy as np
 import pinocchio as pin
 
@@ -365,22 +364,6 @@ class CollisionScene:
             moments = p[:, [1, 2, 0]] * n[:, [2, 0, 1]] - p[:, [2, 0, 1]] * n[:, [1, 2, 0]]
             rows += sign * np.einsum("ki,kij->kj", moments, jacobian[:, 3:])
         return rows
-
-    def witness_reach(self, distances: Sequence[PairDistance]) -> np.ndarray:
-        """(K, 2) bound [m] of the distance from each witness point to any point of its shape
-        at the last query's placements (0 for a sphere, ``inf`` for a half-space): a shape
-        turning by ``theta`` [rad] brings no point closer than ``theta`` times this."""
-        spheres, placements = self._spheres, self.geometry_data.oMg
-        reach = np.zeros((len(distances), 2))
-        for k, d in enumerate(distances):
-            for side, (g, point) in enumerate(
-                ((d.pair.geometry_a, d.point_a), (d.pair.geometry_b, d.point_b))
-            ):
-                obj = self.geometry_model.geometryObjects[g]
-                if not isinstance(obj.geometry, coal.Sphere):
-                    centre = placements[g].act(spheres.centres[g])
-                    reach[k, side] = np.linalg.norm(point - centre) + spheres.radii[g]
-        return reach
 
     def distance_jacobian(self, q: Any, distance: PairDistance) -> np.ndarray:
         """(nv,) row ``d(distance)/dq`` of one pair measured at ``q``."""
