@@ -17,10 +17,8 @@ from ik_collision_setup import MARGIN, busy_world, load_robot, tool_pose
 from pinkctl import CollisionScene, World
 from pinkctl.ik import IKSolver
 from pinkctl.ik import solver as solver_module
-from pinkctl.ik.capsules import SCREEN_OVERLAP, NativeBroadPhase
 from pinkctl.ik.collision import CollisionCheck
 from pinkctl.ik.query import NativeQuery
-from pinkctl.ik.search import SCREEN_TRIES
 
 native_only = pytest.mark.skipif(
     os.environ.get("PINKCTL_NATIVE") == "0", reason="the native kernel is switched off"
@@ -187,43 +185,3 @@ def test_the_check_works_with_the_kernel_switched_off() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["True"]
-
-
-@native_only
-def test_the_screen_skips_starts_after_a_rejection_alike_in_both_paths(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """ur5 targets whose blind answer collides: after the rejection the screen skips starts
-    whose bounding capsules overlap deeply (the Python search counts them here), and the
-    native search skips the same ones (same iterations and restarts, the same answer)."""
-    robot = load_robot("ur5")
-    reference = CollisionScene(robot, World.for_robot(robot))
-    native = IKSolver(robot)
-    blind = IKSolver(robot, world=World(), self_collision=False)
-    monkeypatch.setattr(solver_module, "native_local", lambda *args: None)
-    python = IKSolver(robot)
-    spread = NativeBroadPhase.spread
-    verdicts: list[bool] = []
-
-    def counted(self: NativeBroadPhase, q: np.ndarray) -> bool:
-        verdicts.append(spread(self, q))
-        return verdicts[-1]
-
-    monkeypatch.setattr(NativeBroadPhase, "spread", counted)
-    rng = np.random.default_rng(7)
-    nominal = native.subset.middle(robot.q0)
-    searched = 0
-    while searched < 6:
-        q = native.subset.sample(rng, robot.q0)
-        if reference.in_collision(q, MARGIN):
-            continue
-        target = tool_pose(robot, q)
-        if not reference.in_collision(blind.find(target, seed=nominal).q_full, MARGIN):
-            continue  # only targets whose blind answer collides reach the screen
-        searched += 1
-        a, b = native.find(target, seed=nominal), python.find(target, seed=nominal)
-        assert (a.success, a.iterations, a.restarts) == (b.success, b.iterations, b.restarts)
-        assert a.success and np.abs(a.q_full - b.q_full).max() <= 1e-9
-        assert reference.min_distance(a.q_full) >= MARGIN
-    assert verdicts.count(False) > 0 and verdicts.count(True) > 0
-    assert SCREEN_OVERLAP > 0.0 and SCREEN_TRIES > 0
