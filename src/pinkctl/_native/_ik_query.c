@@ -19,10 +19,7 @@
  * start after a rejection drawn toward the middle of the ranges, search._toward_middle's
  * arithmetic, with the full-turn joints between the rejected pair's two geometries half a
  * turn away from the rejected configuration, search._away's; a continuous joint's cos and
- * sin are libm's, numpy's may round differently). After a rejection a drawn start is also
- * screened by the check's bounding capsules (search._Search._draw with CollisionCheck.screen):
- * one on which some pair's capsules overlap by more than the allowed depth is skipped (no
- * local solve; it counts as a restart), at most screen_tries in a row.
+ * sin are libm's, numpy's may round differently).
  * Only where the kernel cannot decide (no native check, a shape it does
  * not know) does the query hand the configuration to the caller (QUERY_CHECK) and resume
  * with its verdict.
@@ -30,7 +27,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "_capsules.h"
 #include "_ik.h"
 #include "_native.h"
 
@@ -71,9 +67,6 @@ typedef struct IKQuery {
     int hit;                          /* the last rejected pair in the check, or -1 */
     const int *far;                   /* (pairs, n): 1 where search._away turns the column
                                          after that pair's rejection, or NULL */
-    double overlap;                   /* the screen: deepest capsule overlap a start may have [m] */
-    int screen_tries;                 /* starts skipped in a row at most (0: no screen) */
-    int skips;                        /* starts skipped in a row so far */
 } IKQuery;
 
 /* -4 is the module's (an argument of the wrong form) */
@@ -209,26 +202,6 @@ static void next_start(IKQuery *s, double *start) {
     if (s->hit >= 0 && s->far != NULL) away(s, row, start);
 }
 
-/* search._Search._draw's screen after a rejection: 1 when the start is skipped (some pair's
- * bounding capsules overlap by more than s->overlap; at most screen_tries in a row) */
-static int screened_out(IKQuery *s, const double *q) {
-    CapsuleProblem *c = s->collision;
-    if (!s->collided || c == NULL || s->skips >= s->screen_tries) {
-        s->skips = 0;
-        return 0;
-    }
-    const double *given = c->q;
-    c->q = q;
-    const int count = pk_capsule_near(c); /* nearest first */
-    c->q = given;
-    if (count == 0 || c->bound[0] >= -s->overlap) {
-        s->skips = 0;
-        return 0;
-    }
-    s->skips += 1;
-    return 1;
-}
-
 /* search.global_search's budgets before a start: a SEARCH_* reason to stop, or -1 */
 static int spent(const IKQuery *s) {
     if (s->has_deadline && !s->first && pk_ik_now() > s->deadline) return SEARCH_TIME;
@@ -251,7 +224,6 @@ static int search(IKQuery *s, double *start) {
         s->collided = 0;
         s->pending = 0;
         s->hit = -1;
-        s->skips = 0;
     } else if (s->pending) { /* the caller's verdict on the candidate */
         s->pending = 0;
         if (s->verdict) return converged(s);
@@ -266,7 +238,6 @@ static int search(IKQuery *s, double *start) {
         if (!s->first) {
             if (s->restarts >= s->n_starts) return QUERY_MORE_STARTS;
             next_start(s, start);
-            if (screened_out(s, start)) continue;
         }
         int cap = s->iterations_per_start;
         if (s->max_iterations >= 0 && s->max_iterations - s->iterations < cap)

@@ -277,13 +277,6 @@ def _group_arrays(pairs: np.ndarray, arrays: dict[str, np.ndarray]) -> dict[str,
     }
 
 
-#: The deepest overlap of two bounding capsules [m] a start drawn after a rejection may have
-#: (:meth:`NativeBroadPhase.spread`). ur5 over 300 bench targets: 2 cm screens 4 draws per
-#: query for 9 % fewer iterations; 0 screens 18 and costs 24 % more (the search then solves
-#: mostly from starts the screen gave up on).
-SCREEN_OVERLAP = 0.02
-
-
 class NativeBroadPhase:
     """The kernel's collision check over ``pairs`` of a geometry model (module docstring).
 
@@ -344,14 +337,6 @@ class NativeBroadPhase:
         full configuration ``q``, nearest first (a view, valid until the next call)."""
         self._q[:] = q
         return self._near[: self._lib.capsule_near(self.address)]
-
-    def spread(self, q: np.ndarray) -> bool:
-        """Whether no pair's bounding capsules overlap by more than :data:`SCREEN_OVERLAP`
-        at the full configuration ``q`` (the IK search's screen of its starts after a
-        rejection, ``_ik_query.c``'s ``screened_out``)."""
-        self._q[:] = q
-        count = self._lib.capsule_near(self.address)
-        return count == 0 or bool(self.bounds[0] >= -SCREEN_OVERLAP)
 
     def free(self, q: np.ndarray) -> int:
         """Whether every pair keeps its threshold at the full configuration ``q``: 1 yes,

@@ -24,12 +24,13 @@ work as it can:
 
 The IK's native search runs the same kernel check on every converged configuration inside
 its loop (:mod:`pinkctl.ik.query`): a colliding one is rejected there and the search
-restarts without returning to Python (its starts screened by :attr:`CollisionCheck.screen`),
-so both paths take the same decisions. Both tests run with the margin plus :data:`_SLACK`,
-so an accepted configuration keeps the margin by :meth:`CollisionScene.min_distance
-<pinkctl.world.CollisionScene.min_distance>` as well (checked over 90,000 pairs of random
-configurations, franka and ur5 among boxes, spheres, convex pieces and the floor: no
-decision differs from the signed distance's).
+restarts without returning to Python, so both paths take the same decisions.
+
+Both tests run with the margin plus :data:`_SLACK`, so a configuration accepted here keeps
+the margin by
+:meth:`CollisionScene.min_distance <pinkctl.world.CollisionScene.min_distance>` as well
+(checked over 90,000 pairs of random configurations, franka and ur5 among boxes, spheres,
+convex pieces and the floor: no decision differs from the signed distance's).
 
 Defaults (:func:`collision_check`): ``world=None`` is the floor the simulation puts under the
 robot (:meth:`World.for_robot <pinkctl.world.World.for_robot>`); ``self_collision=None`` is on
@@ -43,7 +44,6 @@ import dataclasses
 import math
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -56,9 +56,10 @@ from ..world import CollisionScene, RobotGeometry, World
 from ..world.broad_phase import bounding_sphere
 from ..world.home_pairs import home_margins
 from .capsules import native_broad_phase
-from .joints import JointSubset, turned_columns
+from .joints import JointSubset
 from .options import IKOptions
 from .result import IKResult
+from .search import turned_columns
 
 __all__ = ["CollisionCheck", "collision_check", "robot_collision_model", "screened"]
 
@@ -233,11 +234,14 @@ class CollisionCheck:
         return margins
 
     def far_columns(self) -> np.ndarray | None:
-        """After a rejection: the moved full-turn columns (n,) (a sampling range of 2 pi or
-        more) between the pair found too close, turned by :func:`pinkctl.ik.search._away`;
-        None when there are none."""
-        far = self._far[self._last_pair] if self._last_pair >= 0 else None
-        return far if far is not None and far.any() else None
+        """After a rejection: the moved columns (n,) that are full-turn joints (a sampling
+        range of at least 2 pi) between the two geometries of the pair found too close (the
+        search turns them away, :func:`pinkctl.ik.search._away`), or None when there are
+        none."""
+        if self._last_pair < 0:
+            return None
+        far = self._far[self._last_pair]
+        return far if far.any() else None
 
     @property
     def last_pair(self) -> int:
@@ -299,14 +303,6 @@ class CollisionCheck:
             heights = np.einsum("ij,ij->i", self._normal, centres[self._planes[:, 0]])
             bounds[self._plane_k] = heights - self._offset
         return bounds
-
-    @property
-    def screen(self) -> Callable[[np.ndarray], bool] | None:
-        """The search's screen of its starts after a rejection (the world followed first):
-        :meth:`~pinkctl.ik.capsules.NativeBroadPhase.spread`, or None without the kernel."""
-        if self.scene.sync():
-            self._build()
-        return self._native.spread if self._native is not None else None
 
     def native_address(self) -> int | None:
         """The kernel's check of the current scene (the world's changes followed first), as
@@ -387,8 +383,9 @@ class CollisionCheck:
 
     def reason(self) -> str:
         """Why a converged configuration is no answer: the pair closer than the margin."""
-        margin = f"(collision_margin {self.margin * 1e3:g} mm)"
-        return f"in collision: converged with {self.describe_last()} {margin}"
+        return f"in collision: converged with {self.describe_last()} " + (
+            f"(collision_margin {self.margin * 1e3:g} mm)"
+        )
 
 
 def screened(check: CollisionCheck | None, result: IKResult) -> IKResult:

@@ -25,7 +25,7 @@ import pinocchio as pin
 from ..core.joint_info import joint_info
 from ..errors import InputError
 
-__all__ = ["JointSubset", "turned_columns"]
+__all__ = ["JointSubset"]
 
 
 def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
@@ -344,29 +344,3 @@ class JointSubset:
         else:
             diff = pin.difference(self.model, a, b)[self._v_idx]
         return float(np.sqrt(diff @ diff))
-
-
-def turned_columns(
-    model: pin.Model, subset: JointSubset, joints: list[tuple[int, int]]
-) -> np.ndarray:
-    """For each pair of joints (the joints that carry a colliding pair's two geometries),
-    1 in the columns :func:`pinkctl.ik.search._away` turns: the moved scalar joints with a
-    sampling range of at least a full turn that move one of the two and not the other.
-    Returns a C-contiguous (pairs, n) ``intc`` array (at least one row; the native search
-    reads it)."""
-    span = subset.sample_high - subset.sample_low
-    of_v = {
-        v: j
-        for j in range(1, model.njoints)
-        for v in range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j])
-    }
-    turns = [
-        of_v[int(v)] if subset.q_size[c] == 1 and span[c] >= 2.0 * math.pi else -1
-        for c, v in enumerate(np.arange(model.nv)[subset.v_cols])
-    ]
-    supports = [set(s) for s in model.supports]
-    far = np.zeros((max(len(joints), 1), subset.n), dtype=np.intc)
-    for k, (a, b) in enumerate(joints):
-        between = supports[a] ^ supports[b]
-        far[k] = [joint in between for joint in turns]
-    return far

@@ -37,14 +37,13 @@ import numpy as np
 import pinocchio as pin
 
 from .._native import kernel_module
-from .capsules import SCREEN_OVERLAP
 from .checked import CheckedLocal, CheckedSearch
 from .joints import JointSubset
 from .native import NativeLocal
 from .options import SearchOptions
 from .reasons import local_reason, search_reason
 from .result import IKResult
-from .search import SCREEN_TRIES, SearchOutcome, is_seed, toward_arrays
+from .search import SearchOutcome, is_seed
 from .targets import parse_target
 
 if TYPE_CHECKING:
@@ -98,9 +97,6 @@ class _Query(ctypes.Structure):
         ("collided", ctypes.c_int),
         ("hit", ctypes.c_int),
         ("far", ctypes.c_void_p),
-        ("overlap", ctypes.c_double),
-        ("screen_tries", ctypes.c_int),
-        ("skips", ctypes.c_int),
     ]
 
 
@@ -144,6 +140,14 @@ class StartCache:
         return rows
 
 
+def _toward(subset: JointSubset) -> np.ndarray:
+    """(4, n): middles, scales (``search._toward_middle``'s arithmetic), sampling lows, highs."""
+    low, high = subset.sample_low, subset.sample_high
+    middle, half = 0.5 * (low + high), 0.5 * (high - low)
+    scale = 0.5 * np.minimum(half, np.pi) / np.where(half > 0.0, half, 1.0)
+    return np.ascontiguousarray(np.concatenate([middle, scale, low, high]), dtype=np.float64)
+
+
 class NativeQuery:
     """Whole queries on one single-frame residual whose local solve is native.
 
@@ -182,7 +186,7 @@ class NativeQuery:
         self._seed = np.zeros(nq)
         self._out = np.zeros(nq)
         self._candidate = np.zeros(nq)
-        self._toward = toward_arrays(subset)
+        self._toward = _toward(subset)
         s = _Query()
         s.problem = local.address
         s.seed = self._seed.ctypes.data
@@ -190,7 +194,6 @@ class NativeQuery:
         s.candidate = self._candidate.ctypes.data
         s.toward = self._toward.ctypes.data
         s.keep = 0.99  # run_local's default progress_ratio (0.01), the searches' too
-        s.overlap = SCREEN_OVERLAP
         self._query = s
         self._address = ctypes.addressof(s)
         self._configured: CheckedLocal | CheckedSearch | None = None
@@ -299,7 +302,6 @@ class NativeQuery:
         s.check = check is not None
         s.collision = check.native_address() if check is not None else None
         s.far = check.far_address if check is not None else None
-        s.screen_tries = SCREEN_TRIES if s.collision is not None else 0  # as check.screen
         rng = search.rng
         if is_seed(rng):  # the cached starts of this seed
             self._draw = None

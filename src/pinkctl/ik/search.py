@@ -7,9 +7,7 @@ The search follows TRAC-IK's "KDL-RR" idea and CoppeliaSim's ``findConfig``:
    seeded generator, so the sequence of starts is reproducible) and solve locally from it
    (once a converged configuration collided, every other start is drawn nearer the middle of
    the ranges, :func:`_toward_middle`, its full-turn joints between the colliding pair's two
-   links half a turn away from where they collided, :func:`_away`; and a start whose
-   bounding capsules overlap deeply, by ``screen``, is skipped unsolved, :data:`SCREEN_TRIES`
-   at most in a row).
+   links half a turn away from where they collided, :func:`_away`).
    A local solve is abandoned as soon as it stalls (no progress for a few iterations) or
    uses its per-start iteration cap, since a fresh start is then a better bet;
 3. optionally skip a drawn start whose pose is farther than ``metric_threshold`` from the
@@ -38,20 +36,17 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import numpy as np
+import pinocchio as pin
 
 from .joints import JointSubset
 from .loop import LocalRunner, run_local
 from .methods import IKMethod
 from .residual import Residual
 
-__all__ = ["SCREEN_TRIES", "SearchOutcome", "SeededGenerators", "global_search", "is_seed"]
+__all__ = ["SearchOutcome", "SeededGenerators", "global_search", "is_seed", "turned_columns"]
 
 #: ``validate(q) -> bool`` with ``q`` the moved joints' values (n,).
 Validator = Callable[[np.ndarray], bool]
-
-#: After a rejection, drawn starts the screen may skip in a row (the next one is solved
-#: whatever it is; docs/ik.md, "Collision-free IK", for what the screen saves).
-SCREEN_TRIES = 8
 
 
 def is_seed(rng: object) -> TypeGuard[int]:
@@ -133,15 +128,6 @@ def _toward_middle(subset: JointSubset, q: np.ndarray) -> None:
     subset.write(q, values)
 
 
-def toward_arrays(subset: JointSubset) -> np.ndarray:
-    """(4, n) for the kernel: middles and scales (:func:`_toward_middle`'s arithmetic),
-    sampling lows and highs."""
-    low, high = subset.sample_low, subset.sample_high
-    middle, half = 0.5 * (low + high), 0.5 * (high - low)
-    scale = 0.5 * np.minimum(half, np.pi) / np.where(half > 0.0, half, 1.0)
-    return np.ascontiguousarray(np.concatenate([middle, scale, low, high]), dtype=np.float64)
-
-
 def _away(
     subset: JointSubset, q: np.ndarray, drawn: np.ndarray, collided: np.ndarray, far: np.ndarray
 ) -> None:
@@ -163,6 +149,31 @@ def _away(
         while v < lo:
             v += two_pi
         q[subset.q_index[c]] = v
+
+
+def turned_columns(
+    model: pin.Model, subset: JointSubset, joints: list[tuple[int, int]]
+) -> np.ndarray:
+    """For each pair of joints (the joints that carry a colliding pair's two geometries),
+    1 in the columns :func:`_away` turns: the moved scalar joints with a sampling range of at
+    least a full turn that move one of the two and not the other. Returns a C-contiguous
+    (pairs, n) ``intc`` array (at least one row; the native search reads it)."""
+    span = subset.sample_high - subset.sample_low
+    of_v = {
+        v: j
+        for j in range(1, model.njoints)
+        for v in range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j])
+    }
+    turns = [
+        of_v[int(v)] if subset.q_size[c] == 1 and span[c] >= 2.0 * math.pi else -1
+        for c, v in enumerate(np.arange(model.nv)[subset.v_cols])
+    ]
+    supports = [set(s) for s in model.supports]
+    far = np.zeros((max(len(joints), 1), subset.n), dtype=np.intc)
+    for k, (a, b) in enumerate(joints):
+        between = supports[a] ^ supports[b]
+        far[k] = [joint in between for joint in turns]
+    return far
 
 
 def _valid(validate: Validator | None, subset: JointSubset, q: np.ndarray) -> bool:
@@ -193,7 +204,6 @@ class _Search:
     max_step: float | None
     collision: Validator | None
     far: Callable[[], np.ndarray | None] | None = None
-    screen: Validator | None = None
     solutions: list[np.ndarray] = field(default_factory=list)
     best_q: np.ndarray | None = None
     best_cost: float = math.inf
@@ -203,7 +213,6 @@ class _Search:
     skipped: int = 0
     collided: int = 0
     turned: tuple[np.ndarray, np.ndarray] | None = None  # the last collision: q, far columns
-    skips: int = 0  # starts the screen skipped in a row
 
     def run(self) -> str:
         """Solve from the seed, then from random starts until enough solutions are found or
@@ -234,9 +243,8 @@ class _Search:
         return ""
 
     def _draw(self) -> np.ndarray | None:
-        """The next random start (full ``q``), or None when the screen skips it (after a
-        rejection) or the metric threshold does (its forward kinematics counts as one
-        iteration)."""
+        """The next random start (full ``q``), or None when the metric threshold skips it
+        (its forward kinematics counts as one iteration)."""
         self.restarts += 1
         if not isinstance(self.rng, np.random.Generator):
             self.rng = self.rng()  # the first restart makes the generator
@@ -247,8 +255,6 @@ class _Search:
             _toward_middle(self.subset, start)
             if turned is not None and drawn is not None:
                 _away(self.subset, start, drawn, *turned)
-        if self._screened_out(start):
-            return None
         threshold, metric = self.metric_threshold, self.metric
         if threshold is not None and metric is not None:
             if self.residual.pose_distance(start, metric) > threshold:
@@ -256,18 +262,6 @@ class _Search:
                 self.iterations += 1
                 return None
         return start
-
-    def _screened_out(self, start: np.ndarray) -> bool:
-        """Whether the screen skips ``start`` (after a rejection, at most
-        :data:`SCREEN_TRIES` in a row)."""
-        if not self.collided or self.screen is None or self.skips >= SCREEN_TRIES:
-            self.skips = 0
-            return False
-        if self.screen(start):
-            self.skips = 0
-            return False
-        self.skips += 1
-        return True
 
     def _solve(self, start: np.ndarray) -> bool:
         """A local solve from ``start``, its answer recorded; whether enough solutions are
@@ -339,7 +333,6 @@ def global_search(
     local: LocalRunner | None = None,
     collision: Validator | None = None,
     far: Callable[[], np.ndarray | None] | None = None,
-    screen: Validator | None = None,
 ) -> SearchOutcome:
     """Run the search described in the module docstring (arguments validated by the caller).
 
@@ -368,9 +361,6 @@ def global_search(
             keeps the collision margin (checked before ``validate``), or None.
         far: After ``collision`` rejected a configuration: the columns (n,) that
             :func:`_away` turns (the rejected pair's), or None (no turn).
-        screen: After a rejection, ``screen(q) -> bool`` on a drawn start (full ``q``):
-            whether it is worth a local solve (:meth:`CollisionCheck.screen
-            <pinkctl.ik.collision.CollisionCheck.screen>`), or None (every start is).
     """
     if local is None:
         local = functools.partial(run_local, residual, subset, method)
@@ -393,6 +383,5 @@ def global_search(
         max_step=max_step,
         collision=collision,
         far=far,
-        screen=screen,
     )
     return search.outcome(search.run(), closest_to_seed=closest_to_seed)

@@ -123,8 +123,9 @@ class IKSolver:
         self._warm_up()
 
     def _warm_up(self) -> None:
-        """Build the default frame's residual and local loop now, not in the first query (the
-        process's first solver also runs a short query): one-time costs fall outside budgets."""
+        """Build the default frame's residual and local loop now, not in the first query;
+        the process's first solver also runs a short query: one-time costs fall outside any
+        query's time budget."""
         q = self.subset.parse_seed(None, self.robot.q0, name="seed")
         pin.framesForwardKinematics(self.model, self.data, q)
         home = self.data.oMf[self._default_key[0]].copy()
@@ -383,7 +384,6 @@ class IKSolver:
             local=self._local(residual),
             collision=self.collision.accepts if self.collision is not None else None,
             far=self.collision.far_columns if self.collision is not None else None,
-            screen=self.collision.screen if self.collision is not None else None,
         )
         reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors, self.collision)
         return self._result(
