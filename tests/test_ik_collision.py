@@ -334,11 +334,17 @@ def test_a_rejection_names_the_full_turn_joints_between_its_pair(name, turned) -
     assert np.all(span[far.astype(bool)] >= 2 * np.pi)
 
 
-@pytest.mark.parametrize("given, after", [(5, REJECTED_STALL), (1, 1), (None, None)])
-def test_after_a_rejection_local_solves_stop_sooner_on_a_stall(franka, given, after) -> None:
+@pytest.mark.parametrize(
+    "given, restarts, after",
+    [(5, None, REJECTED_STALL), (1, None, 1), (None, None, None), (5, 30, 5)],
+)
+def test_after_a_rejection_local_solves_stop_sooner_on_a_stall(
+    franka, given, restarts, after
+) -> None:
     """The seed's solve and the starts before any rejection keep the caller's stall limit;
     once a converged configuration collided, every later solve stops after
-    ``REJECTED_STALL`` iterations without progress (a caller's smaller limit or None kept)."""
+    ``REJECTED_STALL`` iterations without progress (a caller's smaller limit or None kept;
+    not when ``max_restarts`` caps the starts)."""
     subset = IKSolver(franka).subset
     stalls: list[int | None] = []
 
@@ -355,7 +361,7 @@ def test_after_a_rejection_local_solves_stop_sooner_on_a_stall(franka, given, af
         subset.middle(franka.q0),
         rng=np.random.default_rng(0),
         deadline=None,
-        max_restarts=None,
+        max_restarts=restarts,
         max_iterations=100,
         iterations_per_start=30,
         stall_iterations=given,
