@@ -16,6 +16,8 @@ from pinkctl import CollisionScene, InputError, World
 from pinkctl.ik import IKSolver, find_ik, find_ik_batch, local_ik, retarget_poses
 from pinkctl.ik.capsules import bounding_capsule, native_broad_phase
 from pinkctl.ik.collision import CollisionCheck, robot_collision_model
+from pinkctl.ik.loop import LocalOutcome
+from pinkctl.ik.search import REJECTED_STALL, global_search
 from pinkctl.reach import reachability_map
 
 
@@ -330,3 +332,41 @@ def test_a_rejection_names_the_full_turn_joints_between_its_pair(name, turned) -
     assert far is not None and far.any()
     span = solver.subset.sample_high - solver.subset.sample_low
     assert np.all(span[far.astype(bool)] >= 2 * np.pi)
+
+
+@pytest.mark.parametrize(
+    "given, restarts, after",
+    [(5, None, REJECTED_STALL), (1, None, 1), (None, None, None), (5, 30, 5)],
+)
+def test_after_a_rejection_local_solves_stop_sooner_on_a_stall(
+    franka, given, restarts, after
+) -> None:
+    """The seed's solve and the starts before any rejection keep the caller's stall limit;
+    once a converged configuration collided, every later solve stops after
+    ``REJECTED_STALL`` iterations without progress (a caller's smaller limit or None kept;
+    not when ``max_restarts`` caps the starts)."""
+    subset = IKSolver(franka).subset
+    stalls: list[int | None] = []
+
+    def local(q: np.ndarray, **budget: object) -> LocalOutcome:
+        stalls.append(budget["stall_iterations"])  # type: ignore[arg-type]
+        converged = len(stalls) in (2, 4)  # the first restart collides, the third is free
+        return LocalOutcome(q.copy(), 0.0 if converged else 1.0, converged, 3, "stalled")
+
+    verdicts = iter([False, True])
+    out = global_search(
+        None,  # type: ignore[arg-type]  # read only for a metric threshold
+        subset,
+        None,  # type: ignore[arg-type]  # the local solve is given
+        subset.middle(franka.q0),
+        rng=np.random.default_rng(0),
+        deadline=None,
+        max_restarts=restarts,
+        max_iterations=100,
+        iterations_per_start=30,
+        stall_iterations=given,
+        local=local,
+        collision=lambda q: next(verdicts),
+    )
+    assert out.success and out.collided == 1
+    assert stalls == [given, given, after, after]

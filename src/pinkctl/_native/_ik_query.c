@@ -19,7 +19,9 @@
  * start after a rejection drawn toward the middle of the ranges, search._toward_middle's
  * arithmetic, with the full-turn joints between the rejected pair's two geometries half a
  * turn away from the rejected configuration, search._away's; a continuous joint's cos and
- * sin are libm's, numpy's may round differently).
+ * sin are libm's, numpy's may round differently), and without a restart cap every local
+ * solve after a rejection stopping after rejected_stall iterations without progress at most
+ * (search.REJECTED_STALL).
  * Only where the kernel cannot decide (no native check, a shape it does
  * not know) does the query hand the configuration to the caller (QUERY_CHECK) and resume
  * with its verdict.
@@ -67,6 +69,7 @@ typedef struct IKQuery {
     int hit;                          /* the last rejected pair in the check, or -1 */
     const int *far;                   /* (pairs, n): 1 where search._away turns the column
                                          after that pair's rejection, or NULL */
+    int rejected_stall;               /* after a rejection: the stall limit at most (> 0) */
 } IKQuery;
 
 /* -4 is the module's (an argument of the wrong form) */
@@ -242,6 +245,9 @@ static int search(IKQuery *s, double *start) {
         int cap = s->iterations_per_start;
         if (s->max_iterations >= 0 && s->max_iterations - s->iterations < cap)
             cap = s->max_iterations - s->iterations;
+        p->stall_iterations = s->stall_iterations; /* search._Search._solve's stall */
+        if (s->collided && s->max_restarts < 0 && s->stall_iterations > s->rejected_stall)
+            p->stall_iterations = s->rejected_stall;
         const int ok = local(s, s->first ? s->seed : start, cap);
         s->first = 0;
         if (p->reason == IK_FALLBACK) return IK_FALLBACK;

@@ -1,13 +1,12 @@
 """Whole IK queries in one call of the native kernel (``pinkctl/_native/_ik_query.c``).
 
-A warm-started solve or a global search whose local solves run in the kernel
-(:mod:`pinkctl.ik.native`) still spent most of its time in Python around them: checking the
-target and the seed, drawing restarts, building outcomes. For the common query, a
-:class:`NativeQuery` hands the kernel the target and the seed as they come and gets the answer
-back in one call:
+A search whose local solves run in the kernel (:mod:`pinkctl.ik.native`) still spent most of
+its time in Python around them (checking the target and the seed, drawing restarts, building
+outcomes). For the common query, a :class:`NativeQuery` hands the kernel the target and the
+seed as they come and gets the answer back in one call:
 
-- the default frame's single target, a ``pin.SE3`` (other spellings are parsed in Python
-  first), and a seed that is a full float64 configuration (other forms are parsed first);
+- the default frame's single target, a ``pin.SE3``, and a seed that is a full float64
+  configuration (other forms of either are parsed in Python first);
 - :meth:`NativeQuery.solve`: every :class:`~pinkctl.ik.LocalOptions` budget;
 - :meth:`NativeQuery.find`: one solution wanted, no ``validate`` and no ``metric_threshold``.
   The random starts are drawn here, from the search's own generator in the same order, so
@@ -23,8 +22,8 @@ back in one call:
 
 The kernel checks the target and the seed as the Python path does; when it refuses one, or
 when its local solve would leave the kernel (a least-squares step), the query returns None and
-the caller runs its Python path, which then raises the precise error or gives the answer. So
-answers are those of the Python path (``tests/test_native_ik.py``).
+the caller's Python path raises the precise error or gives the answer. So answers are those
+of the Python path (``tests/test_native_ik.py``).
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ from .native import NativeLocal
 from .options import SearchOptions
 from .reasons import local_reason, search_reason
 from .result import IKResult
-from .search import SearchOutcome, is_seed
+from .search import REJECTED_STALL, SearchOutcome, is_seed
 from .targets import parse_target
 
 if TYPE_CHECKING:
@@ -97,6 +96,7 @@ class _Query(ctypes.Structure):
         ("collided", ctypes.c_int),
         ("hit", ctypes.c_int),
         ("far", ctypes.c_void_p),
+        ("rejected_stall", ctypes.c_int),
     ]
 
 
@@ -161,8 +161,7 @@ class NativeQuery:
 
     @classmethod
     def of(cls, local: object, solver: IKSolver, starts: StartCache) -> NativeQuery | None:
-        """The whole-query kernel of a residual whose local solve is ``local``, or None when
-        that is not the native loop."""
+        """The whole-query kernel of the residual of ``local``, or None (not the native loop)."""
         return cls(local, solver, starts) if isinstance(local, NativeLocal) else None
 
     def __init__(self, local: NativeLocal, solver: IKSolver, starts: StartCache) -> None:
@@ -194,6 +193,7 @@ class NativeQuery:
         s.candidate = self._candidate.ctypes.data
         s.toward = self._toward.ctypes.data
         s.keep = 0.99  # run_local's default progress_ratio (0.01), the searches' too
+        s.rejected_stall = REJECTED_STALL
         self._query = s
         self._address = ctypes.addressof(s)
         self._configured: CheckedLocal | CheckedSearch | None = None
