@@ -118,10 +118,13 @@ class BoxedApproach:
             target = target * scale
         lower, upper = box
         command, _ = toward(shaper.velocity, target, lower, upper)
-        G = dt * rows.G[:, columns]
-        if np.count_nonzero(G @ command > rows.h):
+        # over rates, not a step's displacement: a solver's feasibility tolerance (1e-6) in
+        # metres per step is 5e-4 m/s at 500 Hz, the jerk box's whole width on a link a
+        # third of a metre out (ur5's elbow held its speed into upper_arm-wrist_1)
+        G, h = rows.G[:, columns], rows.h / dt
+        if np.count_nonzero(G @ command > h):
             nearest = qpsolvers.solve_qp(
-                np.eye(command.size), -command, G, rows.h, lb=lower, ub=upper, solver="daqp"
+                np.eye(command.size), -command, G, h, lb=lower, ub=upper, solver="daqp"
             )
             if nearest is None:
                 return None
