@@ -149,7 +149,7 @@ def collect(
     targets: int = 1000,
     warm: int = 1000,
     steps: int = 2000,
-    pool_targets: int = 4000,
+    pool_targets: int = 5000,
     baseline: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, list[str]]:
@@ -172,7 +172,7 @@ def collect(
     ik_load = os.getloadavg()[0]
     ik_text = f"{peers_ik.markdown(ik_rows, machine())}"
     say(f"IKPool, {pool_targets} targets")
-    pool = pool_efficiency.run(pool_targets, 2, 3)  # issue 27: IKPool vs one process
+    pool = pool_efficiency.run_fresh(pool_targets)  # issue 27, as run alone
     checks = (
         _loaded(tick_verdicts(tick), tick["load"])
         + state_build.lines(states)
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", type=int, default=1000, help="global IK targets per robot")
     parser.add_argument("--warm", type=int, default=1000, help="warm-started queries per robot")
     parser.add_argument("--steps", type=int, default=2000, help="control ticks")
-    parser.add_argument("--pool-targets", type=int, default=4000, help="IKPool batch size")
+    parser.add_argument("--pool-targets", type=int, default=5000, help="IKPool batch size")
     parser.add_argument("--baseline", default=None, help="git revision of today's pinkctl")
     parser.add_argument("--write-docs", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)

@@ -9,16 +9,29 @@ within the limits: 5,000 targets (issue 27's size), 1,000 with ``--quick``.
 - **warm pool**: a kept :class:`~pinkctl.ik.IKPool` of ``--workers`` workers, started and
   warmed before timing, as a user keeps one across calls. One process and the warm pool take
   turns per repeat, so a change in the machine's load hits both alike;
+- **one process beside a busy core**: the same loop while one worker of a second pool solves
+  the batch on the other core: what the solves alone cost when both cores work, as the
+  pool's do (each repeat runs the three in turn);
 - **one-shot**: a pool started, used for one batch and closed (start-up included), once,
   before the others.
+
+Every arm solves the same queries with the same per-target generators (the answers are
+compared), and nothing is cached between repeats: the solver keeps no answers, and with a
+generator per target no random starts either. ``python -m bench.report`` (through
+:func:`bench.peers.collect`) runs this module as it runs alone, in a fresh interpreter
+(:func:`run_fresh`), so its row does not depend on what the report ran before.
 
 Figures (the 1-minute load beside each, and the cores that were free):
 
 - **CPU-time efficiency**: the workers' total CPU seconds for the batch (each worker reports
   its process CPU time with every reply: solves, unpickling, packing and waiting included)
-  over one process's; a shared machine stretches wall times but hardly CPU times, so this
-  ratio says what the pool costs beyond the solves. The caller's CPU time during the batch
-  (packing, unpacking the results) is printed beside it;
+  over one process's. The caller's CPU time during the batch (packing, unpacking the
+  results) is printed beside it. CPU time is not free of the machine: a query takes more CPU
+  seconds while the other core works too (shared caches and memory bus, the clock), so the
+  ratio is split in two: the solves' own cost with both cores busy (one process beside a busy
+  core over one process alone) and the pool's cost beyond it (workers over one process
+  beside a busy core). On a loaded machine the other core is busy in every arm and the first
+  part is near 1; on an idle one it is the price of using the second core at all;
 - **throughput**: one process's wall time over the pool's (medians). It can reach the worker
   count only with that many free cores: the line states the cores free for the pool,
   measured during the one-process runs (the CPU share that process got plus the idle cores
@@ -40,15 +53,21 @@ Usage::
 
     python -m bench.pool_efficiency                     # 5000 targets, 2 workers, 5 repeats
     python -m bench.pool_efficiency --quick             # 1000 targets, 2 repeats
+    python -m bench.pool_efficiency --json out.json     # the figures, also as JSON
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,7 +77,7 @@ from pinkctl.ik import IKPool, IKSolver, sample_poses
 
 from .common import machine_line
 
-__all__ = ["run"]
+__all__ = ["lines", "run", "run_fresh"]
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -80,6 +99,18 @@ def _one_process(solver: IKSolver, poses: list) -> list:
         solver.find(pose, rng=np.random.default_rng(np.random.SeedSequence(0, spawn_key=(i,))))
         for i, pose in enumerate(poses)
     ]
+
+
+def _beside_busy_core(solver: IKSolver, poses: list, other: IKPool) -> float:
+    """CPU seconds of :func:`_one_process` in this thread while ``other`` (one worker) solves
+    the batch twice over (it outlasts the loop) on another core."""
+    busy = threading.Thread(target=other.find, args=(poses + poses,))
+    busy.start()
+    c0 = time.thread_time()
+    _one_process(solver, poses)
+    cpu = time.thread_time() - c0
+    busy.join()
+    return cpu
 
 
 def _same(a: list, b: list) -> bool:
@@ -107,10 +138,11 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
         for key, value in values.items():
             rows.setdefault(key, []).append(value)
 
-    with IKPool(robot, workers=workers) as pool:
+    with IKPool(robot, workers=workers) as pool, IKPool(robot, workers=1) as other:
         start_load = _load()
         started = pool.start_seconds  # waits until every worker is warm
         pool.find(poses[:50])
+        other.find(poses[:50])
         for _ in range(repeats):
             idle0, t0, c0 = _idle_seconds(), time.perf_counter(), time.process_time()
             serial = _one_process(solver, poses)
@@ -118,6 +150,7 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
             cpu = time.process_time() - c0
             add(one_wall=wall, one_cpu=cpu, one_load=_load())
             add(idle_cores=(cpu + _idle_seconds() - idle0) / wall)  # its share + idle cores
+            add(beside_cpu=_beside_busy_core(solver, poses, other), beside_load=_load())
             per0 = pool._workers.worker_cpu_seconds()
             t0, c0 = time.perf_counter(), time.process_time()
             pooled = pool.find(poses)
@@ -143,6 +176,8 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
         "same_answers": same,
         "success_pct": success,
         "cpu_ratio": med["pool_cpu"] / med["one_cpu"],
+        "busy_core_ratio": med["beside_cpu"] / med["one_cpu"],
+        "pool_own_ratio": med["pool_cpu"] / med["beside_cpu"],
         "throughput": med["one_wall"] / med["pool_wall"],
         "one_shot_ratio": med["one_wall"] / one_shot["one_shot_s"],
         "idle_expected": med["one_cpu"] / critical,
@@ -171,6 +206,10 @@ def lines(r: dict[str, Any]) -> list[str]:
         f"CPU time: workers {r['pool_cpu']:.3f} s vs one process {r['one_cpu']:.3f} s "
         f"= {r['cpu_ratio']:.3f}x ({load('pool_load')}); caller during the pooled batch "
         f"{r['caller_cpu']:.3f} s -> {cpu_ok}",
+        f"CPU time split: one process beside a busy core (a worker solving the batch on the "
+        f"other core) {r['beside_cpu']:.3f} s = {r['busy_core_ratio']:.3f}x one process alone "
+        f"(what both cores working costs the solves themselves); the pool beyond that "
+        f"{r['pool_own_ratio']:.3f}x ({load('beside_load')})",
         f"throughput, warm pool: {w} workers {n / r['pool_wall']:.0f} targets/s vs one process "
         f"{n / r['one_wall']:.0f} targets/s = {r['throughput']:.2f}x ({load('pool_load')}; "
         f"{r['idle_cores']:.1f} cores free for the pool, it got {r['cores_got']:.2f}) -> {tp_ok}",
@@ -185,16 +224,33 @@ def lines(r: dict[str, Any]) -> list[str]:
     ]
 
 
+def run_fresh(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, Any]:
+    """:func:`run` in a fresh interpreter (``python -m bench.pool_efficiency``): the figures
+    of the module run alone, whatever the calling process ran before."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "pool.json"
+        command = [sys.executable, "-m", "bench.pool_efficiency", "--json", str(out)]
+        command += ["--targets", str(targets), "--workers", str(workers)]
+        command += ["--repeats", str(repeats)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        root = Path(__file__).resolve().parents[1]
+        subprocess.run(command, check=True, cwd=root, env=env, stdout=subprocess.DEVNULL)
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", type=int, default=None, help="default 5000 (quick: 1000)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=None, help="default 5 (quick: 2)")
     parser.add_argument("--quick", action="store_true", help="1000 targets, 2 repeats")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
     targets = args.targets or (1000 if args.quick else 5000)
     repeats = args.repeats or (2 if args.quick else 5)
     result = run(targets, args.workers, repeats)
+    if args.json is not None:
+        args.json.write_text(json.dumps(result), encoding="utf-8")
     print("\n".join(f"- {line}" for line in lines(result)))
     print(f"Machine: {machine_line()}")
     return 0

@@ -21,8 +21,7 @@ import pinkctl
 from pinkctl import InputError, load_pink_robot, load_pink_supported_robot
 from pinkctl.core.robot import RobotSource, supported_robots
 from pinkctl.ik import Execution, IKSolver, find_ik_batch, sample_poses
-from pinkctl.ik.job import Chain, PortableRobot, failed_result
-from pinkctl.ik.transport import PackedResults, portable_chain
+from pinkctl.ik.job import Chain, PackedResults, PortableRobot, failed_result, portable_chain
 
 URDF_DIR = Path(__file__).parent / "urdf"
 #: Deterministic; 30 restarts: one of g1's targets needs 11 (its wrist pair keeps half its home

@@ -15,7 +15,7 @@ import pytest
 from pinkctl._progress import LineProgress, progress_bar
 from pinkctl.app.cli import main
 from pinkctl.errors import InputError
-from pinkctl.ik.ray_pool import check_ray_address
+from pinkctl.ik.backends import check_ray_address
 
 
 def _one_line(err: str) -> str:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PinkctlWarning
+from ..ik.backends import check_ray_address
 from ..ik.dispatch import Backend
-from ..ik.ray_pool import check_ray_address
 from ..reach import plot_reachability_map, reachability_map
 from .inspect import load_robot
 

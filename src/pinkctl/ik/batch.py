@@ -19,8 +19,8 @@ from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import checked_local, checked_search
 from .dispatch import Backend, Execution, Runner, split_execution
-from .ikpool import IKPool
-from .job import Chain, entropy_of
+from .ikpool import IKPool, entropy_of
+from .job import Chain
 from .options import (
     IKKeywords,
     IKOptions,

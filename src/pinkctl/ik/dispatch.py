@@ -4,7 +4,7 @@
 it splits chains of targets into chunks, hands them to the chosen backend and returns one
 result per target in order. Chains are never split, so every target gets the same seed
 and random generator whatever the backend, the number of workers or the chunking. Targets
-and results travel in a compact form (:mod:`pinkctl.ik.transport`).
+and results travel in a compact form (:mod:`pinkctl.ik.job`).
 """
 
 from __future__ import annotations
@@ -16,25 +16,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-
 from .._progress import progress_bar
 from ..errors import InputError
+from .backends import LocalPool, ray_cpus, run_ray
 from .checked import count
-from .ikpool import IKPool, job_key
-from .job import BatchJob, Chain, PortableRobot, failed_result, run_chains
+from .ikpool import IKPool, chunk_bounds, job_key
+from .job import (
+    BatchJob,
+    Chain,
+    PackedResults,
+    PortableRobot,
+    failed_result,
+    portable_chain,
+    run_chains,
+)
 from .options import LocalOptions, SearchOptions
-from .pool import LocalPool
-from .ray_pool import ray_cpus, run_ray
 from .result import IKResult
 from .solver import IKSolver
-from .transport import PackedResults, portable_chain
 
 __all__ = ["Backend", "Execution", "Runner", "split_execution"]
 
 Backend = Literal["local", "ray"]
-#: Chunks per worker: small enough to balance uneven chunks, large enough to amortise a task.
-_CHUNKS_PER_WORKER = 4
 
 
 @dataclass(frozen=True)
@@ -99,14 +101,6 @@ def split_execution(
     rest = {k: v for k, v in options.items() if k not in names}
     base = execution if execution is not None else Execution()
     return (dataclasses.replace(base, **own) if own else base), rest
-
-
-def _chunks(chains: Sequence[Chain], count: int) -> list[list[Chain]]:
-    """``chains`` in ``count`` contiguous groups of about the same number of targets."""
-    sizes = np.cumsum([len(c.indices) for c in chains])
-    edges = np.searchsorted(sizes, np.linspace(0, sizes[-1], count + 1)[1:-1], side="right")
-    bounds = [0, *sorted(set(int(e) for e in edges)), len(chains)]
-    return [list(chains[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
 class Runner:
@@ -177,7 +171,8 @@ class Runner:
         )
         workers = self._workers()
         portable = [portable_chain(chain) for chain in chains]
-        chunks = _chunks(portable, min(len(chains), _CHUNKS_PER_WORKER * workers))
+        bounds = chunk_bounds([len(c.indices) for c in chains], workers)
+        chunks = [portable[a:b] for a, b in bounds]
         return _unpacked(solver, list(zip(chunks, self._run(job, chunks, workers))))
 
     def _on_ikpool(

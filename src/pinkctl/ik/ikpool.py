@@ -14,7 +14,7 @@ The same pool also runs :func:`~pinkctl.ik.find_ik_batch` (``pool=``) and
   the caller's script, not the controllers, simulation or viewers); it loads the robot from
   its source once and keeps its solver for every later call with the same robot and options;
 - **cheap transport**: a chunk's pose targets travel as one ``(k, 4, 4)`` array (plus seeds)
-  and its results as a few stacked arrays (:mod:`pinkctl.ik.transport`);
+  and its results as a few stacked arrays (:mod:`pinkctl.ik.job`);
 - **the same answers as one process**: target ``i``'s restarts are drawn from
   ``SeedSequence(rng, spawn_key=(i,))`` as in :func:`~pinkctl.ik.find_ik_batch`, whatever the
   worker or the chunking;
@@ -39,12 +39,11 @@ import pinocchio as pin
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import checked_local, checked_search, positive_int
-from .job import BatchJob, Chain, PortableRobot, entropy_of
+from .job import BatchJob, Chain, PackedTargets, PortableRobot, pack_chunk, pack_targets
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
-from .transport import PackedTargets, pack_chunk, pack_targets
 from .workers import Chunk, WorkerSet
 
 if TYPE_CHECKING:
@@ -52,7 +51,7 @@ if TYPE_CHECKING:
 
     from .options import IKKeywords, LocalKeywords, SearchBudgetKeywords
 
-__all__ = ["MAX_CHUNK", "MIN_CHUNK", "IKPool", "chunk_bounds"]
+__all__ = ["MAX_CHUNK", "MIN_CHUNK", "IKPool", "chunk_bounds", "entropy_of", "pickled"]
 
 #: Targets per chunk at most (a chunk is one request to one worker).
 MAX_CHUNK = 256
@@ -99,7 +98,7 @@ class IKPool:
         self._key = job_key(self._portable, self.solver.options)
         self.retries = retries
         assert count is not None
-        self._workers = WorkerSet(count, warm=(_pickled(self.job(SearchOptions(), 0)), _home(self)))
+        self._workers = WorkerSet(count, warm=(pickled(self.job(SearchOptions(), 0)), _home(self)))
 
     # ------------------------------------------------------------------ life cycle
     @property
@@ -212,7 +211,7 @@ class IKPool:
                 Chunk(f"targets[{a}..{b - 1}]", partial(packed.rows, a, b))
                 for a, b in chunk_bounds([1] * len(targets), self.workers)
             ]
-            answers = self._workers.run(_pickled(job), chunks, strict=True, retries=self.retries)
+            answers = self._workers.run(pickled(job), chunks, strict=True, retries=self.retries)
         out: list[IKResult] = []
         for answer in answers:
             assert not isinstance(answer, str)  # strict: a lost chunk raised
@@ -253,7 +252,7 @@ class IKPool:
         groups = [list(chains[a:b]) for a, b in bounds]
         chunks = [Chunk(_span(group), partial(pack_chunk, group)) for group in groups]
         answers = self._workers.run(
-            _pickled(job), chunks, strict=strict, retries=self.retries, done=done
+            pickled(job), chunks, strict=strict, retries=self.retries, done=done
         )
         return list(zip(groups, answers))
 
@@ -277,7 +276,7 @@ def chunk_bounds(sizes: Sequence[int], workers: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def _pickled(job: BatchJob) -> bytes:
+def pickled(job: BatchJob) -> bytes:
     """``job`` pickled for the workers.
 
     Raises:
@@ -306,6 +305,19 @@ def _home(pool: IKPool) -> PackedTargets:
     pin.framesForwardKinematics(model, data, pool.robot.q0)
     pose = data.oMf[model.getFrameId(pool.solver.frame)].homogeneous
     return PackedTargets(np.zeros(1, dtype=np.int64), pose[None], None, None, se3=True)
+
+
+def entropy_of(rng: int | None) -> int:
+    """Integer entropy of per-target generators from ``rng`` (None: fresh entropy).
+
+    Raises:
+        InputError: ``rng`` is neither a non-negative integer nor None.
+    """
+    if rng is None:
+        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise InputError(f"rng: expected a non-negative integer seed or None, got {rng!r}")
+    return int(rng)
 
 
 def job_key(robot: PortableRobot, options: IKOptions) -> str:

@@ -12,7 +12,7 @@ Messages (pickled, :class:`multiprocessing.connection.Connection` framing):
 - to the pool, once: ``("ready", pid, import_seconds)``;
 - from the pool: ``(job, chunk, strict)``: a pickled :class:`~pinkctl.ik.job.BatchJob` (None:
   the job of the previous request), the chunk's targets
-  (:class:`~pinkctl.ik.transport.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`)
+  (:class:`~pinkctl.ik.job.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`)
   and whether a target's exception is an error (else a failed result);
 - to the pool, one per request, in order: ``("ok", PackedResults, idle, cpu, clock)`` or
   ``("error", index, message, traceback, idle, cpu, clock)`` (index: the target whose solve
@@ -86,7 +86,6 @@ def serve(read_fd: int, write_fd: int) -> None:
     started = time.perf_counter()
     warnings.simplefilter("ignore")  # the caller saw the robot's warnings when it loaded it
     from pinkctl.ik.job import TargetError, solve_chunk
-    from pinkctl.ik.transport import unpack_chunk
 
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
@@ -106,7 +105,7 @@ def serve(read_fd: int, write_fd: int) -> None:
         try:
             if job is None:
                 job = pickle.loads(last)
-            packed = solve_chunk(job, unpack_chunk(chunk), strict=strict)
+            packed = solve_chunk(job, chunk, strict=strict)
             reply: tuple = ("ok", packed)
         except TargetError as exc:
             cause = exc.__cause__

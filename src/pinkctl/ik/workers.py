@@ -27,8 +27,7 @@ from ..errors import InputError, WorkerError
 from .result import IKResult
 
 if TYPE_CHECKING:
-    from .job import Chain
-    from .transport import PackedTargets
+    from .job import Chain, PackedTargets
 
 __all__ = ["DEPTH", "Chunk", "WorkerSet"]
 
@@ -47,7 +46,7 @@ class Chunk:
 
     Attributes:
         span: ``targets[a..b]``, the targets' indices in the whole batch (for messages).
-        payload: Makes what travels (:class:`~pinkctl.ik.transport.PackedTargets` or a list of
+        payload: Makes what travels (:class:`~pinkctl.ik.job.PackedTargets` or a list of
             :class:`~pinkctl.ik.job.Chain`), called when the chunk is first sent.
     """
 
