@@ -1,5 +1,9 @@
 """Collision avoidance in an IK controller's tick (self-collision, a world, the floor).
 
+This module is long because the tick's collision steps (following the world, influence
+distances, rows, the solve and the status) share one object's state; the approach policy
+of the ticks with rows is split out (:mod:`~pinkctl.controllers.boxed_approach`).
+
 :class:`CollisionAvoidance` holds a :class:`~pinkctl.world.CollisionScene` of the robot and
 its world (the user's :class:`~pinkctl.world.World`, followed every tick as it changes, plus
 the robot's floor) and a :class:`~pinkctl.qp.CollisionLimit`. Each tick, at the *command*
@@ -15,16 +19,17 @@ configuration (the last command, where the next one starts):
 2. the pairs within it (broad phase, then coal), each with a velocity-damper row; rows that
    cannot bind inside the shaper's box are dropped;
 3. no row left: the tick runs as without avoidance (same QP, same shaper policy, same
-   command); else the QP with the rows is solved inside the shaper's box
-   (:attr:`~pinkctl.controllers.tick_mode.TickMode.BOXED`), so every command keeps the four
-   limits and meets the rows, and a row binding at the solution is reported
+   command); else (:attr:`~pinkctl.controllers.tick_mode.TickMode.BOXED`) the command is the
+   shaper's approach toward the tasks' velocity with the rows, inside the shaper's box and
+   meeting the rows (:mod:`~pinkctl.controllers.boxed_approach`; with rows that conflict,
+   or without acceleration limits, the QP with the rows inside the box), so every command
+   keeps the four limits, and a row binding is reported
    (:meth:`CollisionAvoidance.blocking`: the controller's status ``BLOCKED``).
 
 Pairs close at home follow :mod:`pinkctl.world.home_pairs` (the global IK's policy too): a
 self pair closer than twice the margin keeps half its home clearance (one in contact is not
 checked), so does a link within the margin of the floor; a self pair within
-``TURNING_ZONE`` of its margin at home gets no turning rows (they would freeze the joints
-between its links).
+``TURNING_ZONE`` of its margin at home gets no corner rows.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from ..qp.collision_limit import TURNING_ZONE
 from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from ..world.home_pairs import home_margins
 from ..world.still_pairs import drop_still_pairs, still_geometries
+from .boxed_approach import BoxedApproach
 from .collision_check import QuietCheck, levers, quiet_check
 from .tick_mode import TickMode
 
@@ -163,6 +169,7 @@ class CollisionAvoidance:
         self._levers = levers(model, geometry.geometry_model, self._columns)
         self._columns_of: tuple[int, Any, np.ndarray] = (-1, (), np.zeros((0, self._columns.size)))
         self.qp: Any = None
+        self.approach: BoxedApproach | None = None
         self._rows: CollisionRows | None = None
         self._box = (np.zeros(0), np.zeros(0))
         self._q_home = np.array(robot.q0, dtype=np.float64)
@@ -205,6 +212,10 @@ class CollisionAvoidance:
         """Compile :attr:`qp`: the controller's problem with every limit and the collision
         rows (the QP of the ticks with rows)."""
         self.qp = problem.compile(model, columns, TickMode.BOXED, settings, self.limit)
+        if not self._joints.n_base:  # the approach policy of these ticks (boxed_approach)
+            self.approach = BoxedApproach.compile(
+                problem, model, columns, settings, self.limit, self._shaper
+            )
 
     # ------------------------------------------------------------------ the world
     def _scene_world(self) -> World:
@@ -343,10 +354,10 @@ class CollisionAvoidance:
         return self._rows is not None
 
     def solve(self, configuration: Configuration) -> np.ndarray:
-        """The velocity of the QP with this tick's rows inside the shaper's box; when they
-        conflict there, the closest pair's rows as they are and the others asking at least
-        no closing (``h >= 0``); when these still conflict, the rows raised by the least
-        total amount that some velocity of the box meets
+        """The velocity of :attr:`approach`, or the QP with this tick's rows inside the
+        shaper's box; when they conflict there, the closest pair's rows as they are and the
+        others asking at least no closing (``h >= 0``); when these still conflict, the rows
+        raised by the least total amount that some velocity of the box meets
         (:meth:`~pinkctl.qp.CollisionLimit.relaxed`: the arm gives way as far as its limits
         allow, never braking into an obstacle).
 
@@ -357,9 +368,14 @@ class CollisionAvoidance:
         lower, upper = self._box
         rows = self._rows
         assert rows is not None
+        columns = np.asarray(self._joints.qp_columns, dtype=np.intp)
+        if self.approach is not None and (
+            (v := self.approach.velocity(configuration, self.dt, rows, columns, self._box))
+            is not None
+        ):
+            return v
         closest = min(d.distance for d in rows.distances)
         first = np.array([d.distance == closest for d in rows.distances])
-        columns = np.asarray(self._joints.qp_columns, dtype=np.intp)
         for attempt in range(3):
             try:
                 return self.qp.solve(configuration, self.dt, lower, upper)
@@ -374,13 +390,19 @@ class CollisionAvoidance:
 
     def blocking(self, velocity: np.ndarray) -> str | None:
         """Why the command is held back: the closest pair whose row binds at the QP's
-        ``velocity`` (QP columns), or None (no row bound, or the tick had no rows)."""
+        ``velocity`` (QP columns), or that the tasks' own velocity would break (the
+        :attr:`approach`'s ticks), or None (no row bound, or the tick had no rows)."""
         rows = self._rows
         if rows is None:
             return None
         self._rows = None
-        step = rows.G[:, self._joints.qp_columns] @ velocity * self.dt
-        binding = np.flatnonzero(step >= rows.h - 1e-9 - 1e-6 * np.abs(rows.h))
+        desired = None if self.approach is None else self.approach.desired
+        tolerance = 1e-9 + 1e-6 * np.abs(rows.h)
+        step = rows.G[:, self._joints.qp_columns] @ (velocity if desired is None else desired)
+        step *= self.dt
+        binding = np.flatnonzero(
+            step >= rows.h - tolerance if desired is None else step > rows.h + tolerance
+        )
         if not binding.size:
             return None
         k = min(binding.tolist(), key=lambda i: rows.distances[i].distance)

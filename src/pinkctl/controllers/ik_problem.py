@@ -147,7 +147,7 @@ class IKProblem:
         """
         limits = self.range_limits if mode is TickMode.APPROACH else self.limits
         if collision is not None:
-            limits = (*self.limits, collision)
+            limits = (*limits, collision)
         common: dict[str, Any] = {
             "limits": limits,
             "barriers": self.barriers,
