@@ -80,7 +80,7 @@ def unit_quaternion(quaternion: np.ndarray, name: str) -> np.ndarray:
     quaternion = np.asarray(quaternion, dtype=np.float64)
     norm = float(np.linalg.norm(quaternion))
     if not np.isfinite(norm) or norm < 1e-9:
-        raise InputError(f"{name}: the quaternion {quaternion.tolist()} is zero or not finite")
+        raise InputError(f"{name}: a zero quaternion or a non-finite one: {quaternion.tolist()}")
     return quaternion / norm
 
 
