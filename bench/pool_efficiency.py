@@ -11,7 +11,10 @@ within the limits: 5,000 targets (issue 27's size), 1,000 with ``--quick``.
   turns per repeat, so a change in the machine's load hits both alike;
 - **one process beside a busy core**: the same loop while one worker of a second pool solves
   the batch on the other core: what the solves alone cost when both cores work, as the
-  pool's do (each repeat runs the three in turn);
+  pool's do (each repeat runs the four in turn);
+- **the workers' code in this process**: the same queries through
+  :func:`~pinkctl.ik.job.run_chains` in chunks of the largest size a pool sends: what a worker
+  runs per chunk (each chunk's per-target generators made at once), without the processes;
 - **one-shot**: a pool started, used for one batch and closed (start-up included), once,
   before the others.
 
@@ -30,8 +33,10 @@ Figures (the 1-minute load beside each, and the cores that were free):
   seconds while the other core works too (shared caches and memory bus, the clock), so the
   ratio is split in two: the solves' own cost with both cores busy (one process beside a busy
   core over one process alone) and the pool's cost beyond it (workers over one process
-  beside a busy core). On a loaded machine the other core is busy in every arm and the first
-  part is near 1; on an idle one it is the price of using the second core at all;
+  beside a busy core); the second part is split again into the workers' code run in this
+  process (over the loop) and what is left, the pool's transport and processes. On a loaded
+  machine the other core is busy in every arm and the first part is near 1; on an idle one
+  it is the price of using the second core at all;
 - **throughput**: one process's wall time over the pool's (medians). It can reach the worker
   count only with that many free cores: the line states the cores free for the pool,
   measured during the one-process runs (the CPU share that process got plus the idle cores
@@ -73,7 +78,9 @@ from typing import Any
 import numpy as np
 
 import pinkctl
-from pinkctl.ik import IKPool, IKSolver, sample_poses
+from pinkctl.ik import IKPool, IKSolver, SearchOptions, sample_poses
+from pinkctl.ik.ikpool import MAX_CHUNK
+from pinkctl.ik.job import Chain, run_chains
 
 from .common import machine_line
 
@@ -99,6 +106,16 @@ def _one_process(solver: IKSolver, poses: list) -> list:
         solver.find(pose, rng=np.random.default_rng(np.random.SeedSequence(0, spawn_key=(i,))))
         for i, pose in enumerate(poses)
     ]
+
+
+def _chunked(solver: IKSolver, chains: list[Chain]) -> tuple[float, list]:
+    """CPU seconds and results of the workers' code (:func:`~pinkctl.ik.job.run_chains`:
+    the generators made per chunk, as a worker makes them) in this thread, in chunks of the
+    largest size a pool sends."""
+    c0, out = time.thread_time(), []
+    for a in range(0, len(chains), MAX_CHUNK):
+        out += run_chains(solver, chains[a : a + MAX_CHUNK], SearchOptions(), 0)
+    return time.thread_time() - c0, out
 
 
 def _beside_busy_core(solver: IKSolver, poses: list, other: IKPool) -> float:
@@ -127,6 +144,7 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
         robot = pinkctl.load_pink_supported_robot("franka")
     poses = sample_poses(robot, targets, rng=1)
     solver = IKSolver(robot)
+    chains = [Chain(indices=(i,), targets=(pose,)) for i, pose in enumerate(poses)]
     _one_process(solver, poses[:50])  # warm this process's caches (untimed)
     load0, t0 = _load(), time.perf_counter()
     with IKPool(robot, workers=workers) as cold:  # one-shot: start-up included
@@ -151,6 +169,8 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
             add(one_wall=wall, one_cpu=cpu, one_load=_load())
             add(idle_cores=(cpu + _idle_seconds() - idle0) / wall)  # its share + idle cores
             add(beside_cpu=_beside_busy_core(solver, poses, other), beside_load=_load())
+            chunk_cpu, chunked = _chunked(solver, chains)
+            add(chunked_cpu=chunk_cpu)
             per0 = pool._workers.worker_cpu_seconds()
             t0, c0 = time.perf_counter(), time.process_time()
             pooled = pool.find(poses)
@@ -159,7 +179,7 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
             add(pool_wall=wall, caller_cpu=caller, pool_cpu=sum(per), pool_load=_load())
             add(busiest_cpu=max(per), cores_got=(sum(per) + caller) / wall)
             add(gaps=pool._workers.gap_seconds)
-        same = _same(serial, pooled)
+        same = _same(serial, pooled) and _same(serial, chunked)
         success = float(np.mean([r.success for r in pooled])) * 100.0
     med = {key: float(np.median(values)) for key, values in rows.items()}
     cores = os.cpu_count() or 1
@@ -178,6 +198,11 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
         "cpu_ratio": med["pool_cpu"] / med["one_cpu"],
         "busy_core_ratio": med["beside_cpu"] / med["one_cpu"],
         "pool_own_ratio": med["pool_cpu"] / med["beside_cpu"],
+        "chunked_ratio": med["chunked_cpu"] / med["one_cpu"],
+        "transport_ratio": med["pool_cpu"]
+        * med["one_cpu"]
+        / med["beside_cpu"]
+        / med["chunked_cpu"],
         "throughput": med["one_wall"] / med["pool_wall"],
         "one_shot_ratio": med["one_wall"] / one_shot["one_shot_s"],
         "idle_expected": med["one_cpu"] / critical,
@@ -210,6 +235,10 @@ def lines(r: dict[str, Any]) -> list[str]:
         f"other core) {r['beside_cpu']:.3f} s = {r['busy_core_ratio']:.3f}x one process alone "
         f"(what both cores working costs the solves themselves); the pool beyond that "
         f"{r['pool_own_ratio']:.3f}x ({load('beside_load')})",
+        f"of which: the workers' code in this process (run_chains in chunks of {MAX_CHUNK}, each "
+        f"chunk's generators made at once) {r['chunked_cpu']:.3f} s = {r['chunked_ratio']:.3f}x "
+        f"the loop; the pool beyond its code and the busy core (transport, pipes, processes) "
+        f"{r['transport_ratio']:.3f}x ({load('beside_load')})",
         f"throughput, warm pool: {w} workers {n / r['pool_wall']:.0f} targets/s vs one process "
         f"{n / r['one_wall']:.0f} targets/s = {r['throughput']:.2f}x ({load('pool_load')}; "
         f"{r['idle_cores']:.1f} cores free for the pool, it got {r['cores_got']:.2f}) -> {tp_ok}",

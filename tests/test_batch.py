@@ -22,6 +22,7 @@ from pinkctl import InputError, load_pink_robot, load_pink_supported_robot
 from pinkctl.core.robot import RobotSource, supported_robots
 from pinkctl.ik import Execution, IKSolver, find_ik_batch, sample_poses
 from pinkctl.ik.job import Chain, PackedResults, PortableRobot, failed_result, portable_chain
+from pinkctl.ik.sampling import spawned_generators
 
 URDF_DIR = Path(__file__).parent / "urdf"
 #: Deterministic; 30 restarts: one of g1's targets needs 11 (its wrist pair keeps half its home
@@ -122,6 +123,21 @@ def test_results_and_targets_travel_exactly() -> None:
     np.testing.assert_array_equal(portable.targets[1][robot.tool_frame], targets[1].homogeneous)
     same = [solver.find(t, time_budget_ms=None, max_restarts=2) for t in portable.targets[:1]]
     np.testing.assert_array_equal(same[0].q_full, results[0].q_full)
+
+
+@pytest.mark.parametrize("entropy", [0, 7, 2**32 + 5, 2**127 + 3, 2**200 + 1])
+def test_spawned_generators_draw_as_a_seed_sequence_per_target(entropy: int) -> None:
+    # the chunk's generators equal default_rng(SeedSequence(entropy, spawn_key=(i,))) bit
+    # for bit: states and draws, also for the largest 32-bit index and one beyond it
+    indices = [0, 1, 2, 999, 123_456, 2**32 - 1, 5]
+    longer = [3, 2**32]  # a spawn key of two words: each sequence made as numpy makes it
+    for group in (indices, longer):
+        for i, generator in zip(group, spawned_generators(entropy, group), strict=True):
+            expected = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(i,)))
+            assert generator.bit_generator.state == expected.bit_generator.state, i
+            np.testing.assert_array_equal(generator.random(4), expected.random(4))
+            draws = generator.integers(0, 2**40, 3)
+            np.testing.assert_array_equal(draws, expected.integers(0, 2**40, 3))
 
 
 # ----------------------------------------------------------------------------- pools

@@ -268,13 +268,16 @@ def test_default_solver_bench_rows():
 
 def test_pool_efficiency_runs_alone_and_prints_the_load_beside_each_figure():
     """bench.pool_efficiency in a fresh interpreter (what bench.report runs): the same answers
-    as one process, the CPU ratio split into the busy-core part and the pool's own, the load
-    on every line."""
+    as one process (and as the workers' code run here), the CPU ratio split into the busy-core
+    part and the pool's own, the load on every line."""
     pool_efficiency = importlib.import_module("bench.pool_efficiency")
     result = pool_efficiency.run_fresh(20, workers=1, repeats=1)
     assert result["same_answers"] and result["targets"] == 20
     split = result["busy_core_ratio"] * result["pool_own_ratio"]
     assert math.isclose(split, result["cpu_ratio"], rel_tol=1e-9)
+    # and the workers' code run in this process, the busy core, the pool's transport
+    parts = result["chunked_ratio"] * result["busy_core_ratio"] * result["transport_ratio"]
+    assert math.isclose(parts, result["cpu_ratio"], rel_tol=1e-9)
     lines = pool_efficiency.lines(result)
     assert all("1-min load" in line for line in lines[1:])
     assert any(line.startswith("CPU time split:") for line in lines)

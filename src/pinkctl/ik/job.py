@@ -1,13 +1,13 @@
 """A batch of IK queries as a picklable job, what travels, and what every worker runs.
 
-The robot travels as a :class:`PortableRobot` (its source and plain fields), loaded once per
-job and worker (:func:`solver_for`). :func:`solve_chunk`, the unit of work of every backend,
-gives a target whose solve raised a failed :class:`IKResult` saying why. Target ``i`` draws
-from ``SeedSequence(entropy, spawn_key=(i,))``: answers depend neither on the chunking nor on
-the worker. Transport is exact and cheap beside a 0.1 ms query: :class:`PackedTargets` (pose
-targets stacked, solved row by row), :func:`portable_chain` (a ``pin.SE3`` as its (4, 4)
-matrix, several times cheaper to pickle) and :class:`PackedResults` (results stacked).
-"""
+The robot travels as a :class:`PortableRobot` (source and plain fields), loaded once per job
+and worker (:func:`solver_for`). :func:`solve_chunk`, every backend's unit of work, gives a
+target whose solve raised a failed :class:`IKResult` saying why. Target ``i`` draws from
+``SeedSequence(entropy, spawn_key=(i,))`` (made for a whole chunk at once,
+:func:`~pinkctl.ik.sampling.spawned_generators`): answers depend neither on the chunking nor
+on the worker. Transport is exact and cheap: :class:`PackedTargets` (pose targets stacked,
+solved row by row), :func:`portable_chain` (a ``pin.SE3`` as its (4, 4) matrix) and
+:class:`PackedResults` (results stacked)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from ..core.robot import PinkRobot, RobotSource
 from ..errors import InputError
 from .options import IKOptions, LocalOptions, SearchOptions
 from .result import IKResult
+from .sampling import spawned_generators
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
 
@@ -196,7 +197,8 @@ def run_chains(
     A target whose solve raises gets a failed result naming the exception, or with
     ``strict`` stops the run: :class:`TargetError` with its index, raised from the exception.
     """
-    return _run(solver, ((c.indices, c.targets, c.seed) for c in chains), query, entropy, strict)
+    triples = ((c.indices, c.targets, c.seed) for c in chains)
+    return _run(solver, triples, [i for c in chains for i in c.indices], query, entropy, strict)
 
 
 def solve_chunk(
@@ -208,10 +210,12 @@ def solve_chunk(
     if isinstance(chunk, PackedTargets):
         seeds = chunk.seeds if chunk.seeds is not None else [chunk.seed] * len(chunk.indices)
         poses = _se3_rows(chunk.poses) if chunk.se3 else chunk.poses
-        chains = (((i,), (p,), s) for i, p, s in zip(chunk.indices.tolist(), poses, seeds))
+        flat = chunk.indices.tolist()
+        chains = (((i,), (p,), s) for i, p, s in zip(flat, poses, seeds))  # lazy: one SE3
     else:
+        flat = [i for c in chunk for i in c.indices]
         chains = ((c.indices, c.targets, c.seed) for c in chunk)
-    results = _run(solver_for(job), chains, job.query, job.entropy, strict)
+    results = _run(solver_for(job), chains, flat, job.query, job.entropy, strict)
     return PackedResults.pack(results)
 
 
@@ -229,21 +233,22 @@ def _se3_rows(poses: np.ndarray) -> Iterator[pin.SE3]:
 def _run(
     solver: IKSolver,
     chains: Iterable[tuple[Sequence[int], Sequence[IKTarget], SeedLike]],
+    flat: Sequence[int],
     query: LocalOptions | SearchOptions,
     entropy: int,
     strict: bool,
 ) -> list[IKResult]:
-    """:func:`run_chains` on ``(indices, targets, seed)`` triples."""
-    out: list[IKResult] = []
-    # the default budget as None: the solver's checked-options memo then hashes nothing
+    """:func:`run_chains` on ``(indices, targets, seed)`` triples (``flat``: every index)."""
+    out: list[IKResult] = []  # options: the default budget as None (the memo hashes nothing)
     search = isinstance(query, SearchOptions)
     options = None if query == (_DEFAULT_SEARCH if search else _DEFAULT_LOCAL) else query
+    rngs = spawned_generators(entropy, flat)  # target i's generator, made for the whole chunk
     for indices, targets, seed in chains:
         for index, target in zip(indices, targets):
             t0 = time.perf_counter()
             try:
                 if search:
-                    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(index,)))
+                    rng = next(rngs)
                     result = solver.find(target, seed=seed, options=options, rng=rng)  # type: ignore[arg-type]
                 else:
                     result = solver.solve(target, seed=seed, options=options)  # type: ignore[arg-type]
@@ -263,9 +268,7 @@ def _run(
 def _portable(target: IKTarget) -> IKTarget:
     if isinstance(target, pin.SE3):
         return target.homogeneous
-    if isinstance(target, Mapping):
-        return {frame: _portable(t) for frame, t in target.items()}
-    return target
+    return {f: _portable(t) for f, t in target.items()} if isinstance(target, Mapping) else target
 
 
 def portable_chain(chain: Chain) -> Chain:
