@@ -17,6 +17,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "_geometry.h"
 #include "_narrow.h"
@@ -261,7 +262,12 @@ static int nearest_subset(double (*y)[3], double (*pa)[3], double (*pb)[3], int 
                           double *lambda, double *v) {
     double best = INFINITY, best_l[4] = {0.0, 0.0, 0.0, 0.0};
     int best_mask = 0;
+    /* the newest vertex first: when it makes progress (the caller's check) the nearest
+       point lies on a face that holds it; the other subsets only where none does (rounding) */
+    const int newest = 1 << (*n - 1);
+    for (int pass = 0; pass < 2 && best_mask == 0; ++pass)
     for (int mask = 1; mask < (1 << *n); ++mask) {
+        if (((mask & newest) != 0) == pass) continue;
         int idx[4], k = 0;
         for (int i = 0; i < *n; ++i)
             if (mask & (1 << i)) idx[k++] = i;
@@ -359,12 +365,30 @@ double pk_shapes_distance(const PkShape *a, const PkShape *b, const double *hint
             converged = 1;
             break;
         }
+        double keep_y[4][3], keep_pa[4][3], keep_pb[4][3], keep_lambda[4], keep_v[3];
+        const int keep_n = n;
+        memcpy(keep_y, y, sizeof y);
+        memcpy(keep_pa, pa, sizeof pa);
+        memcpy(keep_pb, pb, sizeof pb);
+        memcpy(keep_lambda, lambda, sizeof lambda);
+        copy3(keep_v, v);
         copy3(y[n], w);
         copy3(pa[n], sa);
         copy3(pb[n], sb);
         ++n;
         if (!nearest_subset(y, pa, pb, &n, lambda, v)) return -INFINITY;
-        if (dot3(v, v) <= 1e-24) return -INFINITY; /* touching or overlapping */
+        const double shorter = dot3(v, v);
+        if (shorter <= 1e-24) return -INFINITY; /* touching or overlapping */
+        if (keep_n > 0 && shorter >= vv) { /* no progress: rounding holds the simplex in a cycle (w added,
+                                then dropped) that the 64 iterations would only repeat */
+            n = keep_n;
+            memcpy(y, keep_y, sizeof y);
+            memcpy(pa, keep_pa, sizeof pa);
+            memcpy(pb, keep_pb, sizeof pb);
+            memcpy(lambda, keep_lambda, sizeof lambda);
+            copy3(v, keep_v);
+            converged = 1;
+        }
     }
     if (n == 0) return -INFINITY;
     for (int i = 0; i < 3; ++i) {
