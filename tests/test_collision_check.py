@@ -215,8 +215,9 @@ def test_commands_are_the_python_paths(franka, scenario):
 
 
 def test_levers_bound_how_fast_distances_change(franka):
-    """The motion bound the kept bounds rely on (``sum_c R_c |dq_c|``, finite differences of
-    coal's distances): no pair's distance changes faster, apart or in penetration."""
+    """The motion bound the kept bounds rely on (``sum_c R_c |dq_c|`` over the columns that
+    move one shape of the pair and not the other, finite differences of coal's distances): no
+    pair's distance changes faster, apart or in penetration."""
     world = _world(_hand(franka).translation)
     controller = _controller(franka, world)
     avoid = controller._avoid
@@ -230,5 +231,40 @@ def test_levers_bound_how_fast_distances_change(franka):
         step[:7] = rng.normal(0.0, 0.02, 7)
         before = np.array([d.distance for d in scene.distances(q)])
         after = np.array([d.distance for d in scene.distances(q + step)])
-        moved = float(avoid._levers @ np.abs(step[:7]))
-        assert np.all(np.abs(after - before)[checked] <= moved + 2e-6)
+        moved = avoid._pair_columns() @ (avoid._levers * np.abs(step[:7]))
+        assert np.all((np.abs(after - before) <= moved + 2e-6)[checked])
+
+
+def test_kept_bounds_give_the_commands_of_bounds_computed_every_tick(franka):
+    """A pair decided from its kept bound (less the sweep since) or computed again gives the
+    same commands: the cache changes only which ticks ask coal, never a command. A 5 ms
+    period (the wrist's pairs within their braking distance on most ticks, as in
+    ``bench.collision``), a circle with roll, then a target inside the box."""
+    hand = _hand(franka)
+    names = list(franka.controlled_joint_names)
+    period = 0.005
+    targets = []
+    for k in range(500):
+        phase = 2.0 * np.pi * k * period
+        rotation = hand.rotation @ pin.exp3(np.array([0.3 * np.sin(phase), 0.0, 0.0]))
+        offset = 0.1 * np.array([0.0, np.cos(phase) - 1.0, np.sin(phase)])
+        if k >= 400:
+            offset = np.array([0.3, 0.04, 0.02])
+        targets.append(pin.SE3(rotation, hand.translation + offset))
+    runs = []
+    for caching in (True, False):
+        controller = PinkIKController(
+            franka, names, ["panda_hand"], tool_frame="panda_hand", dt=period,
+            world=_world(hand.translation), self_collision=True,
+        )  # fmt: skip
+        q = franka.q0[: len(names)].copy()
+        controller.reset(RobotState(joints=JointSpace(names).state(q)), None, 0.0)
+        controller._avoid.native_check().caching = caching
+        commands = []
+        for k, target in enumerate(targets):
+            q = controller.step(q, target, t=k * period)
+            commands.append(q.copy())
+        runs.append((np.array(commands), controller.compiled_ticks))
+    (kept, compiled), (computed, _) = runs
+    np.testing.assert_array_equal(kept, computed)
+    assert 300 < compiled < len(targets)  # quiet ticks compiled, rows in the box

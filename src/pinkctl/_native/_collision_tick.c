@@ -23,11 +23,14 @@
  * 3. a pair may have a row when its bound is below margin + max(influence, least) + slack
  *    (least: the turning rows' zone for the pairs that get them). None: the tick is quiet.
  *
- * Bounds are kept from call to call (cache): no point of a geometry moves farther than
- * sum_c R_c |dq_c| when the controlled joints move by dq (R_c the lever bound), so a pair's
- * bound less the motion since it was computed is still a bound. A pair whose kept bound
- * clears the largest threshold any pair can have this tick is not computed again; any change
- * of another joint (measured) computes every pair again.
+ * Bounds are kept from call to call (cache): a pair's distance changes only by the motion of
+ * one shape relative to the other, at most sum_c R_c |dq_c| over the columns c that move
+ * one shape and not the other (R_c the lever bound: no point moved by column c moves
+ * faster), so a pair's bound less that sweep since it was computed is still a bound. The
+ * pairs are grouped by those columns (patterns: one per pair of links, far fewer than
+ * pairs), each pattern's sweep and influence distance computed once a call. A pair whose
+ * kept bound clears its own threshold of the tick is not computed again; any change of
+ * another joint (measured) computes every pair again.
  */
 #include <math.h>
 #include <stddef.h>
@@ -56,7 +59,10 @@ typedef struct CollisionTick {
     double dt, tau, buffer, cap, slack;
     const double *braking;    /* (n) braking deceleration per column; NULL: speeds * tau */
     const double *levers;     /* (n) */
-    const double *columns;    /* (npairs, n) 1 where the column moves one shape, not the other */
+    int npatterns;            /* distinct rows of the pairs' columns */
+    const int *pattern;       /* (npairs) each pair's row of pattern_columns */
+    const double *pattern_columns; /* (npatterns, n) 1 where the column moves one shape of
+                                      the pair, not the other */
     const double *margins;    /* (npairs) the pairs' margins, -inf: never checked */
     const double *least;      /* (npairs) the turning zone, or -inf */
     const int *slab;          /* (ngeom) 1: the shape lies between its segment's end planes */
@@ -68,14 +74,16 @@ typedef struct CollisionTick {
     const double *vertices;   /* (first[ngeom], 3) in their joint's frame */
     double *lower, *upper;    /* (n) work: the box */
     double *travel;           /* (n) work */
-    double *zone;             /* (npairs) out: influence distance beyond the margin [m] of the
-                                 pairs computed on this call */
+    double *zone;             /* (npairs) out: influence distance beyond the margin [m] */
     double *bound;            /* (npairs) out: lower bound of the signed distance [m] */
     int cache;                /* keep bounds from call to call (1-DoF controlled joints) */
     int primed;               /* last_q holds the previous call's configuration */
-    double moved;             /* work: motion bound accumulated over the calls [m] */
     double *last_q;           /* (nq) work */
-    double *moved_at;         /* (npairs) work: moved when each bound was computed */
+    double *step;             /* (n) work: R_c |dq_c| since the last call [m] */
+    double *swept;            /* (npatterns) work: each pattern's motion bound accumulated
+                                 over the calls [m] */
+    double *swept_at;         /* (npairs) work: swept when each bound was computed */
+    double *pattern_zone;     /* (npatterns) work: each pattern's influence distance [m] */
     /* the near pairs' rows (near_rows below): on with rows */
     int rows;                 /* 1: a pair the bound cannot clear is decided by its row */
     const int *slot_column;   /* (nj) the controlled column of each joint slot, or -1 */
@@ -121,48 +129,50 @@ static void box(const CollisionTick *t, const double *position) {
     }
 }
 
-/* each column's travel before a stop (lever times distance); returns the largest influence
- * distance any pair can have */
-static double travels(const CollisionTick *t) {
-    double all = t->buffer;
+/* each column's travel before a stop (lever times distance) */
+static void travels(const CollisionTick *t) {
     for (int c = 0; c < t->n; ++c) {
         double speed = greater(fabs(t->lower[c]), fabs(t->upper[c]));
         double travel = speed * t->tau;
         if (t->braking != NULL) travel += speed * speed / (2.0 * t->braking[c]);
         t->travel[c] = isfinite(travel) ? t->levers[c] * travel : 1e9;
-        all += t->travel[c];
     }
-    return lesser(all, t->cap);
 }
 
-static double influence(const CollisionTick *t, int k) {
-    const double *row = t->columns + (long)k * t->n;
-    double reach = t->buffer;
-    for (int c = 0; c < t->n; ++c) reach += row[c] * t->travel[c];
-    return lesser(reach, t->cap);
-}
-
-/* how far any geometry point moved since the last call (bound) [m]; infinite when a joint
- * other than the controlled ones moved, or on the first call, or without the cache */
-static double motion(CollisionTick *t) {
+/* how far each column moved a geometry point since the last call (bound) [m], into step;
+ * 0 when every bound must be computed again: a joint other than the controlled ones moved,
+ * or the first call, or without the cache */
+static int motion(CollisionTick *t) {
     const double *q = t->capsules->q;
     double *last = t->last_q;
-    double moved = 0.0;
-    if (t->primed && t->cache) {
+    int kept = t->primed && t->cache;
+    if (kept)
         for (int c = 0; c < t->n; ++c) {
             int i = t->q_index[c];
-            moved += t->levers[c] * fabs(q[i] - last[i]);
+            t->step[c] = t->levers[c] * fabs(q[i] - last[i]);
             last[i] = q[i];
         }
-    } else {
-        moved = INFINITY;
-    }
     for (int i = 0; i < t->nq; ++i) {
-        if (q[i] != last[i]) moved = INFINITY;
+        if (q[i] != last[i]) kept = 0;
         last[i] = q[i];
     }
     t->primed = 1;
-    return moved;
+    return kept;
+}
+
+/* each pattern's influence distance (CollisionAvoidance.influence) and, when kept, the
+ * sweep of its columns added to its motion since the bounds were computed (else reset) */
+static void patterns(CollisionTick *t, int kept) {
+    for (int g = 0; g < t->npatterns; ++g) {
+        const double *row = t->pattern_columns + (long)g * t->n;
+        double reach = t->buffer, sweep = 0.0;
+        for (int c = 0; c < t->n; ++c) {
+            reach += row[c] * t->travel[c];
+            if (kept) sweep += row[c] * t->step[c];
+        }
+        t->pattern_zone[g] = lesser(reach, t->cap);
+        t->swept[g] = kept ? t->swept[g] + sweep : 0.0;
+    }
 }
 
 /* the distance of shape h outside g's slab (the planes of g's segment's ends): h's extent
@@ -573,11 +583,10 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
     if (nmeasured != (space ? t->nspace : t->nq) || nposition != t->n) return -1;
     configuration(t, measured, space, position);
     box(t, position);
-    double widest = travels(t);
-    double moved = motion(t);
+    travels(t);
+    const int kept = motion(t);
+    patterns(t, kept);
     CapsuleProblem *p = t->capsules;
-    if (isinf(moved)) t->moved = 0.0;
-    else t->moved += moved;
     int count = 0, placed = 0;
     if (t->rows)
         for (int k = 0; k < p->npairs; ++k) t->distance[k] = NAN;
@@ -587,23 +596,21 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
             t->bound[k] = INFINITY;
             continue;
         }
-        if (!isinf(moved)) { /* the bound kept, less the motion since */
-            double kept = t->bound[k] - (t->moved - t->moved_at[k]);
-            if (kept >= margin + greater(widest, t->least[k]) + t->slack) {
-                t->bound[k] -= t->moved - t->moved_at[k];
-                t->moved_at[k] = t->moved;
-                continue;
-            }
+        const int g = t->pattern[k];
+        t->zone[k] = t->pattern_zone[g];
+        const double threshold = margin + greater(t->zone[k], t->least[k]) + t->slack;
+        if (kept) { /* the bound kept, less the sweep since */
+            t->bound[k] -= t->swept[g] - t->swept_at[k];
+            t->swept_at[k] = t->swept[g];
+            if (t->bound[k] >= threshold) continue;
         }
         if (!placed) {
             pk_capsule_ends(p);
             place_boxes(t);
             placed = 1;
         }
-        t->zone[k] = influence(t, k);
-        double threshold = margin + greater(t->zone[k], t->least[k]) + t->slack;
         t->bound[k] = pair_bound(t, p->pairs[2 * k], p->pairs[2 * k + 1], threshold);
-        t->moved_at[k] = t->moved;
+        t->swept_at[k] = t->swept[g];
         if (t->bound[k] < threshold && !(t->rows && near_quiet(t, k))) ++count;
     }
     return count;

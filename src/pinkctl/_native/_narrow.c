@@ -17,6 +17,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "_geometry.h"
 #include "_narrow.h"
@@ -261,59 +262,66 @@ static int nearest_subset(double (*y)[3], double (*pa)[3], double (*pb)[3], int 
                           double *lambda, double *v) {
     double best = INFINITY, best_l[4] = {0.0, 0.0, 0.0, 0.0};
     int best_mask = 0;
-    for (int mask = 1; mask < (1 << *n); ++mask) {
-        int idx[4], k = 0;
-        for (int i = 0; i < *n; ++i)
-            if (mask & (1 << i)) idx[k++] = i;
-        double e[3][3], m[3][3], r[3], mu[3] = {0.0, 0.0, 0.0};
-        const double *y0 = y[idx[0]];
-        for (int i = 1; i < k; ++i)
-            for (int j = 0; j < 3; ++j) e[i - 1][j] = y[idx[i]][j] - y0[j];
-        for (int i = 0; i < k - 1; ++i) {
-            r[i] = -dot3(e[i], y0);
-            for (int j = 0; j < k - 1; ++j) m[i][j] = dot3(e[i], e[j]);
-        }
-        if (k == 2) {
-            if (!(m[0][0] > 1e-300)) continue;
-            mu[0] = r[0] / m[0][0];
-        } else if (k == 3) {
-            const double det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
-            if (!(fabs(det) > 1e-14 * m[0][0] * m[1][1])) continue;
-            mu[0] = (r[0] * m[1][1] - m[0][1] * r[1]) / det;
-            mu[1] = (m[0][0] * r[1] - r[0] * m[1][0]) / det;
-        } else if (k == 4) {
-            double c[3][3]; /* cofactors: m is symmetric */
-            c[0][0] = m[1][1] * m[2][2] - m[1][2] * m[2][1];
-            c[0][1] = m[1][2] * m[2][0] - m[1][0] * m[2][2];
-            c[0][2] = m[1][0] * m[2][1] - m[1][1] * m[2][0];
-            c[1][1] = m[0][0] * m[2][2] - m[0][2] * m[2][0];
-            c[1][2] = m[0][1] * m[2][0] - m[0][0] * m[2][1];
-            c[2][2] = m[0][0] * m[1][1] - m[0][1] * m[1][0];
-            c[1][0] = c[0][1], c[2][0] = c[0][2], c[2][1] = c[1][2];
-            const double det = m[0][0] * c[0][0] + m[0][1] * c[0][1] + m[0][2] * c[0][2];
-            if (!(fabs(det) > 1e-14 * m[0][0] * m[1][1] * m[2][2])) continue;
-            for (int i = 0; i < 3; ++i) mu[i] = (c[i][0] * r[0] + c[i][1] * r[1] + c[i][2] * r[2]) / det;
-        }
-        double l[4], sum = 0.0, point[3];
-        int positive = 1;
-        for (int i = 1; i < k; ++i) {
-            l[i] = mu[i - 1];
-            sum += l[i];
-            positive &= l[i] > 0.0;
-        }
-        l[0] = 1.0 - sum;
-        positive &= l[0] > 0.0;
-        if (!positive) continue;
-        for (int j = 0; j < 3; ++j) {
-            point[j] = 0.0;
-            for (int i = 0; i < k; ++i) point[j] += l[i] * y[idx[i]][j];
-        }
-        const double d2 = dot3(point, point);
-        if (d2 < best) {
-            best = d2;
-            best_mask = mask;
-            for (int i = 0; i < k; ++i) best_l[i] = l[i];
-            copy3(v, point);
+    /* the newest vertex first: when it makes progress (the caller's check) the nearest
+       point lies on a face that holds it; the other subsets only where none does (rounding) */
+    const int newest = 1 << (*n - 1);
+    for (int pass = 0; pass < 2 && best_mask == 0; ++pass) {
+        for (int mask = 1; mask < (1 << *n); ++mask) {
+            if (((mask & newest) != 0) == pass) continue;
+            int idx[4], k = 0;
+            for (int i = 0; i < *n; ++i)
+                if (mask & (1 << i)) idx[k++] = i;
+            double e[3][3], m[3][3], r[3], mu[3] = {0.0, 0.0, 0.0};
+            const double *y0 = y[idx[0]];
+            for (int i = 1; i < k; ++i)
+                for (int j = 0; j < 3; ++j) e[i - 1][j] = y[idx[i]][j] - y0[j];
+            for (int i = 0; i < k - 1; ++i) {
+                r[i] = -dot3(e[i], y0);
+                for (int j = 0; j < k - 1; ++j) m[i][j] = dot3(e[i], e[j]);
+            }
+            if (k == 2) {
+                if (!(m[0][0] > 1e-300)) continue;
+                mu[0] = r[0] / m[0][0];
+            } else if (k == 3) {
+                const double det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+                if (!(fabs(det) > 1e-14 * m[0][0] * m[1][1])) continue;
+                mu[0] = (r[0] * m[1][1] - m[0][1] * r[1]) / det;
+                mu[1] = (m[0][0] * r[1] - r[0] * m[1][0]) / det;
+            } else if (k == 4) {
+                double c[3][3]; /* cofactors: m is symmetric */
+                c[0][0] = m[1][1] * m[2][2] - m[1][2] * m[2][1];
+                c[0][1] = m[1][2] * m[2][0] - m[1][0] * m[2][2];
+                c[0][2] = m[1][0] * m[2][1] - m[1][1] * m[2][0];
+                c[1][1] = m[0][0] * m[2][2] - m[0][2] * m[2][0];
+                c[1][2] = m[0][1] * m[2][0] - m[0][0] * m[2][1];
+                c[2][2] = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+                c[1][0] = c[0][1], c[2][0] = c[0][2], c[2][1] = c[1][2];
+                const double det = m[0][0] * c[0][0] + m[0][1] * c[0][1] + m[0][2] * c[0][2];
+                if (!(fabs(det) > 1e-14 * m[0][0] * m[1][1] * m[2][2])) continue;
+                for (int i = 0; i < 3; ++i)
+                    mu[i] = (c[i][0] * r[0] + c[i][1] * r[1] + c[i][2] * r[2]) / det;
+            }
+            double l[4], sum = 0.0, point[3];
+            int positive = 1;
+            for (int i = 1; i < k; ++i) {
+                l[i] = mu[i - 1];
+                sum += l[i];
+                positive &= l[i] > 0.0;
+            }
+            l[0] = 1.0 - sum;
+            positive &= l[0] > 0.0;
+            if (!positive) continue;
+            for (int j = 0; j < 3; ++j) {
+                point[j] = 0.0;
+                for (int i = 0; i < k; ++i) point[j] += l[i] * y[idx[i]][j];
+            }
+            const double d2 = dot3(point, point);
+            if (d2 < best) {
+                best = d2;
+                best_mask = mask;
+                for (int i = 0; i < k; ++i) best_l[i] = l[i];
+                copy3(v, point);
+            }
         }
     }
     if (best_mask == (1 << 4) - 1 || best_mask == 0) return 0;
@@ -359,12 +367,30 @@ double pk_shapes_distance(const PkShape *a, const PkShape *b, const double *hint
             converged = 1;
             break;
         }
+        double keep_y[4][3], keep_pa[4][3], keep_pb[4][3], keep_lambda[4], keep_v[3];
+        const int keep_n = n;
+        memcpy(keep_y, y, sizeof y);
+        memcpy(keep_pa, pa, sizeof pa);
+        memcpy(keep_pb, pb, sizeof pb);
+        memcpy(keep_lambda, lambda, sizeof lambda);
+        copy3(keep_v, v);
         copy3(y[n], w);
         copy3(pa[n], sa);
         copy3(pb[n], sb);
         ++n;
         if (!nearest_subset(y, pa, pb, &n, lambda, v)) return -INFINITY;
-        if (dot3(v, v) <= 1e-24) return -INFINITY; /* touching or overlapping */
+        const double shorter = dot3(v, v);
+        if (shorter <= 1e-24) return -INFINITY; /* touching or overlapping */
+        if (keep_n > 0 && shorter >= vv) { /* no progress: rounding holds the simplex in a cycle (w added,
+                                then dropped) that the 64 iterations would only repeat */
+            n = keep_n;
+            memcpy(y, keep_y, sizeof y);
+            memcpy(pa, keep_pa, sizeof pa);
+            memcpy(pb, keep_pb, sizeof pb);
+            memcpy(lambda, keep_lambda, sizeof lambda);
+            copy3(v, keep_v);
+            converged = 1;
+        }
     }
     if (n == 0) return -INFINITY;
     for (int i = 0; i < 3; ++i) {

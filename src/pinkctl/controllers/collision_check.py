@@ -21,7 +21,8 @@ The error kept is one-sided: a bound is never above the pair's signed distance, 
 penetration (a shape inside its capsule penetrates no deeper than the capsule does; an
 overlap along an axis is undone by a translation along it); how far below it is costs only
 ticks that ask coal when they need not. Bounds are kept from call to call, less the motion
-since (``sum_c R_c |dq_c|``, :func:`levers`).
+since of one shape relative to the other (``sum_c R_c |dq_c|`` over the columns that move one
+shape and not the other, :func:`levers`).
 """
 
 from __future__ import annotations
@@ -126,7 +127,9 @@ class _Tick(ctypes.Structure):
         ("slack", ctypes.c_double),
         ("braking", _double_p),
         ("levers", _double_p),
-        ("columns", _double_p),
+        ("npatterns", ctypes.c_int),
+        ("pattern", _int_p),
+        ("pattern_columns", _double_p),
         ("margins", _double_p),
         ("least", _double_p),
         ("slab", _int_p),
@@ -143,9 +146,11 @@ class _Tick(ctypes.Structure):
         ("bound", _double_p),
         ("cache", ctypes.c_int),
         ("primed", ctypes.c_int),
-        ("moved", ctypes.c_double),
         ("last_q", _double_p),
-        ("moved_at", _double_p),
+        ("step", _double_p),
+        ("swept", _double_p),
+        ("swept_at", _double_p),
+        ("pattern_zone", _double_p),
         ("rows", ctypes.c_int),
         ("slot_column", _int_p),
         ("distance", _double_p),
@@ -199,6 +204,9 @@ class QuietCheck:
         first, vertices = _vertices(objects)
         accel = getattr(avoidance, "_accel", None)
         npairs = len(margins)
+        # the pairs grouped by the columns that move one shape and not the other: one
+        # sweep and one influence distance per group and call
+        unique, pattern = np.unique(avoidance._pair_columns(), axis=0, return_inverse=True)
         slot_q, slot_kind = broad._arrays["q_index"], broad._arrays["kind"]
         column_of = {int(i): c for c, i in enumerate(joints.controlled.idx_q)}
         slot_column = [
@@ -214,7 +222,8 @@ class QuietCheck:
             "upper_limit": np.array(shaper._upper, dtype=np.float64),
             "braking": BRAKING_SHARE * np.asarray(accel if shaper.smooth else np.ones(n)),
             "levers": np.array(avoidance._levers, dtype=np.float64),
-            "columns": np.ascontiguousarray(avoidance._pair_columns(), dtype=np.float64),
+            "pattern": np.asarray(pattern, dtype=np.intc).reshape(-1),
+            "pattern_columns": np.ascontiguousarray(unique, dtype=np.float64),
             "margins": np.array(margins, dtype=np.float64),
             "least": np.where(turns, TURNING_ZONE, -np.inf),
             "slab": np.array([isinstance(o.geometry, coal.Cylinder) for o in objects], np.intc),
@@ -230,7 +239,10 @@ class QuietCheck:
             "zone": np.zeros(len(margins)),
             "bound": np.zeros(len(margins)),
             "last_q": np.zeros(model.nq),
-            "moved_at": np.zeros(len(margins)),
+            "step": np.zeros(n),
+            "swept": np.zeros(len(unique)),
+            "swept_at": np.zeros(len(margins)),
+            "pattern_zone": np.zeros(len(unique)),
             "slot_column": np.array(slot_column or [-1], dtype=np.intc),
             "distance": np.full(npairs, np.nan),
             "lower_distance": np.full(npairs, np.nan),
@@ -244,6 +256,7 @@ class QuietCheck:
         t.capsules = broad.address
         t.kernel = kernel
         t.n, t.nq, t.nspace = n, model.nq, len(space_q)
+        t.npatterns = len(unique)
         t.dt, t.tau = float(avoidance.dt), float(limit.time_constant)
         t.buffer, t.cap, t.slack = float(buffer), float(cap), SLACK
         t.rows = 1
@@ -258,8 +271,7 @@ class QuietCheck:
         self._tick = t
         self._pointer = ctypes.addressof(t)
         self._owners = (broad, shaper)
-        #: (P,) influence distance beyond each pair's margin [m], of the pairs computed on
-        #: the last call (every pair with :attr:`caching` off)
+        #: (P,) influence distance beyond each pair's margin [m] at the last call
         self.zone = self._arrays["zone"]
         #: (P,) the last call's lower bound of each pair's signed distance [m] (``inf`` for a
         #: pair never checked)
