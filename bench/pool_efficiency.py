@@ -4,17 +4,23 @@ The batch: franka's global IK (:meth:`pinkctl.ik.IKPool.find`, the default searc
 count budget, so each run does the same work) on the tool poses of random configurations
 within the limits: 5,000 targets (issue 27's size), 1,000 with ``--quick``.
 
-- **one process**: the same queries in a loop of :meth:`~pinkctl.ik.IKSolver.find` in this
-  process, each with its per-target generator (what each worker runs; no input checks);
+- **one process**: the batch as :func:`~pinkctl.ik.find_ik_batch` solves it in this process
+  (``workers=1``, after its input checks): :func:`~pinkctl.ik.job.run_chains` on every
+  target at once, the per-target generators made for the whole batch
+  (:func:`~pinkctl.ik.sampling.spawned_generators`). This is the fastest single-process
+  path and the baseline of every headline ratio;
+- **a loop of** :meth:`~pinkctl.ik.IKSolver.find`: the same queries one call each, each
+  with its generator built the plain way (``default_rng(SeedSequence(0, spawn_key=(i,)))``,
+  ~17 us); an extra row, what a hand-written loop costs;
 - **warm pool**: a kept :class:`~pinkctl.ik.IKPool` of ``--workers`` workers, started and
-  warmed before timing, as a user keeps one across calls. One process and the warm pool take
-  turns per repeat, so a change in the machine's load hits both alike;
-- **one process beside a busy core**: the same loop while one worker of a second pool solves
-  the batch on the other core: what the solves alone cost when both cores work, as the
-  pool's do (each repeat runs the four in turn);
-- **the workers' code in this process**: the same queries through
-  :func:`~pinkctl.ik.job.run_chains` in chunks of the largest size a pool sends: what a worker
-  runs per chunk (each chunk's per-target generators made at once), without the processes;
+  warmed before timing, as a user keeps one across calls. The arms take turns per repeat, so
+  a change in the machine's load hits all alike;
+- **one process beside a busy core**: the one-process batch while one worker of a second
+  pool solves the batch on the other core: what the solves alone cost when both cores work,
+  as the pool's do;
+- **the workers' code in this process**: :func:`~pinkctl.ik.job.solve_chunk` on the packed
+  chunks a pool of ``--workers`` sends (the same chunk bounds): the ``pin.SE3`` rows set per
+  target and the results packed, without the processes;
 - **one-shot**: a pool started, used for one batch and closed (start-up included), once,
   before the others.
 
@@ -29,14 +35,15 @@ Figures (the 1-minute load beside each, and the cores that were free):
 - **CPU-time efficiency**: the workers' total CPU seconds for the batch (each worker reports
   its process CPU time with every reply: solves, unpickling, packing and waiting included)
   over one process's. The caller's CPU time during the batch (packing, unpacking the
-  results) is printed beside it. CPU time is not free of the machine: a query takes more CPU
-  seconds while the other core works too (shared caches and memory bus, the clock), so the
-  ratio is split in two: the solves' own cost with both cores busy (one process beside a busy
-  core over one process alone) and the pool's cost beyond it (workers over one process
-  beside a busy core); the second part is split again into the workers' code run in this
-  process (over the loop) and what is left, the pool's transport and processes. On a loaded
-  machine the other core is busy in every arm and the first part is near 1; on an idle one
-  it is the price of using the second core at all;
+  results) is printed beside it, also as a fraction of one process's. CPU time is not free
+  of the machine: a query takes more CPU seconds while the other core works too (shared
+  caches and memory bus, the clock), so the ratio is split in two: the solves' own cost
+  with both cores busy (one process beside a busy core over one process alone) and the
+  pool's cost beyond it (workers over one process beside a busy core: the pool beyond its
+  code); the second part is split again into the workers' code run in this process (over
+  one process) and what is left, the pool's processes and pipes. On a loaded machine the
+  other core is busy in every arm and the first part is near 1; on an idle one it is the
+  price of using the second core at all;
 - **throughput**: one process's wall time over the pool's (medians). It can reach the worker
   count only with that many free cores: the line states the cores free for the pool,
   measured during the one-process runs (the CPU share that process got plus the idle cores
@@ -79,8 +86,8 @@ import numpy as np
 
 import pinkctl
 from pinkctl.ik import IKPool, IKSolver, SearchOptions, sample_poses
-from pinkctl.ik.ikpool import MAX_CHUNK
-from pinkctl.ik.job import Chain, run_chains
+from pinkctl.ik.ikpool import chunk_bounds
+from pinkctl.ik.job import BatchJob, Chain, PackedTargets, pack_chunk, run_chains, solve_chunk
 
 from .common import machine_line
 
@@ -100,31 +107,37 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-def _one_process(solver: IKSolver, poses: list) -> list:
-    """The batch's queries in this process, each with its per-target generator."""
+def _one_process(solver: IKSolver, chains: list[Chain]) -> list:
+    """The batch in this process, as ``find_ik_batch(workers=1)`` solves it."""
+    return run_chains(solver, chains, SearchOptions(), 0)
+
+
+def _loop(solver: IKSolver, poses: list) -> list:
+    """The batch's queries one :meth:`IKSolver.find` call each, each generator built alone."""
     return [
         solver.find(pose, rng=np.random.default_rng(np.random.SeedSequence(0, spawn_key=(i,))))
         for i, pose in enumerate(poses)
     ]
 
 
-def _chunked(solver: IKSolver, chains: list[Chain]) -> tuple[float, list]:
-    """CPU seconds and results of the workers' code (:func:`~pinkctl.ik.job.run_chains`:
-    the generators made per chunk, as a worker makes them) in this thread, in chunks of the
-    largest size a pool sends."""
-    c0, out = time.thread_time(), []
-    for a in range(0, len(chains), MAX_CHUNK):
-        out += run_chains(solver, chains[a : a + MAX_CHUNK], SearchOptions(), 0)
-    return time.thread_time() - c0, out
+def _chunked(job: BatchJob, packed: PackedTargets, workers: int) -> tuple[float, list]:
+    """CPU seconds of the workers' code (:func:`~pinkctl.ik.job.solve_chunk` on the packed
+    chunks a pool of ``workers`` sends) in this thread, and the results."""
+    bounds = chunk_bounds([1] * len(packed.indices), workers)
+    c0 = time.thread_time()
+    replies = [solve_chunk(job, packed.rows(a, b)) for a, b in bounds]
+    cpu = time.thread_time() - c0
+    return cpu, [r for reply in replies for r in reply.unpack()]
 
 
-def _beside_busy_core(solver: IKSolver, poses: list, other: IKPool) -> float:
+def _beside_busy_core(solver: IKSolver, chains: list[Chain], other: IKPool) -> float:
     """CPU seconds of :func:`_one_process` in this thread while ``other`` (one worker) solves
-    the batch twice over (it outlasts the loop) on another core."""
+    the batch twice over (it outlasts this process's batch) on another core."""
+    poses = [c.targets[0] for c in chains]
     busy = threading.Thread(target=other.find, args=(poses + poses,))
     busy.start()
     c0 = time.thread_time()
-    _one_process(solver, poses)
+    _one_process(solver, chains)
     cpu = time.thread_time() - c0
     busy.join()
     return cpu
@@ -137,6 +150,44 @@ def _same(a: list, b: list) -> bool:
     )
 
 
+def _repeat(
+    rows: dict[str, list[float]],
+    solver: IKSolver,
+    chains: list[Chain],
+    pools: tuple[IKPool, IKPool, BatchJob, PackedTargets],
+) -> tuple[bool, list]:
+    """One turn of every arm (figures appended to ``rows``); whether all gave the same
+    answers, and the pool's."""
+    pool, other, job, packed = pools
+
+    def add(**values: float) -> None:
+        for key, value in values.items():
+            rows.setdefault(key, []).append(value)
+
+    idle0, t0, c0 = _idle_seconds(), time.perf_counter(), time.process_time()
+    serial = _one_process(solver, chains)
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    add(one_wall=wall, one_cpu=cpu, one_load=_load())
+    add(idle_cores=(cpu + _idle_seconds() - idle0) / wall)  # its share + idle cores
+    c0 = time.thread_time()
+    looped = _loop(solver, [c.targets[0] for c in chains])
+    add(loop_cpu=time.thread_time() - c0)
+    add(beside_cpu=_beside_busy_core(solver, chains, other), beside_load=_load())
+    chunk_cpu, chunked = _chunked(job, packed, pool.workers)
+    add(chunked_cpu=chunk_cpu)
+    per0 = pool._workers.worker_cpu_seconds()
+    t0, c0 = time.perf_counter(), time.process_time()
+    pooled = pool.find([c.targets[0] for c in chains])
+    wall, caller = time.perf_counter() - t0, time.process_time() - c0
+    per = [b - a for a, b in zip(per0, pool._workers.worker_cpu_seconds())]
+    add(pool_wall=wall, caller_cpu=caller, pool_cpu=sum(per), pool_load=_load())
+    add(busiest_cpu=max(per), cores_got=(sum(per) + caller) / wall)
+    add(gaps=pool._workers.gap_seconds)
+    same = _same(serial, pooled) and _same(serial, chunked) and _same(serial, looped)
+    return same, pooled
+
+
 def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, Any]:
     """Time the settings of the module docstring; medians and ratios."""
     with warnings.catch_warnings():
@@ -145,42 +196,23 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
     poses = sample_poses(robot, targets, rng=1)
     solver = IKSolver(robot)
     chains = [Chain(indices=(i,), targets=(pose,)) for i, pose in enumerate(poses)]
-    _one_process(solver, poses[:50])  # warm this process's caches (untimed)
+    _one_process(solver, chains[:50])  # warm this process's caches (untimed)
     load0, t0 = _load(), time.perf_counter()
     with IKPool(robot, workers=workers) as cold:  # one-shot: start-up included
         cold.find(poses)
     one_shot = {"one_shot_s": time.perf_counter() - t0, "one_shot_load": load0}
     rows: dict[str, list[float]] = {}
-
-    def add(**values: float) -> None:
-        for key, value in values.items():
-            rows.setdefault(key, []).append(value)
-
     with IKPool(robot, workers=workers) as pool, IKPool(robot, workers=1) as other:
         start_load = _load()
         started = pool.start_seconds  # waits until every worker is warm
         pool.find(poses[:50])
         other.find(poses[:50])
+        job, packed = pool.job(SearchOptions(), 0), pack_chunk(chains)
+        assert isinstance(packed, PackedTargets)
+        solve_chunk(job, packed.rows(0, 50))  # loads the workers' solver here (untimed)
         for _ in range(repeats):
-            idle0, t0, c0 = _idle_seconds(), time.perf_counter(), time.process_time()
-            serial = _one_process(solver, poses)
-            wall = time.perf_counter() - t0
-            cpu = time.process_time() - c0
-            add(one_wall=wall, one_cpu=cpu, one_load=_load())
-            add(idle_cores=(cpu + _idle_seconds() - idle0) / wall)  # its share + idle cores
-            add(beside_cpu=_beside_busy_core(solver, poses, other), beside_load=_load())
-            chunk_cpu, chunked = _chunked(solver, chains)
-            add(chunked_cpu=chunk_cpu)
-            per0 = pool._workers.worker_cpu_seconds()
-            t0, c0 = time.perf_counter(), time.process_time()
-            pooled = pool.find(poses)
-            wall, caller = time.perf_counter() - t0, time.process_time() - c0
-            per = [b - a for a, b in zip(per0, pool._workers.worker_cpu_seconds())]
-            add(pool_wall=wall, caller_cpu=caller, pool_cpu=sum(per), pool_load=_load())
-            add(busiest_cpu=max(per), cores_got=(sum(per) + caller) / wall)
-            add(gaps=pool._workers.gap_seconds)
-        same = _same(serial, pooled) and _same(serial, chunked)
-        success = float(np.mean([r.success for r in pooled])) * 100.0
+            same = _repeat(rows, solver, chains, (pool, other, job, packed))
+            success = float(np.mean([r.success for r in same[1]])) * 100.0
     med = {key: float(np.median(values)) for key, values in rows.items()}
     cores = os.cpu_count() or 1
     critical = max(med["pool_cpu"] / workers, (med["pool_cpu"] + med["caller_cpu"]) / cores)
@@ -193,12 +225,14 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
         "cores": cores,
         "start_s": started,
         "start_load": start_load,
-        "same_answers": same,
+        "same_answers": same[0],
         "success_pct": success,
         "cpu_ratio": med["pool_cpu"] / med["one_cpu"],
         "busy_core_ratio": med["beside_cpu"] / med["one_cpu"],
         "pool_own_ratio": med["pool_cpu"] / med["beside_cpu"],
         "chunked_ratio": med["chunked_cpu"] / med["one_cpu"],
+        "loop_ratio": med["loop_cpu"] / med["one_cpu"],
+        "caller_ratio": med["caller_cpu"] / med["one_cpu"],
         "transport_ratio": med["pool_cpu"]
         * med["one_cpu"]
         / med["beside_cpu"]
@@ -228,17 +262,18 @@ def lines(r: dict[str, Any]) -> list[str]:
         f"success {r['success_pct']:.1f} %",
         f"worker start (import, robot loaded, one target solved): {starts} s "
         f"({load('start_load')})",
-        f"CPU time: workers {r['pool_cpu']:.3f} s vs one process {r['one_cpu']:.3f} s "
-        f"= {r['cpu_ratio']:.3f}x ({load('pool_load')}); caller during the pooled batch "
-        f"{r['caller_cpu']:.3f} s -> {cpu_ok}",
+        f"CPU time: workers {r['pool_cpu']:.3f} s vs one process (find_ik_batch's in-process "
+        f"path) {r['one_cpu']:.3f} s = {r['cpu_ratio']:.3f}x ({load('pool_load')}); caller "
+        f"during the pooled batch {r['caller_cpu']:.3f} s = {r['caller_ratio']:.3f}x -> {cpu_ok}",
+        f"a loop of IKSolver.find, each generator built alone: {r['loop_cpu']:.3f} s = "
+        f"{r['loop_ratio']:.3f}x one process ({load('one_load')})",
         f"CPU time split: one process beside a busy core (a worker solving the batch on the "
         f"other core) {r['beside_cpu']:.3f} s = {r['busy_core_ratio']:.3f}x one process alone "
         f"(what both cores working costs the solves themselves); the pool beyond that "
         f"{r['pool_own_ratio']:.3f}x ({load('beside_load')})",
-        f"of which: the workers' code in this process (run_chains in chunks of {MAX_CHUNK}, each "
-        f"chunk's generators made at once) {r['chunked_cpu']:.3f} s = {r['chunked_ratio']:.3f}x "
-        f"the loop; the pool beyond its code and the busy core (transport, pipes, processes) "
-        f"{r['transport_ratio']:.3f}x ({load('beside_load')})",
+        f"of which: the workers' code in this process (solve_chunk on the pool's packed "
+        f"chunks) {r['chunked_cpu']:.3f} s = {r['chunked_ratio']:.3f}x one process; the rest "
+        f"(processes, pipes) {r['transport_ratio']:.3f}x ({load('beside_load')})",
         f"throughput, warm pool: {w} workers {n / r['pool_wall']:.0f} targets/s vs one process "
         f"{n / r['one_wall']:.0f} targets/s = {r['throughput']:.2f}x ({load('pool_load')}; "
         f"{r['idle_cores']:.1f} cores free for the pool, it got {r['cores_got']:.2f}) -> {tp_ok}",

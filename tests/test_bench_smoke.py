@@ -281,3 +281,5 @@ def test_pool_efficiency_runs_alone_and_prints_the_load_beside_each_figure():
     lines = pool_efficiency.lines(result)
     assert all("1-min load" in line for line in lines[1:])
     assert any(line.startswith("CPU time split:") for line in lines)
+    # the plain loop (each generator built alone) is a row beside the in-process baseline
+    assert result["loop_ratio"] > 0.0 and any(line.startswith("a loop of") for line in lines)

@@ -311,9 +311,9 @@ def pack_targets(
     size; else None. One stacking for the whole batch, no object per target."""
     if not targets:
         return None
-    se3 = all(isinstance(t, pin.SE3) for t in targets)
+    se3 = set(map(type, targets)) == {pin.SE3}  # (a loop of isinstance costs more)
     if se3:
-        poses = np.array([cast(pin.SE3, t).homogeneous for t in targets], dtype=np.float64)
+        poses = np.array([t.homogeneous for t in cast(list, targets)], dtype=np.float64)
     else:
         matrices = [t.homogeneous if isinstance(t, pin.SE3) else t for t in targets]
         if not all(isinstance(m, np.ndarray) and m.shape == (4, 4) for m in matrices):

@@ -99,9 +99,11 @@ def _mix(x: Any, y: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=8)
-def _run_pool(entropy: int) -> tuple[list[int], int]:
+def _run_pool(entropy: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The pool of ``SeedSequence(entropy, spawn_key=(i,))`` with every word but the spawn
-    key mixed in (the same for every ``i``), and the hash constant then."""
+    key mixed in (the same for every ``i``), as a (4, 1) uint32 column, then the hash
+    constants of the spawn key's word and of the output (columns: built once per entropy,
+    not per chunk)."""
     run = [entropy & _MASK]
     while entropy > _MASK:
         entropy >>= 32
@@ -118,7 +120,16 @@ def _run_pool(entropy: int) -> tuple[list[int], int]:
     for src in range(_POOL, len(run)):
         for dst in range(_POOL):
             pool[dst] = _mix(pool[dst], _hashmix(run[src], *next(steps)))
-    return pool, muls[-1]
+    key_xors, key_muls = _hashed(muls[-1], _MULT_A, _POOL)
+    out_xors, out_muls = _hashed(_INIT_B, _MULT_B, 2 * _POOL)  # 8 words: the pool twice over
+    shape = (2, _POOL, 1)
+    return (
+        _column(pool),
+        _column(key_xors),
+        _column(key_muls),
+        _column(out_xors).reshape(shape),
+        _column(out_muls).reshape(shape),
+    )
 
 
 def _column(values: list[int]) -> np.ndarray:
@@ -129,13 +140,9 @@ def _pcg64_seeds(entropy: int, indices: np.ndarray) -> np.ndarray:
     """``SeedSequence(entropy, spawn_key=(i,)).generate_state(4, np.uint64)`` for each ``i``
     of ``indices`` (each below 2**32), as ``(k, 4)`` uint64 rows: the spawn key mixed into
     the cached pool, then the output hash, a few array operations for the whole column."""
-    pool, const = _run_pool(entropy)
-    xors, muls = _hashed(const, _MULT_A, _POOL)
-    spawned = _hashmix(indices.astype(np.uint32), _column(xors), _column(muls))
-    mixed = _mix(_column(pool), spawned)
-    xors, muls = _hashed(_INIT_B, _MULT_B, 2 * _POOL)  # 8 words: the pool twice over
-    shape = (2, _POOL, 1)
-    words = _hashmix(mixed, _column(xors).reshape(shape), _column(muls).reshape(shape))
+    pool, key_xors, key_muls, out_xors, out_muls = _run_pool(entropy)
+    spawned = _hashmix(indices.astype(np.uint32), key_xors, key_muls)
+    words = _hashmix(_mix(pool, spawned), out_xors, out_muls)
     words = words.reshape(2 * _POOL, -1).astype(np.uint64)
     return (words[0::2] | (words[1::2] << np.uint64(32))).T
 
