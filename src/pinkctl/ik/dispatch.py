@@ -160,15 +160,13 @@ class Runner:
         local = self.execution.backend == "local"
         if self._ikpool is None and local and (self._workers() == 1 or len(chains) == 1):
             return run_chains(solver, chains, query, entropy)
+        robot = PortableRobot.of(solver.robot)
+        job = BatchJob(robot, solver.options, query, entropy)
         lean = local and self.execution.mp_context == "spawn" and os.name == "posix"
         if self._ikpool is not None or lean:
-            return self._on_ikpool(solver, chains, query, entropy)
-        job = BatchJob(
-            robot=PortableRobot.of(solver.robot),
-            solver_options=solver.options,
-            query=query,
-            entropy=entropy,
-        )
+            # an IKPool's workers keep one solver per robot and options, between batches
+            key = job_key(robot, solver.options)
+            return self._on_ikpool(solver, dataclasses.replace(job, key=key), chains)
         workers = self._workers()
         portable = [portable_chain(chain) for chain in chains]
         bounds = chunk_bounds([len(c.indices) for c in chains], workers)
@@ -176,16 +174,11 @@ class Runner:
         return _unpacked(solver, list(zip(chunks, self._run(job, chunks, workers))))
 
     def _on_ikpool(
-        self,
-        solver: IKSolver,
-        chains: Sequence[Chain],
-        query: LocalOptions | SearchOptions,
-        entropy: int,
+        self, solver: IKSolver, job: BatchJob, chains: Sequence[Chain]
     ) -> list[IKResult]:
-        """The chains on the caller's :class:`~pinkctl.ik.IKPool`, else on this runner's own
-        (lean ``spawn`` workers: fresh interpreters that import the IK only; started once,
-        kept until the runner closes)."""
-        robot = PortableRobot.of(solver.robot)
+        """``job``'s chains on the caller's :class:`~pinkctl.ik.IKPool`, else on this runner's
+        own (lean ``spawn`` workers: fresh interpreters that import the IK only; started
+        once, kept until the runner closes); ``solver`` reports the lost targets."""
         pool = self._ikpool
         if pool is None:
             if self._own is None:
@@ -196,12 +189,14 @@ class Runner:
                     retries=self.execution.retries,
                 )
             pool = self._own
-        job = BatchJob(robot, solver.options, query, entropy, job_key(robot, solver.options))
-        execution = self.execution
-        progress = sys.stderr.isatty() if execution.progress is None else bool(execution.progress)
         total = sum(len(chain.indices) for chain in chains)
-        with progress_bar(total, "IK targets", enabled=progress, unit="target") as bar:
+        with progress_bar(total, "IK targets", enabled=self._progress(), unit="target") as bar:
             return _unpacked(solver, pool.run(job, chains, strict=False, done=bar.update))
+
+    def _progress(self) -> bool:
+        """Whether to show a progress bar: the execution's choice, else on a terminal."""
+        progress = self.execution.progress
+        return sys.stderr.isatty() if progress is None else bool(progress)
 
     def _workers(self) -> int:
         """Worker processes (local) or tasks in flight (Ray): the execution's, else every
@@ -217,8 +212,7 @@ class Runner:
         self, job: BatchJob, chunks: list[list[Chain]], workers: int
     ) -> Sequence[PackedResults | list[IKResult] | str]:
         """Each chunk's answer from the backend (the local pool is started once, kept)."""
-        execution = self.execution
-        progress = sys.stderr.isatty() if execution.progress is None else bool(execution.progress)
+        execution, progress = self.execution, self._progress()
         if execution.backend == "ray":
             return run_ray(
                 job,
