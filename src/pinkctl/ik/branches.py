@@ -114,6 +114,7 @@ class BranchFlips:
         self, model: pin.Model, subset: JointSubset, joints: list[tuple[int, int]]
     ) -> None:
         self._subset = subset
+        self._native: tuple[int, int, int] | None = None
         rows, moved = self._detect(model, subset)
         self.count = len(rows)
         self.table = np.zeros((max(self.count, 1), FLIP_FIELDS))
@@ -169,8 +170,11 @@ class BranchFlips:
         return rows, moved
 
     def native(self) -> tuple[int, int, int]:
-        """The addresses of :attr:`table` and :attr:`masks`, and :attr:`count`."""
-        return self.table.ctypes.data, self.masks.ctypes.data, self.count
+        """The addresses of :attr:`table` and :attr:`masks`, and :attr:`count` (kept: numpy's
+        ``ctypes.data`` costs more per query than the flips save on a converged one)."""
+        if self._native is None or self._native[2] != self.count:
+            self._native = (self.table.ctypes.data, self.masks.ctypes.data, self.count)
+        return self._native
 
     def apply(self, k: int, q: np.ndarray) -> bool:
         """Flip ``k`` applied to the full configuration ``q`` in place; whether every value
