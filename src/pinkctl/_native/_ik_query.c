@@ -21,8 +21,9 @@
  * turn away from the rejected configuration, search._away's; a continuous joint's cos and
  * sin are libm's, numpy's may round differently), and without a restart cap every local
  * solve after a rejection stopping after rejected_stall iterations without progress at most
- * (search.REJECTED_STALL).
- * Only where the kernel cannot decide (no native check, a shape it does
+ * (search.REJECTED_STALL). Before the random starts, a rejected configuration's branch flips
+ * are tried (pinkctl/ik/branches.py, BranchFlips.apply's arithmetic on its table; a flip's
+ * own rejection queues no flips). Only where the kernel cannot decide (no native check, a shape it does
  * not know) does the query hand the configuration to the caller (QUERY_CHECK) and resume
  * with its verdict.
  */
@@ -70,7 +71,16 @@ typedef struct IKQuery {
     const int *far;                   /* (pairs, n): 1 where search._away turns the column
                                          after that pair's rejection, or NULL */
     int rejected_stall;               /* after a rejection: the stall limit at most (> 0) */
+    const double *flips;              /* (n_flips, FLIP_FIELDS): branches.BranchFlips.table */
+    const int *flip_masks;            /* per checked pair: the flips it allows (bit mask) */
+    double *flip_base;                /* nq: the rejected configuration the flips start from */
+    int n_flips;
+    int flip_allowed;                 /* the rejected pair's mask; 0: no flip left to try */
+    int flip_combo;                   /* the next combination (bit mask) to try */
+    int from_flip;                    /* the last local solve started from a flip */
 } IKQuery;
+
+enum { FLIP_FIELDS = 10 }; /* branches.FLIP_FIELDS */
 
 /* -4 is the module's (an argument of the wrong form) */
 enum { QUERY_BAD_TARGET = -1, QUERY_BAD_SEED = -2, QUERY_MORE_STARTS = -3, QUERY_CHECK = -5 };
@@ -168,6 +178,63 @@ static void toward_middle(const IKQuery *s, double *q) {
     }
 }
 
+/* branches.BranchFlips.apply: flip k on q in place; 0 when a value leaves the limits */
+static int flip(const IKQuery *s, int k, double *q) {
+    const IKProblem *p = s->problem;
+    const double *row = s->flips + (size_t)FLIP_FIELDS * (size_t)k;
+    const double two_pi = 2.0 * 3.141592653589793, pi = 3.141592653589793;
+    const int cols[3] = {(int)row[1], (int)row[2], (int)row[3]};
+    double v[3];
+    for (int i = 0; i < 3; ++i) v[i] = q[p->q_cols[cols[i]]];
+    if (row[0] == 1.0) { /* elbow */
+        const double sa = row[4], sb = row[5], sc = row[6], l1 = row[7], l2 = row[8];
+        const double gamma = sb * v[1] + row[9];
+        const double psi = atan2(l2 * sin(gamma), l1 + l2 * cos(gamma));
+        v[0] = v[0] + sa * 2.0 * psi;
+        v[1] = v[1] - sb * 2.0 * gamma;
+        v[2] = v[2] - sc * 2.0 * (psi - gamma);
+    } else { /* wrist */
+        v[0] = v[0] + pi;
+        v[1] = 2.0 * row[4] - v[1];
+        v[2] = v[2] + pi;
+    }
+    for (int i = 0; i < 3; ++i) {
+        const double lo = p->lower[cols[i]], hi = p->upper[cols[i]];
+        double x = v[i];
+        while (x > hi) x -= two_pi;
+        while (x < lo) x += two_pi;
+        if (x > hi) return 0;
+        q[p->q_cols[cols[i]]] = x;
+    }
+    return 1;
+}
+
+/* The next branch flip of the rejected configuration into start (BranchFlips.starts' order,
+ * search._Search.run's queue); 0 when none is left */
+static int next_flip(IKQuery *s, double *start) {
+    while (s->flip_allowed && s->flip_combo < (1 << s->n_flips)) {
+        const int combo = s->flip_combo++;
+        if (combo & ~s->flip_allowed) continue;
+        memcpy(start, s->flip_base, sizeof(double) * (size_t)s->problem->nq);
+        int ok = 1;
+        for (int k = 0; ok && k < s->n_flips; ++k)
+            if (combo >> k & 1) ok = flip(s, k, start);
+        if (ok) return 1;
+    }
+    s->flip_allowed = 0;
+    return 0;
+}
+
+/* A converged candidate rejected (s->hit: its pair): counted, and unless it came from a
+ * flip its flips queued (search._Search._accept) */
+static void rejected(IKQuery *s) {
+    s->collided += 1;
+    if (s->from_flip || s->flips == NULL || s->hit < 0) return;
+    s->flip_allowed = s->flip_masks[s->hit];
+    s->flip_combo = 1;
+    memcpy(s->flip_base, s->candidate, sizeof(double) * (size_t)s->problem->nq);
+}
+
 /* search._away: the columns the rejected pair marks, drawn on the half turn away from the
  * rejected configuration (the candidate) by their uniform draw in row */
 static void away(const IKQuery *s, const double *row, double *q) {
@@ -227,10 +294,12 @@ static int search(IKQuery *s, double *start) {
         s->collided = 0;
         s->pending = 0;
         s->hit = -1;
+        s->flip_allowed = 0;
+        s->from_flip = 0;
     } else if (s->pending) { /* the caller's verdict on the candidate */
         s->pending = 0;
         if (s->verdict) return converged(s);
-        s->collided += 1; /* s->hit: the caller's */
+        rejected(s); /* s->hit: the caller's */
     }
     for (;;) {
         const int stop = spent(s);
@@ -238,7 +307,8 @@ static int search(IKQuery *s, double *start) {
             s->reason = stop;
             break;
         }
-        if (!s->first) {
+        s->from_flip = !s->first && next_flip(s, start); /* a flip is no restart */
+        if (!s->first && !s->from_flip) {
             if (s->restarts >= s->n_starts) return QUERY_MORE_STARTS;
             next_start(s, start);
         }
@@ -262,8 +332,8 @@ static int search(IKQuery *s, double *start) {
                 s->pending = 1;
                 return QUERY_CHECK;
             }
-            s->collided += 1;
             s->hit = pk_capsule_hit(s->collision);
+            rejected(s);
             continue;
         }
         if (p->cost < s->best_cost) {

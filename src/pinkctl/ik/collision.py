@@ -55,11 +55,11 @@ from ..errors import InputError
 from ..world import CollisionScene, RobotGeometry, World
 from ..world.broad_phase import bounding_sphere
 from ..world.home_pairs import home_margins
+from .branches import BranchFlips, turned_columns
 from .capsules import native_broad_phase
 from .joints import JointSubset
 from .options import IKOptions
 from .result import IKResult
-from .search import turned_columns
 
 __all__ = ["CollisionCheck", "collision_check", "robot_collision_model", "screened"]
 
@@ -162,6 +162,7 @@ class CollisionCheck:
             ``(a, b, distance)`` (geometry or obstacle names, [m]).
         far_address: The address of the (pairs, n) ``intc`` array of :meth:`far_columns`
             for the native search (row ``k``: the ``k``-th checked pair).
+        flips: The branch flips tried after a rejection (:mod:`pinkctl.ik.branches`).
     """
 
     def __init__(
@@ -201,9 +202,9 @@ class CollisionCheck:
                 kept.append((k, pair.first, pair.second))
         self._index = [k for k, _, _ in kept]
         self._margins = self._pair_margins(kept)
-        objects = scene.geometry_model.geometryObjects
         joints = [(objects[a].parentJoint, objects[b].parentJoint) for _, a, b in kept]
         self._far = turned_columns(scene.model, self._subset, joints)
+        self.flips = BranchFlips(scene.model, self._subset, joints)
         self._last_pair = -1
         self.far_address = int(self._far.ctypes.data)
         requests = list(scene.geometry_data.collisionRequests)
@@ -236,12 +237,15 @@ class CollisionCheck:
     def far_columns(self) -> np.ndarray | None:
         """After a rejection: the moved columns (n,) that are full-turn joints (a sampling
         range of at least 2 pi) between the two geometries of the pair found too close (the
-        search turns them away, :func:`pinkctl.ik.search._away`), or None when there are
-        none."""
+        search turns them away, :func:`pinkctl.ik.search._away`), or None (there are none)."""
         if self._last_pair < 0:
             return None
         far = self._far[self._last_pair]
         return far if far.any() else None
+
+    def branch_starts(self, q: np.ndarray) -> list[np.ndarray]:
+        """After a rejection of ``q``: its branch flips' starts (:attr:`flips`)."""
+        return self.flips.starts(self._last_pair, q)
 
     @property
     def last_pair(self) -> int:

@@ -36,6 +36,7 @@ import numpy as np
 import pinocchio as pin
 
 from .._native import kernel_module
+from .branches import toward_table
 from .checked import CheckedLocal, CheckedSearch
 from .joints import JointSubset
 from .native import NativeLocal
@@ -97,6 +98,8 @@ class _Query(ctypes.Structure):
         ("hit", ctypes.c_int),
         ("far", ctypes.c_void_p),
         ("rejected_stall", ctypes.c_int),
+        *((name, ctypes.c_void_p) for name in ("flips", "flip_masks", "flip_base")),
+        *((name, ctypes.c_int) for name in ("n_flips", "flip_allowed", "flip_combo", "from_flip")),
     ]
 
 
@@ -140,14 +143,6 @@ class StartCache:
         return rows
 
 
-def _toward(subset: JointSubset) -> np.ndarray:
-    """(4, n): middles, scales (``search._toward_middle``'s arithmetic), sampling lows, highs."""
-    low, high = subset.sample_low, subset.sample_high
-    middle, half = 0.5 * (low + high), 0.5 * (high - low)
-    scale = 0.5 * np.minimum(half, np.pi) / np.where(half > 0.0, half, 1.0)
-    return np.ascontiguousarray(np.concatenate([middle, scale, low, high]), dtype=np.float64)
-
-
 class NativeQuery:
     """Whole queries on one single-frame residual whose local solve is native.
 
@@ -185,12 +180,14 @@ class NativeQuery:
         self._seed = np.zeros(nq)
         self._out = np.zeros(nq)
         self._candidate = np.zeros(nq)
-        self._toward = _toward(subset)
+        self._flip_base = np.zeros(nq)
+        self._toward = toward_table(subset)
         s = _Query()
         s.problem = local.address
         s.seed = self._seed.ctypes.data
         s.out_q = self._out.ctypes.data
         s.candidate = self._candidate.ctypes.data
+        s.flip_base = self._flip_base.ctypes.data
         s.toward = self._toward.ctypes.data
         s.keep = 0.99  # run_local's default progress_ratio (0.01), the searches' too
         s.rejected_stall = REJECTED_STALL
@@ -302,6 +299,7 @@ class NativeQuery:
         s.check = check is not None
         s.collision = check.native_address() if check is not None else None
         s.far = check.far_address if check is not None else None
+        s.flips, s.flip_masks, s.n_flips = check.flips.native() if check else (None, None, 0)
         rng = search.rng
         if is_seed(rng):  # the cached starts of this seed
             self._draw = None

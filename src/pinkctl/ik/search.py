@@ -7,7 +7,8 @@ The search follows TRAC-IK's "KDL-RR" idea and CoppeliaSim's ``findConfig``:
    seeded generator, so the sequence of starts is reproducible) and solve locally from it
    (once a converged configuration collided, every other start is drawn nearer the middle of
    the ranges, :func:`_toward_middle`, its full-turn joints between the colliding pair's two
-   links half a turn away from where they collided, :func:`_away`).
+   links half a turn away from where they collided, :func:`_away`; before any of them, the
+   rejected configuration's branch flips, :class:`~pinkctl.ik.branches.BranchFlips`).
    A local solve is abandoned as soon as it stalls (no progress for a few iterations; after a
    rejection :data:`REJECTED_STALL` at most, without a restart cap) or uses its per-start
    iteration cap, since a fresh start is then a better bet;
@@ -37,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import numpy as np
-import pinocchio as pin
 
 from .joints import JointSubset
 from .loop import LocalRunner, run_local
@@ -45,7 +45,6 @@ from .methods import IKMethod
 from .residual import Residual
 
 __all__ = ["REJECTED_STALL", "SearchOutcome", "SeededGenerators", "global_search", "is_seed"]
-__all__ += ["turned_columns"]
 
 #: ``validate(q) -> bool`` with ``q`` the moved joints' values (n,).
 Validator = Callable[[np.ndarray], bool]
@@ -159,31 +158,6 @@ def _away(
         q[subset.q_index[c]] = v
 
 
-def turned_columns(
-    model: pin.Model, subset: JointSubset, joints: list[tuple[int, int]]
-) -> np.ndarray:
-    """For each pair of joints (the joints that carry a colliding pair's two geometries),
-    1 in the columns :func:`_away` turns: the moved scalar joints with a sampling range of at
-    least a full turn that move one of the two and not the other. Returns a C-contiguous
-    (pairs, n) ``intc`` array (at least one row; the native search reads it)."""
-    span = subset.sample_high - subset.sample_low
-    of_v = {
-        v: j
-        for j in range(1, model.njoints)
-        for v in range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j])
-    }
-    turns = [
-        of_v[int(v)] if subset.q_size[c] == 1 and span[c] >= 2.0 * math.pi else -1
-        for c, v in enumerate(np.arange(model.nv)[subset.v_cols])
-    ]
-    supports = [set(s) for s in model.supports]
-    far = np.zeros((max(len(joints), 1), subset.n), dtype=np.intc)
-    for k, (a, b) in enumerate(joints):
-        between = supports[a] ^ supports[b]
-        far[k] = [joint in between for joint in turns]
-    return far
-
-
 def _valid(validate: Validator | None, subset: JointSubset, q: np.ndarray) -> bool:
     """Whether ``validate`` (None: anything) accepts the moved joints' values of ``q``."""
     return validate is None or bool(validate(subset.values(q)))
@@ -212,6 +186,8 @@ class _Search:
     max_step: float | None
     collision: Validator | None
     far: Callable[[], np.ndarray | None] | None = None
+    flips: Callable[[np.ndarray], list[np.ndarray]] | None = None
+    flipped: list[np.ndarray] = field(default_factory=list)  # flip starts still to try
     solutions: list[np.ndarray] = field(default_factory=list)
     best_q: np.ndarray | None = None
     best_cost: float = math.inf
@@ -235,6 +211,10 @@ class _Search:
             reason = self._spent(first=False)
             if reason:
                 return reason
+            if self.flipped:  # a flip start is no restart: the random draws stay the same
+                if self._solve(self.flipped.pop(0), flip=True):
+                    return "converged"
+                continue
             start = self._draw()
             if start is not None and self._solve(start):
                 return "converged"
@@ -271,9 +251,9 @@ class _Search:
                 return None
         return start
 
-    def _solve(self, start: np.ndarray) -> bool:
-        """A local solve from ``start``, its answer recorded; whether enough solutions are
-        found."""
+    def _solve(self, start: np.ndarray, *, flip: bool = False) -> bool:
+        """A local solve from ``start`` (``flip``: a branch flip of a rejected answer), its
+        answer recorded; whether enough solutions are found."""
         cap = self.iterations_per_start
         if self.max_iterations is not None:
             cap = min(cap, self.max_iterations - self.iterations)
@@ -289,19 +269,22 @@ class _Search:
         )
         self.iterations += out.iterations
         if out.success:
-            return self._accept(out.q)
+            return self._accept(out.q, flip=flip)
         if out.cost < self.best_cost and _valid(self.validate, self.subset, out.q):
             self.best_cost = out.cost
             self.best_q = out.q
         return False
 
-    def _accept(self, q: np.ndarray) -> bool:
+    def _accept(self, q: np.ndarray, *, flip: bool) -> bool:
         """Record a converged ``q`` (collision-free and valid: a solution, unless it repeats
-        one); whether enough solutions are found."""
+        one); whether enough solutions are found. A rejected ``q`` not from a flip queues
+        its branch flips (a flip's own flips would come back to it)."""
         if self.collision is not None and not self.collision(q):
             self.collided += 1
             far = self.far() if self.far is not None else None
             self.turned = (q, far) if far is not None else None
+            if self.flips is not None and not flip:
+                self.flipped = self.flips(q)
             return False
         if not _valid(self.validate, self.subset, q):
             self.rejected += 1
@@ -344,6 +327,7 @@ def global_search(
     local: LocalRunner | None = None,
     collision: Validator | None = None,
     far: Callable[[], np.ndarray | None] | None = None,
+    flips: Callable[[np.ndarray], list[np.ndarray]] | None = None,
 ) -> SearchOutcome:
     """Run the search described in the module docstring (arguments validated by the caller).
 
@@ -372,6 +356,8 @@ def global_search(
             keeps the collision margin (checked before ``validate``), or None.
         far: After ``collision`` rejected a configuration: the columns (n,) that
             :func:`_away` turns (the rejected pair's), or None (no turn).
+        flips: After ``collision`` rejected a configuration: its branch flips, the starts
+            tried before the next random one, or None.
     """
     if local is None:
         local = functools.partial(run_local, residual, subset, method)
@@ -394,5 +380,6 @@ def global_search(
         max_step=max_step,
         collision=collision,
         far=far,
+        flips=flips,
     )
     return search.outcome(search.run(), closest_to_seed=closest_to_seed)

@@ -123,9 +123,8 @@ class IKSolver:
         self._warm_up()
 
     def _warm_up(self) -> None:
-        """Build the default frame's residual and local loop now, not in the first query;
-        the process's first solver also runs a short query: one-time costs fall outside any
-        query's time budget."""
+        """Build the default frame's residual and local loop now, and (the process's first
+        solver) run a short query: one-time costs fall outside any query's time budget."""
         q = self.subset.parse_seed(None, self.robot.q0, name="seed")
         pin.framesForwardKinematics(self.model, self.data, q)
         home = self.data.oMf[self._default_key[0]].copy()
@@ -357,7 +356,7 @@ class IKSolver:
             return answer
         budget = checked.time_budget_ms
         restarts_cap, it_cap = checked.max_restarts, checked.max_iterations
-        validate = checked.validate
+        validate, check = checked.validate, self.collision
         residual = self.residual(target)
         q_seed = self.subset.parse_seed(seed, self.robot.q0, name="seed")
         deadline = t0 + budget * 1e-3 if budget is not None else None
@@ -382,8 +381,9 @@ class IKSolver:
             closest_to_seed=checked.closest_to_seed,
             max_step=checked.max_step,
             local=self._local(residual),
-            collision=self.collision.accepts if self.collision is not None else None,
-            far=self.collision.far_columns if self.collision is not None else None,
+            collision=check.accepts if check is not None else None,
+            far=check.far_columns if check is not None else None,
+            flips=check.branch_starts if check is not None else None,
         )
         reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors, self.collision)
         return self._result(
