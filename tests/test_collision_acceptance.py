@@ -50,21 +50,12 @@ BALL_RADIUS = 0.05  # [m]
 SELF_DEPTH = 5e-4
 #: Smallest distance of every obstacle from the robot at home [m] (the scene is valid).
 CLEARANCE = 0.03
-#: Servo stiffness [N m/rad] of robots whose description has none: the PR2's arm lags its
-#: commands by 0.2 rad at pinkctl's default (1000), so MuJoCo's arm is not where the
-#: controller put it.
-SERVO_KP = {"pr2": 4000.0}
-#: The PR2 arm's acceleration [rad/s^2] and jerk [rad/s^3] limits, which its description
-#: lacks (as a bundled robot's configuration carries them; franka's are 7.5-20 and
-#: 3750-10000). Without them the shaper only clips velocities: in MuJoCo the commands flip
-#: between +- their velocity limits and the arm lags them by up to 1.6 rad, avoidance or
-#: not, so it ran 25 mm into its own body while every command kept its margins.
-PR2_ACCELERATION = 10.0
-PR2_JERK = 5000.0
 
 
 def load(name: str) -> PinkRobot:
-    """A bundled robot, or the PR2 with its right arm controlled (example-robot-data)."""
+    """A bundled robot, or the PR2 with its right arm controlled (example-robot-data). The
+    PR2's description has velocity limits only: its acceleration and jerk limits are the
+    loader's inferred ones (:mod:`pinkctl.core.robot.acceleration`), its servos the default."""
     if name != "pr2":
         return load_pink_supported_robot(name)
     robots = Path(
@@ -83,8 +74,6 @@ def load(name: str) -> PinkRobot:
             config={
                 "planning_group": "right_arm",
                 "tool_frame": "r_gripper_tool_frame",
-                # its description has velocity limits only (PR2_ACCELERATION)
-                "limits": {"acceleration": PR2_ACCELERATION, "jerk": PR2_JERK},
             },
         )
 
@@ -195,7 +184,7 @@ def run(name: str) -> Outcome:
     robot = load(name)
     plan = scenario(robot)
     world = plan.world
-    sim = MujocoSimulation.from_robot(robot, world=world, kp=SERVO_KP.get(name))
+    sim = MujocoSimulation.from_robot(robot, world=world)
     controller = PinkIKController(robot, sim.joint_names, sim.site_names, dt=DT, world=world)
     frame = robot.tool_frame
     _, orientation = sim.get_site_pose(frame)

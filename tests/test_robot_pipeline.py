@@ -122,12 +122,15 @@ def test_config_as_a_dict_and_keyword_overrides():
 def test_single_chain_arms_need_no_config(file, tool, joints):
     """Inference picks the tool frame (the tip, named like a tool when several end the
     chain) and the chain's joints (gripper joints apart), and says so."""
-    with pytest.warns(PinkctlWarning, match="no acceleration limits"):
-        robot = load_pink_robot(ERD / file)
+    robot = load_pink_robot(ERD / file)
     assert robot.tool_frame == tool
     assert len(robot.controlled_joint_names) == joints
     assert "tool frame" in robot.inferred and "controlled joints" in robot.inferred
     assert "home" in robot.inferred
+    # no acceleration limits in these descriptions: inferred from their effort limits
+    assert "effort limit" in robot.inferred["motion limits"]
+    assert set(robot.acceleration_limits) == set(robot.controlled_joint_names)
+    assert set(robot.jerk_limits) == set(robot.controlled_joint_names)
     assert "inferred tool frame" in robot.report()
 
 

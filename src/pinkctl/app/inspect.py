@@ -122,8 +122,25 @@ def _limits_rows(robot: PinkRobot) -> list[str]:
             else ("gripper" if name in robot.gripper_joint_names else "held")
         )
         home = robot.home_positions().get(name, 0.0)
-        rows.append(f"    {name:<32} {kind:<6} {limits:<20} home {home:+.3f}  {role}")
+        rows.append(
+            f"    {name:<32} {kind:<6} {limits:<20} home {home:+.3f}  {role}"
+            + _derivative_limits(robot, name)
+        )
     return rows
+
+
+def _derivative_limits(robot: PinkRobot, name: str) -> str:
+    """A controlled joint's velocity, acceleration and jerk limits (``*``: inferred from the
+    description, :mod:`pinkctl.core.robot.acceleration`); empty for other joints."""
+    if name not in robot.velocity_limits:
+        return ""
+    text = f"  v {robot.velocity_limits[name]:.3g}"
+    mark = "*" if "motion limits" in robot.inferred else ""
+    if name in robot.acceleration_limits:
+        text += f"  a {robot.acceleration_limits[name]:.3g}{mark}"
+    if name in robot.jerk_limits:
+        text += f"  j {robot.jerk_limits[name]:.3g}{mark}"
+    return text
 
 
 def _fk_error(robot: PinkRobot, sim: Any, samples: int, rng: np.random.Generator) -> float:
@@ -216,7 +233,7 @@ def _description_rows(robot: PinkRobot, collision_pairs: int | None) -> list[str
     lines.append("  controlled joints: " + ", ".join(robot.controlled_joint_names))
     if robot.gripper_joint_names:
         lines.append("  gripper joints: " + ", ".join(robot.gripper_joint_names))
-    lines.append("  joints:")
+    lines.append("  joints (limits: position; v, a, j: velocity, acceleration, jerk, * inferred):")
     lines += _limits_rows(robot)
     if collision_pairs is not None:
         lines.append(f"  collision pairs (after the SRDF): {collision_pairs}")

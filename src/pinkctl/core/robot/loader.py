@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypedDict
 import pinocchio as pin
 
 from ...errors import ConfigurationError, DescriptionNotFoundError, PinkctlWarning
+from .acceleration import DEFAULT_RAMP_UP, infer_motion_limits
 from .config import RobotConfig, read_config
 from .description import RobotDescription, read_description
 from .frames import disambiguate_frames, resolve_frame
@@ -207,7 +208,7 @@ def _assemble(
             f"the pose the MJCF gives the body of its free joint {model.names[1]!r}"
         )
     velocity = velocity_limits(model, controlled, settings.limits.get("velocity"), source, notes)
-    acceleration, jerk = _motion_limits(controlled, settings, notes)
+    acceleration, jerk = _motion_limits(model, velocity, settings, inferred, notes)
     actuated = list(dict.fromkeys([*controlled, *gripper]))  # each joint once
     armature, kp, kv = servo_settings(model, q0, actuated, settings.mujoco, source, inferred)
     collision_model = _collision_model(description, model, srdf) if build_collision_model else None
@@ -291,28 +292,39 @@ def _gripper_joints(
 
 
 def _motion_limits(
-    controlled: list[str], settings: RobotConfig, notes: list[str]
+    model: pin.Model,
+    velocity: dict[str, float],
+    settings: RobotConfig,
+    inferred: dict[str, str],
+    notes: list[str],
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """Acceleration and jerk limits by joint (empty when not configured, with a note and a
-    warning for acceleration).
+    """Acceleration and jerk limits by controlled joint: the configured ones, else inferred
+    from the description (:mod:`~pinkctl.core.robot.acceleration`, recorded in ``inferred``).
+    Configured acceleration limits without jerk limits stay without.
 
     Raises:
         ValueError: Jerk limits without acceleration limits, or a malformed table.
     """
     source = settings.source
     limits = settings.limits
+    controlled = list(velocity)
     acceleration = per_joint(limits.get("acceleration"), controlled, "limits.acceleration", source)
     jerk = per_joint(limits.get("jerk"), controlled, "limits.jerk", source)
     if jerk is not None and acceleration is None:
         raise ConfigurationError(f"{source}: jerk limits need acceleration limits")
     if acceleration is None:
-        note = (
-            "no acceleration limits: the controller's motion limits (acceleration, jerk) are "
-            "off; set [limits] acceleration (and jerk) to enforce them"
+        acceleration, jerk, inferred["motion limits"], guessed = infer_motion_limits(
+            model, velocity
         )
-        notes.append(note)
-        warnings.warn(note, PinkctlWarning, stacklevel=3)
-    return acceleration or {}, jerk or {}
+        if guessed:
+            note = (
+                f"joints {guessed} have no effort limit in the description: acceleration "
+                f"limits of full speed in {DEFAULT_RAMP_UP:g} s assumed; set [limits] "
+                "acceleration (and jerk)"
+            )
+            notes.append(note)
+            warnings.warn(note, PinkctlWarning, stacklevel=3)
+    return acceleration, jerk or {}
 
 
 def _collision_model(
