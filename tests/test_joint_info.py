@@ -27,7 +27,8 @@ def test_kinds_indices_and_ranges() -> None:
         model.upperPositionLimit[joint1.idx_q],
     )
     assert joint_info(model, "panda_finger_joint2").kind == "mimic"
-    continuous = load_pink_robot(URDF_DIR / "continuous_arm.urdf")
+    with pytest.warns(UserWarning):
+        continuous = load_pink_robot(URDF_DIR / "continuous_arm.urdf")
     wrist = [joint_info(continuous.model, n) for n in continuous.model.names[1:]]
     assert any(info.kind == "continuous" and not info.bounded for info in wrist)
     free = pin.buildModelFromUrdf(str(franka.description.path), pin.JointModelFreeFlyer())

@@ -122,7 +122,8 @@ def test_config_as_a_dict_and_keyword_overrides():
 def test_single_chain_arms_need_no_config(file, tool, joints):
     """Inference picks the tool frame (the tip, named like a tool when several end the
     chain) and the chain's joints (gripper joints apart), and says so."""
-    robot = load_pink_robot(ERD / file)
+    with pytest.warns(PinkctlWarning, match="acceleration and jerk limits inferred"):
+        robot = load_pink_robot(ERD / file)
     assert robot.tool_frame == tool
     assert len(robot.controlled_joint_names) == joints
     assert "tool frame" in robot.inferred and "controlled joints" in robot.inferred

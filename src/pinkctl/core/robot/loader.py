@@ -316,14 +316,19 @@ def _motion_limits(
         acceleration, jerk, inferred["motion limits"], guessed = infer_motion_limits(
             model, velocity
         )
+        # inferred limits are a guess at the hardware: say so, as for every inferred setting
+        note = (
+            "no acceleration limits configured: acceleration and jerk limits inferred from "
+            "the description's effort limits and link inertias (robot.inferred['motion "
+            "limits']); set [limits] acceleration (and jerk) to the hardware's"
+        )
         if guessed:
-            note = (
-                f"joints {guessed} have no effort limit in the description: acceleration "
-                f"limits of full speed in {DEFAULT_RAMP_UP:g} s assumed; set [limits] "
-                "acceleration (and jerk)"
+            note += (
+                f"; joints {guessed} have no effort limit: full speed in {DEFAULT_RAMP_UP:g} s "
+                "assumed"
             )
-            notes.append(note)
-            warnings.warn(note, PinkctlWarning, stacklevel=3)
+        notes.append(note)
+        warnings.warn(note, PinkctlWarning, stacklevel=3)
     return acceleration, jerk or {}
 
 
