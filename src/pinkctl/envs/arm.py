@@ -185,11 +185,6 @@ class CartesianArm:
             orientation_cost=costs[self.orientation],
             motion_limits=False,
             lm_damping=LM_DAMPING,
-            # the envs' tasks grasp blocks resting on the table top at the base's height
-            # (the robot's floor): with the default on, the SO-101 pick-cube expert's last
-            # dense reward fell from > 0.9 to 0.87 (the jaws held off the block); the envs
-            # keep avoidance off until their table and grasp go through a world
-            self_collision=False,
         )
         model = sim.model
         arm = list(robot.controlled_joint_names)
