@@ -201,18 +201,11 @@ class QuietCheck:
         space_q[every.space_indices] = every.idx_q
         objects = scene.geometry_model.geometryObjects
         n = len(avoidance._columns)
-        first, vertices = _vertices(objects)
         accel = getattr(avoidance, "_accel", None)
         npairs = len(margins)
         # the pairs grouped by the columns that move one shape and not the other: one
         # sweep and one influence distance per group and call
         unique, pattern = np.unique(avoidance._pair_columns(), axis=0, return_inverse=True)
-        slot_q, slot_kind = broad._arrays["q_index"], broad._arrays["kind"]
-        column_of = {int(i): c for c, i in enumerate(joints.controlled.idx_q)}
-        slot_column = [
-            column_of.get(int(i), -1) if kind != 2 else -1
-            for i, kind in zip(slot_q.tolist(), slot_kind.tolist())
-        ]
         self._arrays: dict[str, np.ndarray] = {
             "q_index": np.asarray(joints.controlled.idx_q, dtype=np.intc),
             "space_q": space_q,
@@ -226,31 +219,9 @@ class QuietCheck:
             "pattern_columns": np.ascontiguousarray(unique, dtype=np.float64),
             "margins": np.array(margins, dtype=np.float64),
             "least": np.where(turns, TURNING_ZONE, -np.inf),
-            "slab": np.array([isinstance(o.geometry, coal.Cylinder) for o in objects], np.intc),
-            "box": np.array([isinstance(o.geometry, coal.Box) for o in objects], np.intc),
-            "box_frame": np.array([_flat(o.placement) for o in objects]).reshape(-1),
-            "half": np.array([_half(o.geometry) for o in objects]).reshape(-1),
-            "box_world": np.zeros(12 * len(objects)),
-            "first": np.array(first, dtype=np.intc),
-            "vertices": np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1),
-            "lower": np.zeros(n),
-            "upper": np.zeros(n),
-            "travel": np.zeros(n),
-            "zone": np.zeros(len(margins)),
-            "bound": np.zeros(len(margins)),
-            "last_q": np.zeros(model.nq),
-            "step": np.zeros(n),
-            "swept": np.zeros(len(unique)),
-            "swept_at": np.zeros(len(margins)),
-            "pattern_zone": np.zeros(len(unique)),
-            "slot_column": np.array(slot_column or [-1], dtype=np.intc),
-            "distance": np.full(npairs, np.nan),
-            "lower_distance": np.full(npairs, np.nan),
-            "points": np.zeros(6 * npairs),
-            "normal": np.zeros(3 * npairs),
-            "row": np.zeros(n * npairs),
-            "rhs": np.full(npairs, np.nan),
-            "direction": np.zeros(3 * npairs),
+            **_shape_arrays(objects),
+            **_scratch_arrays(n, npairs, model.nq, len(unique)),
+            "slot_column": _slot_columns(broad, joints.controlled.idx_q),
         }
         t = _Tick()
         t.capsules = broad.address
@@ -332,3 +303,52 @@ def quiet_check(avoidance: CollisionAvoidance, **numbers: Any) -> QuietCheck | N
     if broad is None:
         return None
     return QuietCheck(avoidance, broad, kernel, **numbers)
+
+
+def _shape_arrays(objects: list[Any]) -> dict[str, np.ndarray]:
+    """The kernel's view of each geometry object: slab (cylinder) and box flags, the box's
+    frame in its joint's and its half extents, each hull's first vertex and the vertices."""
+    first, vertices = _vertices(objects)
+    return {
+        "slab": np.array([isinstance(o.geometry, coal.Cylinder) for o in objects], np.intc),
+        "box": np.array([isinstance(o.geometry, coal.Box) for o in objects], np.intc),
+        "box_frame": np.array([_flat(o.placement) for o in objects]).reshape(-1),
+        "half": np.array([_half(o.geometry) for o in objects]).reshape(-1),
+        "box_world": np.zeros(12 * len(objects)),
+        "first": np.array(first, dtype=np.intc),
+        "vertices": np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1),
+    }
+
+
+def _scratch_arrays(n: int, npairs: int, nq: int, npatterns: int) -> dict[str, np.ndarray]:
+    """What the kernel writes: per column (box, travel, step), per pair (influence zone,
+    bounds kept across calls, the near pairs' distances, witness points, normals, rows),
+    per group of pairs (sweep, zone), the configuration of the last call."""
+    return {
+        "lower": np.zeros(n),
+        "upper": np.zeros(n),
+        "travel": np.zeros(n),
+        "zone": np.zeros(npairs),
+        "bound": np.zeros(npairs),
+        "last_q": np.zeros(nq),
+        "step": np.zeros(n),
+        "swept": np.zeros(npatterns),
+        "swept_at": np.zeros(npairs),
+        "pattern_zone": np.zeros(npatterns),
+        "distance": np.full(npairs, np.nan),
+        "lower_distance": np.full(npairs, np.nan),
+        "points": np.zeros(6 * npairs),
+        "normal": np.zeros(3 * npairs),
+        "row": np.zeros(n * npairs),
+        "rhs": np.full(npairs, np.nan),
+        "direction": np.zeros(3 * npairs),
+    }
+
+
+def _slot_columns(broad: NativeBroadPhase, idx_q: Any) -> np.ndarray:
+    """The controlled column of each broad-phase slot's joint coordinate (-1 where that
+    coordinate is not controlled, and for every slot of kind 2)."""
+    column_of = {int(i): c for c, i in enumerate(idx_q)}
+    slots = zip(broad._arrays["q_index"].tolist(), broad._arrays["kind"].tolist())
+    columns = [column_of.get(int(i), -1) if kind != 2 else -1 for i, kind in slots]
+    return np.array(columns or [-1], dtype=np.intc)
