@@ -265,7 +265,6 @@ class MotionLimitFilter:
         self._wsq = self._w * self._w
         self._two_w = 2.0 * self._w
         self._w2 = self._w[:2]
-
         # State (mirrored stacks) and work buffers.
         self._ready = False
         self._q2 = np.zeros((2, n))
