@@ -261,6 +261,7 @@ def test_mujoco_box_between_tool_and_target_no_contact(franka):
     )
     assert controller.reset(sim.get_robot_state(), None, 0.0)
     deepest = 0.0
+    late_blocked = 0
     for k in range(1500):
         desired = controller.forward(sim.get_robot_state(), setpoint, k * DT)
         sim.apply(desired)
@@ -268,7 +269,15 @@ def test_mujoco_box_between_tool_and_target_no_contact(franka):
         report = sim.contacts()
         assert report.obstacle_contacts == 0, report.pairs
         deepest = max(deepest, report.depth)
-    assert controller.status is ControllerStatus.BLOCKED
+        # Held at the margin, the arm's status alternates between BLOCKED (a row holds the
+        # command) and OK (a tick whose command the row leaves alone): what matters is that it
+        # says so while it stands short of the target, not which of the two the last tick was.
+        if k >= 1300 and controller.status is ControllerStatus.BLOCKED:
+            late_blocked += 1
+            assert "box" in (controller.last_error or ""), controller.last_error
+    assert late_blocked >= 100, late_blocked
+    reached, _ = sim.get_site_pose(frame)
+    assert np.linalg.norm(reached - (start + [0.3, 0.0, 0.0])) > 0.1
     assert deepest == 0.0
 
 
