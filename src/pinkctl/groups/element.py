@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._validation import boolean, real_number
+from .._validation import Checked, boolean, real_number
 from ..errors import InputError
-from .checked import Checked
 from .flags import Constraint, check_constraints
 from .objects import WORLD
 
