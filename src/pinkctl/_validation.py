@@ -8,15 +8,16 @@ Python float, a list of names), so a rejected call changes nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
 from .errors import InputError
 
 __all__ = [
+    "Checked",
     "boolean",
     "callable_or_none",
     "choice",
@@ -188,3 +189,42 @@ def _same_kind(value: Any, option: Any) -> bool:
     if isinstance(option, str):
         return isinstance(value, str)
     return type(value) is type(option)
+
+
+T = TypeVar("T")
+
+
+class Checked(Generic[T]):
+    """A data descriptor over the attribute ``slot`` (default: ``_`` + its own name): reading
+    gives the stored value; assigning stores ``check(value)`` (which raises on a bad value,
+    leaving the stored one as it was); without ``check`` it is read-only (AttributeError).
+
+    Args:
+        check: Validates and converts an assigned value; None: read-only.
+        doc: The attribute's docstring.
+        slot: The attribute holding the value.
+    """
+
+    def __init__(self, check: Callable[[Any], T] | None, doc: str, slot: str | None = None) -> None:
+        self._check = check
+        self._slot = slot
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+        if self._slot is None:
+            self._slot = f"_{name}"
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> Checked[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> Checked[T] | T:
+        return self if obj is None else getattr(obj, str(self._slot))  # type: ignore[no-any-return]
+
+    def __set__(self, obj: object, value: Any) -> None:
+        if self._check is None:
+            raise AttributeError(f"{self._name} is read-only")
+        setattr(obj, str(self._slot), self._check(value))

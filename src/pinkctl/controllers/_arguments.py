@@ -26,7 +26,6 @@ __all__ = [
     "MAX_WEIGHT",
     "PATHS",
     "PreStepCallback",
-    "Attribute",
     "QPSetting",
     "QPSettings",
     "check_damping",
@@ -130,33 +129,6 @@ class QPSetting(Generic[T]):
     def __set__(self, owner: _Recompiles, value: Any) -> None:
         changes: dict[str, Any] = {self._field: self._check(value)}
         owner._rebuild(replace(owner._settings, **changes))
-
-
-class Attribute(Generic[T]):
-    """A property over the attribute ``name``: read-only, or checked on assignment by ``check``
-    (which returns the value to store or raises ``InputError``)."""
-
-    def __init__(self, name: str, doc: str, check: Callable[[Any], T] | None = None) -> None:
-        self._name = name
-        self._check = check
-        self.__doc__ = doc
-
-    @overload
-    def __get__(self, owner: None, cls: type) -> Attribute[T]: ...
-
-    @overload
-    def __get__(self, owner: object, cls: type) -> T: ...
-
-    def __get__(self, owner: object | None, cls: type) -> Attribute[T] | T:
-        if owner is None:
-            return self
-        value: T = getattr(owner, self._name)
-        return value
-
-    def __set__(self, owner: object, value: Any) -> None:
-        if self._check is None:
-            raise AttributeError(f"{self._name.lstrip('_')} is read-only")
-        setattr(owner, self._name, self._check(value))
 
 
 def check_tool_frame(robot: PinkRobot, tool_frame: Any, site_space: list[str]) -> str:

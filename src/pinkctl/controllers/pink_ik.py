@@ -20,7 +20,7 @@ from pink.exceptions import PinkError
 from pink.limits import Limit
 from pink.tasks import Task
 
-from .._validation import callable_or_none, choice, name_list, real_number
+from .._validation import Checked, callable_or_none, choice, name_list, real_number
 from ..core.robot import PinkRobot
 from ..core.state import RobotState, RootState
 from ..errors import InputError
@@ -29,7 +29,7 @@ from ..motion.shaper import MotionShaper
 from ..qp import DEFAULT_SOLVER, QPSolveError, TickQP
 from ..world import World
 from . import _arguments as arguments
-from ._arguments import DT_RANGE, Attribute, PreStepCallback, QPSetting, QPSettings
+from ._arguments import DT_RANGE, PreStepCallback, QPSetting, QPSettings
 from .array_step import ArrayStep
 from .base import BaseController
 from .collision import CollisionAvoidance
@@ -377,23 +377,21 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
     solver_options = QPSetting("options", arguments.check_solver_options, "Solver options.")
     damping = QPSetting("damping", arguments.check_damping, "Tikhonov damping of the Hessian.")
     qp_path = QPSetting("path", arguments.check_path, '``"pinkctl"`` or ``"pink"``.')
-    integrate_from = Attribute(
-        "_integrate_from",
-        '``"measured"`` or ``"command"``: where the QP linearises.',
+    integrate_from = Checked(
         lambda value: choice(value, "integrate_from", ("measured", "command")),
+        '``"measured"`` or ``"command"``: where the QP linearises.',
     )
-    pre_step_callback = Attribute[PreStepCallback | None](
-        "_pre_step_callback",
-        "``callback(configuration, setpoint_state)`` run before each solve, or None.",
+    pre_step_callback = Checked[PreStepCallback | None](
         lambda value: callable_or_none(value, "pre_step_callback"),
+        "``callback(configuration, setpoint_state)`` run before each solve, or None.",
     )
-    configuration = Attribute[Configuration | None](
-        "_configuration", "The pink configuration of the last tick (None before a reset)."
+    configuration = Checked[Configuration | None](
+        None, "The pink configuration of the last tick (None before a reset)."
     )
-    shaper = Attribute[MotionShaper]("_shaper", "The shaper that owns the command sequence.")
-    mode = Attribute[TickMode]("_mode", "How the QP and the shaper share a tick.")
-    qp_step = Attribute[TickQP]("_qp", "The compiled QP a tick solves (:mod:`pinkctl.qp`).")
-    status = Attribute[ControllerStatus]("_status", "What the last forward or reset produced.")
-    collision = Attribute[CollisionAvoidance | None](
-        "_avoid", "The collision avoidance (its scene, world and rows), or None."
+    shaper = Checked[MotionShaper](None, "The shaper that owns the command sequence.")
+    mode = Checked[TickMode](None, "How the QP and the shaper share a tick.")
+    qp_step = Checked[TickQP](None, "The compiled QP a tick solves (:mod:`pinkctl.qp`).", "_qp")
+    status = Checked[ControllerStatus](None, "What the last forward or reset produced.")
+    collision = Checked[CollisionAvoidance | None](
+        None, "The collision avoidance (its scene, world and rows), or None.", "_avoid"
     )

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._validation import real_number
+from .._validation import Checked, boolean, real_number
 from ..errors import InputError
-from .checked import Checked
 from .flags import Constraint, check_constraints
 from .objects import WORLD
 
@@ -42,12 +41,6 @@ def _frame_name(value: Any, name: str, *, optional: bool = False) -> Any:
         return None
     if not isinstance(value, str) or not value:
         raise InputError(f"{name} must be a frame name, got {value!r}")
-    return value
-
-
-def _enabled(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise InputError(f"enabled must be a bool, got {value!r}")
     return value
 
 
@@ -185,7 +178,7 @@ class IKElement:
     constraints = Checked(check_constraints, "The constrained axes.")
     precision = Checked(_precision, "``(linear [m], angular [rad])`` tolerances.")
     weights = Checked(_weights, "``(linear, angular, element)`` row weights.")
-    enabled = Checked(_enabled, "Whether the element is solved.")
+    enabled = Checked(lambda v: boolean(v, "enabled"), "Whether the element is solved.")
 
     def frames(self) -> tuple[str, str | None, str, str]:
         """``(tip, target, base, constraint base)`` with ``"world"`` for a None base (the

@@ -24,9 +24,8 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._validation import callable_or_none, choice, integer, real_number
+from .._validation import Checked, callable_or_none, choice, integer, real_number
 from ..errors import InputError
-from .checked import Checked
 from .element import IKElement
 from .find_config import FoundConfig, find_config
 from .flags import GroupFlags

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .._validation import real_array, real_number
+from .._validation import boolean, real_array, real_number
 from ..errors import InputError
 
 __all__ = [
@@ -145,9 +145,7 @@ class JointInterval:
     @staticmethod
     def make(cyclic: bool, lower: Any, range: Any, joint: str) -> JointInterval:
         """A checked interval (``lower``/``range`` ignored, and may be None, when cyclic)."""
-        if not isinstance(cyclic, bool):
-            raise InputError(f"cyclic of joint {joint!r} must be a bool, got {cyclic!r}")
-        if cyclic:
+        if boolean(cyclic, f"cyclic of joint {joint!r}"):
             return JointInterval(cyclic=True)
         low = real_number(lower, f"lower limit of joint {joint!r}")
         span = real_number(range, f"range of joint {joint!r}", low=0.0)

@@ -15,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
+from .._validation import positive_number
 from ..core.robot import PinkRobot
 from ..errors import InputError
 
@@ -50,9 +51,7 @@ class VoxelGrid:
         Raises:
             InputError: Malformed bounds, or a resolution that is not a positive number.
         """
-        res = float(resolution)
-        if not np.isfinite(res) or res <= 0.0:
-            raise InputError(f"resolution: expected a positive length [m], got {resolution!r}")
+        res = positive_number(resolution, "resolution [m]")
         box = np.asarray(bounds, dtype=np.float64)
         if box.shape != (2, 3) or not np.all(np.isfinite(box)) or np.any(box[1] < box[0]):
             raise InputError(

@@ -25,13 +25,15 @@ __all__ = ["plot_reachability_map"]
 _MAX_SCATTER = 20_000
 
 
-def _slice(ax: Any, image: np.ndarray, extent: list[float], label: str, title: str) -> None:
+def _slice(
+    ax: Any, image: np.ndarray, extent: list[float], label: str, title: str, vertical: str = "z"
+) -> None:
+    """``image`` (x by ``vertical``) drawn on ``ax`` with a colour bar titled ``label``."""
     shown = ax.imshow(
         image.T, origin="lower", extent=extent, interpolation="nearest", cmap="viridis"
     )
     ax.figure.colorbar(shown, ax=ax, label=label, shrink=0.8)
-    ax.set_title(title)
-    ax.set_aspect("equal")
+    ax.set(title=title, aspect="equal", xlabel="x [m]", ylabel=f"{vertical} [m]")
 
 
 def plot_reachability_map(
@@ -58,8 +60,7 @@ def plot_reachability_map(
     grid = reach.grid
     x, y, z = grid.axes()
     half = grid.resolution / 2.0
-    count = np.where(reach.queried, reach.count, 0).astype(float)
-    count[~reach.queried] = np.nan
+    count = np.where(reach.queried, reach.count, np.nan)
     layer = (
         int(np.argmax(reach.reachable.sum(axis=(0, 1))))
         if height is None
@@ -73,10 +74,8 @@ def plot_reachability_map(
     axes = [fig.add_subplot(2, 2, i) for i in (1, 2, 3)]
     xy = [x[0] - half, x[-1] + half, y[0] - half, y[-1] + half]
     xz = [x[0] - half, x[-1] + half, z[0] - half, z[-1] + half]
-    _slice(axes[0], count[:, :, layer], xy, label, f"horizontal slice z = {z[layer]:.2f} m")
-    axes[0].set(xlabel="x [m]", ylabel="y [m]")
+    _slice(axes[0], count[:, :, layer], xy, label, f"horizontal slice z = {z[layer]:.2f} m", "y")
     _slice(axes[1], count[:, column, :], xz, label, f"vertical slice y = {y[column]:.2f} m")
-    axes[1].set(xlabel="x [m]", ylabel="z [m]")
     _slice(
         axes[2],
         reach.best("manipulability")[:, column, :],
@@ -84,7 +83,6 @@ def plot_reachability_map(
         "best manipulability",
         f"manipulability, y = {y[column]:.2f} m",
     )
-    axes[2].set(xlabel="x [m]", ylabel="z [m]")
 
     ax3 = fig.add_subplot(2, 2, 4, projection="3d")
     cut = reach.reachable & (y <= y[column])[None, :, None]  # the half y <= 0: see inside

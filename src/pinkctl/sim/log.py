@@ -203,8 +203,7 @@ class ClosedLoopLog:
             lw=1.0,
             color="tab:green",
         )
-        ax_err.set_xlabel("time [s]")
-        ax_err.set_ylabel("tracking error")
+        ax_err.set(xlabel="time [s]", ylabel="tracking error")
         ax_err.set_title("Tracking error (MuJoCo closed loop)")
         ax_err.grid(alpha=0.3)
         ax_err.legend()
@@ -230,8 +229,7 @@ class ClosedLoopLog:
             tool[:, a], tool[:, b], color="tab:blue", lw=1.0, label=f"tool ({self.tool_frame})"
         )
         ax_path.plot(tool[0, a], tool[0, b], "o", color="tab:blue", ms=5, label="start")
-        ax_path.set_xlabel(f"{axis[a]} [m]")
-        ax_path.set_ylabel(f"{axis[b]} [m]")
+        ax_path.set(xlabel=f"{axis[a]} [m]", ylabel=f"{axis[b]} [m]")
         ax_path.set_aspect("equal", adjustable="datalim")
         ax_path.set_title("Traced path: tool (line) over target (band)")
         ax_path.grid(alpha=0.3)

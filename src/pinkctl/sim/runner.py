@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._progress import progress_bar
+from .._validation import positive_number
 from ..core.state import RobotState
 from ..errors import InputError
 from .log import ClosedLoopLog
@@ -63,12 +64,10 @@ def _target_pose(
 
 def _steps_per_tick(sim: MujocoSimulation, duration: float, control_rate: float | None) -> int:
     """Physics steps per control tick (checked arguments)."""
-    if not np.isfinite(duration) or duration <= 0:
-        raise InputError(f"duration must be positive [s], got {duration!r}")
+    positive_number(duration, "duration [s]")
     if control_rate is None:
         return 1
-    if not np.isfinite(control_rate) or control_rate <= 0:
-        raise InputError(f"control_rate must be positive [Hz], got {control_rate!r}")
+    control_rate = positive_number(control_rate, "control_rate [Hz]")
     ratio = 1.0 / (control_rate * sim.timestep)
     steps = int(round(ratio))
     if steps < 1 or abs(ratio - steps) > 1e-6:

@@ -201,25 +201,14 @@ def _harden_floor(floor: mujoco.MjsGeom, timestep: float) -> None:
 
 def _add_target_marker(spec: mujoco.MjSpec) -> None:
     target = spec.worldbody.add_body(name=TARGET_BODY, mocap=True, pos=[0.0, 0.0, -1.0])
-    target.add_geom(
-        type=mujoco.mjtGeom.mjGEOM_SPHERE,
-        size=[0.012, 0, 0],
-        rgba=[0.1, 0.8, 0.2, 0.6],
-        contype=0,
-        conaffinity=0,
-        group=2,
-    )
+    visual = {"contype": 0, "conaffinity": 0, "group": 2}  # drawn, never in contact
+    sphere, capsule = mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_CAPSULE
+    target.add_geom(type=sphere, size=[0.012, 0, 0], rgba=[0.1, 0.8, 0.2, 0.6], **visual)
     for axis, rgba in ((0, [1, 0, 0, 0.8]), (1, [0, 1, 0, 0.8]), (2, [0, 0, 1, 0.8])):
         fromto = np.zeros(6)
         fromto[3 + axis] = 0.05
         target.add_geom(
-            type=mujoco.mjtGeom.mjGEOM_CAPSULE,
-            size=[0.003, 0, 0],
-            fromto=fromto.tolist(),
-            rgba=rgba,
-            contype=0,
-            conaffinity=0,
-            group=2,
+            type=capsule, size=[0.003, 0, 0], fromto=fromto.tolist(), rgba=rgba, **visual
         )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._gl import open_renderer as _gl_renderer
 from .._progress import progress_bar
+from .._validation import positive_number
 from ..errors import InputError, MissingDependencyError
 from .simulation import MujocoSimulation
 
@@ -128,11 +129,9 @@ class VideoRecorder:
     ) -> None:
         if path is not None:
             check_writer(path)
-        if not np.isfinite(fps) or fps <= 0:
-            raise InputError(f"fps must be positive, got {fps!r}")
+        self.fps = positive_number(fps, "fps")
         self.sim = sim
         self.path = None if path is None else Path(path)
-        self.fps = float(fps)
         self.camera = camera
         self.shadows = shadows
         self.trail_width = float(trail_width)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import positive_number, real_number
+from .._validation import integer, positive_number, real_number
 from ..errors import InputError
 from .conventions import Conventions, as_conventions
 from .meshes import body_meshes
@@ -100,10 +100,8 @@ class WebViewer:
         self.scene = scene
         if not isinstance(host, str):
             raise InputError(f"host must be a string, got {host!r}")
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise InputError(f"port must be an integer in [0, 65535], got {port!r}")
         self.host = host
-        self._port = port
+        self._port = integer(port, "port", low=0, high=65535)
         robot = scene.sim.robot
         self.title = title or (robot.name if robot is not None and robot.name else "pinkctl")
         self.update_rate = real_number(update_rate, "update_rate", low=1.0, high=240.0)
