@@ -185,3 +185,22 @@ def test_the_check_works_with_the_kernel_switched_off() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["True"]
+
+
+@native_only
+def test_a_native_solver_sees_an_obstacle_moved_between_two_queries() -> None:
+    """The native query points at the check's arrays only when the world changes: an
+    obstacle moved onto the answer, then away, is seen by the next query each time."""
+    robot = load_robot("franka")
+    target = tool_pose(robot, robot.q0)
+    world = World.for_robot(robot)
+    world.add_box("crate", size=(0.2, 0.2, 0.2), position=(2.0, 2.0, 0.5))
+    solver = IKSolver(robot, world=world)
+    free = solver.find(target, rng=0)
+    assert free.success and isinstance(solver._native_query(target), NativeQuery)
+    world.move("crate", position=target.translation)
+    blocked = solver.find(target, max_iterations=300, rng=0)
+    assert not blocked.success and "crate" in blocked.reason
+    world.move("crate", position=(2.0, 2.0, 0.5))
+    again = solver.find(target, rng=0)
+    assert again.success and np.array_equal(again.q_full, free.q_full)

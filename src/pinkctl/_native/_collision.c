@@ -20,6 +20,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "_capsules.h"
 #include "_geometry.h"
@@ -45,37 +46,57 @@ static void axis_rotation(const double *u, double c, double s, double *r) {
     r[8] = c + u[2] * u[2] * t;
 }
 
+/* frame = m rot(u, c, s): about a coordinate axis only two of m's rotation columns mix (the
+ * joints of most arms), else Rodrigues' matrix; the translation is m's */
+static void rotated(const double *m, const double *u, double c, double s, double *frame) {
+    if (u[0] == 1.0 || u[1] == 1.0 || u[2] == 1.0) {
+        const int i = u[0] == 1.0 ? 0 : (u[1] == 1.0 ? 1 : 2), j = (i + 1) % 3, k = (i + 2) % 3;
+        for (int row = 0; row < 3; ++row) {
+            const double *a = m + 3 * row;
+            double *r = frame + 3 * row;
+            r[i] = a[i];
+            r[j] = a[j] * c + a[k] * s;
+            r[k] = a[k] * c - a[j] * s;
+        }
+    } else {
+        double motion[12] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, r[12];
+        axis_rotation(u, c, s, motion);
+        compose(m, motion, r);
+        for (int x = 0; x < 9; ++x) frame[x] = r[x];
+    }
+    for (int x = 9; x < 12; ++x) frame[x] = m[x];
+}
+
+/* each slot's world placement: its parent's, then its fixed placement, then its motion */
 static void kinematics(const CapsuleProblem *p) {
     double *frames = p->frames;
     for (int k = 0; k < 12; ++k) frames[k] = (k == 0 || k == 4 || k == 8) ? 1.0 : 0.0;
     for (int s = 0; s < p->nj; ++s) {
         const double *u = p->axis + 3 * s;
         const double *q = p->q + p->q_index[s];
-        double motion[12] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
-        double local[12];
+        double m[12];
+        double *frame = frames + 12 * (s + 1);
+        compose(frames + 12 * p->parent[s], p->placement + 12 * s, m);
         if (p->kind[s] == 1) {
-            double x = p->scale[s] * q[0] + p->offset[s];
-            motion[9] = u[0] * x;
-            motion[10] = u[1] * x;
-            motion[11] = u[2] * x;
+            const double x = p->scale[s] * q[0] + p->offset[s];
+            for (int i = 0; i < 9; ++i) frame[i] = m[i];
+            for (int i = 0; i < 3; ++i) frame[9 + i] = m[9 + i] + dot(m + 3 * i, u) * x;
         } else if (p->kind[s] == 2) {
-            double n = sqrt(q[0] * q[0] + q[1] * q[1]);
-            axis_rotation(u, n > 0 ? q[0] / n : 1.0, n > 0 ? q[1] / n : 0.0, motion);
+            const double n = sqrt(q[0] * q[0] + q[1] * q[1]);
+            rotated(m, u, n > 0 ? q[0] / n : 1.0, n > 0 ? q[1] / n : 0.0, frame);
         } else {
-            double angle = p->scale[s] * q[0] + p->offset[s];
-            axis_rotation(u, cos(angle), sin(angle), motion);
+            const double angle = p->scale[s] * q[0] + p->offset[s];
+            rotated(m, u, cos(angle), sin(angle), frame);
         }
-        compose(p->placement + 12 * s, motion, local);
-        compose(frames + 12 * p->parent[s], local, frames + 12 * (s + 1));
     }
 }
 
 static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
 
-/* distance between segments [p1, q1] and [p2, q2] (closest points, clamped); w: the
+/* squared distance between segments [p1, q1] and [p2, q2] (closest points, clamped); w: the
  * vector from the second's closest point to the first's */
-static double segment_distance(const double *p1, const double *q1, const double *p2,
-                               const double *q2, double *w) {
+static double segment_squared(const double *p1, const double *q1, const double *p2,
+                              const double *q2, double *w) {
     double d1[3], d2[3], r[3];
     for (int i = 0; i < 3; ++i) {
         d1[i] = q1[i] - p1[i];
@@ -107,7 +128,7 @@ static double segment_distance(const double *p1, const double *q1, const double 
         }
     }
     for (int i = 0; i < 3; ++i) w[i] = p1[i] + d1[i] * s - p2[i] - d2[i] * t;
-    return sqrt(dot(w, w));
+    return dot(w, w);
 }
 
 /* whether the spheres of a group's two slots (or its slot's above its half-space) are the
@@ -127,25 +148,51 @@ static int group_apart(const CapsuleProblem *p, int group) {
     return dot(w, w) >= reach * reach;
 }
 
+/* the geometries pk_capsule_near has placed: their segment ends (in p->ends) and middles */
+typedef struct Placed {
+    unsigned char *done; /* (ngeom) 1 once placed */
+    double *middle;      /* (ngeom, 3) */
+} Placed;
+
+/* geometry g's segment ends in the world frame (placed on first use: pk_capsule_near places
+ * only the geometries of the groups its spheres cannot clear, about 60 % of franka's) */
+static const double *ends_of(CapsuleProblem *p, Placed *w, int g) {
+    double *e = p->ends + 6 * g;
+    if (!w->done[g]) {
+        const double *frame = p->frames + 12 * p->slot[g];
+        double *m = w->middle + 3 * g;
+        apply(frame, p->segment + 6 * g, e);
+        apply(frame, p->segment + 6 * g + 3, e + 3);
+        m[0] = 0.5 * (e[0] + e[3]);
+        m[1] = 0.5 * (e[1] + e[4]);
+        m[2] = 0.5 * (e[2] + e[5]);
+        w->done[g] = 1;
+    }
+    return e;
+}
+
 /* pair k's bound; when below its threshold, k joins the count pairs of the list, which
  * stays sorted by bound. Returns the new count. */
-static int near_pair(CapsuleProblem *p, int k, int count) {
+static int near_pair(CapsuleProblem *p, Placed *w, int k, int count) {
     const int a = p->pairs[2 * k], b = p->pairs[2 * k + 1];
-    const double *ea = p->ends + 6 * a;
+    const double *ea = ends_of(p, w, a);
     double bound;
     if (p->plane[b]) {
         const double *n = p->segment + 6 * b;
         const double h0 = dot(n, ea), h1 = dot(n, ea + 3);
         bound = (h0 < h1 ? h0 : h1) - n[3] - p->radius[a];
     } else {
-        const double *eb = p->ends + 6 * b;
+        const double *eb = ends_of(p, w, b);
         /* the spheres about the segments' middles first: most pairs end there */
         const double reach = p->margin + p->reach[a] + p->reach[b];
-        double w[3];
-        for (int i = 0; i < 3; ++i) w[i] = 0.5 * (ea[i] + ea[3 + i] - eb[i] - eb[3 + i]);
-        if (reach > 0.0 && dot(w, w) >= reach * reach) return count;
-        bound = segment_distance(ea, ea + 3, eb, eb + 3, p->direction + 3 * k) - p->radius[a] -
-                p->radius[b];
+        const double *ma = w->middle + 3 * a, *mb = w->middle + 3 * b;
+        const double dx = ma[0] - mb[0], dy = ma[1] - mb[1], dz = ma[2] - mb[2];
+        if (reach > 0.0 && dx * dx + dy * dy + dz * dz >= reach * reach) return count;
+        /* the square root only for a pair that may be near */
+        const double apart = p->pair_margin[k] + p->radius[a] + p->radius[b];
+        const double d2 = segment_squared(ea, ea + 3, eb, eb + 3, p->direction + 3 * k);
+        if (apart <= 0.0 || d2 >= apart * apart) return count;
+        bound = sqrt(d2) - p->radius[a] - p->radius[b];
     }
     if (bound >= p->pair_margin[k]) return count;
     int i = count++;
@@ -162,7 +209,7 @@ static int near_pair(CapsuleProblem *p, int k, int count) {
 double pk_segment_distance(const double *p1, const double *q1, const double *p2,
                            const double *q2) {
     double w[3];
-    return segment_distance(p1, q1, p2, q2, w);
+    return sqrt(segment_squared(p1, q1, p2, q2, w));
 }
 
 void pk_capsule_ends(CapsuleProblem *p) {
@@ -176,14 +223,18 @@ void pk_capsule_ends(CapsuleProblem *p) {
 }
 
 int pk_capsule_near(CapsuleProblem *p) {
-    pk_capsule_ends(p);
+    kinematics(p);
+    unsigned char done[p->ngeom + 1];
+    double middle[3 * p->ngeom + 3];
+    memset(done, 0, (size_t)p->ngeom + 1);
+    Placed work = {done, middle};
     for (int slot = 0; slot <= p->nj; ++slot)
         apply(p->frames + 12 * slot, p->slot_sphere + 4 * slot, p->slot_centre + 3 * slot);
     int count = 0;
     for (int group = 0; group < p->ngroups; ++group) {
         if (group_apart(p, group)) continue;
         for (int i = p->group_start[group]; i < p->group_start[group + 1]; ++i)
-            count = near_pair(p, p->order[i], count);
+            count = near_pair(p, &work, p->order[i], count);
     }
     return count;
 }
