@@ -15,11 +15,13 @@ Messages (pickled, :class:`multiprocessing.connection.Connection` framing):
   (:class:`~pinkctl.ik.job.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`: the
   pool pickles a chunk once, knows its size, and sends it again as it is if a worker dies)
   and whether a target's exception is an error (else a failed result);
-- to the pool, one per request, in order: ``("ok", PackedResults, idle, cpu, clock)`` or
-  ``("error", index, message, traceback, idle, cpu, clock)`` (index: the target whose solve
-  raised, or None); ``idle``: seconds this process waited for the request after its previous
-  reply; ``cpu``: its CPU seconds so far (all its threads); ``clock``: ``time.monotonic()`` as
-  it replied (the same clock as the pool's on Linux and macOS).
+- to the pool, one per request, in order: ``("ok", PackedResults, solve, idle, cpu, clock)``
+  or ``("error", index, message, traceback, solve, idle, cpu, clock)`` (index: the target whose
+  solve raised, or None); ``solve``: this thread's CPU seconds in
+  :func:`~pinkctl.ik.job.solve_chunk` (what the same chunk costs in any process; the rest of
+  ``cpu`` is the worker's own: unpickling, replying); ``idle``: seconds this process waited
+  for the request after its previous reply; ``cpu``: its CPU seconds so far; ``clock``:
+  ``time.monotonic()`` as it replied (the same clock as the pool's on Linux and macOS).
 
 This process has one thread: it reads a request from its pipe, solves it, replies, and blocks in
 ``read`` for the next (no thread, no queue, no polling: between requests it uses no CPU). The
@@ -90,12 +92,16 @@ def serve(read_fd: int, write_fd: int) -> None:
             return
         idle = time.monotonic() - idle
         job_bytes, chunk, strict = message
+        solve = 0.0
         if job_bytes is not None and job_bytes != last:
             last, job = job_bytes, None
         try:
             if job is None:
                 job = pickle.loads(last)
-            packed = solve_chunk(job, pickle.loads(chunk), strict=strict)
+            targets = pickle.loads(chunk)
+            solve = time.thread_time()
+            packed = solve_chunk(job, targets, strict=strict)
+            solve = time.thread_time() - solve
             reply: tuple = ("ok", packed)
         except TargetError as exc:
             cause = exc.__cause__
@@ -103,7 +109,7 @@ def serve(read_fd: int, write_fd: int) -> None:
             reply = ("error", exc.index, text, "".join(traceback.format_exception(cause)))
         except Exception as exc:  # e.g. the robot does not load here
             reply = ("error", None, f"{type(exc).__name__}: {exc}", traceback.format_exc())
-        outbox.send((*reply, idle, time.process_time(), time.monotonic()))
+        outbox.send((*reply, solve, idle, time.process_time(), time.monotonic()))
 
 
 if __name__ == "__main__":

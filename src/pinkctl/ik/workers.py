@@ -128,6 +128,8 @@ class WorkerSet:
         count: Worker processes.
         cpu_seconds: CPU seconds of the workers since they were warm (solves, transport and
             every other thing they did), as of their last replies.
+        solve_seconds: Of those, the seconds spent in :func:`~pinkctl.ik.job.solve_chunk`
+            (the same work in any process; the rest is the workers' own).
         gap_seconds: Of the last :meth:`run`, the seconds workers sat idle waiting for a
             chunk after finishing one, summed over workers (the wait before each worker's
             first chunk of the run is not counted: it is the time between runs).
@@ -136,6 +138,7 @@ class WorkerSet:
     def __init__(self, count: int, *, warm: tuple[bytes, Any] | None = None) -> None:
         self.count = count
         self.cpu_seconds = 0.0
+        self.solve_seconds = 0.0
         self.gap_seconds = 0.0
         self._warm = warm
         self._workers = [_launch(warm) for _ in range(count)]
@@ -305,6 +308,7 @@ class _Run:
         chunk = worker.inflight.popleft()
         worker.sent.popleft()
         self.workers.cpu_seconds += reply[-2] - worker.cpu_s
+        self.workers.solve_seconds += reply[-4]
         worker.cpu_s = reply[-2]
         if worker.process.pid in self.replied:  # (a first chunk's wait is between runs)
             self.workers.gap_seconds += reply[-3]
