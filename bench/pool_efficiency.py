@@ -41,9 +41,12 @@ Figures (the 1-minute load beside each, and the cores that were free):
   with both cores busy (one process beside a busy core over one process alone) and the
   pool's cost beyond it (workers over one process beside a busy core: the pool beyond its
   code); the second part is split again into the workers' code run in this process (over
-  one process) and what is left, the pool's processes and pipes. On a loaded machine the
-  other core is busy in every arm and the first part is near 1; on an idle one it is the
-  price of using the second core at all;
+  one process) and, measured inside the workers (each reply carries its thread's CPU seconds
+  in :func:`~pinkctl.ik.job.solve_chunk`), the same chunks solved there (over the same chunks
+  here: the machine's price of both cores working, as the workers see it) and the rest of
+  their CPU (unpickling, replying, waiting: the pool's processes and pipes themselves). On a
+  loaded machine the other core is busy in every arm and the first part is near 1; on an
+  idle one it is the price of using the second core at all;
 - **throughput**: one process's wall time over the pool's (medians). It can reach the worker
   count only with that many free cores: the line states the cores free for the pool,
   measured during the one-process runs (the CPU share that process got plus the idle cores
@@ -176,12 +179,13 @@ def _repeat(
     add(beside_cpu=_beside_busy_core(solver, chains, other), beside_load=_load())
     chunk_cpu, chunked = _chunked(job, packed, pool.workers)
     add(chunked_cpu=chunk_cpu)
-    per0 = pool._workers.worker_cpu_seconds()
+    per0, solve0 = pool._workers.worker_cpu_seconds(), pool._workers.solve_seconds
     t0, c0 = time.perf_counter(), time.process_time()
     pooled = pool.find([c.targets[0] for c in chains])
     wall, caller = time.perf_counter() - t0, time.process_time() - c0
     per = [b - a for a, b in zip(per0, pool._workers.worker_cpu_seconds())]
     add(pool_wall=wall, caller_cpu=caller, pool_cpu=sum(per), pool_load=_load())
+    add(worker_solve_cpu=pool._workers.solve_seconds - solve0)
     add(busiest_cpu=max(per), cores_got=(sum(per) + caller) / wall)
     add(gaps=pool._workers.gap_seconds)
     same = _same(serial, pooled) and _same(serial, chunked) and _same(serial, looped)
@@ -233,10 +237,8 @@ def run(targets: int = 5000, workers: int = 2, repeats: int = 5) -> dict[str, An
         "chunked_ratio": med["chunked_cpu"] / med["one_cpu"],
         "loop_ratio": med["loop_cpu"] / med["one_cpu"],
         "caller_ratio": med["caller_cpu"] / med["one_cpu"],
-        "transport_ratio": med["pool_cpu"]
-        * med["one_cpu"]
-        / med["beside_cpu"]
-        / med["chunked_cpu"],
+        "worker_solve_ratio": med["worker_solve_cpu"] / med["chunked_cpu"],
+        "worker_own_ratio": (med["pool_cpu"] - med["worker_solve_cpu"]) / med["one_cpu"],
         "throughput": med["one_wall"] / med["pool_wall"],
         "one_shot_ratio": med["one_wall"] / one_shot["one_shot_s"],
         "idle_expected": med["one_cpu"] / critical,
@@ -272,8 +274,11 @@ def lines(r: dict[str, Any]) -> list[str]:
         f"(what both cores working costs the solves themselves); the pool beyond that "
         f"{r['pool_own_ratio']:.3f}x ({load('beside_load')})",
         f"of which: the workers' code in this process (solve_chunk on the pool's packed "
-        f"chunks) {r['chunked_cpu']:.3f} s = {r['chunked_ratio']:.3f}x one process; the rest "
-        f"(processes, pipes) {r['transport_ratio']:.3f}x ({load('beside_load')})",
+        f"chunks) {r['chunked_cpu']:.3f} s = {r['chunked_ratio']:.3f}x one process; in the "
+        f"workers (their own clocks) solve_chunk {r['worker_solve_cpu']:.3f} s = "
+        f"{r['worker_solve_ratio']:.3f}x the same chunks here, and the rest (unpickling, "
+        f"replies, waiting) {r['pool_cpu'] - r['worker_solve_cpu']:.3f} s = "
+        f"{r['worker_own_ratio']:.3f}x one process ({load('pool_load')})",
         f"throughput, warm pool: {w} workers {n / r['pool_wall']:.0f} targets/s vs one process "
         f"{n / r['one_wall']:.0f} targets/s = {r['throughput']:.2f}x ({load('pool_load')}; "
         f"{r['idle_cores']:.1f} cores free for the pool, it got {r['cores_got']:.2f}) -> {tp_ok}",

@@ -116,6 +116,34 @@ def test_a_dead_worker_is_replaced(franka: pinkctl.PinkRobot) -> None:
         _same(pool.find(targets, **BUDGET), first)
 
 
+def test_requests_never_overfill_a_workers_pipe(franka, monkeypatch) -> None:
+    """A worker reads its next request only when done with the last, so the pool sends one
+    only if it fits beside those not yet answered (else it would block while the worker
+    blocks writing a big reply): with pipes left at their smallest, chunks of 13 kB go one
+    at a time, and the answers stay those of one process."""
+    from pinkctl.ik import workers
+
+    monkeypatch.setattr(workers, "PIPE_BYTES", 1)  # the system rounds up to one page
+    fed = workers._Run.feed
+    seen: list[tuple[int, int, int]] = []
+
+    def checked_feed(run, worker) -> None:
+        fed(run, worker)
+        seen.append((len(worker.inflight), sum(worker.sent), worker.capacity))
+
+    monkeypatch.setattr(workers._Run, "feed", checked_feed)
+    targets = sample_poses(franka, 300, rng=15)
+    rng = np.random.default_rng(16)
+    seeds = [franka.q0 + 0.1 * rng.standard_normal(franka.model.nq) for _ in targets]
+    with IKPool(franka, workers=2) as small:
+        got = small.find(targets, seeds=seeds, **BUDGET)
+    _same(got, find_ik_batch(franka, targets, seeds=seeds, **BUDGET))
+    assert seen and all(n <= 1 or sent <= capacity for n, sent, capacity in seen)
+    if sys.platform.startswith("linux"):  # pipes that can grow: one chunk was alone in flight
+        assert min(capacity for _, _, capacity in seen) < 16384
+        assert any(n == 1 and sent > capacity for n, sent, capacity in seen)
+
+
 def test_the_context_manager_stops_the_workers(franka: pinkctl.PinkRobot) -> None:
     with IKPool(franka, workers=2) as pool:
         processes = [w.process for w in pool._workers._workers]

@@ -98,7 +98,8 @@ class IKPool:
         self._key = job_key(self._portable, self.solver.options)
         self.retries = retries
         assert count is not None
-        self._workers = WorkerSet(count, warm=(pickled(self.job(SearchOptions(), 0)), _home(self)))
+        warm = (pickled(self.job(SearchOptions(), 0)), pickle.dumps(_home(self)))
+        self._workers = WorkerSet(count, warm=warm)
 
     # ------------------------------------------------------------------ life cycle
     @property

@@ -11,17 +11,23 @@ Messages (pickled, :class:`multiprocessing.connection.Connection` framing):
 
 - to the pool, once: ``("ready", pid, import_seconds)``;
 - from the pool: ``(job, chunk, strict)``: a pickled :class:`~pinkctl.ik.job.BatchJob` (None:
-  the job of the previous request), the chunk's targets
-  (:class:`~pinkctl.ik.job.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`)
+  the job of the previous request), the chunk's targets pickled
+  (:class:`~pinkctl.ik.job.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`: the
+  pool pickles a chunk once, knows its size, and sends it again as it is if a worker dies)
   and whether a target's exception is an error (else a failed result);
-- to the pool, one per request, in order: ``("ok", PackedResults, idle, cpu, clock)`` or
-  ``("error", index, message, traceback, idle, cpu, clock)`` (index: the target whose solve
-  raised, or None); ``idle``: seconds this process waited for the request after its previous
-  reply; ``cpu``: its CPU seconds so far (all its threads); ``clock``: ``time.monotonic()`` as
-  it replied (the same clock as the pool's on Linux and macOS).
+- to the pool, one per request, in order: ``("ok", PackedResults, solve, idle, cpu, clock)``
+  or ``("error", index, message, traceback, solve, idle, cpu, clock)`` (index: the target whose
+  solve raised, or None); ``solve``: this thread's CPU seconds in
+  :func:`~pinkctl.ik.job.solve_chunk` (what the same chunk costs in any process; the rest of
+  ``cpu`` is the worker's own: unpickling, replying); ``idle``: seconds this process waited
+  for the request after its previous reply; ``cpu``: its CPU seconds so far; ``clock``:
+  ``time.monotonic()`` as it replied (the same clock as the pool's on Linux and macOS).
 
-A thread reads the requests as they come (the pool keeps the next chunk queued while this one
-is solved), so the pool never blocks writing a request while this process writes a reply.
+This process has one thread: it reads a request from its pipe, solves it, replies, and blocks in
+``read`` for the next (no thread, no queue, no polling: between requests it uses no CPU). The
+pool keeps the next chunk queued in the pipe while this one is solved, and never sends more than
+the pipe holds (:mod:`pinkctl.ik.workers`), so it never blocks writing a request while this
+process writes a reply.
 """
 
 from __future__ import annotations
@@ -61,23 +67,10 @@ def bare_package(name: str) -> None:
     sys.modules[name] = module
 
 
-def _read_all(inbox: Any, queue: Any) -> None:
-    """Put every request of ``inbox`` in ``queue``, then None when the pool closes the pipe."""
-    while True:
-        try:
-            message = inbox.recv()
-        except (EOFError, OSError):
-            queue.put(None)
-            return
-        queue.put(message)
-
-
 def serve(read_fd: int, write_fd: int) -> None:
     """Answer the pool's requests until it closes the pipe (module docstring)."""
     import os
     import pickle
-    import queue
-    import threading
     import time
     import traceback
     import warnings
@@ -90,22 +83,25 @@ def serve(read_fd: int, write_fd: int) -> None:
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
     outbox.send(("ready", os.getpid(), time.perf_counter() - started))
-    requests: queue.SimpleQueue = queue.SimpleQueue()
-    threading.Thread(target=_read_all, args=(inbox, requests), daemon=True).start()
     last, job = b"", None  # the last job sent, pickled and (once it loaded) unpickled
     while True:
         idle = time.monotonic()
-        message = requests.get()
-        if message is None:
+        try:
+            message = inbox.recv()  # blocks in read(): no CPU until a request comes
+        except (EOFError, OSError):  # the pool closed the pipe
             return
         idle = time.monotonic() - idle
         job_bytes, chunk, strict = message
+        solve = 0.0
         if job_bytes is not None and job_bytes != last:
             last, job = job_bytes, None
         try:
             if job is None:
                 job = pickle.loads(last)
-            packed = solve_chunk(job, chunk, strict=strict)
+            targets = pickle.loads(chunk)
+            solve = time.thread_time()
+            packed = solve_chunk(job, targets, strict=strict)
+            solve = time.thread_time() - solve
             reply: tuple = ("ok", packed)
         except TargetError as exc:
             cause = exc.__cause__
@@ -113,7 +109,7 @@ def serve(read_fd: int, write_fd: int) -> None:
             reply = ("error", exc.index, text, "".join(traceback.format_exception(cause)))
         except Exception as exc:  # e.g. the robot does not load here
             reply = ("error", None, f"{type(exc).__name__}: {exc}", traceback.format_exc())
-        outbox.send((*reply, idle, time.process_time(), time.monotonic()))
+        outbox.send((*reply, solve, idle, time.process_time(), time.monotonic()))
 
 
 if __name__ == "__main__":

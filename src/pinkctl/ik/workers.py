@@ -3,9 +3,12 @@
 Each worker is ``python pool_worker.py READ_FD WRITE_FD`` (:mod:`pinkctl.ik.pool_worker`)
 with two pipes: requests go in, replies come out. Each worker has up to :data:`DEPTH` chunks
 in flight, so that it finds its next chunk queued when it finishes one, never waiting for
-this process to wake up and send it; a thread in the worker reads requests as they come, so
-neither side ever blocks writing while the other does too. A worker is warmed as it starts
-(its first request loads the robot and solves one target), so a batch never pays for that.
+this process to wake up and send it. The worker is one thread that reads a request only when
+it is done with the last one, so a request is sent only when it fits in what the request
+pipe holds beside the requests not yet answered (:data:`PIPE_BYTES` where the system lets a
+pipe grow, Linux): this process never blocks writing while the worker writes a reply. A
+worker is warmed as it starts (its first request loads the robot and solves one target), so a
+batch never pays for that.
 A worker that closes its pipe (it died) is replaced by a fresh one and its chunks sent
 again, ``retries`` times; then the chunk is lost.
 """
@@ -13,6 +16,8 @@ again, ``retries`` times; then the chunk is lost.
 from __future__ import annotations
 
 import os
+import pickle
+import select
 import subprocess
 import sys
 import time
@@ -36,6 +41,11 @@ WORKER_SCRIPT = Path(__file__).with_name("pool_worker.py")
 START_TIMEOUT_S = 300.0
 #: Chunks in flight per worker: the one it solves and the next one, queued.
 DEPTH = 2
+#: Bytes each request pipe is grown to where the system allows it (Linux; at most
+#: ``/proc/sys/fs/pipe-max-size``, 1 MiB by default): two chunks of the largest size fit.
+PIPE_BYTES = 1 << 20
+#: Bytes of a request beyond its job and chunk (the tuple's pickle, the length header).
+_FRAMING = 256
 #: The in-flight mark of a worker's warm-up request (not a chunk of any run).
 _WARM = -1
 
@@ -62,15 +72,32 @@ class _Worker:
     requests: Connection
     replies: Connection
     launched: float  # time.monotonic() at launch
+    capacity: int  # bytes its request pipe holds
     start_s: float | None = None  # launch to ready and warm [s]
     inflight: deque[int] = field(default_factory=deque)  # chunks sent, oldest first
+    sent: deque[int] = field(default_factory=deque)  # each one's request bytes
     job: bytes = b""  # the job of its last request
     cpu_s: float = 0.0  # its CPU seconds at its last reply
 
 
+def _grown(fd: int) -> int:
+    """Bytes the pipe of ``fd`` holds, grown to :data:`PIPE_BYTES` where the system allows."""
+    try:
+        import fcntl
+
+        return int(fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES))
+    except (ImportError, AttributeError, OSError):  # not Linux, or over the system's maximum
+        try:
+            return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+        except (NameError, AttributeError, OSError):
+            return select.PIPE_BUF  # what POSIX promises
+
+
 def _launch(warm: tuple[bytes, Any] | None) -> _Worker:
     to_worker_r, to_worker_w = os.pipe()
+    capacity = _grown(to_worker_w)
     from_worker_r, from_worker_w = os.pipe()
+    _grown(from_worker_r)  # a whole reply written at once: the worker never waits for a read
     # the worker finds pinkctl (and its dependencies) where this process does
     path = os.pathsep.join(p for p in sys.path if p)
     env = {**os.environ, "PYTHONPATH": path}
@@ -83,23 +110,26 @@ def _launch(warm: tuple[bytes, Any] | None) -> _Worker:
     os.close(from_worker_w)
     requests = Connection(to_worker_w, readable=False)
     replies = Connection(from_worker_r, writable=False)
-    worker = _Worker(process, requests, replies, launched)
+    worker = _Worker(process, requests, replies, launched, capacity)
     if warm is not None:  # queued in the pipe: read once the worker has imported
         job, chunk = warm
         requests.send((job, chunk, False))
         worker.inflight.append(_WARM)
+        worker.sent.append(len(job) + len(chunk) + _FRAMING)
         worker.job = job
     return worker
 
 
 class WorkerSet:
     """``count`` worker processes, launched now (and warmed with ``warm``: a pickled job and
-    a chunk, whose answer is dropped).
+    a pickled chunk, whose answer is dropped).
 
     Attributes:
         count: Worker processes.
         cpu_seconds: CPU seconds of the workers since they were warm (solves, transport and
             every other thing they did), as of their last replies.
+        solve_seconds: Of those, the seconds spent in :func:`~pinkctl.ik.job.solve_chunk`
+            (the same work in any process; the rest is the workers' own).
         gap_seconds: Of the last :meth:`run`, the seconds workers sat idle waiting for a
             chunk after finishing one, summed over workers (the wait before each worker's
             first chunk of the run is not counted: it is the time between runs).
@@ -108,6 +138,7 @@ class WorkerSet:
     def __init__(self, count: int, *, warm: tuple[bytes, Any] | None = None) -> None:
         self.count = count
         self.cpu_seconds = 0.0
+        self.solve_seconds = 0.0
         self.gap_seconds = 0.0
         self._warm = warm
         self._workers = [_launch(warm) for _ in range(count)]
@@ -122,6 +153,7 @@ class WorkerSet:
         if worker.inflight and worker.inflight[0] == _WARM:
             message = self._first(worker)  # the warm-up's answer, dropped
             worker.inflight.popleft()
+            worker.sent.popleft()
             worker.cpu_s = message[-2]
         worker.start_s = message[-1] - worker.launched
 
@@ -242,16 +274,23 @@ class _Run:
         return unanswered and (self.error is None or self.workers._busy())
 
     def feed(self, worker: _Worker) -> None:
-        """Send ``worker`` chunks (each packed once) until it has :data:`DEPTH` in flight
-        (a replacement is waited for first: its warm-up answer comes before any chunk's)."""
+        """Send ``worker`` chunks (each packed and pickled once) until it has :data:`DEPTH`
+        in flight, each only if it fits in its request pipe beside the requests not yet
+        answered (or it has none in flight: then it is reading); a replacement is waited for
+        first (its warm-up answer comes before any chunk's)."""
         self.workers._ready(worker)
         while len(worker.inflight) < DEPTH and self.todo and self.error is None:
-            i = self.todo.popleft()
-            self.attempts[i] += 1
+            i = self.todo[0]
             if i not in self.payloads:
-                self.payloads[i] = self.chunks[i].payload()
+                self.payloads[i] = pickle.dumps(self.chunks[i].payload())
             job = None if worker.job == self.job else self.job  # the same job: not again
+            size = len(self.payloads[i]) + len(job or b"") + _FRAMING
+            if worker.inflight and sum(worker.sent) + size > worker.capacity:
+                return  # it would block: sent once the worker answers
+            self.todo.popleft()
+            self.attempts[i] += 1
             worker.inflight.append(i)
+            worker.sent.append(size)
             worker.job = self.job
             try:
                 worker.requests.send((job, self.payloads[i], self.strict))
@@ -267,7 +306,9 @@ class _Run:
             self._died(k)
             return
         chunk = worker.inflight.popleft()
+        worker.sent.popleft()
         self.workers.cpu_seconds += reply[-2] - worker.cpu_s
+        self.workers.solve_seconds += reply[-4]
         worker.cpu_s = reply[-2]
         if worker.process.pid in self.replied:  # (a first chunk's wait is between runs)
             self.workers.gap_seconds += reply[-3]
