@@ -300,6 +300,9 @@ def _with(options: Any, name: str, value: Any) -> Any:
     return clone
 
 
+_Pair = tuple[SearchOptions, CheckedSearch]
+
+
 class CheckedCache:
     """Checked budgets of the queries of one solver, memoised.
 
@@ -313,9 +316,10 @@ class CheckedCache:
         self._capacity = capacity
         self._local: dict[tuple, CheckedLocal] = {}
         self._search: dict[tuple, tuple[SearchOptions, CheckedSearch]] = {}
-        # the last search given a Generator: (options, changes, answer); a loop passes the
-        # same generator with the same options call after call
-        self._given: tuple[Any, dict[str, Any], tuple[SearchOptions, CheckedSearch]] | None = None
+        # the last search given a Generator: (options, changes, answer, answer without the
+        # generator); a loop passes the same generator with the same options call after
+        # call, a batch a new generator with the same options
+        self._given: tuple[Any, dict[str, Any], _Pair, _Pair] | None = None
 
     @staticmethod
     def _key(options: Any, changes: Mapping[str, Any]) -> tuple | None:
@@ -366,16 +370,31 @@ class CheckedCache:
         rng: np.random.Generator,
     ) -> tuple[SearchOptions, CheckedSearch]:
         """:meth:`search` with ``rng`` a generator (a loop's, or a batch's per-target one):
-        the checked form without it, the generator put in. The last answer comes back when
-        the options and every change are the very same objects as then, and were hashable
-        then (so not a list that may have changed since)."""
+        the checked form without it, the generator put in. The last check is used again when
+        the options and every other change are the very same objects as then, and were
+        hashable then (so not a list that may have changed since)."""
         given = self._given
         if given is not None and given[0] is options and len(given[1]) == len(changes):
             same = given[1]
-            if all(same.get(k, same) is v for k, v in changes.items()):
-                return given[2]
+            if all(same.get(k, same) is v for k, v in changes.items() if k != "rng"):
+                if same["rng"] is rng:
+                    return given[2]
+                return self._put(given[3], options, changes, rng)
         rest = {k: v for k, v in changes.items() if k != "rng"}
-        search, checked = self.search(options, rest)
-        out = (_with(search, "rng", rng), _with(checked, "generator", rng))
-        self._given = (options, dict(changes), out) if self._key(options, rest) else None
+        base = self.search(options, rest)
+        out = self._put(base, options, changes, rng)
+        if self._key(options, rest) is None:
+            self._given = None
+        return out
+
+    def _put(
+        self,
+        base: tuple[SearchOptions, CheckedSearch],
+        options: SearchOptions | None,
+        changes: Mapping[str, Any],
+        rng: np.random.Generator,
+    ) -> tuple[SearchOptions, CheckedSearch]:
+        """``base`` with the generator ``rng`` put in, remembered as the last given."""
+        out = (_with(base[0], "rng", rng), _with(base[1], "generator", rng))
+        self._given = (options, dict(changes), out, base)
         return out
