@@ -16,8 +16,9 @@ import pytest
 
 import pinkctl
 from pinkctl.errors import InputError
-from pinkctl.ik import IKSolver
+from pinkctl.ik import IKSolver, SearchOptions
 from pinkctl.ik import solver as solver_module
+from pinkctl.ik.checked import CheckedCache
 from pinkctl.ik.query import NativeQuery
 
 pytestmark = pytest.mark.skipif(
@@ -178,3 +179,19 @@ def test_other_options_take_the_python_path() -> None:
     assert solver.find(pose, max_solutions=2, max_restarts=5).solutions >= 1
     both = {solver.frame: pose, "panda_link7": pose}
     assert solver._native_query(both) is None
+
+
+def test_a_generator_reuses_the_checked_search_only_for_the_same_objects() -> None:
+    cache, rng, other = CheckedCache(), np.random.default_rng(0), np.random.default_rng(0)
+    search, checked = first = cache.search(None, {"rng": rng, "max_restarts": 4})
+    assert search.rng is rng and checked.generator is rng and checked.max_restarts == 4
+    assert cache.search(None, {"max_restarts": 4, "rng": rng}) is first  # a loop's next call
+    again = cache.search(None, {"rng": other, "max_restarts": 4})
+    assert again is not first and again[1].generator is other and again[0].max_restarts == 4
+    assert cache.search(None, {"rng": other, "max_restarts": 5})[1].max_restarts == 5
+    assert cache.search(SearchOptions(), {"rng": other})[1].max_restarts is None
+    weights = [1.0, 1.0, 1.0, 1.0]  # unhashable: checked on every call, so a change is seen
+    assert cache.search(None, {"rng": rng, "metric": weights})[1].metric.tolist() == weights
+    weights[0] = -1.0
+    with pytest.raises(InputError, match="metric"):
+        cache.search(None, {"rng": rng, "metric": weights})

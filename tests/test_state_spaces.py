@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from pinkctl import InputError, JointSpace, JointState, SiteSpace, SpatialState
+from pinkctl.core.state.spaces import _FILL
 
 NAMES = ["a", "b", "c"]
 
@@ -243,6 +244,34 @@ def test_reading_a_command_back_checks_only_the_filled_joints() -> None:
         space.positions(command, fill=np.array([0.0, np.inf, 0.0]))
     huge = space.positions(command, fill=np.array([0.0, 1e308, 0.0]))
     assert huge[1] == 1e308
+
+
+def test_reading_a_command_back_from_any_fill_array() -> None:
+    """Fill arrays the native read-back declines (other dtypes, strides, shapes) take the
+    Python path: the same values, or an error naming ``fill``."""
+    space = JointSpace(NAMES)
+    command = JointState.from_name(NAMES, positions=(["a", "c"], [1.0, 3.0]))
+    for fill in (np.array([0, 8, 0]), np.array([0.0, 8.0, 0.0], dtype=np.float32)):
+        np.testing.assert_array_equal(space.positions(command, fill=fill), [1.0, 8.0, 3.0])
+    strided = np.array([0.0, 9.0, 8.0, 9.0, 0.0, 9.0])[::2]
+    np.testing.assert_array_equal(space.positions(command, fill=strided), [1.0, 8.0, 3.0])
+    for bad in (np.zeros(4), np.zeros((1, 3)), np.array(["x", "y", "z"])):
+        with pytest.raises(InputError, match="fill"):
+            space.positions(command, fill=bad)
+
+
+@pytest.mark.skipif(_FILL is None, reason="the native kernel is off (PINKCTL_NATIVE=0)")
+def test_the_native_read_back_declines_what_it_cannot_vouch_for() -> None:
+    data = np.array([[1.0, 2.0, 3.0], [0.0] * 3, [0.0] * 3])
+    out = np.array([0.0, 8.0, 0.0])
+    assert _FILL(out, data, [1]) and out.tolist() == [1.0, 8.0, 3.0]
+    for missing in ([2, 1], [1, 1], [3], [-1], ["1"], (1,)):  # not ascending indices in range
+        assert not _FILL(np.zeros(3), data, missing)
+    assert not _FILL(np.array([0.0, np.nan, 0.0]), data, [1])  # a fill value not finite
+    assert not _FILL(np.zeros(4), data, [1])  # out of another length
+    assert not _FILL(np.zeros(3, dtype=np.float32), data, [1])
+    assert not _FILL(np.zeros(6)[::2], data, [1])  # not contiguous
+    assert not _FILL(np.zeros(3), data[0], [1])  # data not (3, n)
 
 
 def _joint_inputs() -> list[tuple[object, ...]]:

@@ -286,6 +286,47 @@ static PyObject *state_pose(PyObject *module, PyObject *const *args, Py_ssize_t 
     return PyBool_FromLong(ok);
 }
 
+/* state_fill(out, data, missing) -> whether out (a float64 array (n,), C-contiguous, writable,
+ * holding the fill values) now holds row 0 of data (float64 (3, n)) but where the list
+ * missing (ascending indices in [0, n)) says, the fill values left there all finite
+ * (JointSpace.positions). 0 for anything else, out then possibly part-written, no exception
+ * set: the Python path names the fault. */
+static PyObject *state_fill(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (exactly("state_fill", nargs, 3)) return NULL;
+    if (!PyList_CheckExact(args[2])) return PyBool_FromLong(0);
+    Py_buffer out, data;
+    if (PyObject_GetBuffer(args[0], &out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE)) {
+        PyErr_Clear();
+        return PyBool_FromLong(0);
+    }
+    if (PyObject_GetBuffer(args[1], &data, PyBUF_STRIDES | PyBUF_FORMAT)) {
+        PyErr_Clear();
+        PyBuffer_Release(&out);
+        return PyBool_FromLong(0);
+    }
+    const Py_ssize_t n = out.ndim == 1 ? out.shape[0] : -1;
+    int ok = n >= 0 && is_double(&out) && is_double(&data) && data.ndim == 2 &&
+             data.shape[0] >= 1 && data.shape[1] == n;
+    double *target = (double *)out.buf;
+    const Py_ssize_t count = PyList_GET_SIZE(args[2]);
+    Py_ssize_t next = -1, k = 0, j = 0;  /* the next missing index, and its place in the list */
+    for (; ok && j < n; ++j) {
+        if (next < j && k < count) {
+            next = PyLong_AsSsize_t(PyList_GET_ITEM(args[2], k++));
+            if (next < j) ok = 0;  /* not ascending, not an int, or negative */
+        }
+        if (j != next)
+            target[j] = *(const double *)((const char *)data.buf + j * data.strides[1]);
+        else if (!isfinite(target[j]))
+            ok = 0;
+    }
+    if (ok && (k < count || next >= n)) ok = 0;  /* an index past the row */
+    if (PyErr_Occurred()) PyErr_Clear();
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&data);
+    return PyBool_FromLong(ok);
+}
+
 #define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))name, METH_FASTCALL, doc}
 
 static PyMethodDef methods[] = {
@@ -308,6 +349,7 @@ static PyMethodDef methods[] = {
     FAST(capsule_free, "capsule_free(problem, q) -> 1, 0 or -1: the IK collision check."),
     FAST(state_rows, "state_rows(positions, velocities, n) -> whether both are finite (n,)."),
     FAST(state_pose, "state_pose(positions, quaternions, m, zero) -> whether the pose is good."),
+    FAST(state_fill, "state_fill(out, data, missing) -> whether a command's row 0 filled out."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -198,7 +198,7 @@ class NativeQuery:
         self._rows: tuple[int, np.ndarray] | None = None  # the starts pointed at, and their seed
         self._row: np.ndarray | None = None  # a generator's start pointed at
         self._draw: Any = None  # a search's generator (or factory), when not an int seed
-        self._rewind: Any = None  # that generator's state before the query
+        self._rewind: Any = None  # that generator's state before the query's first draw
 
     def _configure(self, checked: CheckedLocal | CheckedSearch, t0: float) -> None:
         """The structure's budget from ``checked`` (kept while the same one comes back)."""
@@ -312,8 +312,7 @@ class NativeQuery:
         s.n_starts = 0
         self._rows = None
         self._draw = checked.generator
-        draw = self._draw
-        self._rewind = draw.bit_generator.state if isinstance(draw, np.random.Generator) else None
+        self._rewind = None  # the generator's state, read before its first draw (~2 µs)
 
     def _resumed(self, code: int | None) -> int | None:
         """Answer the kernel's requests (more starts, a collision verdict) until it ends."""
@@ -329,7 +328,7 @@ class NativeQuery:
             code = self._lib.ik_resume(self._address)
             s.resume = 0
             if code == _FALLBACK:  # the Python path answers, from the same draws
-                if self._rewind is not None and self._draw is not None:
+                if self._rewind and self._draw is not None:  # the caller's, drawn from
                     self._draw.bit_generator.state = self._rewind
                 return None
         return code
@@ -343,6 +342,9 @@ class NativeQuery:
             return
         if not isinstance(self._draw, np.random.Generator):
             self._draw = self._draw()  # a factory: the generator of a fresh seed
+            self._rewind = ()  # (its own: the Python path makes another, nothing to rewind)
+        elif self._rewind is None:  # the caller's generator: how to rewind it on a fallback
+            self._rewind = self._draw.bit_generator.state
         row = self._subset.sample(self._draw, self._template)
         self._row = row  # kept alive while the kernel reads it
         s.starts, s.starts_offset, s.n_starts = row.ctypes.data, s.restarts, s.restarts + 1
