@@ -160,6 +160,7 @@ class _Tick(ctypes.Structure):
         ("row", _double_p),
         ("rhs", _double_p),
         ("direction", _double_p),
+        ("flagged", _int_p),
     ]
 
 
@@ -256,6 +257,9 @@ class QuietCheck:
         self.normal = self._arrays["normal"].reshape(npairs, 3)
         #: (P, n) their rows ``G = -d(distance)/dq`` over the controlled columns
         self.rows = self._arrays["row"].reshape(npairs, n)
+        #: (P,) 1 for each pair the last call counted (it may have a row), 0 for the others
+        #: (no row of theirs can bind inside the box: the Python path need not measure them)
+        self.flagged = self._arrays["flagged"]
 
     @property
     def caching(self) -> bool:
@@ -342,6 +346,7 @@ def _scratch_arrays(n: int, npairs: int, nq: int, npatterns: int) -> dict[str, n
         "row": np.zeros(n * npairs),
         "rhs": np.full(npairs, np.nan),
         "direction": np.zeros(3 * npairs),
+        "flagged": np.zeros(npairs, dtype=np.intc),
     }
 
 

@@ -279,20 +279,28 @@ class CollisionScene:
         self.measured = len(self._pairs)
         return [self._result(k) for k in range(len(self._pairs))]
 
-    def pairs_within(self, q: Any, distance: float) -> list[PairDistance]:
-        """The pairs closer than ``distance`` [m] at ``q``, in :attr:`pairs` order.
+    def pairs_within(self, q: Any, distance: float | np.ndarray) -> list[PairDistance]:
+        """The pairs closer than ``distance`` [m] at ``q``, in :attr:`pairs` order:
+        ``distance`` one number for every pair, or one per pair (:attr:`pairs` order; a
+        controller's per-pair thresholds, so that coal measures only the pairs that can
+        meet their own).
 
         A broad phase (:mod:`pinkctl.world.broad_phase`) skips the pairs whose bounding
-        spheres are farther apart than ``distance``; coal measures the others.
+        spheres are farther apart than their ``distance``; coal measures the others.
         """
         q = self._configuration(q)
-        limit = real_number(distance, "distance")
+        limit = self._limits(distance)
         self.sync()
         model, data = self.model, self.data
         geometry, gdata = self.geometry_model, self.geometry_data
         pin.updateGeometryPlacements(model, data, geometry, gdata, q)
         if not self._pairs:
             return []
+        if limit.shape != (1,) and limit.shape != (len(self._pairs),):
+            raise InputError(
+                f"distance must be one number or {len(self._pairs)} (one per pair), "
+                f"got shape {limit.shape}"
+            )
         near = np.flatnonzero(self._spheres.lower_bounds(data.oMi) < limit)
         mask = self._mask
         mask[self._chosen] = False
@@ -305,10 +313,25 @@ class CollisionScene:
         pin.computeDistances(geometry, gdata)
         self.measured = len(near)
         found = []
+        limits = np.broadcast_to(limit, (len(self._pairs),)).tolist()
+        results = self._results
         for k in near.tolist():  # a PairDistance only for those kept (or measured again)
-            if not limit <= self._results[k].min_distance < FAILED:
+            if not limits[k] <= results[k].min_distance < FAILED:
                 found.append(self._result(k))
-        return [d for d in found if d.distance < limit]
+        return [d for d in found if d.distance < limits[d.pair.index]]
+
+    @staticmethod
+    def _limits(distance: float | np.ndarray) -> np.ndarray:
+        """``pairs_within``'s ``distance`` as a (1,) or (P,) array, checked (no NaN)."""
+        if np.ndim(distance) == 0:
+            return np.array([real_number(distance, "distance")])
+        try:
+            limit = np.asarray(distance, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"distance must be real numbers, got {distance!r}") from None
+        if limit.ndim != 1 or np.isnan(limit).any():
+            raise InputError(f"distance must be a vector of numbers (no NaN), got {distance!r}")
+        return limit
 
     def in_collision(self, q: Any, margin: float = 0.0) -> bool:
         """Whether some active pair is closer than ``margin`` [m] at ``q`` (0: penetrates)."""
