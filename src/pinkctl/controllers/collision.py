@@ -176,6 +176,7 @@ class CollisionAvoidance:
         self._check: tuple[int, QuietCheck | None] = (-1, None)
         # the native check's pairs that may have a row this tick (None: every pair)
         self._flagged: np.ndarray | None = None
+        self._unquiet: Any = None  # the shaper's command the check last said "not quiet" at
         self._followed: Any = None  # the shaper's command the world was last followed at
         self._none = CollisionRows(np.zeros((0, model.nv)), np.zeros(0), (), np.zeros(0))
 
@@ -331,6 +332,7 @@ class CollisionAvoidance:
         if count != 0:
             # the pairs engage measures: the others' rows, the check proved, cannot bind
             self._flagged = check.flagged.astype(bool) if count > 0 else None
+            self._unquiet = position
             return False
         self.limit.hold(self._none)
         self._rows = None
@@ -340,8 +342,12 @@ class CollisionAvoidance:
         """Evaluate this tick's rows at the command configuration (the controlled joints at
         the shaper's last command, the others from ``q``); True when some row can bind (the
         tick then solves the QP with the rows inside the shaper's box)."""
-        if self.quiet(q, False):
+        # the compiled path asked the check at this command already (and the check said
+        # not quiet): its answer stands, asked once a tick
+        asked = self._unquiet is self._shaper.position
+        if not asked and self.quiet(q, False):
             return False
+        self._unquiet = None
         shaper, joints = self._shaper, self._joints
         command = joints.controlled.to_configuration(shaper.position, q)
         lower, upper = shaper.box()

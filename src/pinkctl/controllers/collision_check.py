@@ -237,9 +237,11 @@ class QuietCheck:
             setattr(t, name, array.ctypes.data_as(kind))
         if not shaper.smooth:
             t.braking = None
-        # bounds kept from call to call: every joint moves one coordinate (no ball,
-        # continuous or free joint) and the levers cover every controlled one
-        t.cache = int(not (every.balls or every.is_continuous.any() or joints.n_base))
+        # bounds kept from call to call: every controlled joint moves one coordinate and the
+        # levers cover it; a joint it does not control may be continuous (tiago's wheels:
+        # any change of its cos or sin computes every bound again), not a ball or a base
+        controlled = joints.controlled.is_continuous.any()
+        t.cache = int(not (every.balls or controlled or joints.n_base))
         self._tick = t
         self._pointer = ctypes.addressof(t)
         self._owners = (broad, shaper)

@@ -98,6 +98,8 @@ class PairDistance:
 
 #: A distance beyond this [m] is coal's failure value, not a distance.
 FAILED = 1e6
+#: At most this many pairs are measured one by one (more: one pass over the active pairs).
+FEW = 16
 
 
 class CollisionScene:
@@ -302,15 +304,19 @@ class CollisionScene:
                 f"got shape {limit.shape}"
             )
         near = np.flatnonzero(self._spheres.lower_bounds(data.oMi) < limit)
-        mask = self._mask
-        mask[self._chosen] = False
-        pairs = self._spheres.pairs[near]
-        self._chosen = (pairs[:, 0], pairs[:, 1])
-        mask[self._chosen] = True
-        gdata.setActiveCollisionPairs(geometry, mask)
-        self._culled = True
         same_start(gdata, near.tolist())
-        pin.computeDistances(geometry, gdata)
+        if len(near) <= FEW:  # one by one: no pass over every pair
+            for k in near.tolist():
+                pin.computeDistance(geometry, gdata, k)
+        else:
+            mask = self._mask
+            mask[self._chosen] = False
+            pairs = self._spheres.pairs[near]
+            self._chosen = (pairs[:, 0], pairs[:, 1])
+            mask[self._chosen] = True
+            gdata.setActiveCollisionPairs(geometry, mask)
+            self._culled = True
+            pin.computeDistances(geometry, gdata)
         self.measured = len(near)
         found = []
         limits = np.broadcast_to(limit, (len(self._pairs),)).tolist()
