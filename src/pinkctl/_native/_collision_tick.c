@@ -97,6 +97,9 @@ typedef struct CollisionTick {
     double *direction;        /* (npairs, 3) work: GJK's last direction, b toward a */
     int *flagged;             /* (npairs) out: 1 for each pair counted (it may have a row:
                                  the Python path measures only these), 0 for the others */
+    const double *drift;      /* (nq) bound [m] of a point's motion per unit change of each
+                                 coordinate no column controls (0 for the controlled ones;
+                                 inf: any change computes every bound again) */
 } CollisionTick;
 
 unsigned long pk_collision_tick_size(void) { return (unsigned long)sizeof(CollisionTick); }
@@ -141,10 +144,11 @@ static void travels(const CollisionTick *t) {
     }
 }
 
-/* how far each column moved a geometry point since the last call (bound) [m], into step;
- * 0 when every bound must be computed again: a joint other than the controlled ones moved,
- * or the first call, or without the cache */
-static int motion(CollisionTick *t) {
+/* how far each column moved a geometry point since the last call (bound) [m], into step,
+ * and the joints no column controls (a measured finger or head that drifts), summed into
+ * *others: every pair may see that motion; 0 when every bound must be computed again (a
+ * joint without a drift bound moved, or the first call, or without the cache) */
+static int motion(CollisionTick *t, double *others) {
     const double *q = t->capsules->q;
     double *last = t->last_q;
     int kept = t->primed && t->cache;
@@ -154,20 +158,22 @@ static int motion(CollisionTick *t) {
             t->step[c] = t->levers[c] * fabs(q[i] - last[i]);
             last[i] = q[i];
         }
+    *others = 0.0;
     for (int i = 0; i < t->nq; ++i) {
-        if (q[i] != last[i]) kept = 0;
+        if (q[i] != last[i]) *others += t->drift[i] * fabs(q[i] - last[i]);
         last[i] = q[i];
     }
+    if (!isfinite(*others)) kept = 0;
     t->primed = 1;
     return kept;
 }
 
 /* each pattern's influence distance (CollisionAvoidance.influence) and, when kept, the
  * sweep of its columns added to its motion since the bounds were computed (else reset) */
-static void patterns(CollisionTick *t, int kept) {
+static void patterns(CollisionTick *t, int kept, double others) {
     for (int g = 0; g < t->npatterns; ++g) {
         const double *row = t->pattern_columns + (long)g * t->n;
-        double reach = t->buffer, sweep = 0.0;
+        double reach = t->buffer, sweep = others;
         for (int c = 0; c < t->n; ++c) {
             reach += row[c] * t->travel[c];
             if (kept) sweep += row[c] * t->step[c];
@@ -586,8 +592,9 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
     configuration(t, measured, space, position);
     box(t, position);
     travels(t);
-    const int kept = motion(t);
-    patterns(t, kept);
+    double others;
+    const int kept = motion(t, &others);
+    patterns(t, kept, others);
     CapsuleProblem *p = t->capsules;
     int count = 0, placed = 0;
     if (t->rows)

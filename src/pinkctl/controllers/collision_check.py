@@ -42,7 +42,7 @@ from ..qp.collision_limit import TURNING_ZONE
 if TYPE_CHECKING:
     from .collision import CollisionAvoidance
 
-__all__ = ["SLACK", "QuietCheck", "levers", "quiet_check"]
+__all__ = ["SLACK", "QuietCheck", "drifts", "levers", "quiet_check"]
 
 #: Added to every pair's threshold [m]: more than coal's distance tolerance (1e-6 m).
 SLACK = 1e-5
@@ -77,6 +77,24 @@ def levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -
         free = shortname in ("JointModelFreeFlyer", "JointModelPlanar")
         levers[k] = 1.0 if translation or (free and c - model.idx_vs[j] < 3) else reach[j]
     return levers
+
+
+def drifts(model: pin.Model, geometry: pin.GeometryModel, controlled: Any) -> np.ndarray:
+    """(nq,) bound [m] of how far a geometry point moves per unit change of each
+    configuration coordinate that ``controlled`` (configuration indices) leaves out: a
+    one-coordinate joint's lever (:func:`levers`), a continuous joint's lever times pi / 2 on
+    each of its cos and sin (the angle is at most pi / 2 the chord, the chord at most the
+    two changes); ``inf`` for another joint (ball, free: any change computes every bound
+    again); 0 for the controlled coordinates (their columns' sweep counts them)."""
+    drift = np.full(model.nq, np.inf)
+    every = levers(model, geometry, np.arange(model.nv))
+    for j in range(1, model.njoints):
+        q0, nq, nv = model.idx_qs[j], model.nqs[j], model.nvs[j]
+        if nv == 1 and nq in (1, 2):  # revolute, prismatic, continuous
+            lever = float(every[model.idx_vs[j]])
+            drift[q0 : q0 + nq] = lever if nq == 1 else lever * np.pi / 2.0
+    drift[np.asarray(controlled, dtype=np.intp)] = 0.0
+    return drift
 
 
 def _flat(placement: pin.SE3) -> np.ndarray:
@@ -161,6 +179,7 @@ class _Tick(ctypes.Structure):
         ("rhs", _double_p),
         ("direction", _double_p),
         ("flagged", _int_p),
+        ("drift", _double_p),
     ]
 
 
@@ -223,6 +242,7 @@ class QuietCheck:
             **_shape_arrays(objects),
             **_scratch_arrays(n, npairs, model.nq, len(unique)),
             "slot_column": _slot_columns(broad, joints.controlled.idx_q),
+            "drift": drifts(model, scene.geometry_model, joints.controlled.idx_q),
         }
         t = _Tick()
         t.capsules = broad.address

@@ -303,7 +303,11 @@ class CollisionScene:
                 f"distance must be one number or {len(self._pairs)} (one per pair), "
                 f"got shape {limit.shape}"
             )
-        near = np.flatnonzero(self._spheres.lower_bounds(data.oMi) < limit)
+        few = np.flatnonzero(limit > -np.inf) if limit.size > 1 else limit[:0]
+        if limit.size > 1 and len(few) <= FEW:  # a handful asked: coal measures them all
+            near = few
+        else:
+            near = np.flatnonzero(self._spheres.lower_bounds(data.oMi) < limit)
         same_start(gdata, near.tolist())
         if len(near) <= FEW:  # one by one: no pass over every pair
             for k in near.tolist():
