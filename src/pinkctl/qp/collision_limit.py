@@ -70,6 +70,7 @@ TURNING_ZONE = 0.01
 CORNER_APART = 1e-6
 #: A corner is measured unless its floor clears the turning zone by this [m] (rounding)
 FLOOR_SLACK = 1e-7
+_EYE3 = np.eye(3)
 
 
 @dataclass(frozen=True)
@@ -312,11 +313,12 @@ class CollisionLimit(Limit):
                 # clears the zone would be dropped below (module corners)
                 floors = corner_floors(points, shape, placement, self._hull_boxes) - radius
                 points = points[floors - margin < TURNING_ZONE + FLOOR_SLACK]
+                ball = coal.Sphere(radius)
                 for z in points:
                     result.clear()
                     distance = coal.distance(
-                        coal.Sphere(radius),
-                        coal.Transform3s(np.eye(3), z),
+                        ball,
+                        coal.Transform3s(_EYE3, z),
                         shape,
                         far,
                         request,
