@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
-from .._validation import real_number
 from ..errors import InputError, SolverError
+from ._checks import distance_limits
 from .broad_phase import BoundingSpheres
 from .robot_geometry import RobotGeometry, accurate, same_start
 from .world import World
@@ -282,16 +282,12 @@ class CollisionScene:
         return [self._result(k) for k in range(len(self._pairs))]
 
     def pairs_within(self, q: Any, distance: float | np.ndarray) -> list[PairDistance]:
-        """The pairs closer than ``distance`` [m] at ``q``, in :attr:`pairs` order:
-        ``distance`` one number for every pair, or one per pair (:attr:`pairs` order; a
-        controller's per-pair thresholds, so that coal measures only the pairs that can
-        meet their own).
-
-        A broad phase (:mod:`pinkctl.world.broad_phase`) skips the pairs whose bounding
-        spheres are farther apart than their ``distance``; coal measures the others.
-        """
+        """The pairs closer than ``distance`` [m] (one number, or one per pair in
+        :attr:`pairs` order) at ``q``, in :attr:`pairs` order. A broad phase
+        (:mod:`pinkctl.world.broad_phase`) skips the pairs whose bounding spheres are
+        farther apart than their ``distance`` (not a handful); coal measures the others."""
         q = self._configuration(q)
-        limit = self._limits(distance)
+        limit = distance_limits(distance)
         self.sync()
         model, data = self.model, self.data
         geometry, gdata = self.geometry_model, self.geometry_data
@@ -329,19 +325,6 @@ class CollisionScene:
             if not limits[k] <= results[k].min_distance < FAILED:
                 found.append(self._result(k))
         return [d for d in found if d.distance < limits[d.pair.index]]
-
-    @staticmethod
-    def _limits(distance: float | np.ndarray) -> np.ndarray:
-        """``pairs_within``'s ``distance`` as a (1,) or (P,) array, checked (no NaN)."""
-        if np.ndim(distance) == 0:
-            return np.array([real_number(distance, "distance")])
-        try:
-            limit = np.asarray(distance, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"distance must be real numbers, got {distance!r}") from None
-        if limit.ndim != 1 or np.isnan(limit).any():
-            raise InputError(f"distance must be a vector of numbers (no NaN), got {distance!r}")
-        return limit
 
     def in_collision(self, q: Any, margin: float = 0.0) -> bool:
         """Whether some active pair is closer than ``margin`` [m] at ``q`` (0: penetrates)."""
