@@ -95,6 +95,11 @@ typedef struct CollisionTick {
     double *row;              /* (npairs, n) out: G = -d(distance)/dq over the columns */
     double *rhs;              /* (npairs) out: h [m] of the row (NAN: none computed) */
     double *direction;        /* (npairs, 3) work: GJK's last direction, b toward a */
+    int *flagged;             /* (npairs) out: 1 for each pair counted (it may have a row:
+                                 the Python path measures only these), 0 for the others */
+    const double *drift;      /* (nq) bound [m] of a point's motion per unit change of each
+                                 coordinate no column controls (0 for the controlled ones;
+                                 inf: any change computes every bound again) */
 } CollisionTick;
 
 unsigned long pk_collision_tick_size(void) { return (unsigned long)sizeof(CollisionTick); }
@@ -139,10 +144,11 @@ static void travels(const CollisionTick *t) {
     }
 }
 
-/* how far each column moved a geometry point since the last call (bound) [m], into step;
- * 0 when every bound must be computed again: a joint other than the controlled ones moved,
- * or the first call, or without the cache */
-static int motion(CollisionTick *t) {
+/* how far each column moved a geometry point since the last call (bound) [m], into step,
+ * and the joints no column controls (a measured finger or head that drifts), summed into
+ * *others: every pair may see that motion; 0 when every bound must be computed again (a
+ * joint without a drift bound moved, or the first call, or without the cache) */
+static int motion(CollisionTick *t, double *others) {
     const double *q = t->capsules->q;
     double *last = t->last_q;
     int kept = t->primed && t->cache;
@@ -152,20 +158,22 @@ static int motion(CollisionTick *t) {
             t->step[c] = t->levers[c] * fabs(q[i] - last[i]);
             last[i] = q[i];
         }
+    *others = 0.0;
     for (int i = 0; i < t->nq; ++i) {
-        if (q[i] != last[i]) kept = 0;
+        if (q[i] != last[i]) *others += t->drift[i] * fabs(q[i] - last[i]);
         last[i] = q[i];
     }
+    if (!isfinite(*others)) kept = 0;
     t->primed = 1;
     return kept;
 }
 
 /* each pattern's influence distance (CollisionAvoidance.influence) and, when kept, the
  * sweep of its columns added to its motion since the bounds were computed (else reset) */
-static void patterns(CollisionTick *t, int kept) {
+static void patterns(CollisionTick *t, int kept, double others) {
     for (int g = 0; g < t->npatterns; ++g) {
         const double *row = t->pattern_columns + (long)g * t->n;
-        double reach = t->buffer, sweep = 0.0;
+        double reach = t->buffer, sweep = others;
         for (int c = 0; c < t->n; ++c) {
             reach += row[c] * t->travel[c];
             if (kept) sweep += row[c] * t->step[c];
@@ -471,10 +479,10 @@ static int row_quiet(const CollisionTick *t, const double *row, double gap, doub
 
 #define RIM 8 /* a cylinder's rim points per end (CollisionLimit's corners) */
 
-/* the corners of a placed shape (CollisionLimit's corners: a capsule's end spheres, a
- * cylinder's rims, a box's corners, a hull's vertices) as small shapes; returns how many
- * (at most max) */
-static int corner_shapes(const PkShape *s, PkShape *out, double *radius, int max) {
+/* the corners start .. start + max - 1 of a placed shape (CollisionLimit's corners: a
+ * capsule's end spheres, a cylinder's rims, a box's corners, a hull's vertices) as small
+ * shapes; returns how many (0 past the last) */
+static int corner_shapes(const PkShape *s, PkShape *out, double *radius, int start, int max) {
     *radius = s->kind == SHAPE_CAPSULE ? s->param[0] : 0.0;
     double local[3], at[3];
     int count = 0;
@@ -483,8 +491,8 @@ static int corner_shapes(const PkShape *s, PkShape *out, double *radius, int max
                       : s->kind == SHAPE_BOX      ? 8
                       : s->kind == SHAPE_CONVEX   ? s->npoints
                                                   : 0;
-    if (total > max) return -1;
-    for (int i = 0; i < total; ++i) {
+    const int end = total - start < max ? total : start + max;
+    for (int i = start; i < end; ++i) {
         const double *k = s->param;
         if (s->kind == SHAPE_CAPSULE) {
             local[0] = local[1] = 0.0;
@@ -522,39 +530,39 @@ static int corners_quiet(CollisionTick *t, int k) {
     double row[t->n], rhs;
     pk_capsule_shape(p, a, (struct PkShape *)&shapes[0]);
     if (!p->plane[b]) pk_capsule_shape(p, b, (struct PkShape *)&shapes[1]);
-    for (int side = 0; side < (p->plane[b] ? 1 : 2); ++side) {
+    for (int side = 0, start = 0, count; side < (p->plane[b] ? 1 : 2); ++side, start = 0) {
         double r = 0.0;
-        const int count = corner_shapes(&shapes[side], corner, &r, 64);
-        if (count < 0) return 0;
-        for (int i = 0; i < count; ++i) {
-            double param[3] = {r, 0.0, 0.0}, wc[3], wo[3], n[3], d, low;
-            corner[i].param = param;
-            if (p->plane[b]) {
-                const double *up = p->segment + 6 * b;
-                low = d = dot3(up, corner[i].m + 9) - up[3] - r;
-                for (int j = 0; j < 3; ++j) {
-                    wc[j] = corner[i].m[9 + j] - r * up[j];
-                    wo[j] = wc[j] - d * up[j];
+        /* 64 corners at a time (a hull's vertices: hundreds) */
+        for (; (count = corner_shapes(&shapes[side], corner, &r, start, 64)) > 0; start += count)
+            for (int i = 0; i < count; ++i) {
+                double param[3] = {r, 0.0, 0.0}, wc[3], wo[3], n[3], d, low;
+                corner[i].param = param;
+                if (p->plane[b]) {
+                    const double *up = p->segment + 6 * b;
+                    low = d = dot3(up, corner[i].m + 9) - up[3] - r;
+                    for (int j = 0; j < 3; ++j) {
+                        wc[j] = corner[i].m[9 + j] - r * up[j];
+                        wo[j] = wc[j] - d * up[j];
+                    }
+                } else {
+                    const double *e = p->ends + 6 * (side ? a : b), *at = corner[i].m + 9;
+                    const double capsule = pk_segment_distance(at, at, e, e + 3) - r -
+                                           p->radius[side ? a : b]; /* the other's capsule */
+                    if (capsule - t->margins[k] - 1e-9 >= t->least[k]) continue;
+                    d = pk_shapes_distance(&corner[i], &shapes[1 - side], NULL,
+                                           t->margins[k] + t->least[k], wc, wo, &low);
+                    if (!(d > 1e-9)) return 0;
                 }
-            } else {
-                const double *e = p->ends + 6 * (side ? a : b), *at = corner[i].m + 9;
-                const double capsule = pk_segment_distance(at, at, e, e + 3) - r -
-                                       p->radius[side ? a : b]; /* the other's capsule */
-                if (capsule - t->margins[k] - 1e-9 >= t->least[k]) continue;
-                d = pk_shapes_distance(&corner[i], &shapes[1 - side], NULL,
-                                       t->margins[k] + t->least[k], wc, wo, &low);
-                if (!(d > 1e-9)) return 0;
+                const double gap = low - t->margins[k] - 1e-9;
+                if (gap >= t->least[k]) continue;
+                /* from a's point toward b's */
+                const double *pa = side ? wo : wc, *pb = side ? wc : wo;
+                for (int j = 0; j < 3; ++j) n[j] = (pb[j] - pa[j]) / d;
+                for (int c = 0; c < t->n; ++c) row[c] = 0.0;
+                point_rate(t, a, pa, n, 1.0, row);
+                if (!p->plane[b]) point_rate(t, b, pb, n, -1.0, row);
+                if (!row_quiet(t, row, gap, &rhs)) return 0;
             }
-            const double gap = low - t->margins[k] - 1e-9;
-            if (gap >= t->least[k]) continue;
-            /* from a's point toward b's */
-            const double *pa = side ? wo : wc, *pb = side ? wc : wo;
-            for (int j = 0; j < 3; ++j) n[j] = (pb[j] - pa[j]) / d;
-            for (int c = 0; c < t->n; ++c) row[c] = 0.0;
-            point_rate(t, a, pa, n, 1.0, row);
-            if (!p->plane[b]) point_rate(t, b, pb, n, -1.0, row);
-            if (!row_quiet(t, row, gap, &rhs)) return 0;
-        }
     }
     return 1;
 }
@@ -584,14 +592,16 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
     configuration(t, measured, space, position);
     box(t, position);
     travels(t);
-    const int kept = motion(t);
-    patterns(t, kept);
+    double others;
+    const int kept = motion(t, &others);
+    patterns(t, kept, others);
     CapsuleProblem *p = t->capsules;
     int count = 0, placed = 0;
     if (t->rows)
         for (int k = 0; k < p->npairs; ++k) t->distance[k] = NAN;
     for (int k = 0; k < p->npairs; ++k) {
         double margin = t->margins[k];
+        t->flagged[k] = 0;
         if (margin == -INFINITY) {
             t->bound[k] = INFINITY;
             continue;
@@ -611,7 +621,10 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
         }
         t->bound[k] = pair_bound(t, p->pairs[2 * k], p->pairs[2 * k + 1], threshold);
         t->swept_at[k] = t->swept[g];
-        if (t->bound[k] < threshold && !(t->rows && near_quiet(t, k))) ++count;
+        if (t->bound[k] < threshold && !(t->rows && near_quiet(t, k))) {
+            t->flagged[k] = 1;
+            ++count;
+        }
     }
     return count;
 }

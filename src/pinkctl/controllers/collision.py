@@ -174,6 +174,9 @@ class CollisionAvoidance:
         self._box = (np.zeros(0), np.zeros(0))
         self._q_home = np.array(robot.q0, dtype=np.float64)
         self._check: tuple[int, QuietCheck | None] = (-1, None)
+        # the native check's pairs that may have a row this tick (None: every pair)
+        self._flagged: np.ndarray | None = None
+        self._unquiet: Any = None  # the shaper's command the check last said "not quiet" at
         self._followed: Any = None  # the shaper's command the world was last followed at
         self._none = CollisionRows(np.zeros((0, model.nv)), np.zeros(0), (), np.zeros(0))
 
@@ -319,10 +322,17 @@ class CollisionAvoidance:
         if self._followed is not position:  # once a tick: the world's motion since the last
             self._follow_world()
             self._followed = position
+        self._flagged = None
         if self._motions:
             return False
         check = self.native_check()
-        if check is None or check.count(measured, space, position) != 0:
+        if check is None:
+            return False
+        count = check.count(measured, space, position)
+        if count != 0:
+            # the pairs engage measures: the others' rows, the check proved, cannot bind
+            self._flagged = check.flagged.astype(bool) if count > 0 else None
+            self._unquiet = position
             return False
         self.limit.hold(self._none)
         self._rows = None
@@ -332,8 +342,12 @@ class CollisionAvoidance:
         """Evaluate this tick's rows at the command configuration (the controlled joints at
         the shaper's last command, the others from ``q``); True when some row can bind (the
         tick then solves the QP with the rows inside the shaper's box)."""
-        if self.quiet(q, False):
+        # the compiled path asked the check at this command already (and the check said
+        # not quiet): its answer stands, asked once a tick
+        asked = self._unquiet is self._shaper.position
+        if not asked and self.quiet(q, False):
             return False
+        self._unquiet = None
         shaper, joints = self._shaper, self._joints
         command = joints.controlled.to_configuration(shaper.position, q)
         lower, upper = shaper.box()
@@ -347,6 +361,7 @@ class CollisionAvoidance:
             zone=self.influence(lower[joints.n_base :], upper[joints.n_base :]),
             box=(columns, lower, upper),
             motions=self._motions,
+            only=self._flagged,
         )
         self.limit.hold(rows)
         self._box = (lower, upper)

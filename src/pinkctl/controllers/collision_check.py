@@ -42,7 +42,7 @@ from ..qp.collision_limit import TURNING_ZONE
 if TYPE_CHECKING:
     from .collision import CollisionAvoidance
 
-__all__ = ["SLACK", "QuietCheck", "levers", "quiet_check"]
+__all__ = ["SLACK", "QuietCheck", "drifts", "levers", "quiet_check"]
 
 #: Added to every pair's threshold [m]: more than coal's distance tolerance (1e-6 m).
 SLACK = 1e-5
@@ -77,6 +77,24 @@ def levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -
         free = shortname in ("JointModelFreeFlyer", "JointModelPlanar")
         levers[k] = 1.0 if translation or (free and c - model.idx_vs[j] < 3) else reach[j]
     return levers
+
+
+def drifts(model: pin.Model, geometry: pin.GeometryModel, controlled: Any) -> np.ndarray:
+    """(nq,) bound [m] of how far a geometry point moves per unit change of each
+    configuration coordinate that ``controlled`` (configuration indices) leaves out: a
+    one-coordinate joint's lever (:func:`levers`), a continuous joint's lever times pi / 2 on
+    each of its cos and sin (the angle is at most pi / 2 the chord, the chord at most the
+    two changes); ``inf`` for another joint (ball, free: any change computes every bound
+    again); 0 for the controlled coordinates (their columns' sweep counts them)."""
+    drift = np.full(model.nq, np.inf)
+    every = levers(model, geometry, np.arange(model.nv))
+    for j in range(1, model.njoints):
+        q0, nq, nv = model.idx_qs[j], model.nqs[j], model.nvs[j]
+        if nv == 1 and nq in (1, 2):  # revolute, prismatic, continuous
+            lever = float(every[model.idx_vs[j]])
+            drift[q0 : q0 + nq] = lever if nq == 1 else lever * np.pi / 2.0
+    drift[np.asarray(controlled, dtype=np.intp)] = 0.0
+    return drift
 
 
 def _flat(placement: pin.SE3) -> np.ndarray:
@@ -160,6 +178,8 @@ class _Tick(ctypes.Structure):
         ("row", _double_p),
         ("rhs", _double_p),
         ("direction", _double_p),
+        ("flagged", _int_p),
+        ("drift", _double_p),
     ]
 
 
@@ -222,6 +242,7 @@ class QuietCheck:
             **_shape_arrays(objects),
             **_scratch_arrays(n, npairs, model.nq, len(unique)),
             "slot_column": _slot_columns(broad, joints.controlled.idx_q),
+            "drift": drifts(model, scene.geometry_model, joints.controlled.idx_q),
         }
         t = _Tick()
         t.capsules = broad.address
@@ -236,9 +257,11 @@ class QuietCheck:
             setattr(t, name, array.ctypes.data_as(kind))
         if not shaper.smooth:
             t.braking = None
-        # bounds kept from call to call: every joint moves one coordinate (no ball,
-        # continuous or free joint) and the levers cover every controlled one
-        t.cache = int(not (every.balls or every.is_continuous.any() or joints.n_base))
+        # bounds kept from call to call: every controlled joint moves one coordinate and the
+        # levers cover it; a joint it does not control may be continuous (tiago's wheels:
+        # any change of its cos or sin computes every bound again), not a ball or a base
+        controlled = joints.controlled.is_continuous.any()
+        t.cache = int(not (every.balls or controlled or joints.n_base))
         self._tick = t
         self._pointer = ctypes.addressof(t)
         self._owners = (broad, shaper)
@@ -256,6 +279,9 @@ class QuietCheck:
         self.normal = self._arrays["normal"].reshape(npairs, 3)
         #: (P, n) their rows ``G = -d(distance)/dq`` over the controlled columns
         self.rows = self._arrays["row"].reshape(npairs, n)
+        #: (P,) 1 for each pair the last call counted (it may have a row), 0 for the others
+        #: (no row of theirs can bind inside the box: the Python path need not measure them)
+        self.flagged = self._arrays["flagged"]
 
     @property
     def caching(self) -> bool:
@@ -342,6 +368,7 @@ def _scratch_arrays(n: int, npairs: int, nq: int, npatterns: int) -> dict[str, n
         "row": np.zeros(n * npairs),
         "rhs": np.full(npairs, np.nan),
         "direction": np.zeros(3 * npairs),
+        "flagged": np.zeros(npairs, dtype=np.intc),
     }
 
 

@@ -57,6 +57,7 @@ from scipy.optimize import linprog
 from .._validation import real_number
 from ..errors import InputError
 from ..world.scene import CollisionScene, PairDistance
+from .corners import HullBoxes, corner_floors, corners
 
 __all__ = ["BRAKING_SHARE", "CollisionLimit", "CollisionRows"]
 
@@ -67,8 +68,9 @@ BRAKING_SHARE = 0.5
 TURNING_ZONE = 0.01
 #: A corner closer than this [m] to its shape's witness point is the witness point's row.
 CORNER_APART = 1e-6
-_RIM = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
-_SIGNS3 = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+#: A corner is measured unless its floor clears the turning zone by this [m] (rounding)
+FLOOR_SLACK = 1e-7
+_EYE3 = np.eye(3)
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ class CollisionLimit(Limit):
         }
         self._held: CollisionRows | None = None
         self._per_pair: tuple[object, np.ndarray, np.ndarray] = (None, np.zeros(0), np.zeros(0))
+        self._hull_boxes: HullBoxes = {}  # the convex meshes' boxes (corner_floors)
 
     # ------------------------------------------------------------------ rows
     def closing_rates(self, gaps: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -193,6 +196,7 @@ class CollisionLimit(Limit):
         zone: np.ndarray | None = None,
         box: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         motions: dict[str, pin.SE3] | None = None,
+        only: np.ndarray | None = None,
     ) -> CollisionRows:
         """The rows at configuration ``q`` for a step of ``dt`` [s].
 
@@ -208,8 +212,10 @@ class CollisionLimit(Limit):
             motions: The rigid motion (world frame) each moving obstacle is expected to make
                 during this step, by name: a pair's row is tightened by how much it brings
                 the obstacle's witness point closer (never loosened).
+            only: (P,) bool: measure only these pairs (by index), the others have no row
+                (the native check's: their rows cannot bind inside ``box``); default: all.
         """
-        found, margins = self._near(q, zone)
+        found, margins = self._near(q, zone, only)
         if not found:
             nv = self.scene.model.nv
             return CollisionRows(np.zeros((0, nv)), np.zeros(0), (), np.zeros(0))
@@ -226,16 +232,20 @@ class CollisionLimit(Limit):
         return CollisionRows(G, h, tuple(found), margins)
 
     def _near(
-        self, q: np.ndarray, zone: np.ndarray | None
+        self, q: np.ndarray, zone: np.ndarray | None, only: np.ndarray | None = None
     ) -> tuple[list[PairDistance], np.ndarray]:
-        """The pairs that get rows at ``q`` (:meth:`evaluate`'s ``zone``) and their margins."""
-        if zone is None:
-            wider = self.influence_distance - self.margin
-        else:
-            wider = max(float(zone.max(initial=0.0)), TURNING_ZONE)
+        """The pairs that get rows at ``q`` (:meth:`evaluate`'s ``zone`` and ``only``) and
+        their margins."""
         margins, turns = self.pair_margins()
+        if zone is None:
+            within: float | np.ndarray = self.margin + (self.influence_distance - self.margin)
+        else:  # each pair's own threshold, a hair wider: the test below decides
+            wider = np.maximum(zone, np.where(turns, TURNING_ZONE, -np.inf))
+            within = margins + wider + 1e-9
+        if only is not None:
+            within = np.where(only, within, -np.inf)
         found, kept = [], []
-        for d in self.scene.pairs_within(q, self.margin + wider):
+        for d in self.scene.pairs_within(q, within):
             k = d.pair.index
             gap = d.distance - margins[k]
             if margins[k] == -np.inf:  # a pair no command moves apart or together
@@ -299,11 +309,16 @@ class CollisionLimit(Limit):
                 shape, placement = objects[other].geometry, placements[other]
                 far = coal.Transform3s(placement.rotation, placement.translation)
                 points, radius = corners(objects[mine].geometry, placements[mine])
+                # coal's distance of a corner is at least its floor: those whose floor
+                # clears the zone would be dropped below (module corners)
+                floors = corner_floors(points, shape, placement, self._hull_boxes) - radius
+                points = points[floors - margin < TURNING_ZONE + FLOOR_SLACK]
+                ball = coal.Sphere(radius)
                 for z in points:
                     result.clear()
                     distance = coal.distance(
-                        coal.Sphere(radius),
-                        coal.Transform3s(np.eye(3), z),
+                        ball,
+                        coal.Transform3s(_EYE3, z),
                         shape,
                         far,
                         request,
@@ -362,24 +377,3 @@ def _boxed(
     least = dt * np.minimum(low, high).sum(axis=1)
     np.maximum(h, least + 1e-9, out=h)
     return h < most
-
-
-def corners(shape: coal.CollisionGeometry, placement: pin.SE3) -> tuple[np.ndarray, float]:
-    """``(points, radius)``: the corners of ``shape`` at ``placement`` (world frame [m]) and
-    the radius of the sphere each carries: a capsule's two end spheres, a cylinder's end rims
-    (eight points each), a box's eight corners, a convex mesh's vertices; none for a sphere
-    (its witness point is the only point that can come nearest) or another shape."""
-    rotation, translation = placement.rotation, placement.translation
-    if isinstance(shape, coal.Capsule):
-        axis = rotation[:, 2] * shape.halfLength
-        return np.array([translation + axis, translation - axis]), float(shape.radius)
-    if isinstance(shape, coal.Cylinder):
-        rim = shape.radius * np.array([np.cos(_RIM), np.sin(_RIM), np.zeros(_RIM.size)]).T
-        ends = [rim + [0.0, 0.0, sign * shape.halfLength] for sign in (1.0, -1.0)]
-        return np.vstack(ends) @ rotation.T + translation, 0.0
-    if isinstance(shape, coal.Box):
-        return (_SIGNS3 * np.asarray(shape.halfSide)) @ rotation.T + translation, 0.0
-    if isinstance(shape, coal.ConvexBase):
-        points = np.asarray(shape.points(), dtype=np.float64).reshape(-1, 3)
-        return points @ rotation.T + translation, 0.0
-    return np.zeros((0, 3)), 0.0

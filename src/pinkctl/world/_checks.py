@@ -88,3 +88,16 @@ def quaternion(value: Any, argument: str = "orientation") -> tuple[float, float,
     if leading < 0.0:  # q and -q are one rotation: the first non-zero coefficient positive
         w, x, y, z = -w, -x, -y, -z
     return (w + 0.0, x + 0.0, y + 0.0, z + 0.0)  # + 0.0: no negative zeros in a record
+
+
+def distance_limits(distance: Any) -> np.ndarray:
+    """``CollisionScene.pairs_within``'s ``distance`` [m] as a (1,) or (P,) array (no NaN)."""
+    if np.ndim(distance) == 0:
+        return np.array([real_number(distance, "distance")])
+    try:
+        limit = np.asarray(distance, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"distance must be real numbers, got {distance!r}") from None
+    if limit.ndim != 1 or np.isnan(limit).any():
+        raise InputError(f"distance must be a vector of numbers (no NaN), got {distance!r}")
+    return limit

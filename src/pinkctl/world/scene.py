@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
-from .._validation import real_number
 from ..errors import InputError, SolverError
+from ._checks import distance_limits
 from .broad_phase import BoundingSpheres
 from .robot_geometry import RobotGeometry, accurate, same_start
 from .world import World
@@ -98,6 +98,8 @@ class PairDistance:
 
 #: A distance beyond this [m] is coal's failure value, not a distance.
 FAILED = 1e6
+#: At most this many pairs are measured one by one (more: one pass over the active pairs).
+FEW = 16
 
 
 class CollisionScene:
@@ -279,36 +281,50 @@ class CollisionScene:
         self.measured = len(self._pairs)
         return [self._result(k) for k in range(len(self._pairs))]
 
-    def pairs_within(self, q: Any, distance: float) -> list[PairDistance]:
-        """The pairs closer than ``distance`` [m] at ``q``, in :attr:`pairs` order.
-
-        A broad phase (:mod:`pinkctl.world.broad_phase`) skips the pairs whose bounding
-        spheres are farther apart than ``distance``; coal measures the others.
-        """
+    def pairs_within(self, q: Any, distance: float | np.ndarray) -> list[PairDistance]:
+        """The pairs closer than ``distance`` [m] (one number, or one per pair in
+        :attr:`pairs` order) at ``q``, in :attr:`pairs` order. A broad phase
+        (:mod:`pinkctl.world.broad_phase`) skips the pairs whose bounding spheres are
+        farther apart than their ``distance`` (not a handful); coal measures the others."""
         q = self._configuration(q)
-        limit = real_number(distance, "distance")
+        limit = distance_limits(distance)
         self.sync()
         model, data = self.model, self.data
         geometry, gdata = self.geometry_model, self.geometry_data
         pin.updateGeometryPlacements(model, data, geometry, gdata, q)
         if not self._pairs:
             return []
-        near = np.flatnonzero(self._spheres.lower_bounds(data.oMi) < limit)
-        mask = self._mask
-        mask[self._chosen] = False
-        pairs = self._spheres.pairs[near]
-        self._chosen = (pairs[:, 0], pairs[:, 1])
-        mask[self._chosen] = True
-        gdata.setActiveCollisionPairs(geometry, mask)
-        self._culled = True
+        if limit.shape != (1,) and limit.shape != (len(self._pairs),):
+            raise InputError(
+                f"distance must be one number or {len(self._pairs)} (one per pair), "
+                f"got shape {limit.shape}"
+            )
+        few = np.flatnonzero(limit > -np.inf) if limit.size > 1 else limit[:0]
+        if limit.size > 1 and len(few) <= FEW:  # a handful asked: coal measures them all
+            near = few
+        else:
+            near = np.flatnonzero(self._spheres.lower_bounds(data.oMi) < limit)
         same_start(gdata, near.tolist())
-        pin.computeDistances(geometry, gdata)
+        if len(near) <= FEW:  # one by one: no pass over every pair
+            for k in near.tolist():
+                pin.computeDistance(geometry, gdata, k)
+        else:
+            mask = self._mask
+            mask[self._chosen] = False
+            pairs = self._spheres.pairs[near]
+            self._chosen = (pairs[:, 0], pairs[:, 1])
+            mask[self._chosen] = True
+            gdata.setActiveCollisionPairs(geometry, mask)
+            self._culled = True
+            pin.computeDistances(geometry, gdata)
         self.measured = len(near)
         found = []
+        limits = np.broadcast_to(limit, (len(self._pairs),)).tolist()
+        results = self._results
         for k in near.tolist():  # a PairDistance only for those kept (or measured again)
-            if not limit <= self._results[k].min_distance < FAILED:
+            if not limits[k] <= results[k].min_distance < FAILED:
                 found.append(self._result(k))
-        return [d for d in found if d.distance < limit]
+        return [d for d in found if d.distance < limits[d.pair.index]]
 
     def in_collision(self, q: Any, margin: float = 0.0) -> bool:
         """Whether some active pair is closer than ``margin`` [m] at ``q`` (0: penetrates)."""

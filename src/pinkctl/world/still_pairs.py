@@ -28,7 +28,8 @@ def still_pairs(geometry: RobotGeometry, columns: np.ndarray) -> np.ndarray:
         cols = {model.joints[j].idx_v + k for j in joints for k in range(model.joints[j].nv)}
         return frozenset(cols & controlled)
 
-    return np.array([moved_by(a) == moved_by(b) for a, b in geometry.pairs], dtype=bool)
+    moved = [moved_by(g) for g in range(len(objects))]  # once per shape, not per pair
+    return np.array([moved[a] == moved[b] for a, b in geometry.pairs], dtype=bool)
 
 
 def drop_still_pairs(geometry: RobotGeometry, columns: np.ndarray) -> int:
