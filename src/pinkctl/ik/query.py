@@ -1,9 +1,8 @@
 """Whole IK queries in one call of the native kernel (``pinkctl/_native/_ik_query.c``).
 
-A search whose local solves run in the kernel (:mod:`pinkctl.ik.native`) still spent most of
-its time in Python around them (checking the target and the seed, drawing restarts, building
-outcomes). For the common query, a :class:`NativeQuery` hands the kernel the target and the
-seed as they come and gets the answer back in one call:
+A search whose local solves run in the kernel (:mod:`pinkctl.ik.native`) spent most of its
+time in Python around them; a :class:`NativeQuery` hands the kernel the target and the seed
+as they come and gets the answer back in one call:
 
 - the default frame's single target, a ``pin.SE3``, and a seed that is a full float64
   configuration (other forms of either are parsed in Python first);
@@ -21,9 +20,8 @@ seed as they come and gets the answer back in one call:
   pair), and the search resumes with the verdict.
 
 The kernel checks the target and the seed as the Python path does; when it refuses one, or
-when its local solve would leave the kernel (a least-squares step), the query returns None and
-the caller's Python path raises the precise error or gives the answer. So answers are those
-of the Python path (``tests/test_native_ik.py``).
+its local solve would leave the kernel (a least-squares step), the query returns None and the
+caller's Python path raises the precise error or gives the answer (``tests/test_native_ik.py``).
 """
 
 from __future__ import annotations
