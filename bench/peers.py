@@ -109,7 +109,8 @@ def tick_verdicts(tick: dict[str, Any]) -> list[str]:
     if "placo_median_us" in tick:
         ratio = tick["default_median_us"] / tick["placo_median_us"]
         out.append(
-            f"control tick vs placo (default settings): median {tick['default_median_us']:.1f} µs"
+            "control tick vs placo (default settings, `self_collision=False`): median "
+            f"{tick['default_median_us']:.1f} µs"
             f" vs {tick['placo_median_us']:.1f} µs ({ratio:.2f}x placo's) -> "
             f"{'MET' if ratio <= 2.0 else 'MISSED'}"
         )
@@ -117,7 +118,7 @@ def tick_verdicts(tick: dict[str, Any]) -> list[str]:
         for label, what, limit in (
             ("default_step", "whole tick, arrays in and out (`step`)", 2.0),
             ("default_states", "whole tick, JointSpace/SiteSpace states + `forward`", 2.0),
-            ("default", "`forward()` alone", 1.5),
+            ("default", "`forward()` alone, `self_collision=False`", 1.5),
         ):
             if f"{label}_median_us" not in tick:
                 continue
@@ -130,7 +131,10 @@ def tick_verdicts(tick: dict[str, Any]) -> list[str]:
     else:
         out.append(f"control tick vs placo: not measured ({tick.get('placo_note')})")
     if "pink_median_us" in tick:  # issue 27: forward() at least 4x faster than pink's tick
-        for label, what in (("default", "default"), ("pinkctl", "motion limits off")):
+        for label, what in (
+            ("default", "`self_collision=False`"),
+            ("pinkctl", "`self_collision=False`, motion limits off"),
+        ):
             ratio = tick["pink_median_us"] / tick[f"{label}_median_us"]
             out.append(
                 f"`forward()` ({what}) vs pink `solve_ik` + integrate: median "

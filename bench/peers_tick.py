@@ -11,11 +11,12 @@ control period 5 ms, a frame task (position and orientation cost 1, gain 1), a p
 towards home (cost 1e-3), the URDF's position and velocity limits, the fingers held at home.
 Each solver runs its own kinematic loop (a tick's command is the next tick's configuration).
 
-- **pinkctl, avoiding**: ``PinkIKController.forward`` with ``self_collision=True``:
-  self-collision and floor avoidance on (the peers avoid nothing: this row shows what
-  turning it on costs), motion limits on (acceleration and jerk shaping; the native kernel);
-- **pinkctl default**: as a user builds it (no world: no avoidance; :data:`NO_COLLISIONS`
-  says so explicitly, as every row below: the peers' work);
+- **pinkctl default, avoiding** (``avoiding``): ``PinkIKController.forward`` as a user builds
+  it: self-collision and floor avoidance on (the default for a fixed-base robot with
+  collision geometry; the peers avoid nothing: this row shows what it costs), motion limits
+  on (acceleration and jerk shaping; the native kernel);
+- **pinkctl, no avoidance** (``default``): the same with ``self_collision=False``
+  (:data:`NO_COLLISIONS`, as every row below: like with like, the peers avoid nothing);
 - **pinkctl, motion limits off**: the same problem as the peers (pink's configuration limit,
   gain 0.5, and velocity limit);
 - **pinkctl default, array tick** (``step``): ``controller.step(q, target_pose)``, the whole
@@ -71,7 +72,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The interpreter of placo's environment (``make .venv-placo`` creates it; the environment
 #: variable ``PINKCTL_PLACO_PYTHON`` names another, e.g. a worktree's main checkout's).
 PLACO_PYTHON = Path(os.environ.get("PINKCTL_PLACO_PYTHON", ROOT / ".venv-placo" / "bin" / "python"))
-#: The peers' problem has no collision avoidance (the default without a world has none either).
+#: The peers' problem has no collision avoidance: every row but ``avoiding`` turns pinkctl's
+#: default self-collision and floor avoidance off, to compare like with like.
 NO_COLLISIONS = {"self_collision": False}
 LABELS = (
     "avoiding",
@@ -179,7 +181,7 @@ def _variant(label: str, target: Any, n_total: int, solver: str) -> Any:
             barrier=False,
             n_total=n_total,
             default_settings=default,
-            controller_options={"self_collision": True} if label == "avoiding" else NO_COLLISIONS,
+            controller_options={} if label == "avoiding" else NO_COLLISIONS,  # {}: the default
         )
         if not compiled:
             variant.controller.compiled = False
@@ -318,13 +320,13 @@ def _max_error(robot: Any, frame: str, q_log: np.ndarray, target: Any) -> float:
 def markdown(row: dict[str, Any], machine: str | None = None) -> str:
     """The tick table: one line per variant, ratios to placo."""
     names = {
-        "avoiding": "pinkctl `forward`, `self_collision=True` (self-collision and floor avoidance)",
-        "default": "pinkctl `forward`, default (motion limits on)",
-        "pinkctl": "pinkctl `forward`, motion limits off (the peers' problem)",
-        "default_step": "pinkctl `step(q, pose)`, default: whole tick with array I/O",
-        "default_states": "pinkctl default: `JointSpace`/`SiteSpace` states + `forward`",
-        "default_python": "pinkctl `forward`, default, Python path (`compiled = False`)",
-        "default_step_python": "pinkctl `step(q, pose)`, default, Python path",
+        "avoiding": "pinkctl `forward`, default (self-collision and floor avoidance on)",
+        "default": "pinkctl `forward`, `self_collision=False` (motion limits on)",
+        "pinkctl": "pinkctl `forward`, `self_collision=False`, motion limits off (peers' problem)",
+        "default_step": "pinkctl `step(q, pose)`, `self_collision=False`: tick with array I/O",
+        "default_states": "pinkctl `self_collision=False`: `JointSpace`/`SiteSpace` + `forward`",
+        "default_python": "pinkctl `forward`, `self_collision=False`, Python path",
+        "default_step_python": "pinkctl `step(q, pose)`, `self_collision=False`, Python path",
         "pink": f"pink {machine_info()['pink']} `solve_ik` + `integrate_inplace` (peers' problem)",
         "placo": f"placo {row.get('placo_version', '')} `solve` + `update_kinematics`",
     }

@@ -199,8 +199,12 @@ def test_arguments_are_checked(franka):
 
 def test_defaults_and_status(franka):
     names = list(franka.controlled_joint_names)
+    # on by default without a world: a fixed base with collision elements (and the floor)
     default = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT)
-    assert default.collision is None  # nothing to avoid without a world unless asked
+    assert default.collision is not None and default.collision.scene.self_collision
+    assert "floor" in default.collision.scene.world
+    off = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=False)
+    assert off.collision is None  # nothing to avoid
     asked = PinkIKController(franka, names, ["panda_hand_tcp"], dt=DT, self_collision=True)
     assert asked.collision is not None and asked.collision.scene.self_collision
     assert "floor" in asked.collision.scene.world

@@ -36,6 +36,7 @@ from pinkctl.envs import (
 from pinkctl.envs.arm import substeps
 from pinkctl.envs.pick_cube import LIFT_SUCCESS_HEIGHT
 from pinkctl.envs.pick_place import MIN_CARRY_RISE
+from pinkctl.envs.so101_env import COLLISION_MARGIN
 from pinkctl.errors import InputError
 
 EPISODES = int(os.environ.get("PINKCTL_ENV_EPISODES", "20"))
@@ -618,6 +619,35 @@ def test_pick_cube_dense_reward_grows_with_the_lift() -> None:
     assert episode.rewards[-1] > 0.9  # lifted, jaws at the block
     assert episode.rewards[0] < 0.35
     assert np.all((episode.rewards >= 0.0) & (episode.rewards <= 1.0))
+
+
+def test_so101_arm_avoids_the_scene_table_and_grasps() -> None:
+    """The controller avoids the scene's own world (table and floor) and the robot itself; the
+    expert's commands keep the jaws the margin off the table and still grasp the block."""
+    env = SO101PickCubeEnv(reward_type="dense")
+    collision = env.arm.controller.collision
+    assert collision is not None and collision.scene.self_collision
+    assert collision.world is env.scene.world and {"table", "floor"} <= set(env.scene.world)
+    robot, scene = env.robot, collision.scene
+    table = [k for k, p in enumerate(scene.pairs) if p.body_b == "table"]
+    model = robot.model
+    arm = [model.joints[model.getJointId(n)].idx_q for n in robot.controlled_joint_names]
+    jaw = robot.gripper_joint_names[0]  # its servo, not the controller, moves it: measured
+    jaw_q, jaw_sim = model.joints[model.getJointId(jaw)].idx_q, env.sim.model.joint(jaw).qposadr[0]
+    policy = make_expert(env)
+    observation, _ = env.reset(seed=1)
+    policy.reset()
+    closest, terminated, reward = np.inf, False, 0.0
+    for _ in range(200):
+        observation, reward, terminated, truncated, _ = env.step(policy(observation))
+        q = robot.q0.copy()
+        q[arm], q[jaw_q] = env.arm.command, env.sim.data.qpos[jaw_sim]
+        distances = scene.distances(q)
+        closest = min(closest, min(distances[k].distance for k in table))
+        if terminated or truncated:
+            break
+    assert terminated and reward > 0.9  # lifted, jaws at the block
+    assert COLLISION_MARGIN - 1e-4 <= closest < 0.01  # down at the table, not through it
 
 
 def test_pick_place_success_needs_a_carry() -> None:

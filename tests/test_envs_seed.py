@@ -735,12 +735,16 @@ def test_frame_base_observation_is_invariant_to_the_placement(cls: type, options
 def test_frame_base_with_a_raised_base() -> None:
     """Raising the base changes MuJoCo's box-box contact detection by about a micrometre (its
     tolerances act on world coordinates: a block resting 0.4 um into the table is in contact
-    at z = 0, not at z = 0.3 m), which a grasp amplifies; the run stays the same task. Without
+    at z = 0, not at z = 0.3 m), which a grasp amplifies; the run stays the same task. The
+    controller's collision avoidance reads the measured jaw opening (its servo, not the
+    controller, moves it; the jaws' pairs with the table), so the contact's micrometre reaches
+    the arm's commands too: the block ends 2.2 mm apart (0.43 mm without avoidance). Without
     contacts (reach) a raised base changes nothing."""
     options = {"random_block_position": True}
     home, raised = (_expert_run(SO101PickPlaceGymEnv, "base", p, **options) for p in ({}, RAISED))
     assert home[1] and raised[1]
-    assert _worst(home[0], raised[0], "environment_state") < 1e-3
+    assert len(home[0]["environment_state"]) == len(raised[0]["environment_state"])
+    assert _worst(home[0], raised[0], "environment_state") < 5e-3
     reach = [_expert_run(ReachEnv, "base", p, robot="ur5") for p in ({}, RAISED)]
     assert reach[0][1] and reach[1][1]
     for key in reach[0][0]:

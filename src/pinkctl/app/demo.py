@@ -294,6 +294,11 @@ def tick_failures(summary: dict[str, float]) -> list[str]:
     return [f"{label}: {int(summary[key])}" for key, label in rows if summary[key]]
 
 
+def _length(size: float) -> str:
+    """A curve's size [m] as the header writes it (millimetres below 1 cm)."""
+    return f"{size:.2f} m" if size >= 0.01 else f"{size * 1e3:.1f} mm"
+
+
 def _result(
     config: DemoConfig, robot: PinkRobot, log: ClosedLoopLog, fit: Fit, duration: float
 ) -> DemoResult:
@@ -315,7 +320,7 @@ def _result(
             label = f"limit violations: {kind}"
             failures.append(f"{label} {rows[label]}")
     scale = fit.scale
-    shape = f"{scale.size:.2f} m" + (
+    shape = _length(scale.size) + (
         "" if config.trajectory == "waypoints" else f", period {scale.period:.3g} s"
     )
     title = (
@@ -325,7 +330,8 @@ def _result(
     header = f"{title}\nsimulated {duration:.2f} s in MuJoCo"
     if scale.size < fit.requested:
         header += (
-            f" (size shrunk from {fit.requested:.2f} m to fit {robot.name}'s limits from home)"
+            f" (size shrunk from {_length(fit.requested)} to fit {robot.name}'s limits and "
+            "collision margins from home)"
         )
     return DemoResult(
         config=config,

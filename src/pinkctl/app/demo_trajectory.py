@@ -58,7 +58,7 @@ FIT_RATE = 100.0
 FIT_TOLERANCE = 5e-4
 #: Factor applied to the size while it does not fit, and how many times at most.
 SHRINK = 0.6
-SHRINK_STEPS = 6
+SHRINK_STEPS = 8
 #: Every how many ticks of the kinematic check contacts are looked for.
 CONTACT_EVERY = 4
 

@@ -192,20 +192,23 @@ class CollisionAvoidance:
     ) -> CollisionAvoidance | None:
         """The avoidance of a controller from its ``world``, ``self_collision`` and
         ``collision_margin`` arguments (checked first: InputError naming the argument), or
-        None when there is nothing to avoid (``world=None`` and self-collision off).
-        ``self_collision=None``: on with a ``world`` when the description has collision
-        elements and the base is fixed (a floating-base robot balances on its feet's
-        contacts); without a world, avoidance is asked for with ``self_collision=True``.
-        The tick's cost no longer holds it back (the native check decides the near pairs'
-        rows: franka at 5 ms, 2.5x the plain tick, no coal), the behaviour does: on by
-        default, tiago's closed loop in tests/test_catalog.py stops 10 mm short of a
-        target near its body."""
+        None when there is nothing to avoid (no world and self-collision off).
+
+        ``self_collision=None`` is on, with or without a ``world``, when the description has
+        collision elements (built from it whether or not the loader built a collision model)
+        and the base is fixed; a floating-base robot stays off (it balances on its feet's
+        contacts). With self-collision on, the robot's floor is avoided too (the simulation's
+        floor is part of every world). docs/collision.md, "Default on", has the figures."""
         world, self_collision, margin = check_collision_arguments(world, self_collision, margin)
-        if world is None and self_collision is not True:
-            return None
+        if world is None and (
+            self_collision is False or (self_collision is None and robot.floating_base)
+        ):
+            return None  # no geometry to build
         geometry = RobotGeometry.from_robot(robot)
         if self_collision is None:
             self_collision = "collision elements" in geometry.source and not robot.floating_base
+        if not self_collision and world is None:
+            return None
         on = self_collision
         return cls(robot, geometry, joints, shaper, world=world, self_collision=on, margin=margin)
 

@@ -94,9 +94,9 @@ class PinkIKController(BaseController, ArrayStep, ProblemViews, CompiledTicking)
         frames: More frame tasks; with ``com_cost``, ``contacts``, ``support_margin`` and
             ``sole``: the whole-body terms of :mod:`pinkctl.controllers.whole_body`.
         world: Obstacles to avoid (a :class:`~pinkctl.world.World`, read every tick) or None.
-        self_collision: Avoid the robot's own links; None: with a ``world``, if its
-            description has collision elements and its base is fixed. With either, the floor
-            too (:mod:`pinkctl.controllers.collision`).
+        self_collision: Avoid the robot's own links; None (default): on, with or without a
+            ``world``, if its description has collision elements and its base is fixed;
+            False: off. With either, the floor too (:mod:`pinkctl.controllers.collision`).
         collision_margin: Smallest distance kept between any two checked shapes [m].
 
     Raises:

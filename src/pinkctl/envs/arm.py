@@ -45,6 +45,7 @@ from .._validation import choice, positive_number, real_array, real_number
 from ..controllers._arguments import DT_RANGE
 from ..core.poses import matrix_to_quaternion
 from ..errors import InputError
+from ..world import World
 from .gripper import ctrl_to_normalized, gripper_servo, normalized_to_ctrl
 from .placement import Placement
 
@@ -131,6 +132,11 @@ class CartesianArm:
             target moves toward the commanded opening at most this fast, one physics step at
             a time (None: it jumps there).
         placement: Where the robot's base stands in ``sim``'s world (None: at the origin).
+        world: Obstacles the controller avoids (a :class:`~pinkctl.world.World` in the
+            robot's base frame, e.g. the scene's table and floor), or None: the robot's own
+            floor. Self-collision is the controller's default either way.
+        collision_margin: Smallest distance the controller keeps between the robot and an
+            obstacle or itself [m].
 
     Raises:
         ValueError: On a malformed argument (the message names it).
@@ -152,6 +158,8 @@ class CartesianArm:
         gripper_range: tuple[float, float] | None = None,
         gripper_speed: float | None = None,
         placement: Placement | None = None,
+        world: World | None = None,
+        collision_margin: float = 0.01,
     ) -> None:
         self.n_substeps = substeps(control_dt, physics_dt)
         self.control_dt = float(control_dt)
@@ -185,6 +193,8 @@ class CartesianArm:
             orientation_cost=costs[self.orientation],
             motion_limits=False,
             lm_damping=LM_DAMPING,
+            world=world,
+            collision_margin=collision_margin,
         )
         model = sim.model
         arm = list(robot.controlled_joint_names)

@@ -34,6 +34,7 @@ from pinkctl import MujocoSimulation, PinkRobot
 
 from .._validation import boolean, choice, real_array
 from ..errors import InputError
+from ..world import World
 from .arm import CartesianArm
 from .mujoco_env import MujocoGymEnv, check_seed
 from .placement import Placement
@@ -111,11 +112,14 @@ class CartesianIKEnv(MujocoGymEnv):
         gripper_range: tuple[float, float] | None = None,
         gripper_speed: float | None = None,
         ik_method: str = "pinkctl",
+        world: World | None = None,
+        collision_margin: float = 0.01,
     ) -> None:
         """Adopt the simulation (built with :func:`~pinkctl.envs.scene.build_simulation` and
         this env's placement), build the arm (pinkctl's QP, or with another ``ik_method`` the
         seed's MuJoCo IK: :class:`~pinkctl.envs.seed_arm.MujocoIKArm`) and the spaces (called
-        by the subclass once)."""
+        by the subclass once). ``world`` and ``collision_margin``: what the arm's controller
+        avoids (:class:`~pinkctl.envs.arm.CartesianArm`)."""
         self.robot = robot
         narrow_ik_limits(robot)
         self.sim = sim
@@ -136,6 +140,8 @@ class CartesianIKEnv(MujocoGymEnv):
             gripper_range=gripper_range,
             gripper_speed=gripper_speed,
             placement=self.placement,
+            world=world,
+            collision_margin=collision_margin,
             **seed_ik,
         )
         n_agent = len(robot.controlled_joint_names) + (1 if gripper else 0)

@@ -70,6 +70,9 @@ HOME_POSITION = np.array([0.0, -0.6, 0.6, 1.2, 0.0])
 # the jaws); with the jaws kept vertical the SO-101 reaches no higher than about 9 cm.
 CARTESIAN_BOUNDS = np.array([[0.08, -0.22, 0.008], [0.36, 0.22, 0.20]])
 TOP_DOWN_BOUNDS = np.array([[0.12, -0.15, 0.016], [0.30, 0.15, 0.09]])
+#: The margin [m] the arm's controller keeps from the scene's table and floor and from itself:
+#: the jaws close on a block resting on the table, within 1 mm of its top (the bounds above).
+COLLISION_MARGIN = 0.001
 #: ``observation_layout``: the seed's (``agent_pos`` = the 14-value robot state) or pinkctl's
 #: (joints and measured opening, ``tcp_pose``, ``tcp_vel``).
 OBSERVATION_LAYOUTS = ("seed", "pinkctl")
@@ -189,6 +192,8 @@ class SO101GymEnv(CartesianIKEnv):
             gripper_range=self._gripper_ctrlrange if direct else None,
             gripper_speed=None if direct else GRIPPER_SPEED,
             ik_method=self.ik_method,
+            world=self.scene.world,
+            collision_margin=COLLISION_MARGIN,
         )
         self._gripper_actuator = int(gripper)
         self._tool_site = int(model.site(self.scene.tool_frame).id)
