@@ -49,16 +49,7 @@ static void axis_rotation(const double *u, double c, double s, double *r) {
 /* frame = m rot(u, c, s): about a coordinate axis only two of m's rotation columns mix (the
  * joints of most arms), else Rodrigues' matrix; the translation is m's */
 static void rotated(const double *m, const double *u, double c, double s, double *frame) {
-    if (u[0] == 1.0 || u[1] == 1.0 || u[2] == 1.0) {
-        const int i = u[0] == 1.0 ? 0 : (u[1] == 1.0 ? 1 : 2), j = (i + 1) % 3, k = (i + 2) % 3;
-        for (int row = 0; row < 3; ++row) {
-            const double *a = m + 3 * row;
-            double *r = frame + 3 * row;
-            r[i] = a[i];
-            r[j] = a[j] * c + a[k] * s;
-            r[k] = a[k] * c - a[j] * s;
-        }
-    } else {
+    if (!pk_rotate_about_axis(m, u, c, s, frame)) {
         double motion[12] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, r[12];
         axis_rotation(u, c, s, motion);
         compose(m, motion, r);

@@ -22,6 +22,24 @@ static inline void pk_unrotate(const double *m, const double *d, double *out) {
     for (int i = 0; i < 3; ++i) out[i] = m[i] * d[0] + m[3 + i] * d[1] + m[6 + i] * d[2];
 }
 
+/* r = a rot(u, t) for a row-major 3x3 a (c = cos t, s = sin t) when the unit axis u is a
+ * coordinate axis e_i: only a's columns j = i + 1 and k = i + 2 (mod 3) mix, the joints of
+ * most arms. Returns 0 (r untouched) for any other axis. Shared by the IK's kinematics
+ * (_ik.c) and its collision check (_collision.c), so both round alike. */
+static inline int pk_rotate_about_axis(const double *a, const double *u, double c, double s,
+                                       double *r) {
+    if (!(u[0] == 1.0 || u[1] == 1.0 || u[2] == 1.0)) return 0;
+    const int i = u[0] == 1.0 ? 0 : (u[1] == 1.0 ? 1 : 2), j = (i + 1) % 3, k = (i + 2) % 3;
+    for (int row = 0; row < 3; ++row) {
+        const double *ar = a + 3 * row;
+        double *rr = r + 3 * row;
+        rr[i] = ar[i];
+        rr[j] = ar[j] * c + ar[k] * s;
+        rr[k] = ar[k] * c - ar[j] * s;
+    }
+    return 1;
+}
+
 /* out = a b */
 static inline void pk_compose(const double *a, const double *b, double *out) {
     for (int i = 0; i < 3; ++i) {

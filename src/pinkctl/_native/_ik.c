@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "_geometry.h"
 #include "_ik.h"
 #include "_native.h"
 
@@ -53,17 +54,7 @@ static void mat_vec(const double *restrict a, const double *restrict x, double *
  * axis u (Rodrigues); about a coordinate axis, only two columns of a mix. */
 static void rotate(const double *restrict a, const double *u, double c, double s,
                    double *restrict r) {
-    if (u[0] == 1.0 || u[1] == 1.0 || u[2] == 1.0) {
-        const int i = u[0] == 1.0 ? 0 : (u[1] == 1.0 ? 1 : 2), j = (i + 1) % 3, k = (i + 2) % 3;
-        for (int row = 0; row < 3; ++row) {
-            const double *ar = a + 3 * row;
-            double *rr = r + 3 * row;
-            rr[i] = ar[i];
-            rr[j] = ar[j] * c + ar[k] * s;
-            rr[k] = ar[k] * c - ar[j] * s;
-        }
-        return;
-    }
+    if (pk_rotate_about_axis(a, u, c, s, r)) return;
     const double v = 1.0 - c, x = u[0], y = u[1], z = u[2];
     const double b[9] = {c + x * x * v,     x * y * v - z * s, x * z * v + y * s,
                          y * x * v + z * s, c + y * y * v,     y * z * v - x * s,
