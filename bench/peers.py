@@ -118,7 +118,7 @@ def tick_verdicts(tick: dict[str, Any]) -> list[str]:
         for label, what, limit in (
             ("default_step", "whole tick, arrays in and out (`step`)", 2.0),
             ("default_states", "whole tick, JointSpace/SiteSpace states + `forward`", 2.0),
-            ("default", "`forward()` alone, `self_collision=False`", 1.5),
+            ("default_forward", "`forward()` alone (those states), `self_collision=False`", 1.5),
         ):
             if f"{label}_median_us" not in tick:
                 continue

@@ -16,15 +16,19 @@ Each solver runs its own kinematic loop (a tick's command is the next tick's con
   collision geometry; the peers avoid nothing: this row shows what it costs), motion limits
   on (acceleration and jerk shaping; the native kernel);
 - **pinkctl, no avoidance** (``default``): the same with ``self_collision=False``
-  (:data:`NO_COLLISIONS`, as every row below: like with like, the peers avoid nothing);
+  (:data:`NO_COLLISIONS`, as every row below: like with like, the peers avoid nothing); its
+  states, as the row above's, are built with ``JointState.from_name`` /
+  ``SpatialState.from_name`` outside the timer;
 - **pinkctl, motion limits off**: the same problem as the peers (pink's configuration limit,
   gain 0.5, and velocity limit);
 - **pinkctl default, array tick** (``step``): ``controller.step(q, target_pose)``, the whole
   tick with its state I/O (the measured positions in, the command's positions out: what
   placo's row times), as the ``_states`` row builds ``JointSpace`` / ``SiteSpace`` states
-  and calls ``forward``. These rows, and the two above, run the compiled tick
-  (:mod:`pinkctl.controllers.compiled_tick`) where it is built; the ``_python`` rows are the
-  same controllers on the Python path (``controller.compiled = False``), the before/after;
+  and calls ``forward``; ``_forward`` is that row's ``forward`` alone (its states built
+  outside the timer): ``_states`` less the state building. These rows, and the two above,
+  run the compiled tick (:mod:`pinkctl.controllers.compiled_tick`) where it is built; the
+  ``_python`` rows are the same controllers on the Python path (``controller.compiled =
+  False``), the before/after;
 - **placo**: ``KinematicsSolver.solve(True)`` + ``update_kinematics`` (joint limits as hard
   bounds, velocity limits, its default regularisation 1e-8). See :mod:`bench.placo_worker`.
 
@@ -81,6 +85,7 @@ LABELS = (
     "pinkctl",
     "default_step",
     "default_states",
+    "default_forward",
     "default_python",
     "default_step_python",
     "pink",
@@ -89,10 +94,12 @@ LABELS = (
 
 
 class ArrayTickVariant(PinkctlVariant):
-    """The default controller's whole tick with its state I/O: ``step(q, target_pose)``
-    (``states=False``) or ``JointSpace`` / ``SiteSpace`` states + ``forward`` (``True``)."""
+    """The default controller's tick with array or ``JointSpace`` / ``SiteSpace`` state I/O:
+    ``tick`` ``"step"``: ``step(q, target_pose)``; ``"states"``: the states built and
+    ``forward`` called, both timed; ``"spaces"``: the same states built before the timer,
+    ``forward`` alone timed."""
 
-    def __init__(self, robot: Any, target: Any, *, n_total: int, states: bool, compiled: bool):
+    def __init__(self, robot: Any, target: Any, *, n_total: int, tick: str, compiled: bool):
         super().__init__(
             robot,
             target,
@@ -105,7 +112,7 @@ class ArrayTickVariant(PinkctlVariant):
         from pinkctl.core.state import JointSpace, RobotState, SiteSpace
 
         self.controller.compiled = compiled
-        self._states = states
+        self._tick = tick
         self._joints = JointSpace(self.names)
         self._sites = SiteSpace([self.controller.tool_frame])
         self._state = RobotState
@@ -113,17 +120,22 @@ class ArrayTickVariant(PinkctlVariant):
         self._positions = target.positions[:, None, :]
         self._quaternions = target.quaternions[:, None, :]
         self._command: Any = None
+        self._inputs: Any = None
 
-    def prepare(self, k: int) -> None:
-        pass
-
-    def step(self, k: int) -> None:
-        if not self._states:
-            self._command = self.controller.step(self.q, self._poses[k])
-            return
+    def _build(self, k: int) -> tuple[Any, Any]:
         state = self._state
         estimate = state(joints=self._joints.state(self.q, self.v))
-        setpoint = state(sites=self._sites.state(self._positions[k], self._quaternions[k]))
+        return estimate, state(sites=self._sites.state(self._positions[k], self._quaternions[k]))
+
+    def prepare(self, k: int) -> None:
+        if self._tick == "spaces":
+            self._inputs = self._build(k)
+
+    def step(self, k: int) -> None:
+        if self._tick == "step":
+            self._command = self.controller.step(self.q, self._poses[k])
+            return
+        estimate, setpoint = self._inputs if self._tick == "spaces" else self._build(k)
         command = self.controller.forward(estimate, setpoint, self.times[k])
         if command is None or command.joints is None:
             self._command = None
@@ -140,14 +152,16 @@ class ArrayTickVariant(PinkctlVariant):
 
 
 #: How each pinkctl row is set up: (tick, default settings, compiled tick where built); tick
-#: ``forward`` (states built outside the timer), ``step`` (arrays) or ``states`` (states built
-#: inside the timer, then ``forward``).
+#: ``forward`` (``from_name`` states built outside the timer), ``step`` (arrays), ``states``
+#: (``JointSpace`` / ``SiteSpace`` states built inside the timer, then ``forward``) or
+#: ``spaces`` (the same states built outside it: ``forward`` alone).
 ROWS = {
     "avoiding": ("forward", True, True),
     "default": ("forward", True, True),
     "pinkctl": ("forward", False, True),
     "default_step": ("step", True, True),
     "default_states": ("states", True, True),
+    "default_forward": ("spaces", True, True),
     "default_python": ("forward", True, False),
     "default_step_python": ("step", True, False),
 }
@@ -170,9 +184,7 @@ def _variant(label: str, target: Any, n_total: int, solver: str) -> Any:
         )
     tick, default, compiled = ROWS[label]
     if tick != "forward":
-        variant = ArrayTickVariant(
-            robot, target, n_total=n_total, states=tick == "states", compiled=compiled
-        )
+        variant = ArrayTickVariant(robot, target, n_total=n_total, tick=tick, compiled=compiled)
     else:
         variant = PinkctlVariant(
             robot,
@@ -321,10 +333,12 @@ def markdown(row: dict[str, Any], machine: str | None = None) -> str:
     """The tick table: one line per variant, ratios to placo."""
     names = {
         "avoiding": "pinkctl `forward`, default (self-collision and floor avoidance on)",
-        "default": "pinkctl `forward`, `self_collision=False` (motion limits on)",
+        "default": "pinkctl `forward`, `self_collision=False` (motion limits on), "
+        "`from_name` states",
         "pinkctl": "pinkctl `forward`, `self_collision=False`, motion limits off (peers' problem)",
         "default_step": "pinkctl `step(q, pose)`, `self_collision=False`: tick with array I/O",
         "default_states": "pinkctl `self_collision=False`: `JointSpace`/`SiteSpace` + `forward`",
+        "default_forward": "pinkctl `forward` alone, `self_collision=False`, those states",
         "default_python": "pinkctl `forward`, `self_collision=False`, Python path",
         "default_step_python": "pinkctl `step(q, pose)`, `self_collision=False`, Python path",
         "pink": f"pink {machine_info()['pink']} `solve_ik` + `integrate_inplace` (peers' problem)",

@@ -35,6 +35,7 @@ def test_tick_verdicts_compare_forward_with_pink_and_placo() -> None:
         "default_median_us": 10.0,
         "pinkctl_median_us": 9.0,
         "default_states_median_us": 12.0,
+        "default_forward_median_us": 10.0,
         "placo_median_us": 6.0,
         "pink_median_us": 50.0,
     }

@@ -160,7 +160,8 @@ def test_peer_tick_row_runs_with_or_without_placo():
         assert row["placo_max_dq"] < 1e-3
         assert row["placo_max_error_mm"] < 0.1
     assert "pinkctl `forward`" in peers_tick.markdown(row, "test machine")
-    for label in ("default_step", "default_states", "default_python", "default_step_python"):
+    labels = ("default_step", "default_states", "default_forward", "default_python")
+    for label in (*labels, "default_step_python"):
         assert row[f"{label}_median_us"] > 0.0
     assert row["default_rows_max_dq"] < 1e-9  # the same commands, compiled or not
     assert not row["compiled"]["default_python"]
