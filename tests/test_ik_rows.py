@@ -15,6 +15,8 @@ from pinkctl import InputError
 from pinkctl.ik import IKPool, IKSolver, SearchOptions, find_ik_batch, sample_poses
 from pinkctl.ik.job import BatchJob, Chain, PortableRobot, TargetError, run_chains, solve_chunk
 from pinkctl.ik.packed import pack_targets
+from pinkctl.ik.result import IKResult
+from pinkctl.ik.rows import NativeRows
 
 OPTIONS = SearchOptions(max_restarts=4)
 
@@ -65,8 +67,22 @@ def _job(robot: pinkctl.PinkRobot, solver: IKSolver, entropy: int) -> BatchJob:
     return BatchJob(PortableRobot.of(robot), solver.options, OPTIONS, entropy)
 
 
+@pytest.fixture
+def answers(monkeypatch) -> list:
+    """What each row's kernel search gave (True: written into its row)."""
+    seen: list = []
+    original = NativeRows.find
+
+    def find(self, *args):
+        seen.append(original(self, *args))
+        return seen[-1]
+
+    monkeypatch.setattr(NativeRows, "find", find)
+    return seen
+
+
 @pytest.mark.parametrize("per_target_seeds", [False, True])
-def test_rows_give_one_find_per_targets_answers(franka, per_target_seeds: bool) -> None:
+def test_rows_give_one_find_per_targets_answers(franka, answers, per_target_seeds) -> None:
     solver = IKSolver(franka)
     targets = _targets(franka)
     rng = np.random.default_rng(5)
@@ -79,6 +95,8 @@ def test_rows_give_one_find_per_targets_answers(franka, per_target_seeds: bool) 
     assert not success[5] and not success[13] and sum(success) >= 6  # converged and failed
     chains = [Chain((i,), (t,), s) for i, (t, s) in enumerate(zip(targets, seeds))]
     _same(run_chains(solver, chains, OPTIONS, 3), expected)  # this process
+    assert answers.count(True) == sum(success)  # the kernel wrote each converged row
+    assert all(isinstance(a, IKResult) for a in answers if a is not True)  # failed searches
     packed = pack_targets(targets, seeds[0], seeds if per_target_seeds else None)
     assert packed is not None and packed.se3
     job = _job(franka, solver, 3)
@@ -86,7 +104,7 @@ def test_rows_give_one_find_per_targets_answers(franka, per_target_seeds: bool) 
     _same([r for chunk in chunks for r in chunk.unpack()], expected)
 
 
-def test_a_query_the_kernel_hands_back_is_answered_by_find(franka, monkeypatch) -> None:
+def test_a_query_the_kernel_hands_back_is_answered_by_find(franka, answers, monkeypatch) -> None:
     solver = IKSolver(franka)
     targets = _targets(franka)[:6]
     solver.find(targets[0])  # builds the default frame's residual and its kernel query
@@ -106,6 +124,7 @@ def test_a_query_the_kernel_hands_back_is_answered_by_find(franka, monkeypatch) 
     seeds = [None] * len(targets)
     chains = [Chain((i,), (t,), None) for i, t in enumerate(targets)]
     _same(run_chains(solver, chains, OPTIONS, 8), _alone(solver, targets, seeds, entropy=8))
+    assert answers == [False] * len(targets)  # each row left to IKSolver.find
 
 
 def test_a_target_that_raises_fails_alone_or_stops_a_strict_run(franka) -> None:
@@ -132,3 +151,13 @@ def test_a_nan_pose_is_refused_at_the_boundary(franka) -> None:
         find_ik_batch(franka, targets)
     with IKPool(franka, workers=1) as pool, pytest.raises(InputError, match=r"^targets\[4\]"):
         pool.find(targets)
+
+
+def test_position_goals_read_no_rotation(franka, answers) -> None:
+    solver = IKSolver(franka, position_only=True)
+    targets = _targets(franka)
+    chains = [Chain((i,), (t,), None) for i, t in enumerate(targets)]
+    expected = _alone(IKSolver(franka, position_only=True), targets, [None] * 14, entropy=1)
+    assert sum(r.success for r in expected) >= 10
+    _same(run_chains(solver, chains, OPTIONS, 1), expected)
+    assert answers.count(True) == sum(r.success for r in expected)
