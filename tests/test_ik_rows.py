@@ -4,6 +4,7 @@ raises or that is malformed. (Its speed is measured in ``bench/pool_efficiency.p
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -19,6 +20,9 @@ from pinkctl.ik.result import IKResult
 from pinkctl.ik.rows import NativeRows
 
 OPTIONS = SearchOptions(max_restarts=4)
+#: Whether the kernel runs (``make test`` runs this file again without it: every row then
+#: goes to IKSolver.find, with the same answers).
+NATIVE = os.environ.get("PINKCTL_NATIVE") != "0"
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +99,11 @@ def test_rows_give_one_find_per_targets_answers(franka, answers, per_target_seed
     assert not success[5] and not success[13] and sum(success) >= 6  # converged and failed
     chains = [Chain((i,), (t,), s) for i, (t, s) in enumerate(zip(targets, seeds))]
     _same(run_chains(solver, chains, OPTIONS, 3), expected)  # this process
-    assert answers.count(True) == sum(success)  # the kernel wrote each converged row
-    assert all(isinstance(a, IKResult) for a in answers if a is not True)  # failed searches
+    if NATIVE:
+        assert answers.count(True) == sum(success)  # the kernel wrote each converged row
+        assert all(isinstance(a, IKResult) for a in answers if a is not True)  # failed ones
+    else:
+        assert answers == [False] * len(targets)
     packed = pack_targets(targets, seeds[0], seeds if per_target_seeds else None)
     assert packed is not None and packed.se3
     job = _job(franka, solver, 3)
@@ -104,6 +111,7 @@ def test_rows_give_one_find_per_targets_answers(franka, answers, per_target_seed
     _same([r for chunk in chunks for r in chunk.unpack()], expected)
 
 
+@pytest.mark.skipif(not NATIVE, reason="the native kernel is switched off")
 def test_a_query_the_kernel_hands_back_is_answered_by_find(franka, answers, monkeypatch) -> None:
     solver = IKSolver(franka)
     targets = _targets(franka)[:6]
@@ -160,4 +168,4 @@ def test_position_goals_read_no_rotation(franka, answers) -> None:
     expected = _alone(IKSolver(franka, position_only=True), targets, [None] * 14, entropy=1)
     assert sum(r.success for r in expected) >= 10
     _same(run_chains(solver, chains, OPTIONS, 1), expected)
-    assert answers.count(True) == sum(r.success for r in expected)
+    assert answers.count(True) == (sum(r.success for r in expected) if NATIVE else 0)
