@@ -39,8 +39,9 @@ import pinocchio as pin
 from ..core.robot import PinkRobot
 from ..errors import InputError
 from .checked import checked_local, checked_search, positive_int
-from .job import BatchJob, Chain, PackedTargets, PortableRobot, pack_chunk, pack_targets
+from .job import BatchJob, Chain, PackedTargets, PortableRobot, pack_chunk
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
+from .packed import packing
 from .result import IKResult
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
@@ -201,17 +202,17 @@ class IKPool:
             if len(seeds) != len(targets):
                 raise InputError(f"seeds: expected {len(targets)} seeds, got {len(seeds)}")
         job = self.job(query, entropy)
-        packed = pack_targets(targets, seed, seeds)
+        rows = packing(targets, seed, seeds)
         answers: Sequence[list[IKResult] | str]
-        if packed is None:  # other spellings: chains of one, packed per chunk when sent
+        if rows is None:  # other spellings: chains of one, packed per chunk when sent
             chains = [
                 Chain(indices=(i,), targets=(t,), seed=seeds[i] if seeds is not None else seed)
                 for i, t in enumerate(targets)
             ]
             answers = [answer for _, answer in self.run(job, chains, strict=True)]
-        else:  # poses: stacked once, each chunk a slice
+        else:  # poses: each chunk stacked as it is first sent
             chunks = [
-                Chunk(f"targets[{a}..{b - 1}]", partial(packed.rows, a, b))
+                Chunk(f"targets[{a}..{b - 1}]", partial(rows, a, b))
                 for a, b in chunk_bounds([1] * len(targets), self.workers)
             ]
             answers = self._workers.run(pickled(job), chunks, strict=True, retries=self.retries)
