@@ -27,6 +27,7 @@ from .query import _CHECK, _FALLBACK, _MORE_STARTS, NativeQuery
 from .result import IKResult
 
 if TYPE_CHECKING:
+    from .checked import CheckedSearch
     from .options import SearchOptions
     from .solver import IKSolver
 
@@ -53,11 +54,15 @@ class NativeRows:
         self._rotations = np.ascontiguousarray(chunk.poses[:, :3, :3])
         n, nq = len(chunk.poses), len(solver.robot.q0)
         self.q_full = np.empty((n, nq))
-        self.errors = np.empty((n, 3))  # position [m], orientation [rad], time [s]
-        self.counts = np.zeros((n, 4), dtype=np.int64)  # success, iterations, restarts, solutions
+        # per row: position error [m], orientation error [rad], time [s]; success,
+        # iterations, restarts, solutions (tuples: stacked once, at the end)
+        self._errors: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
+        self._counts: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)] * n
         self.reasons = ["converged"] * n
         self._q: dict[int, np.ndarray] = {}  # rows written from a result: its q
         self._seed: tuple[object, np.ndarray | None] = (_UNPARSED, None)
+        self._query: NativeQuery | None = None  # until a row leaves the kernel's path
+        self._checked: tuple[object, object, tuple[SearchOptions, CheckedSearch]] | None = None
 
     def pose(self, k: int) -> pin.SE3:
         """Target ``k`` as a ``pin.SE3`` (the same numbers)."""
@@ -70,10 +75,10 @@ class NativeRows:
         ``k``), the failed result of one that did not, or False when
         :meth:`~pinkctl.ik.IKSolver.find` must answer (nothing written, the generator as it
         was). Raises what the query raises (a malformed seed)."""
-        solver = self.solver
         t0 = time.perf_counter()
-        search, checked = solver._checked.search(options, {"rng": rng})
-        query = solver._native_query(_POSE)
+        search, checked = self._search(options, rng)
+        query = self._query or self.solver._native_query(_POSE)
+        self._query = None  # kept again below, once this row stayed in the kernel
         if query is None or (
             checked.validate is not None
             or checked.metric_threshold is not None
@@ -95,9 +100,23 @@ class NativeRows:
         if not s.success:
             return query._failed(checked, t0, code)
         self.q_full[k] = query._out
-        self.errors[k] = (s.position_error, s.orientation_error, time.perf_counter() - t0)
-        self.counts[k] = (1, s.iterations, s.restarts, 1)
+        self._errors[k] = (s.position_error, s.orientation_error, time.perf_counter() - t0)
+        self._counts[k] = (1, s.iterations, s.restarts, 1)
+        self._query = query
         return True
+
+    def _search(
+        self, options: SearchOptions | None, rng: np.random.Generator
+    ) -> tuple[SearchOptions, CheckedSearch]:
+        """The solver's checked search for ``options`` and ``rng`` (what
+        :meth:`~pinkctl.ik.IKSolver.find` asks its cache); kept while both are the same
+        objects (a chunk's generator is one object, reseeded per row), as the cache does."""
+        known = self._checked
+        if known is not None and known[0] is options and known[1] is rng:
+            return known[2]
+        out = self.solver._checked.search(options, {"rng": rng})
+        self._checked = (options, rng, out)
+        return out
 
     def _parsed(self, query: NativeQuery, seed: object) -> np.ndarray:
         """``seed`` as the kernel reads it (as :class:`NativeQuery` parses it); the last one
@@ -114,8 +133,13 @@ class NativeRows:
     def put(self, k: int, result: IKResult) -> None:
         """Write ``result`` into row ``k``."""
         self.q_full[k] = result.q_full
-        self.errors[k] = (result.position_error, result.orientation_error, result.time_s)
-        self.counts[k] = (result.success, result.iterations, result.restarts, result.solutions)
+        self._errors[k] = (result.position_error, result.orientation_error, result.time_s)
+        self._counts[k] = (
+            int(result.success),
+            result.iterations,
+            result.restarts,
+            result.solutions,
+        )
         self.reasons[k] = result.reason
         self._q[k] = result.q
 
@@ -132,8 +156,8 @@ class NativeRows:
         return PackedResults(
             q=q,
             q_full=self.q_full,
-            errors=self.errors,
-            counts=self.counts,
+            errors=np.array(self._errors, dtype=np.float64).reshape(-1, 3),
+            counts=np.array(self._counts, dtype=np.int64).reshape(-1, 4),
             reasons=tuple(self.reasons),
             joint_names=solver._joint_names,
             method=solver.method.name,
