@@ -211,9 +211,9 @@ def run_chains(
 
 def _se3_singles(chains: Sequence[Chain]) -> bool:
     """Whether each chain is one ``pin.SE3`` target."""
-    return all(len(c.targets) == 1 for c in chains) and {type(c.targets[0]) for c in chains} == {
-        pin.SE3
-    }
+    if not all(len(c.targets) == 1 for c in chains):
+        return False
+    return {type(c.targets[0]) for c in chains} == {pin.SE3}
 
 
 def solve_chunk(

@@ -12,6 +12,10 @@ its own path: a search that fails gets the query's failed result, and a query th
 hands back (an argument it refuses, a step it cannot take) is left to
 :meth:`~pinkctl.ik.IKSolver.find` on the same target, seed and generator (the caller's), so
 the answers are those of one call per target (``tests/test_ik_rows.py``).
+
+:meth:`NativeRows.find` takes :meth:`NativeQuery.find`'s steps one by one (configure, arm,
+run, resume, failed result), through the query's own methods: a step added there must be
+added here too, which the tests' comparisons with one ``find`` per target would show.
 """
 
 from __future__ import annotations
