@@ -27,7 +27,7 @@ import numpy as np
 import pinocchio as pin
 
 from .packed import PackedResults, PackedTargets
-from .query import _CHECK, _FALLBACK, _MORE_STARTS, NativeQuery
+from .query import _FALLBACK, NativeQuery
 from .result import IKResult
 
 if TYPE_CHECKING:
@@ -94,11 +94,11 @@ class NativeRows:
         full = self._parsed(query, seed)
         query.local.sync_targets()
         rotation = self._rotations[k] if query._pose else None
-        code = query._lib.ik_query(query._address, self._positions[k], rotation, full)
-        if code not in (_MORE_STARTS, _CHECK) and (code < 0 or code == _FALLBACK):
-            return False
-        code = query._resumed(code)
-        if code is None:
+        first = query._lib.ik_query(query._address, self._positions[k], rotation, full)
+        # the kernel's requests answered as the query answers them (whichever it knows); a
+        # first code that is no request comes back as it is: refused (< 0) or handed back
+        code = query._resumed(first)
+        if code is None or (code == first and (first < 0 or first == _FALLBACK)):
             return False
         s = query._query
         if not s.success:
