@@ -85,7 +85,7 @@ typecheck: $(STAMP)
 NATIVE_SPLIT_TESTS := $(addprefix tests/test_,qp_equivalence.py pink_ik.py motion_limits.py \
 	compiled_tick.py array_step.py \
 	ik.py ik_cache.py native.py native_ik.py native_build.py cascade.py safety.py containers.py \
-	input_contract.py batch.py retarget.py runner.py)
+	input_contract.py batch.py ik_rows.py retarget.py runner.py)
 
 test: lint typecheck $(KERNEL) $(TICK)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q

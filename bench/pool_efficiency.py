@@ -7,8 +7,10 @@ within the limits: 5,000 targets (issue 27's size), 1,000 with ``--quick``.
 - **one process**: the batch as :func:`~pinkctl.ik.find_ik_batch` solves it in this process
   (``workers=1``, after its input checks): :func:`~pinkctl.ik.job.run_chains` on every
   target at once, the per-target generators made for the whole batch
-  (:func:`~pinkctl.ik.sampling.spawned_generators`). This is the fastest single-process
-  path and the baseline of every headline ratio;
+  (:func:`~pinkctl.ik.sampling.spawned_generators`), the poses stacked and searched row by
+  row in the native kernel as a worker does (:mod:`pinkctl.ik.rows`), the rows turned into
+  ``IKResult`` objects at the end. This is the fastest single-process path and the baseline
+  of every headline ratio;
 - **a loop of** :meth:`~pinkctl.ik.IKSolver.find`: the same queries one call each, each
   with its generator built the plain way (``default_rng(SeedSequence(0, spawn_key=(i,)))``,
   ~17 us); an extra row, what a hand-written loop costs;
@@ -19,8 +21,9 @@ within the limits: 5,000 targets (issue 27's size), 1,000 with ``--quick``.
   pool solves the batch on the other core: what the solves alone cost when both cores work,
   as the pool's do;
 - **the workers' code in this process**: :func:`~pinkctl.ik.job.solve_chunk` on the packed
-  chunks a pool of ``--workers`` sends (the same chunk bounds): the ``pin.SE3`` rows set per
-  target and the results packed, without the processes;
+  chunks a pool of ``--workers`` sends (the same chunk bounds): each chunk's generators,
+  its rows searched and written into its result arrays, without the processes (and without
+  the stacking and the ``IKResult`` objects, which are the caller's);
 - **one-shot**: a pool started, used for one batch and closed (start-up included), once,
   before the others.
 

@@ -22,6 +22,7 @@ from pinkctl import InputError, load_pink_robot, load_pink_supported_robot
 from pinkctl.core.robot import RobotSource, supported_robots
 from pinkctl.ik import Execution, IKSolver, find_ik_batch, sample_poses
 from pinkctl.ik.job import Chain, PackedResults, PortableRobot, failed_result, portable_chain
+from pinkctl.ik.rows import NativeRows
 from pinkctl.ik.sampling import spawned_generators
 
 URDF_DIR = Path(__file__).parent / "urdf"
@@ -174,7 +175,14 @@ def test_a_target_whose_solve_raises_is_reported_in_its_result(monkeypatch, work
             raise RuntimeError("boom")
         return original(self, target, **kwargs)
 
+    def row(self, k, *args):  # the row path of SE3 targets (pinkctl.ik.rows)
+        if np.array_equal(self.poses[k], targets[2].homogeneous):
+            raise RuntimeError("boom")
+        return original_row(self, k, *args)
+
+    original_row = NativeRows.find
     monkeypatch.setattr(IKSolver, "find", find)  # forked workers inherit the patch
+    monkeypatch.setattr(NativeRows, "find", row)
     results = find_ik_batch(robot, targets, workers=workers, mp_context="fork", **BUDGET)
     assert [r.success for r in results] == [True, True, False, True]
     assert results[2].reason == "raised RuntimeError: boom"

@@ -7,7 +7,9 @@ target whose solve raised a failed :class:`IKResult` saying why. Target ``i`` dr
 :func:`~pinkctl.ik.sampling.spawned_generators`): answers depend neither on the chunking nor
 on the worker. Transport is exact and cheap: :class:`PackedTargets` (pose targets stacked,
 solved row by row), :func:`portable_chain` (a ``pin.SE3`` as its (4, 4) matrix) and
-:class:`PackedResults` (results stacked)."""
+:class:`PackedResults` (results stacked), both in :mod:`pinkctl.ik.packed`. Independent
+``pin.SE3`` targets under a global search are solved by :mod:`pinkctl.ik.rows`, in one
+process as in a worker: the answers written straight into the chunk's arrays."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -25,7 +27,9 @@ import pinocchio as pin
 from ..core.robot import PinkRobot, RobotSource
 from ..errors import InputError
 from .options import IKOptions, LocalOptions, SearchOptions
+from .packed import PackedResults, PackedTargets, pack_targets
 from .result import IKResult
+from .rows import NativeRows
 from .sampling import spawned_generators
 from .solver import IKSolver
 from .targets import IKTarget, SeedLike
@@ -197,8 +201,19 @@ def run_chains(
     A target whose solve raises gets a failed result naming the exception, or with
     ``strict`` stops the run: :class:`TargetError` with its index, raised from the exception.
     """
+    if isinstance(query, SearchOptions) and chains and _se3_singles(chains):
+        packed = pack_chunk(chains)
+        if isinstance(packed, PackedTargets):  # the row path of a worker, here
+            return _solve_rows(solver, packed, query, entropy, strict).unpack()
     triples = ((c.indices, c.targets, c.seed) for c in chains)
     return _run(solver, triples, [i for c in chains for i in c.indices], query, entropy, strict)
+
+
+def _se3_singles(chains: Sequence[Chain]) -> bool:
+    """Whether each chain is one ``pin.SE3`` target."""
+    if not all(len(c.targets) == 1 for c in chains):
+        return False
+    return {type(c.targets[0]) for c in chains} == {pin.SE3}
 
 
 def solve_chunk(
@@ -207,6 +222,8 @@ def solve_chunk(
     """The unit of work of every backend: a chunk solved here (packed targets row by row,
     no object per target), its results packed; ``strict`` as in :func:`run_chains`."""
     chains: Iterable[tuple[Sequence[int], Sequence[IKTarget], SeedLike]]
+    if isinstance(chunk, PackedTargets) and chunk.se3 and isinstance(job.query, SearchOptions):
+        return _solve_rows(solver_for(job), chunk, job.query, job.entropy, strict)
     if isinstance(chunk, PackedTargets):
         seeds = chunk.seeds if chunk.seeds is not None else [chunk.seed] * len(chunk.indices)
         poses = _se3_rows(chunk.poses) if chunk.se3 else chunk.poses
@@ -217,6 +234,35 @@ def solve_chunk(
         chains = ((c.indices, c.targets, c.seed) for c in chunk)
     results = _run(solver_for(job), chains, flat, job.query, job.entropy, strict)
     return PackedResults.pack(results)
+
+
+def _solve_rows(
+    solver: IKSolver, chunk: PackedTargets, query: SearchOptions, entropy: int, strict: bool
+) -> PackedResults:
+    """``pin.SE3`` targets' searches, row by row (:mod:`pinkctl.ik.rows`): each converged
+    answer written by the kernel's query, any other by :meth:`IKSolver.find`; a raise as in
+    :func:`_run`."""
+    rows = NativeRows(solver, chunk)
+    options = None if query == _DEFAULT_SEARCH else query
+    flat = chunk.indices.tolist()
+    rngs = spawned_generators(entropy, flat)
+    for k, (index, seed, rng) in enumerate(zip(flat, chunk.seed_list(), rngs)):
+        t0 = time.perf_counter()
+        try:
+            answer = rows.find(k, seed, options, rng)
+            if answer is True:  # written into its row
+                continue
+            if answer is False:
+                answer = solver.find(rows.pose(k), seed=seed, options=options, rng=rng)  # type: ignore[arg-type]
+        except Exception as exc:  # one target's failure never loses the others
+            if strict:
+                raise TargetError(index) from exc
+            reason = f"raised {type(exc).__name__}: {exc}"
+            answer = dataclasses.replace(
+                failed_result(solver, rows.pose(k), seed, reason), time_s=time.perf_counter() - t0
+            )
+        rows.put(k, answer)
+    return rows.packed()
 
 
 def _se3_rows(poses: np.ndarray) -> Iterator[pin.SE3]:
@@ -276,61 +322,6 @@ def portable_chain(chain: Chain) -> Chain:
     return dataclasses.replace(chain, targets=tuple(_portable(t) for t in chain.targets))
 
 
-@dataclass(frozen=True)
-class PackedTargets:
-    """Independent pose targets of one chunk as arrays (one row per target).
-
-    Attributes:
-        indices: ``(k,)`` each target's index in the whole batch.
-        poses: ``(k, 4, 4)`` homogeneous transforms.
-        seeds: ``(k, m)`` one seed per target, or None: every target's seed is ``seed``.
-        seed: The shared seed (when ``seeds`` is None).
-        se3: Whether the targets were ``pin.SE3`` poses (they are made so again: the same
-            numbers, on the solver's fastest path).
-    """
-
-    indices: np.ndarray
-    poses: np.ndarray
-    seeds: np.ndarray | None
-    seed: object
-    se3: bool = False
-
-    def rows(self, start: int, stop: int) -> PackedTargets:
-        """Targets ``start`` to ``stop - 1`` (views: pickling copies only these rows)."""
-        seeds = None if self.seeds is None else self.seeds[start:stop]
-        return dataclasses.replace(
-            self, indices=self.indices[start:stop], poses=self.poses[start:stop], seeds=seeds
-        )
-
-
-def pack_targets(
-    targets: Sequence[IKTarget], seed: object, seeds: Sequence[object] | None
-) -> PackedTargets | None:
-    """A batch of independent targets as :class:`PackedTargets` (indices from 0), when each
-    is a pose (``pin.SE3`` or a (4, 4) array) and the seeds are one object or arrays of one
-    size; else None. One stacking for the whole batch, no object per target."""
-    if not targets:
-        return None
-    se3 = set(map(type, targets)) == {pin.SE3}  # (a loop of isinstance costs more)
-    if se3:
-        poses = np.array([t.homogeneous for t in cast(list, targets)], dtype=np.float64)
-    else:
-        matrices = [t.homogeneous if isinstance(t, pin.SE3) else t for t in targets]
-        if not all(isinstance(m, np.ndarray) and m.shape == (4, 4) for m in matrices):
-            return None
-        poses = np.array(matrices, dtype=np.float64)
-    rows = None
-    if seeds is not None:
-        try:
-            rows = np.array(seeds, dtype=np.float64)
-        except (TypeError, ValueError):
-            return None
-        if rows.ndim != 2:
-            return None
-    indices = np.arange(len(targets), dtype=np.int64)
-    return PackedTargets(indices, poses, rows, seed if seeds is None else None, se3)
-
-
 def pack_chunk(chains: Sequence[Chain]) -> PackedTargets | list[Chain]:
     """``chains`` as :class:`PackedTargets` when each is one pose target (``pin.SE3`` or a
     (4, 4) array) with an array seed or the same seed object, else as portable chains."""
@@ -343,58 +334,3 @@ def pack_chunk(chains: Sequence[Chain]) -> PackedTargets | list[Chain]:
             indices = np.array([c.indices[0] for c in chains], dtype=np.int64)
             return dataclasses.replace(packed, indices=indices)
     return [portable_chain(c) for c in chains]
-
-
-@dataclass(frozen=True)
-class PackedResults:
-    """Results of one chunk as stacked arrays (one row per target, in order).
-
-    Attributes:
-        q, q_full: ``(n, dof)`` and ``(n, nq)`` configurations.
-        errors: ``(n, 3)`` position error, orientation error, time [s].
-        counts: ``(n, 4)`` success (0/1), iterations, restarts, solutions.
-        reasons: Why each solve stopped.
-        joint_names: The moved joints (shared by every result).
-        method: The step method (shared by every result).
-    """
-
-    q: np.ndarray
-    q_full: np.ndarray
-    errors: np.ndarray
-    counts: np.ndarray
-    reasons: tuple[str, ...]
-    joint_names: tuple[str, ...]
-    method: str
-
-    @classmethod
-    def pack(cls, results: Sequence[IKResult]) -> PackedResults:
-        """Stack ``results`` (at least one; every result of the same solver)."""
-        return cls(
-            q=np.array([r.q for r in results], dtype=np.float64),
-            q_full=np.array([r.q_full for r in results], dtype=np.float64),
-            errors=np.array(
-                [(r.position_error, r.orientation_error, r.time_s) for r in results],
-                dtype=np.float64,
-            ),
-            counts=np.array(
-                [(r.success, r.iterations, r.restarts, r.solutions) for r in results],
-                dtype=np.int64,
-            ),
-            reasons=tuple(r.reason for r in results),
-            joint_names=results[0].joint_names,
-            method=results[0].method,
-        )
-
-    def __len__(self) -> int:
-        return len(self.reasons)
-
-    def unpack(self) -> list[IKResult]:
-        """The results, as :class:`~pinkctl.ik.IKResult` objects again (each ``q`` and
-        ``q_full`` a row of this chunk's arrays: no copy per result)."""
-        names, method = self.joint_names, self.method
-        return [
-            IKResult(q, names, q_full, bool(ok), p, o, it, re, t, reason, method, sol)
-            for q, q_full, (p, o, t), (ok, it, re, sol), reason in zip(
-                self.q, self.q_full, self.errors.tolist(), self.counts.tolist(), self.reasons
-            )
-        ]

@@ -12,7 +12,7 @@ Messages (pickled, :class:`multiprocessing.connection.Connection` framing):
 - to the pool, once: ``("ready", pid, import_seconds)``;
 - from the pool: ``(job, chunk, strict)``: a pickled :class:`~pinkctl.ik.job.BatchJob` (None:
   the job of the previous request), the chunk's targets pickled
-  (:class:`~pinkctl.ik.job.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`: the
+  (:class:`~pinkctl.ik.packed.PackedTargets` or a list of :class:`~pinkctl.ik.job.Chain`: the
   pool pickles a chunk once, knows its size, and sends it again as it is if a worker dies)
   and whether a target's exception is an error (else a failed result);
 - to the pool, one per request, in order: ``("ok", PackedResults, solve, idle, cpu, clock)``

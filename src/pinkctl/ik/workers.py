@@ -32,7 +32,8 @@ from ..errors import InputError, WorkerError
 from .result import IKResult
 
 if TYPE_CHECKING:
-    from .job import Chain, PackedTargets
+    from .job import Chain
+    from .packed import PackedTargets
 
 __all__ = ["DEPTH", "Chunk", "WorkerSet"]
 
@@ -56,7 +57,7 @@ class Chunk:
 
     Attributes:
         span: ``targets[a..b]``, the targets' indices in the whole batch (for messages).
-        payload: Makes what travels (:class:`~pinkctl.ik.job.PackedTargets` or a list of
+        payload: Makes what travels (:class:`~pinkctl.ik.packed.PackedTargets` or a list of
             :class:`~pinkctl.ik.job.Chain`), called when the chunk is first sent.
     """
 
