@@ -23,7 +23,9 @@
  * solve after a rejection stopping after rejected_stall iterations without progress at most
  * (search.REJECTED_STALL). Before the random starts, a rejected configuration's branch flips
  * are tried (pinkctl/ik/branches.py, BranchFlips.apply's arithmetic on its table; a flip's
- * own rejection queues no flips). Only where the kernel cannot decide (no native check, a shape it does
+ * own rejection queues no flips), then, after the first rejection, the seed library's entries
+ * nearest the target (pinkctl/ik/seeds.py; the caller builds the library when the query first
+ * asks for it, QUERY_LIBRARY). Only where the kernel cannot decide (no native check, a shape it does
  * not know) does the query hand the configuration to the caller (QUERY_CHECK) and resume
  * with its verdict.
  */
@@ -78,12 +80,30 @@ typedef struct IKQuery {
     int flip_allowed;                 /* the rejected pair's mask; 0: no flip left to try */
     int flip_combo;                   /* the next combination (bit mask) to try */
     int from_flip;                    /* the last local solve started from a flip */
+    /* the seed library (pinkctl/ik/seeds.py): collision-free starts near the target */
+    int library_wanted;               /* 1: use it after a rejection (needs the native check) */
+    int n_library;                    /* its entries; 0: not built yet (QUERY_LIBRARY) */
+    const double *library;            /* (n_library, nq): the configurations */
+    const double *library_pose;       /* (n_library, 9): tool position, x axis, z axis */
+    int *library_state;               /* per entry: 1 keeps the margin, -1 not, 0 unknown */
+    double *library_distance;         /* library_max: the nearest entries' distances */
+    int *library_order;               /* library_max: those entries, nearest first */
+    double library_weight;            /* [m^2]: the rotation's weight in the distance */
+    int library_max;                  /* library starts per query (queued by the first
+                                         rejection not from a flip or a library start) */
+    int library_count, library_used, library_next, from_library; /* this query's */
 } IKQuery;
 
 enum { FLIP_FIELDS = 10 }; /* branches.FLIP_FIELDS */
 
 /* -4 is the module's (an argument of the wrong form) */
-enum { QUERY_BAD_TARGET = -1, QUERY_BAD_SEED = -2, QUERY_MORE_STARTS = -3, QUERY_CHECK = -5 };
+enum {
+    QUERY_BAD_TARGET = -1,
+    QUERY_BAD_SEED = -2,
+    QUERY_MORE_STARTS = -3,
+    QUERY_CHECK = -5,
+    QUERY_LIBRARY = -6 /* build the seed library, then resume */
+};
 /* search reasons beyond the local ones (search.py's "iterations", "restarts", "time") */
 enum { SEARCH_CONVERGED = 0, SEARCH_ITERATIONS = 1, SEARCH_RESTARTS = 2, SEARCH_TIME = 3 };
 
@@ -229,6 +249,7 @@ static int next_flip(IKQuery *s, double *start) {
  * flip its flips queued (search._Search._accept) */
 static void rejected(IKQuery *s) {
     s->collided += 1;
+    if (s->library_wanted && !s->from_flip && !s->from_library) s->library_next = s->library_max;
     if (s->from_flip || s->flips == NULL || s->hit < 0) return;
     s->flip_allowed = s->flip_masks[s->hit];
     s->flip_combo = 1;
@@ -272,6 +293,61 @@ static void next_start(IKQuery *s, double *start) {
     if (s->hit >= 0 && s->far != NULL) away(s, row, start);
 }
 
+/* seeds.SeedLibrary.order: the library_max entries nearest the target, nearest first (ties:
+ * the lower index), by |p - p_target|^2 + library_weight * (2 - x . x_target - z . z_target)
+ * (x, z: the tool's axes; library_weight in m^2) */
+static void library_order(IKQuery *s) {
+    const IKProblem *p = s->problem;
+    /* locals: the stores into top and order below may alias s's fields */
+    const double tx = p->target_p[0], ty = p->target_p[1], tz = p->target_p[2];
+    const double *rt = p->target_rt, w = s->library_weight, *pose = s->library_pose;
+    const double x0 = rt[0], x1 = rt[1], x2 = rt[2], z0 = rt[6], z1 = rt[7], z2 = rt[8];
+    const int rotation = p->m == 6, max = s->library_max, n = s->n_library;
+    double *top = s->library_distance, worst = INFINITY;
+    int *order = s->library_order, count = 0;
+    for (int e = 0; e < n; ++e, pose += 9) {
+        const double dx = pose[0] - tx, dy = pose[1] - ty, dz = pose[2] - tz;
+        double d = dx * dx + dy * dy + dz * dz;
+        if (rotation) { /* the tool's x and z axes against the target's (rt's rows 0 and 2) */
+            const double ax = pose[3] * x0 + pose[4] * x1 + pose[5] * x2;
+            const double az = pose[6] * z0 + pose[7] * z1 + pose[8] * z2;
+            d = d + w * (2.0 - (ax + az));
+        }
+        if (!(d < worst)) continue;
+        int j = count < max ? count++ : count - 1;
+        for (; j > 0 && d < top[j - 1]; --j) {
+            top[j] = top[j - 1];
+            order[j] = order[j - 1];
+        }
+        top[j] = d;
+        order[j] = e;
+        if (count == max) worst = top[count - 1];
+    }
+    s->library_count = count;
+}
+
+/* The next of those entries that keeps the margin (one not screened in this world is checked
+ * now) into start (the seed's other coordinates); 0 when none is left (seeds.LibraryPicks) */
+static int next_library(IKQuery *s, double *start) {
+    const IKProblem *p = s->problem;
+    while (s->library_used < s->library_count) {
+        const int e = s->library_order[s->library_used++];
+        const double *row = s->library + (size_t)p->nq * (size_t)e;
+        if (s->library_state[e] == 0)
+            s->library_state[e] = pk_capsule_free(s->collision, row) > 0 ? 1 : -1;
+        if (s->library_state[e] < 0) continue;
+        memcpy(start, s->seed, sizeof(double) * (size_t)p->nq);
+        for (int c = 0; c < p->n; ++c) {
+            const int i = p->q_cols[c];
+            start[i] = row[i];
+            if (p->continuous[c]) start[i + 1] = row[i + 1];
+        }
+        return 1;
+    }
+    s->library_next = 0;
+    return 0;
+}
+
 /* search.global_search's budgets before a start: a SEARCH_* reason to stop, or -1 */
 static int spent(const IKQuery *s) {
     if (s->has_deadline && !s->first && pk_ik_now() > s->deadline) return SEARCH_TIME;
@@ -296,6 +372,9 @@ static int search(IKQuery *s, double *start) {
         s->hit = -1;
         s->flip_allowed = 0;
         s->from_flip = 0;
+        s->library_used = -1; /* -1: distances not computed yet */
+        s->library_next = 0;
+        s->from_library = 0;
     } else if (s->pending) { /* the caller's verdict on the candidate */
         s->pending = 0;
         if (s->verdict) return converged(s);
@@ -308,7 +387,17 @@ static int search(IKQuery *s, double *start) {
             break;
         }
         s->from_flip = !s->first && next_flip(s, start); /* a flip is no restart */
-        if (!s->first && !s->from_flip) {
+        s->from_library = 0;
+        if (!s->from_flip && s->library_wanted && s->library_next > 0) { /* nor a library one */
+            if (s->n_library == 0) return QUERY_LIBRARY;
+            if (s->library_used < 0) {
+                library_order(s);
+                s->library_used = 0;
+            }
+            s->library_next -= 1;
+            s->from_library = next_library(s, start);
+        }
+        if (!s->first && !s->from_flip && !s->from_library) {
             if (s->restarts >= s->n_starts) return QUERY_MORE_STARTS;
             next_start(s, start);
         }

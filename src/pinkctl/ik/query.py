@@ -1,8 +1,7 @@
 """Whole IK queries in one call of the native kernel (``pinkctl/_native/_ik_query.c``).
 
-A search whose local solves run in the kernel (:mod:`pinkctl.ik.native`) spent most of its
-time in Python around them; a :class:`NativeQuery` hands the kernel the target and the seed
-as they come and gets the answer back in one call:
+A :class:`NativeQuery` hands the kernel the target and the seed as they come and gets the
+answer back in one call (a search's local solves run there, :mod:`pinkctl.ik.native`):
 
 - the default frame's single target, a ``pin.SE3``, and a seed that is a full float64
   configuration (other forms of either are parsed in Python first);
@@ -10,18 +9,15 @@ as they come and gets the answer back in one call:
 - :meth:`NativeQuery.find`: one solution wanted, no ``validate`` and no ``metric_threshold``.
   The random starts are drawn here, from the search's own generator in the same order, so
   both paths start from the same configurations: for an integer ``rng`` seed (the default)
-  once per seed (:class:`StartCache`), for a generator (a batch's per-target generators) one
-  draw per restart, handed to the kernel when its search asks for the next start. With the
-  solver's collision check (:mod:`pinkctl.ik.collision`), the kernel checks every converged
-  configuration itself (:mod:`pinkctl.ik.capsules`), rejects one in collision and restarts
-  from the Python search's starts, so a colliding configuration never leaves the kernel's
-  loop; only one the kernel cannot decide (no native check, a shape it does not know) is
-  handed here for :meth:`~pinkctl.ik.collision.CollisionCheck.accepts` (and the rejected
-  pair), and the search resumes with the verdict.
+  once per seed (:class:`StartCache`), for a generator one draw per restart, handed over
+  when the kernel asks. The kernel checks every converged configuration itself
+  (:mod:`pinkctl.ik.capsules`) and restarts after a rejection (from the seed library,
+  :mod:`pinkctl.ik.seeds`, built here when it first asks); only a configuration it cannot
+  decide (no native check, a shape it does not know) is handed here for
+  :meth:`~pinkctl.ik.collision.CollisionCheck.accepts` and the search resumes.
 
-The kernel checks the target and the seed as the Python path does; when it refuses one, or
-its local solve would leave the kernel (a least-squares step), the query returns None and the
-caller's Python path raises the precise error or gives the answer (``tests/test_native_ik.py``).
+When the kernel refuses the target or the seed, or its local solve would leave the kernel,
+the query returns None and the caller's Python path answers (``tests/test_native_ik.py``).
 """
 
 from __future__ import annotations
@@ -54,6 +50,7 @@ _SEARCH_REASONS = ("converged", "iterations", "restarts", "time")
 _FALLBACK = 5
 _MORE_STARTS = -3
 _CHECK = -5  # a converged configuration for the caller's collision check
+_LIBRARY = -6  # build the seed library (pinkctl.ik.seeds), then resume
 
 
 class _Query(ctypes.Structure):
@@ -98,18 +95,21 @@ class _Query(ctypes.Structure):
         ("rejected_stall", ctypes.c_int),
         *((name, ctypes.c_void_p) for name in ("flips", "flip_masks", "flip_base")),
         *((name, ctypes.c_int) for name in ("n_flips", "flip_allowed", "flip_combo", "from_flip")),
+        *((name, ctypes.c_int) for name in ("library_wanted", "n_library")),
+        *((name, ctypes.c_void_p) for name in ("library", "library_pose", "library_state")),
+        *((name, ctypes.c_void_p) for name in ("library_distance", "library_order")),
+        ("library_weight", ctypes.c_double),
+        *((name, ctypes.c_int) for name in ("library_max", "library_count", "library_used")),
+        *((name, ctypes.c_int) for name in ("library_next", "from_library")),
     ]
 
 
 class StartCache:
-    """The random starts of a search with an integer ``rng`` seed, drawn once.
-
-    The Python path draws a search's restarts from ``np.random.default_rng(seed)``, one
-    :meth:`~pinkctl.ik.joints.JointSubset.sample` per restart; here the same draws are kept
-    as rows of full configurations (only their moved coordinates are read), extended when a
-    search needs more. The subset has scalar and continuous joints only (where the native
-    loop applies), so ``k`` samples are one ``(k, n)`` uniform draw, the same doubles in the
-    same order, scaled and written as :meth:`~pinkctl.ik.joints.JointSubset.sample` does.
+    """The random starts of a search with an integer ``rng`` seed, drawn once: the Python
+    path's :meth:`~pinkctl.ik.joints.JointSubset.sample` draws from its generator, kept as
+    rows of full configurations (extended when a search needs more). With scalar and
+    continuous joints only (where the native loop applies), ``k`` samples are one ``(k, n)``
+    uniform draw: the same doubles in the same order, scaled and written as ``sample`` does.
     """
 
     def __init__(self, subset: JointSubset, template: np.ndarray, capacity: int = 8) -> None:
@@ -171,6 +171,7 @@ class NativeQuery:
         self._starts = starts
         self._result = solver._result
         self._check = solver.collision
+        self._seeds = solver._seeds
         self._names = tuple(solver.joint_names)
         self._method = solver.method.name
         self._full = subset._full_seed_fast  # an (nq,) seed is a full configuration
@@ -229,7 +230,7 @@ class NativeQuery:
             seed = self._subset.parse_seed(seed, self._template, clamp=False)
         self.local.sync_targets()
         code = self._lib.ik_query(self._address, position, rotation, seed)
-        if code in (_MORE_STARTS, _CHECK):
+        if code in (_MORE_STARTS, _CHECK, _LIBRARY):
             return code
         return None if code < 0 or code == _FALLBACK else code
 
@@ -299,6 +300,7 @@ class NativeQuery:
             s.collision = check.native_address()
             s.far = check.far_address
             s.flips, s.flip_masks, s.n_flips = check.flips.native()
+            self._seeds.arm(s)
             self._armed = check.scene.world.version
         rng = search.rng
         if is_seed(rng):  # the cached starts of this seed
@@ -315,11 +317,14 @@ class NativeQuery:
     def _resumed(self, code: int | None) -> int | None:
         """Answer the kernel's requests (more starts, a collision verdict) until it ends."""
         s = self._query
-        while code in (_MORE_STARTS, _CHECK):
+        while code in (_MORE_STARTS, _CHECK, _LIBRARY):
             if code == _CHECK:
                 assert self._check is not None
                 s.verdict = self._check.accepts(self._candidate)
                 s.hit = -1 if s.verdict else self._check.last_pair
+            elif code == _LIBRARY:  # the first rejection of the solver's searches
+                self._seeds.build()
+                self._seeds.arm(s)
             else:
                 self._more_starts()
             s.resume = 1
@@ -385,16 +390,7 @@ class NativeQuery:
         s = self._query
         q = self._out.copy()
         return IKResult(
-            self._subset.values(q),
-            self._names,
-            q,
-            True,
-            s.position_error,
-            s.orientation_error,
-            iterations,
-            restarts,
-            time.perf_counter() - t0,
-            "converged",
-            self._method,
-            1,
+            *(self._subset.values(q), self._names, q, True, s.position_error),
+            *(s.orientation_error, iterations, restarts, time.perf_counter() - t0),
+            *("converged", self._method, 1),
         )

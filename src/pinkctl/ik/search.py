@@ -5,21 +5,21 @@ The search follows TRAC-IK's "KDL-RR" idea and CoppeliaSim's ``findConfig``:
 1. solve locally from the seed;
 2. while a budget is left, draw a configuration uniformly within the joint limits (from a
    seeded generator, so the sequence of starts is reproducible) and solve locally from it
-   (once a converged configuration collided, every other start is drawn nearer the middle of
-   the ranges, :func:`_toward_middle`, its full-turn joints between the colliding pair's two
-   links half a turn away from where they collided, :func:`_away`; before any of them, the
-   rejected configuration's branch flips, :class:`~pinkctl.ik.branches.BranchFlips`).
-   A local solve is abandoned as soon as it stalls (no progress for a few iterations; after a
-   rejection :data:`REJECTED_STALL` at most, without a restart cap) or uses its per-start
-   iteration cap, since a fresh start is then a better bet;
+   (once a converged configuration collided: first its branch flips,
+   :class:`~pinkctl.ik.branches.BranchFlips`, then, after the first rejection, collision-free
+   configurations whose tool pose is near the target, :mod:`pinkctl.ik.seeds`; every other
+   random start is drawn nearer the middle of the ranges, :func:`_toward_middle`, its
+   full-turn joints between the colliding pair's two links half a turn away from where they
+   collided, :func:`_away`). A local solve is abandoned as soon as it stalls (no progress
+   for a few iterations; after a rejection :data:`REJECTED_STALL` at most, without a
+   restart cap) or uses its per-start iteration cap, since a fresh start is then a better bet;
 3. optionally skip a drawn start whose pose is farther than ``metric_threshold`` from the
    target under CoppeliaSim's pose metric
    ``sqrt((dx·m0)² + (dy·m1)² + (dz·m2)² + (angle·m3)²)`` (one forward kinematics instead
    of a hopeless local solve);
 4. a converged configuration counts as a solution only if it keeps the collision margin
    (``collision``, :mod:`pinkctl.ik.collision`: checked as soon as a local solve converges,
-   the search restarting at once when it collides) and ``validate`` accepts it (e.g. inside
-   a preferred joint range);
+   the search restarting at once when it collides) and ``validate`` accepts it;
 5. stop at ``max_solutions`` distinct solutions or when a budget runs out, and return the
    solution closest to the seed (or the first one found).
 
@@ -35,7 +35,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -43,6 +43,10 @@ from .joints import JointSubset
 from .loop import LocalRunner, run_local
 from .methods import IKMethod
 from .residual import Residual
+from .seeds import LIBRARY_STARTS
+
+if TYPE_CHECKING:
+    from .seeds import LibraryPicks
 
 __all__ = ["REJECTED_STALL", "SearchOutcome", "SeededGenerators", "global_search", "is_seed"]
 
@@ -187,7 +191,10 @@ class _Search:
     collision: Validator | None
     far: Callable[[], np.ndarray | None] | None = None
     flips: Callable[[np.ndarray], list[np.ndarray]] | None = None
+    library: Callable[[], LibraryPicks | None] | None = None
     flipped: list[np.ndarray] = field(default_factory=list)  # flip starts still to try
+    picks: LibraryPicks | None = None
+    library_next: int = 0  # library starts queued
     solutions: list[np.ndarray] = field(default_factory=list)
     best_q: np.ndarray | None = None
     best_cost: float = math.inf
@@ -215,6 +222,11 @@ class _Search:
                 if self._solve(self.flipped.pop(0), flip=True):
                     return "converged"
                 continue
+            start = self._from_library() if self.library_next else None
+            if start is not None:  # no restart either
+                if self._solve(start, library=True):
+                    return "converged"
+                continue
             start = self._draw()
             if start is not None and self._solve(start):
                 return "converged"
@@ -229,6 +241,16 @@ class _Search:
         if not first and self.max_restarts is not None and self.restarts >= self.max_restarts:
             return "restarts"
         return ""
+
+    def _from_library(self) -> np.ndarray | None:
+        """The next library start (:mod:`pinkctl.ik.seeds`), or None (none left)."""
+        self.library_next -= 1
+        if self.picks is None and self.library is not None:
+            self.picks, self.library = self.library(), None
+        start = self.picks.next(self.q_seed) if self.picks is not None else None
+        if start is None:
+            self.library_next = 0
+        return start
 
     def _draw(self) -> np.ndarray | None:
         """The next random start (full ``q``), or None when the metric threshold skips it
@@ -251,9 +273,10 @@ class _Search:
                 return None
         return start
 
-    def _solve(self, start: np.ndarray, *, flip: bool = False) -> bool:
-        """A local solve from ``start`` (``flip``: a branch flip of a rejected answer), its
-        answer recorded; whether enough solutions are found."""
+    def _solve(self, start: np.ndarray, *, flip: bool = False, library: bool = False) -> bool:
+        """A local solve from ``start`` (``flip``: a branch flip of a rejected answer,
+        ``library``: a library start), its answer recorded; whether enough solutions are
+        found."""
         cap = self.iterations_per_start
         if self.max_iterations is not None:
             cap = min(cap, self.max_iterations - self.iterations)
@@ -269,18 +292,22 @@ class _Search:
         )
         self.iterations += out.iterations
         if out.success:
-            return self._accept(out.q, flip=flip)
+            return self._accept(out.q, flip=flip, library=library)
         if out.cost < self.best_cost and _valid(self.validate, self.subset, out.q):
             self.best_cost = out.cost
             self.best_q = out.q
         return False
 
-    def _accept(self, q: np.ndarray, *, flip: bool) -> bool:
+    def _accept(self, q: np.ndarray, *, flip: bool, library: bool = False) -> bool:
         """Record a converged ``q`` (collision-free and valid: a solution, unless it repeats
         one); whether enough solutions are found. A rejected ``q`` not from a flip queues
-        its branch flips (a flip's own flips would come back to it)."""
+        its branch flips (a flip's own flips would come back to it) and, unless it is from
+        the library, the library's starts."""
         if self.collision is not None and not self.collision(q):
             self.collided += 1
+            if self.library is not None or self.picks is not None:
+                if not flip and not library:
+                    self.library_next = LIBRARY_STARTS
             far = self.far() if self.far is not None else None
             self.turned = (q, far) if far is not None else None
             if self.flips is not None and not flip:
@@ -328,6 +355,7 @@ def global_search(
     collision: Validator | None = None,
     far: Callable[[], np.ndarray | None] | None = None,
     flips: Callable[[np.ndarray], list[np.ndarray]] | None = None,
+    library: Callable[[], LibraryPicks | None] | None = None,
 ) -> SearchOutcome:
     """Run the search described in the module docstring (arguments validated by the caller).
 
@@ -358,28 +386,15 @@ def global_search(
             :func:`_away` turns (the rejected pair's), or None (no turn).
         flips: After ``collision`` rejected a configuration: its branch flips, the starts
             tried before the next random one, or None.
+        library: The seed library's picks for this search (:mod:`pinkctl.ik.seeds`; called
+            at the first rejection), or None.
     """
     if local is None:
         local = functools.partial(run_local, residual, subset, method)
-    search = _Search(
-        residual,
-        subset,
-        q_seed,
-        rng,
-        local,
-        deadline=deadline,
-        max_restarts=max_restarts,
-        max_iterations=max_iterations,
-        iterations_per_start=iterations_per_start,
-        stall_iterations=stall_iterations,
-        validate=validate,
-        metric=metric,
-        metric_threshold=metric_threshold,
-        max_solutions=max_solutions,
-        solution_distance=solution_distance,
-        max_step=max_step,
-        collision=collision,
-        far=far,
-        flips=flips,
-    )
+    # _Search's fields in order (their types are global_search's, checked above)
+    fields: tuple[Any, ...] = (residual, subset, q_seed, rng, local, deadline, max_restarts)
+    fields += (max_iterations, iterations_per_start, stall_iterations, validate, metric)
+    fields += (metric_threshold, max_solutions, solution_distance, max_step, collision, far)
+    fields += (flips, library)
+    search = _Search(*fields)
     return search.outcome(search.run(), closest_to_seed=closest_to_seed)

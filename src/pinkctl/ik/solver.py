@@ -35,14 +35,8 @@ from .reasons import guarded, local_reason, search_reason
 from .residual import Residual
 from .result import IKResult
 from .search import SeededGenerators, global_search, is_seed
-from .targets import (
-    FrameGoal,
-    GoalMode,
-    IKTarget,
-    SeedLike,
-    is_multi_target,
-    parse_target,
-)
+from .seeds import SeedLibrary
+from .targets import FrameGoal, GoalMode, IKTarget, SeedLike, is_multi_target, parse_target
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -111,7 +105,7 @@ class IKSolver:
             frame = robot.tool_frame or self.model.frames[self.model.nframes - 1].name
         self._frame_ids: dict[str, int] = {}
         self.frame = frame
-        self._default_key = (self._frame_id(frame, "frame"),)
+        self._default_key = (fid := self._frame_id(frame, "frame"),)
         self._residuals: dict[tuple, Residual] = {}
         self._runners: dict[int, LocalRunner] = {}  # by id() of a residual in _residuals
         self._checked = CheckedCache()
@@ -120,6 +114,7 @@ class IKSolver:
         self._query: tuple[Residual | None, NativeQuery | None] = (None, None)
         self.options = opts
         self.collision = collision_check(robot, self.subset, opts)  # None: nothing to check
+        self._seeds = SeedLibrary(self.model, self.subset, fid, robot.q0, self.collision)
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -384,6 +379,7 @@ class IKSolver:
             collision=check.accepts if check is not None else None,
             far=check.far_columns if check is not None else None,
             flips=check.branch_starts if check is not None else None,
+            library=functools.partial(self._seeds.picks, residual),
         )
         reason = search_reason(out, budget, restarts_cap, it_cap, validate_errors, self.collision)
         return self._result(
