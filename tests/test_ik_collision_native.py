@@ -204,3 +204,29 @@ def test_a_native_solver_sees_an_obstacle_moved_between_two_queries() -> None:
     world.move("crate", position=(2.0, 2.0, 0.5))
     again = solver.find(target, rng=0)
     assert again.success and np.array_equal(again.q_full, free.q_full)
+
+
+@native_only
+@pytest.mark.parametrize("name", ["franka", "ur5"])
+def test_the_check_takes_the_placements_of_the_ik_chain_exactly(name: str) -> None:
+    """The kernel's check of a converged configuration takes the placements of the IK's chain
+    joints from the IK's last evaluation (``_collision.c``'s ``match_chain``): after a search
+    every chain joint is matched, and at random configurations those placements equal the
+    ones the check computes itself, so its verdicts are the same."""
+    robot = load_robot(name)
+    solver = IKSolver(robot, world=World.for_robot(robot))
+    rng = np.random.default_rng(8)
+    assert solver.find(tool_pose(robot, robot.q0), seed=robot.q0, rng=0).success
+    local = solver._local(solver._query[0])
+    check = solver.collision
+    assert check is not None and check._native is not None
+    reuse = check._native._arrays["reuse"]
+    matched = np.flatnonzero(reuse >= 0)
+    assert sorted(reuse[matched]) == list(range(local._problem.nj))
+    ik_frames = local._arrays["frames"].reshape(-1, 12)
+    check_frames = check._native._arrays["frames"].reshape(-1, 12)
+    for _ in range(200):
+        q = solver.subset.sample(rng, robot.q0)
+        local(q, max_iterations=1)  # one evaluation at q (inside the limits)
+        check._native.near(q)
+        assert np.array_equal(check_frames[matched + 1], ik_frames[reuse[matched]])

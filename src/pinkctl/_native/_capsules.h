@@ -52,6 +52,12 @@ typedef struct CapsuleProblem {
     const double *slot_sphere; /* (nj + 1, 4) centre in the slot's frame and radius */
     double *slot_centre;      /* (nj + 1, 3) work: the centres in the world frame */
     int hit;                       /* out: the pair (position in pairs) found too close */
+    /* the IK's placements at the checked configuration (pk_capsule_free_given): per slot
+     * 1 .. nj, the IK chain joint whose placement is computed alike (same joint, parent,
+     * placement, axis; a revolute joint without scale or offset), or -1 */
+    int *reuse;
+    long reuse_for;                /* the IKProblem (its serial) reuse was matched to, or 0 */
+    const double *given;           /* (IK chain, 12) the IK's placements, or NULL */
 } CapsuleProblem;
 
 /* the world placement of every joint slot (frames) and every geometry's segment ends (ends) */

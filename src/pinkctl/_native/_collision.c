@@ -24,6 +24,7 @@
 
 #include "_capsules.h"
 #include "_geometry.h"
+#include "_ik.h"
 #include "_narrow.h"
 
 #define compose pk_compose
@@ -67,6 +68,10 @@ static void kinematics(const CapsuleProblem *p) {
         const double *q = p->q + p->q_index[s];
         double m[12];
         double *frame = frames + 12 * (s + 1);
+        if (p->given != NULL && p->reuse[s] >= 0) { /* the IK's, computed alike */
+            memcpy(frame, p->given + 12 * p->reuse[s], 12 * sizeof(double));
+            continue;
+        }
         compose(frames + 12 * p->parent[s], p->placement + 12 * s, m);
         if (p->kind[s] == 1) {
             const double x = p->scale[s] * q[0] + p->offset[s];
@@ -278,3 +283,35 @@ int pk_capsule_free(CapsuleProblem *p, const double *q) {
 }
 
 int pk_capsule_hit(const CapsuleProblem *p) { return p->hit; }
+
+/* p->reuse against the IK chain of ik: a slot takes chain joint j's placement when both
+ * compute it alike (the same coordinate, parent, placement and axis, a revolute joint
+ * without scale or offset: the arithmetic of _ik.c's evaluate and of kinematics above is
+ * the same, shared rotations of _geometry.h) */
+static void match_chain(CapsuleProblem *p, const IKProblem *ik) {
+    int next = 0; /* the chain joint the next matched slot must be */
+    int last = 0; /* the slot matched to chain joint next - 1 (0: the universe) */
+    for (int s = 0; s < p->nj; ++s) {
+        p->reuse[s] = -1;
+        if (next >= ik->nj || p->parent[s] != last || p->kind[s] != 0 ||
+            ik->kind[next] != 0 || p->q_index[s] != ik->q_index[next] ||
+            p->scale[s] != 1.0 || p->offset[s] != 0.0 ||
+            memcmp(p->placement + 12 * s, ik->placement + 12 * next, 12 * sizeof(double)) ||
+            memcmp(p->axis + 3 * s, ik->axis + 3 * next, 3 * sizeof(double)))
+            continue;
+        p->reuse[s] = next++;
+        last = s + 1;
+    }
+    p->reuse_for = ik->serial;
+}
+
+/* pk_capsule_free at ik's converged configuration q (its last evaluation): the slots on
+ * the IK's chain take its placements (p->reuse) instead of computing them again */
+int pk_capsule_free_ik(CapsuleProblem *p, const double *q, const IKProblem *ik) {
+    if (p->reuse == NULL || ik->frames == NULL || ik->serial <= 0) return pk_capsule_free(p, q);
+    if (p->reuse_for != ik->serial) match_chain(p, ik);
+    p->given = ik->frames;
+    const int free = pk_capsule_free(p, q);
+    p->given = NULL;
+    return free;
+}

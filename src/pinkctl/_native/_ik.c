@@ -111,6 +111,10 @@ static double evaluate(const IKProblem *p, const double *q, const double *target
             t[0] += v[0]; t[1] += v[1]; t[2] += v[2];
         }
         memcpy(origins + 3 * j, t, sizeof t);
+        if (p->frames != NULL) {
+            memcpy(p->frames + 12 * j, R, sizeof R);
+            memcpy(p->frames + 12 * j + 9, t, sizeof t);
+        }
         mat_vec(R, a, axes + 3 * j);
     }
     double Rf[9], pf[3];

@@ -44,6 +44,10 @@ typedef struct IKProblem {
     double cost;
     int iterations;
     int reason;
+    /* (nj, 12) work: each chain joint's world placement at the last evaluation (read by
+     * the collision check of a converged configuration, _ik_query.c) */
+    double *frames;
+    long serial; /* > 0, unique to this problem in the process (the check's match_chain) */
 } IKProblem;
 
 /* CLOCK_MONOTONIC seconds (Python's time.perf_counter). */

@@ -182,6 +182,12 @@ static int converged(IKQuery *s) {
     return SEARCH_CONVERGED;
 }
 
+/* the native check of the converged candidate, the last configuration pk_ik_local
+ * evaluated (it returns success right after that evaluation): its placements are reused */
+static int free_here(IKQuery *s) {
+    return pk_capsule_free_ik(s->collision, s->candidate, s->problem);
+}
+
 /* search._toward_middle: every moved coordinate drawn toward the middle of its range */
 static void toward_middle(const IKQuery *s, double *q) {
     const IKProblem *p = s->problem;
@@ -414,7 +420,7 @@ static int search(IKQuery *s, double *start) {
         if (ok) {
             memcpy(s->candidate, p->best_q, sizeof(double) * (size_t)nq);
             const int free = !s->check ? 1
-                             : s->collision != NULL ? pk_capsule_free(s->collision, s->candidate)
+                             : s->collision != NULL ? free_here(s)
                                                     : -1;
             if (free > 0) return converged(s);
             if (free < 0) {

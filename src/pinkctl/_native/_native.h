@@ -32,6 +32,7 @@ int pk_ik_query(struct IKQuery *s, const double *position, const double *rotatio
 unsigned long pk_capsule_problem_size(void);
 int pk_capsule_near(struct CapsuleProblem *p);
 int pk_capsule_free(struct CapsuleProblem *p, const double *q);
+int pk_capsule_free_ik(struct CapsuleProblem *p, const double *q, const struct IKProblem *ik);
 
 unsigned long pk_collision_tick_size(void);
 int pk_collision_quiet(struct CollisionTick *t, const double *measured, long nmeasured, int space,

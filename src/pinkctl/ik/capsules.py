@@ -92,6 +92,9 @@ class _Problem(ctypes.Structure):
         ("slot_sphere", _double_p),
         ("slot_centre", _double_p),
         ("hit", ctypes.c_int),
+        ("reuse", _int_p),
+        ("reuse_for", ctypes.c_long),
+        ("given", _double_p),
     ]
 
 
@@ -205,6 +208,8 @@ def _joint_arrays(model: pin.Model, objects: list, used: list[int]) -> dict[str,
         "parent": np.array([slot[model.parents[j]] for j in joints], dtype=np.intc),
         "slot": np.array([slot.get(o.parentJoint, 0) for o in objects], dtype=np.intc),
         "frames": np.zeros(12 * (len(joints) + 1)),
+        # the IK chain joint whose placement each slot takes (_collision.c's match_chain)
+        "reuse": np.full(len(joints), -1, dtype=np.intc),
     }
 
 

@@ -25,6 +25,7 @@ is repeated in Python.
 from __future__ import annotations
 
 import ctypes
+import itertools
 
 import numpy as np
 import pinocchio as pin
@@ -42,6 +43,9 @@ _double_p = ctypes.POINTER(ctypes.c_double)
 _REASONS = ("converged", "iterations", "time", "stalled", "numerical")
 _FALLBACK = 5
 _MAX_COLUMNS = 64
+# each problem's own number: the collision check matches its slots to one chain at a time
+# (an address could be a freed problem's)
+_SERIALS = itertools.count(1)
 _REVOLUTE = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned"}
 _CONTINUOUS = {"JointModelRUBX", "JointModelRUBY", "JointModelRUBZ"}
 _PRISMATIC = {"JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned"}
@@ -88,6 +92,8 @@ class _Problem(ctypes.Structure):
         ("cost", ctypes.c_double),
         ("iterations", ctypes.c_int),
         ("reason", ctypes.c_int),
+        ("frames", _double_p),
+        ("serial", ctypes.c_long),
     ]
 
 
@@ -175,6 +181,8 @@ class NativeLocal:
             "middle": np.array(subset.middle_values),
             "half_range": np.array(subset.half_range),
             "tolerance": np.array(residual.tolerance),
+            # each chain joint's placement at the last evaluation, for the collision check
+            "frames": np.zeros(12 * len(kinds)),
         }
         p = _Problem()
         p.nj, p.n, p.m = len(kinds), subset.n, residual.m
@@ -190,6 +198,7 @@ class NativeLocal:
         p.best_q = self._best.ctypes.data_as(_double_p)
         p.e = residual.e.ctypes.data_as(_double_p)
         p.nq = model.nq
+        p.serial = next(_SERIALS)
         self._problem = p
         self._pointer = ctypes.addressof(p)
         self._targets: tuple[np.ndarray, np.ndarray | None] | None = None
