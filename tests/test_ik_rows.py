@@ -4,6 +4,8 @@ raises or that is malformed. (Its speed is measured in ``bench/pool_efficiency.p
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import os
 import warnings
 
@@ -15,7 +17,7 @@ import pinkctl
 from pinkctl import InputError
 from pinkctl.ik import IKPool, IKSolver, SearchOptions, find_ik_batch, sample_poses
 from pinkctl.ik.job import BatchJob, Chain, PortableRobot, TargetError, run_chains, solve_chunk
-from pinkctl.ik.packed import pack_targets
+from pinkctl.ik.packed import PackedResults, pack_targets
 from pinkctl.ik.result import IKResult
 from pinkctl.ik.rows import NativeRows
 
@@ -169,3 +171,58 @@ def test_position_goals_read_no_rotation(franka, answers) -> None:
     assert sum(r.success for r in expected) >= 10
     _same(run_chains(solver, chains, OPTIONS, 1), expected)
     assert answers.count(True) == (sum(r.success for r in expected) if NATIVE else 0)
+
+
+def test_unpacked_results_are_the_constructors_and_independent() -> None:
+    names = ("a", "b")
+    built = [
+        IKResult(
+            np.array([0.1, 0.2]),
+            names,
+            np.array([0.1, 0.2, 7.0]),
+            True,
+            1e-5,
+            2e-4,
+            9,
+            0,
+            0.01,
+            "converged",
+            "lm",
+            1,
+        ),
+        IKResult(
+            np.array([0.3, 0.4]),
+            names,
+            np.array([0.3, 0.4, 7.0]),
+            False,
+            0.2,
+            0.5,
+            40,
+            4,
+            0.02,
+            "budget",
+            "lm",
+            0,
+        ),
+    ]
+    packed = PackedResults.pack(built)
+    unpacked = packed.unpack()
+    for x, y in zip(unpacked, built):
+        assert type(x) is IKResult and x.__dict__.keys() == y.__dict__.keys()
+        for key, value in y.__dict__.items():  # the same values, of the same types
+            assert type(x.__dict__[key]) is type(value)
+            assert np.array_equal(x.__dict__[key], value)
+    # rows of one chunk's arrays, but no result sees another's values change
+    unpacked[0].q[:] = -1.0
+    unpacked[0].q_full[:] = -1.0
+    assert np.array_equal(unpacked[1].q, [0.3, 0.4])
+    assert np.array_equal(unpacked[1].q_full, [0.3, 0.4, 7.0])
+    assert not np.shares_memory(unpacked[0].q, unpacked[1].q)
+    # once a collection has passed, a result's fields are no object for the collector, even
+    # with the names unpickled again (a fresh tuple, which the collector tracks)
+    gc.collect()
+    fresh = tuple(list(names))
+    assert gc.is_tracked(fresh)
+    again = dataclasses.replace(PackedResults.pack(built), joint_names=fresh).unpack()
+    assert not any(gc.is_tracked(r.__dict__) for r in again)
+    assert all(r.joint_names == names for r in again)

@@ -107,6 +107,12 @@ def _se3_rows(
 
 
 _new, _set = object.__new__, object.__setattr__
+#: Each tuple of joint names unpacked, kept once, so that the results of every chunk hold
+#: the same one. Once a garbage collection has passed over it, it is no longer tracked, and
+#: neither is a result's ``__dict__`` made after that (it holds only it, arrays, numbers and
+#: strings): one object per result for the collector, not two, which on a pool's caller
+#: halves its collections (the full ones walk every object of the process).
+_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 @dataclass(frozen=True)
@@ -157,20 +163,29 @@ class PackedResults:
         ``q_full`` a row of this chunk's arrays: no copy per result).
 
         Each result's fields are set as one dict, skipping the constructor's keyword
-        handling: this runs on the caller of a pool, once per target, beside the workers.
+        handling, and the numbers are read a column at a time (a few lists per chunk, not
+        two per result: fewer objects for the garbage collector to walk): this runs on the
+        caller of a pool, once per target, beside the workers.
         """
-        names, method = self.joint_names, self.method
+        names = _NAMES.setdefault(self.joint_names, self.joint_names)
+        method = self.method
         out: list[IKResult] = []
         append = out.append
-        for q, q_full, (p, o, t), (ok, it, re, sol), reason in zip(
-            self.q, self.q_full, self.errors.tolist(), self.counts.tolist(), self.reasons
+        counts = self.counts.T
+        for q, q_full, p, o, t, ok, it, re, sol, reason in zip(
+            self.q,
+            self.q_full,
+            *self.errors.T.tolist(),
+            (counts[0] == 1).tolist(),
+            *counts[1:].tolist(),
+            self.reasons,
         ):
             result = _new(IKResult)
             fields = {
                 "q": q,
                 "joint_names": names,
                 "q_full": q_full,
-                "success": ok == 1,
+                "success": ok,
                 "position_error": p,
                 "orientation_error": o,
                 "iterations": it,
