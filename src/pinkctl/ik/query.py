@@ -53,6 +53,12 @@ _CHECK = -5  # a converged configuration for the caller's collision check
 _LIBRARY = -6  # build the seed library (pinkctl.ik.seeds), then resume
 
 
+def kernel_searches(checked: CheckedSearch) -> bool:
+    """Whether the kernel runs the search (no validate, metric threshold or more answers)."""
+    c = checked
+    return c.validate is None and c.metric_threshold is None and c.max_solutions == 1
+
+
 class _Query(ctypes.Structure):
     """Mirror of the ``IKQuery`` structure of ``_ik_query.c`` (checked by size)."""
 
@@ -272,11 +278,7 @@ class NativeQuery:
     ) -> IKResult | None:
         """:meth:`IKSolver.find`'s answer (the simple searches of the module docstring), or
         None (the caller's Python path answers)."""
-        if (
-            checked.validate is not None
-            or checked.metric_threshold is not None
-            or checked.max_solutions != 1
-        ):
+        if not kernel_searches(checked):
             return None
         self._configure(checked, t0)
         self._arm(search, checked)

@@ -27,7 +27,7 @@ import numpy as np
 import pinocchio as pin
 
 from .packed import PackedResults, PackedTargets
-from .query import _FALLBACK, NativeQuery
+from .query import _FALLBACK, NativeQuery, kernel_searches
 from .result import IKResult
 
 if TYPE_CHECKING:
@@ -83,11 +83,7 @@ class NativeRows:
         search, checked = self._search(options, rng)
         query = self._query or self.solver._native_query(_POSE)
         self._query = None  # kept again below, once this row stayed in the kernel
-        if query is None or (
-            checked.validate is not None
-            or checked.metric_threshold is not None
-            or checked.max_solutions != 1
-        ):
+        if query is None or not kernel_searches(checked):
             return False
         query._configure(checked, t0)
         query._arm(search, checked)
