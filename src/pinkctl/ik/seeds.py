@@ -132,9 +132,9 @@ class SeedLibrary:
 
     def order(self, position: np.ndarray, rt: np.ndarray | None) -> np.ndarray:
         """The :data:`LIBRARY_STARTS` entries nearest the target, nearest first (ties: the
-        lower index), by ``|p - p_target|² + w² (3 - trace(R_target^T R))`` (``rt``: the
-        target's rotation transposed, None: position only) in the kernel's order of
-        operations (the same doubles)."""
+        lower index), by ``|p - p_target|² + w² (2 - x·x_target - z·z_target)`` (the tool's
+        x and z axes; ``rt``: the target's rotation transposed, None: position only) in the
+        kernel's order of operations (the same doubles)."""
         p = self.poses
         dx, dy, dz = p[:, 0] - position[0], p[:, 1] - position[1], p[:, 2] - position[2]
         d = dx * dx + dy * dy + dz * dz
