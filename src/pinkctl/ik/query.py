@@ -32,18 +32,18 @@ import pinocchio as pin
 from .._native import kernel_module
 from .branches import toward_table
 from .checked import CheckedLocal, CheckedSearch
-from .joints import JointSubset
 from .native import NativeLocal
 from .options import SearchOptions
 from .reasons import local_reason, search_reason
 from .result import IKResult
 from .search import REJECTED_STALL, SearchOutcome, is_seed
+from .starts import StartCache
 from .targets import parse_target
 
 if TYPE_CHECKING:
     from .solver import IKSolver
 
-__all__ = ["NativeQuery", "StartCache"]
+__all__ = ["NativeQuery"]
 
 _LOCAL_REASONS = ("converged", "iterations", "time", "stalled", "numerical")
 _SEARCH_REASONS = ("converged", "iterations", "restarts", "time")
@@ -108,43 +108,6 @@ class _Query(ctypes.Structure):
         *((name, ctypes.c_int) for name in ("library_max", "library_count", "library_used")),
         *((name, ctypes.c_int) for name in ("library_next", "from_library")),
     ]
-
-
-class StartCache:
-    """The random starts of a search with an integer ``rng`` seed, drawn once: the Python
-    path's :meth:`~pinkctl.ik.joints.JointSubset.sample` draws from its generator, kept as
-    rows of full configurations (extended when a search needs more). With scalar and
-    continuous joints only (where the native loop applies), ``k`` samples are one ``(k, n)``
-    uniform draw: the same doubles in the same order, scaled and written as ``sample`` does.
-    """
-
-    def __init__(self, subset: JointSubset, template: np.ndarray, capacity: int = 8) -> None:
-        self._subset = subset
-        self._template = template
-        self._capacity = capacity
-        self._made: dict[int, tuple[np.random.Generator, np.ndarray]] = {}
-
-    def rows(self, seed: int, at_least: int) -> np.ndarray:
-        """At least ``at_least`` starts of ``seed``, as a C-contiguous (k, nq) array."""
-        made = self._made.get(seed)
-        if made is not None and len(made[1]) >= at_least:
-            return made[1]
-        if made is None:
-            if len(self._made) >= self._capacity:
-                self._made.clear()
-            made = (np.random.default_rng(seed), np.empty((0, len(self._template))))
-        generator, rows = made
-        subset = self._subset
-        count = at_least - len(rows)
-        values = generator.random((count, subset.n))
-        np.multiply(values, subset._sample_span, out=values)
-        np.add(values, subset.sample_low, out=values)
-        more = np.repeat(self._template[None, :], count, axis=0)
-        for row, drawn in zip(more, values):
-            subset.write(row, drawn)
-        rows = np.ascontiguousarray(np.vstack([rows, more]))
-        self._made[seed] = (generator, rows)
-        return rows
 
 
 class NativeQuery:
@@ -225,32 +188,42 @@ class NativeQuery:
         s.max_step = checked.max_step if checked.max_step is not None else 0.0
         self._configured = checked
 
-    def _run(self, target: Any, seed: Any) -> int | None:
-        """The kernel's reason, or None when the Python path must answer."""
-        if type(target) is pin.SE3:
-            position = target.translation
-            rotation = target.rotation if self._pose else None
-        else:
-            position, rotation = parse_target(target, orientation=self._pose)
-        if not self._full or type(seed) is not np.ndarray or seed.shape != self._seed.shape:
-            seed = self._subset.parse_seed(seed, self._template, clamp=False)
+    def _run(
+        self, position: np.ndarray, rotation: np.ndarray | None, seed: np.ndarray
+    ) -> int | None:
+        """The kernel's first code for the pose from the full configuration ``seed``
+        (``rotation`` read only for a pose residual): a request, a reason, or None when the
+        Python path must answer."""
         self.local.sync_targets()
+        rotation = rotation if self._pose else None
         code = self._lib.ik_query(self._address, position, rotation, seed)
         if code in (_MORE_STARTS, _CHECK, _LIBRARY):
             return code
         return None if code < 0 or code == _FALLBACK else code
+
+    def full_seed(self, seed: object) -> np.ndarray:
+        """``seed`` as the kernel reads it, a full configuration (parsed unless it is one)."""
+        if self._full and type(seed) is np.ndarray and seed.shape == self._seed.shape:
+            return seed
+        return self._subset.parse_seed(seed, self._template, clamp=False)
+
+    def _pose_of(self, target: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """``target``'s position [m] and rotation (world frame; None for a position target)."""
+        if type(target) is pin.SE3:
+            return target.translation, target.rotation
+        return parse_target(target, orientation=self._pose)
 
     def solve(
         self, target: object, seed: object, checked: CheckedLocal, t0: float
     ) -> IKResult | None:
         """:meth:`IKSolver.solve`'s answer, or None (the caller's Python path answers)."""
         self._configure(checked, t0)
-        code = self._run(target, seed)
+        code = self._run(*self._pose_of(target), self.full_seed(seed))
         if code is None:
             return None
         s = self._query
         if s.success:
-            return self._converged(s.iterations, 0, t0)
+            return self.converged(t0)
         reason = local_reason(
             _LOCAL_REASONS[code],
             checked.max_iterations,
@@ -280,18 +253,44 @@ class NativeQuery:
         None (the caller's Python path answers)."""
         if not kernel_searches(checked):
             return None
-        self._configure(checked, t0)
-        self._arm(search, checked)
-        code = self._resumed(self._run(target, seed))
+        code = self.search(*self._pose_of(target), self.full_seed(seed), search, checked, t0)
         if code is None:
             return None
-        s = self._query
-        if s.success:
-            answer = self._converged(s.iterations, s.restarts, t0)
+        if self._query.success:
+            answer = self.converged(t0)
             if self._check is not None:
                 self._check.vouch(answer.q_full)
             return answer
-        return self._failed(checked, t0, code)
+        return self.failed(checked, t0, code)
+
+    def search(
+        self,
+        position: np.ndarray,
+        rotation: np.ndarray | None,
+        seed: np.ndarray,
+        search: SearchOptions,
+        checked: CheckedSearch,
+        t0: float,
+    ) -> int | None:
+        """:meth:`find`'s search, one the kernel runs (:func:`kernel_searches`), for the pose
+        ``position`` [m], ``rotation`` (world frame, read only for a pose residual) from the
+        full configuration ``seed`` (:meth:`full_seed`), without the result: the search's
+        reason (its answer in :attr:`answer` and :attr:`outcome`), or None (the caller's
+        Python path answers)."""
+        self._configure(checked, t0)
+        self._arm(search, checked)
+        return self._resumed(self._run(position, rotation, seed))
+
+    @property
+    def answer(self) -> np.ndarray:
+        """The last query's configuration (full; overwritten by the next query)."""
+        return self._out
+
+    @property
+    def outcome(self) -> _Query:
+        """The last query's outcome: ``success``, ``iterations``, ``restarts``,
+        ``position_error`` [m] and ``orientation_error`` [rad] (the kernel's structure)."""
+        return self._query
 
     def _arm(self, search: SearchOptions, checked: CheckedSearch) -> None:
         """Point the structure at the search's starts and at the collision check."""
@@ -354,7 +353,7 @@ class NativeQuery:
         self._row = row  # kept alive while the kernel reads it
         s.starts, s.starts_offset, s.n_starts = row.ctypes.data, s.restarts, s.restarts + 1
 
-    def _failed(self, checked: CheckedSearch, t0: float, code: int) -> IKResult:
+    def failed(self, checked: CheckedSearch, t0: float, code: int) -> IKResult:
         """The result of a search that found no answer (its best failed iterate)."""
         s = self._query
         if s.collided and s.hit >= 0:
@@ -388,11 +387,12 @@ class NativeQuery:
         self._rows = (seed, rows)
         return self._rows
 
-    def _converged(self, iterations: int, restarts: int, t0: float) -> IKResult:
+    def converged(self, t0: float) -> IKResult:
+        """The result of the last query, which converged."""
         s = self._query
         q = self._out.copy()
         return IKResult(
             *(self._subset.values(q), self._names, q, True, s.position_error),
-            *(s.orientation_error, iterations, restarts, time.perf_counter() - t0),
+            *(s.orientation_error, s.iterations, s.restarts, time.perf_counter() - t0),
             *("converged", self._method, 1),
         )

@@ -11,11 +11,9 @@ parsed once per chunk, and a converged answer goes straight into the chunk's row
 its own path: a search that fails gets the query's failed result, and a query that the kernel
 hands back (an argument it refuses, a step it cannot take) is left to
 :meth:`~pinkctl.ik.IKSolver.find` on the same target, seed and generator (the caller's), so
-the answers are those of one call per target (``tests/test_ik_rows.py``).
-
-:meth:`NativeRows.find` takes :meth:`NativeQuery.find`'s steps one by one (configure, arm,
-run, resume, failed result), through the query's own methods: a step added there must be
-added here too, which the tests' comparisons with one ``find`` per target would show.
+the answers are those of one call per target (``tests/test_ik_rows.py``). The search itself is
+:meth:`NativeQuery.search <pinkctl.ik.query.NativeQuery.search>`, the one
+:meth:`NativeQuery.find <pinkctl.ik.query.NativeQuery.find>` runs.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ import numpy as np
 import pinocchio as pin
 
 from .packed import PackedResults, PackedTargets
-from .query import _FALLBACK, NativeQuery, kernel_searches
+from .query import NativeQuery, kernel_searches
 from .result import IKResult
 
 if TYPE_CHECKING:
@@ -85,21 +83,14 @@ class NativeRows:
         self._query = None  # kept again below, once this row stayed in the kernel
         if query is None or not kernel_searches(checked):
             return False
-        query._configure(checked, t0)
-        query._arm(search, checked)
         full = self._parsed(query, seed)
-        query.local.sync_targets()
-        rotation = self._rotations[k] if query._pose else None
-        first = query._lib.ik_query(query._address, self._positions[k], rotation, full)
-        # the kernel's requests answered as the query answers them (whichever it knows); a
-        # first code that is no request comes back as it is: refused (< 0) or handed back
-        code = query._resumed(first)
-        if code is None or (code == first and (first < 0 or first == _FALLBACK)):
+        code = query.search(self._positions[k], self._rotations[k], full, search, checked, t0)
+        if code is None:
             return False
-        s = query._query
+        s = query.outcome
         if not s.success:
-            return query._failed(checked, t0, code)
-        self.q_full[k] = query._out
+            return query.failed(checked, t0, code)
+        self.q_full[k] = query.answer
         self._errors[k] = (s.position_error, s.orientation_error, time.perf_counter() - t0)
         self._counts[k] = (1, s.iterations, s.restarts, 1)
         self._query = query
@@ -119,14 +110,12 @@ class NativeRows:
         return out
 
     def _parsed(self, query: NativeQuery, seed: object) -> np.ndarray:
-        """``seed`` as the kernel reads it (as :class:`NativeQuery` parses it); the last one
-        parsed is kept (the kernel copies it), so a shared seed is parsed once."""
-        if query._full and type(seed) is np.ndarray and seed.shape == query._seed.shape:
-            return seed
+        """:meth:`NativeQuery.full_seed` of ``seed``; the last one parsed is kept (the kernel
+        copies it), so a shared seed is parsed once."""
         known, parsed = self._seed
         if known is seed and parsed is not None:
             return parsed
-        parsed = query._subset.parse_seed(seed, query._template, clamp=False)
+        parsed = query.full_seed(seed)
         self._seed = (seed, parsed)
         return parsed
 

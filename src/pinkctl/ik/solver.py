@@ -30,12 +30,13 @@ from .loop import LocalRunner, run_local
 from .methods import make_method
 from .native import NativeLocal, native_local
 from .options import IKOptions, LocalOptions, SearchOptions, split_options
-from .query import NativeQuery, StartCache
+from .query import NativeQuery
 from .reasons import guarded, local_reason, search_reason
 from .residual import Residual
 from .result import IKResult
 from .search import SeededGenerators, global_search, is_seed
 from .seeds import SeedLibrary
+from .starts import StartCache
 from .targets import FrameGoal, GoalMode, IKTarget, SeedLike, is_multi_target, parse_target
 
 if TYPE_CHECKING:
