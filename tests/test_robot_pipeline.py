@@ -117,6 +117,8 @@ def test_config_as_a_dict_and_keyword_overrides():
         ("panda_description/urdf/panda.urdf", "panda_hand_tcp", 7),
         ("so_arm_description/urdf/so101.urdf", "gripper_frame_link", 5),
         ("z1_description/urdf/z1.urdf", "gripperStator", 6),
+        # a finger robot: every joint named like a gripper, yet they are the chain
+        ("finger_edu_description/robots/finger_edu.urdf", "finger_tip_link", 3),
     ],
 )
 def test_single_chain_arms_need_no_config(file, tool, joints):

@@ -134,15 +134,15 @@ def _gripper_joints(
     model: pin.Model, movable: set[int], children: dict[int, list[int]], below: int | None = None
 ) -> list[int]:
     """Joints of the subtrees whose every joint is named like a gripper, hanging from a joint
-    that is not (only those below the joint ``below`` when given)."""
+    that is not (only those below the joint ``below`` when given). A subtree hanging from the
+    root is the robot itself, never a gripper (a finger robot: its joints are the chain)."""
     out: list[int] = []
     for j in sorted(movable):
-        if below is not None and _movable_parent(model, j, movable) != below:
+        parent = _movable_parent(model, j, movable)
+        if (below is not None and parent != below) or parent == 0:
             continue
         nodes = _subtree(children, j)
-        if all(_is_gripper(model, n) for n in nodes) and not _is_gripper(
-            model, _movable_parent(model, j, movable)
-        ):
+        if all(_is_gripper(model, n) for n in nodes) and not _is_gripper(model, parent):
             out += nodes
     return out
 
