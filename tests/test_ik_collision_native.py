@@ -15,7 +15,7 @@ import pytest
 from ik_collision_setup import MARGIN, busy_world, load_robot, tool_pose
 
 from pinkctl import CollisionScene, World
-from pinkctl.ik import IKSolver
+from pinkctl.ik import IKSolver, capsules, narrow
 from pinkctl.ik import solver as solver_module
 from pinkctl.ik.collision import CollisionCheck
 from pinkctl.ik.query import NativeQuery
@@ -204,6 +204,40 @@ def test_a_native_solver_sees_an_obstacle_moved_between_two_queries() -> None:
     world.move("crate", position=(2.0, 2.0, 0.5))
     again = solver.find(target, rng=0)
     assert again.success and np.array_equal(again.q_full, free.q_full)
+
+
+@native_only
+def test_a_check_rebuilt_after_a_world_change_is_the_one_built_afresh(monkeypatch) -> None:
+    """Every change of the world rebuilds the kernel's check; the robot's hull graphs and
+    capsules, the same at every rebuild, come from what the last build worked out. The
+    arrays of a rebuild after a move are those of a build with nothing kept."""
+    robot = load_robot("ur5")  # its collision meshes are convex hulls with vertex graphs
+    world = busy_world(robot)
+    scene = CollisionScene(robot, world)
+    pairs = np.array([[p.geometry_a, p.geometry_b] for p in scene.pairs], dtype=np.intp)
+
+    def arrays() -> dict[str, np.ndarray]:
+        scene.sync()
+        check = capsules.native_broad_phase(scene.model, scene.geometry_model, pairs, MARGIN)
+        assert check is not None
+        return check._arrays
+
+    arrays()  # the robot's shapes are now kept
+    world.move("rock", position=(-0.3, 0.2, 0.4))
+    rebuilt = arrays()
+    kept = capsules.bounding_capsule
+
+    def worked_out(shape: object) -> object:  # each capsule computed, nothing kept
+        capsules._CAPSULES.clear()
+        return kept(shape)
+
+    monkeypatch.setattr(capsules, "bounding_capsule", worked_out)
+    monkeypatch.setattr(narrow, "_hull_graph", narrow._checked_graph)
+    afresh = arrays()
+    assert rebuilt.keys() == afresh.keys()
+    for name, values in afresh.items():
+        assert np.array_equal(rebuilt[name], values), name
+    assert rebuilt["climb"].sum() > 0  # graphs were kept, not only "try every vertex"
 
 
 @native_only

@@ -99,6 +99,21 @@ def test_every_change_bumps_the_version_and_moving_keeps_the_shape(tmp_path):
     assert len(set(versions)) == 4 and versions == sorted(versions)
 
 
+def test_a_move_to_the_same_pose_changes_nothing():
+    """A tracker that moves an obstacle every tick to where it sees it: while it stands
+    still, the version (what consumers rebuild on) stays."""
+    world = World()
+    world.add_box("b", size=(0.1, 0.2, 0.3), position=(0.5, 0, 0.2), orientation=(0, 0, 0, 1))
+    world.add_halfspace("table", normal=(0, 0, 1), offset=0.7)
+    record, version = world["b"], world.version
+    assert world.move("b", position=[0.5, 0.0, 0.2]) is record
+    assert world.move("b", orientation=(0.0, 0.0, 0.0, -1.0)) is record  # -q: same rotation
+    assert world.move("table", position=world["table"].position) is world["table"]
+    assert world.version == version
+    moved = world.move("b", position=(0.5, 0.0, 0.2 + 1e-9))
+    assert moved is not record and world.version == version + 1
+
+
 def test_copy_and_equality(tmp_path):
     world = _every_kind(tmp_path)
     other = world.copy()

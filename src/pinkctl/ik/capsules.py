@@ -128,6 +128,12 @@ def _smaller_capsule(
     return centre, centre.copy(), float(sphere)
 
 
+#: Capsules of boxes and hulls worked out, by shape type and vertices (a robot's come back at
+#: every rebuild of a check, after each change of the world).
+_CAPSULES: dict[tuple[type, bytes], tuple[np.ndarray, np.ndarray, float]] = {}
+_CAPSULES_KEPT = 4096
+
+
 def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndarray, float]:
     """Ends (3,), (3,) and radius [m] of a capsule holding ``shape``, in the shape's frame
     (module docstring); a half-space has none (ValueError)."""
@@ -138,8 +144,18 @@ def bounding_capsule(shape: coal.CollisionGeometry) -> tuple[np.ndarray, np.ndar
     if isinstance(shape, (coal.Capsule, coal.Cylinder)):  # a cylinder inside its capsule
         h = float(shape.halfLength)
         return np.array([0.0, 0.0, -h]), np.array([0.0, 0.0, h]), float(shape.radius)
-    centre, sphere = bounding_sphere(shape)
-    return _smaller_capsule(_vertices(shape), centre, sphere)
+    points = _vertices(shape)
+    key = None if points is None else (type(shape), points.tobytes())
+    known = _CAPSULES.get(key) if key is not None else None
+    if known is None:
+        centre, sphere = bounding_sphere(shape)
+        known = _smaller_capsule(points, centre, sphere)
+        if key is not None:
+            if len(_CAPSULES) >= _CAPSULES_KEPT:
+                _CAPSULES.clear()
+            _CAPSULES[key] = known
+    a, b, radius = known
+    return a.copy(), b.copy(), radius
 
 
 def _motion(model: pin.Model, joint: int) -> tuple[int, np.ndarray, int, float, float, pin.SE3]:

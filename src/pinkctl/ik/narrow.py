@@ -79,9 +79,26 @@ def _neighbours(shape: coal.ConvexBase, count: int) -> list[list[int]] | None:
     return lists if count >= 4 and symmetric and min(map(len, lists)) >= 2 else None
 
 
+#: Hull graphs worked out, by their vertices' bytes: a robot's meshes come back unchanged at
+#: every rebuild of a check (after each change of the world), and their graphs cost ~1 ms each.
+_GRAPHS: dict[bytes, list[list[int]] | None] = {}
+_GRAPHS_KEPT = 4096
+
+
 def _hull_graph(shape: coal.ConvexBase, points: np.ndarray) -> list[list[int]] | None:
     """The hull's vertex graph, or None where a climb cannot trust it (module docstring;
-    the kernel then tries every vertex)."""
+    the kernel then tries every vertex). Kept by its vertices: a graph that passes the
+    climbs on these points serves any shape with the same points."""
+    key = points.tobytes()
+    if key not in _GRAPHS:
+        if len(_GRAPHS) >= _GRAPHS_KEPT:
+            _GRAPHS.clear()
+        _GRAPHS[key] = _checked_graph(shape, points)
+    return _GRAPHS[key]
+
+
+def _checked_graph(shape: coal.ConvexBase, points: np.ndarray) -> list[list[int]] | None:
+    """:func:`_hull_graph`, worked out."""
     lists = _neighbours(shape, len(points))
     if lists is None:
         return None

@@ -293,10 +293,13 @@ class World(Mapping[str, Obstacle]):
         return self._add(name, "convex", dims, (position, orientation, movable), (hull,))
 
     def move(self, name: str, position: Any = None, orientation: Any = None) -> Obstacle:
-        """Put obstacle ``name`` at a new pose (None keeps that part of the pose).
+        """Put obstacle ``name`` at a new pose (None keeps that part of the pose). A move to
+        the pose it has changes nothing (not :attr:`version` either: a caller that moves an
+        obstacle every tick to where a tracker sees it costs its consumers nothing while it
+        stands still).
 
         Returns:
-            The new record.
+            The new record (the same one when the pose did not change).
         """
         old = self._known(name)
         if position is None and orientation is None:
@@ -304,6 +307,8 @@ class World(Mapping[str, Obstacle]):
         where = old.position if position is None else _position(position)
         turn = old.orientation if orientation is None else quaternion(orientation)
         record = old.moved(where, turn)
+        if record.position == old.position and record.orientation == old.orientation:
+            return old
         self._obstacles[old.name] = record
         self._version += 1
         return record
