@@ -6,16 +6,20 @@ beside its torso, within the influence distance)."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import warnings
+from pathlib import Path
+
 import coal
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from pinkctl import PinkIKController
+from pinkctl import PinkIKController, load_pink_robot
 from pinkctl._native import native_available
 from pinkctl.core.state import JointSpace, RobotState
 from pinkctl.qp import collision_limit
-from pinkctl.qp.corners import corner_floors
+from pinkctl.qp.corners import corner_floors, plane_exact, plane_witnesses
 from pinkctl.world.obstacle import convex_shape
 
 SHAPES = {
@@ -58,6 +62,32 @@ def test_floors_are_below_coal_distances(name):
     assert (floors <= coal_distances + 1e-9).all()
     if name != "cylinder" and name != "hull":  # exact: the shape is its own container
         np.testing.assert_allclose(floors, coal_distances, atol=1e-6)
+
+
+def test_plane_witnesses_are_coal_answers():
+    """A half-space's corner rows take their distances, witness points and normals without
+    coal: the same numbers as coal's, in penetration and apart, balls of radius 0 and 2 cm."""
+    shape = SHAPES["halfspace"]
+    rng = np.random.default_rng(11)
+    placement = pin.SE3(pin.exp3(rng.standard_normal(3)), rng.standard_normal(3) * 0.1)
+    points = placement.translation + rng.standard_normal((50, 3)) * 0.15
+    request, result = coal.DistanceRequest(), coal.DistanceResult()
+    request.enable_signed_distance = True
+    far = coal.Transform3s(placement.rotation, placement.translation)
+    signs = set()
+    for radius in (0.0, 0.02):
+        answers = plane_witnesses(points, radius, shape, placement)
+        for z, (distance, on_ball, on_plane, normal) in zip(points, answers):
+            result.clear()
+            ball = coal.Transform3s(np.eye(3), z)
+            expected = coal.distance(coal.Sphere(radius), ball, shape, far, request, result)
+            assert distance == pytest.approx(expected, abs=1e-12)
+            np.testing.assert_allclose(on_ball, result.getNearestPoint1(), atol=1e-12)
+            np.testing.assert_allclose(on_plane, result.getNearestPoint2(), atol=1e-12)
+            np.testing.assert_allclose(normal, result.normal, atol=1e-12)
+            signs.add(distance > 0.0)
+    assert signs == {True, False}
+    assert plane_exact(shape) and not plane_exact(SHAPES["box"])
 
 
 def test_an_inflated_shape_is_not_bounded():
@@ -114,3 +144,44 @@ def test_tiago_commands_are_the_reference_paths(monkeypatch):
     (fast, engaged), (slow, _) = runs
     assert engaged > 50  # rows on many ticks: the near pair is exercised
     np.testing.assert_allclose(fast, slow, rtol=0.0, atol=1e-9)
+
+
+def test_corner_rows_on_the_floor_are_those_coal_gives(monkeypatch):
+    """A finger (example-robot-data's ``finger_edu``) whose tip hangs 1 mm above the floor at
+    home: its mesh's corners near the floor take their rows without coal, and the rows
+    and the commands are those of the loop that asks coal for each corner."""
+    erd = importlib.metadata.distribution("example-robot-data")
+    folder = Path(str(erd.locate_file("cmeel.prefix/share/example-robot-data/robots")))
+    folder = folder / "finger_edu_description"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = load_pink_robot(
+            folder / "robots/finger_edu.urdf", srdf_path=folder / "srdf/finger_edu.srdf"
+        )
+    names, frame, dt = list(robot.controlled_joint_names), robot.tool_frame, 0.002
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, robot.q0)
+    home = data.oMf[robot.model.getFrameId(frame)].copy()
+    runs = []
+    for reference in (False, True):
+        if reference:
+            monkeypatch.setattr(collision_limit, "plane_exact", lambda shape: False)
+        controller = PinkIKController(robot, names, [frame], tool_frame=frame, dt=dt)
+        controller.compiled = False
+        q = robot.q0.copy()
+        controller.reset(RobotState(joints=JointSpace(names).state(q)), None, 0.0)
+        commands, rows = [], []
+        for k in range(300):  # the tip circles 2 mm wide, and down into the floor's margin
+            phase = 2.0 * np.pi * k * dt / 0.4
+            offset = [0.002 * np.cos(phase), 0.002 * np.sin(phase), -0.005]
+            target = pin.SE3(home.rotation, home.translation + offset)
+            q = controller.step(q, target, t=k * dt)
+            held = controller._avoid.limit._held
+            rows.append(np.zeros((0, 4)) if held is None else np.column_stack([held.G, held.h]))
+            commands.append(q.copy())
+        runs.append((np.array(commands), rows))
+    (fast, rows), (slow, reference) = runs
+    assert max(len(r) for r in rows) > 20  # the floor pair has many corner rows
+    for mine, coals in zip(rows, reference):
+        np.testing.assert_allclose(mine, coals, rtol=0.0, atol=1e-12)
+    np.testing.assert_allclose(fast, slow, rtol=0.0, atol=1e-12)

@@ -57,7 +57,7 @@ from scipy.optimize import linprog
 from .._validation import real_number
 from ..errors import InputError
 from ..world.scene import CollisionScene, PairDistance
-from .corners import HullBoxes, corner_floors, corners
+from .corners import HullBoxes, corner_floors, corners, plane_exact, plane_witnesses
 
 __all__ = ["BRAKING_SHARE", "CollisionLimit", "CollisionRows"]
 
@@ -307,32 +307,25 @@ class CollisionLimit(Limit):
                 (d.pair.geometry_b, d.pair.geometry_a, d.point_b, -1.0),
             ):
                 shape, placement = objects[other].geometry, placements[other]
-                far = coal.Transform3s(placement.rotation, placement.translation)
                 points, radius = corners(objects[mine].geometry, placements[mine])
                 # coal's distance of a corner is at least its floor: those whose floor
                 # clears the zone would be dropped below (module corners)
                 floors = corner_floors(points, shape, placement, self._hull_boxes) - radius
-                points = points[floors - margin < TURNING_ZONE + FLOOR_SLACK]
-                ball = coal.Sphere(radius)
-                for z in points:
-                    result.clear()
-                    distance = coal.distance(
-                        ball,
-                        coal.Transform3s(_EYE3, z),
-                        shape,
-                        far,
-                        request,
-                        result,
+                close = floors - margin < TURNING_ZONE + FLOOR_SLACK
+                if plane_exact(shape):  # the floors are the distances: no coal call
+                    witnesses = plane_witnesses(points[close], radius, shape, placement)
+                else:
+                    witnesses = _coal_witnesses(
+                        points[close], radius, shape, placement, request, result
                     )
-                    near_point = result.getNearestPoint1()
+                for distance, on_mine, on_other, normal in witnesses:
                     if distance - margin >= TURNING_ZONE or (
-                        np.linalg.norm(near_point - witness) < CORNER_APART
+                        np.linalg.norm(on_mine - witness) < CORNER_APART
                     ):
                         continue
-                    pair = (near_point, result.getNearestPoint2(), result.normal.copy())
                     if side < 0.0:  # the corner is on ``b``: from ``a`` toward it
-                        pair = (pair[1], pair[0], -pair[2])
-                    extra.append(PairDistance(d.pair, float(distance), *pair))
+                        on_mine, on_other, normal = on_other, on_mine, -normal
+                    extra.append(PairDistance(d.pair, distance, on_mine, on_other, normal))
                     kept.append(margin)
         if not extra:
             return found, margins
@@ -377,3 +370,30 @@ def _boxed(
     least = dt * np.minimum(low, high).sum(axis=1)
     np.maximum(h, least + 1e-9, out=h)
     return h < most
+
+
+def _coal_witnesses(
+    points: np.ndarray,
+    radius: float,
+    shape: coal.CollisionGeometry,
+    placement: pin.SE3,
+    request: coal.DistanceRequest,
+    result: coal.DistanceResult,
+) -> list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per corner (a ball of ``radius`` at each of ``points``, world frame): coal's signed
+    distance [m] to ``shape`` at ``placement``, its witness points on the ball and on the
+    shape, and the normal from the ball toward the shape."""
+    ball, far = coal.Sphere(radius), coal.Transform3s(placement.rotation, placement.translation)
+    out = []
+    for z in points:
+        result.clear()
+        distance = coal.distance(ball, coal.Transform3s(_EYE3, z), shape, far, request, result)
+        out.append(
+            (
+                float(distance),
+                result.getNearestPoint1(),
+                result.getNearestPoint2(),
+                result.normal.copy(),
+            )
+        )
+    return out

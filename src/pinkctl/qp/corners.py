@@ -20,7 +20,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-__all__ = ["HullBoxes", "corner_floors", "corners"]
+__all__ = ["HullBoxes", "corner_floors", "corners", "plane_exact", "plane_witnesses"]
 
 _RIM = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
 _SIGNS3 = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
@@ -73,6 +73,29 @@ def corner_floors(
         _, centre, half = _hull_box(shape, boxes)
         return _box_distances(local, centre, half)
     return np.full(len(points), -np.inf)
+
+
+def plane_exact(shape: coal.CollisionGeometry) -> bool:
+    """Whether ``shape`` is a half-space that :func:`corner_floors` measures exactly (not
+    inflated): its corners' floors are their signed distances, coal's to rounding."""
+    return isinstance(shape, coal.Halfspace) and shape.getSweptSphereRadius() == 0.0
+
+
+def plane_witnesses(
+    points: np.ndarray, radius: float, shape: coal.Halfspace, placement: pin.SE3
+) -> list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]:
+    """What coal answers for balls of ``radius`` at ``points`` (world frame) and the
+    half-space ``n . x <= d`` (its frame) at ``placement``, at once: per ball its signed
+    distance ``n_w . z - d_w - radius`` [m] (``n_w = R n``, ``d_w = d + n_w . t``), its witness
+    point ``z - radius n_w``, the plane's ``z - (n_w . z - d_w) n_w``, and the normal from the
+    ball toward the plane, ``-n_w``."""
+    normal = placement.rotation @ np.asarray(shape.n)
+    heights = points @ normal - (shape.d + normal @ placement.translation)
+    on_ball = points - radius * normal
+    on_plane = points - np.outer(heights, normal)
+    return [
+        (float(h - radius), a, b, -normal) for h, a, b in zip(heights.tolist(), on_ball, on_plane)
+    ]
 
 
 def _box_distances(local: np.ndarray, centre: np.ndarray, half: np.ndarray) -> np.ndarray:
