@@ -101,6 +101,35 @@ def test_a_rejection_starts_from_the_library_with_the_same_answers(
 
 
 @native_only
+@pytest.mark.parametrize("position_only", [False, True])
+def test_the_kernel_picks_the_nearest_entries(
+    franka: pinkctl.PinkRobot, position_only: bool
+) -> None:
+    """The kernel skips the runs of entries that cannot hold a nearer one: it picks the same
+    entries, in the same order, as the pass over the whole library (SeedLibrary.order)."""
+    solver = IKSolver(franka, position_only=position_only)
+    library = solver._seeds
+    library.build()
+    starts = library.bucket_start
+    assert starts[0] == 0 and starts[-1] == len(library.rows) and (np.diff(starts) >= 0).all()
+    nominal = solver.subset.middle(franka.q0)
+    compared = 0
+    for k, target in enumerate(_targets(solver, 150)):
+        goal = target.translation if position_only else target
+        solver.find(goal, seed=nominal, rng=k)
+        query = solver._query[1]
+        assert query is not None
+        s = query._query
+        if s.library_used < 0:  # no rejection: the library was not asked
+            continue
+        rt = None if position_only else target.rotation.T
+        nearest = library.order(target.translation, rt)
+        assert np.array_equal(library.order_rows[: s.library_count], nearest)
+        compared += 1
+    assert compared >= 5
+
+
+@native_only
 def test_a_changed_world_is_screened_again(franka: pinkctl.PinkRobot) -> None:
     world = World.for_robot(franka)
     solver = IKSolver(franka, world=world)

@@ -172,7 +172,10 @@ def test_whole_queries_match_with_the_kernel_off(
             b.restarts,
             b.reason,
         )
-        assert np.abs(a.q_full - b.q_full).max() <= (SOLVED_TOL if b.success else FAILED_TOL)
+        gap = a.q_full - b.q_full
+        if not b.success:  # the best iterate: equal costs a full turn apart tie by rounding
+            gap = np.remainder(gap + np.pi, 2.0 * np.pi) - np.pi
+        assert np.abs(gap).max() <= (SOLVED_TOL if b.success else FAILED_TOL)
         # warm-started tracking from that answer, 1 cm away
         step = pin.SE3(target.rotation, target.translation + np.array([0.0, 0.01, 0.0]))
         c = native.solve(step, seed=a.q_full)

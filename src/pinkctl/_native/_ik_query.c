@@ -92,6 +92,15 @@ typedef struct IKQuery {
     int library_max;                  /* library starts per query (queued by the first
                                          rejection not from a flip or a library start) */
     int library_count, library_used, library_next, from_library; /* this query's */
+    /* the library's buckets (seeds.SeedLibrary.buckets): its entries in runs, each run's keys
+     * (position, then sqrt(library_weight / 2) times the x and z axes: the distance below is
+     * the squared distance of two keys) within a radius of the run's centre */
+    int n_buckets;
+    const int *bucket_start;      /* n_buckets + 1: each run's first entry, then n_library */
+    const double *bucket_center;  /* (n_buckets, 9): each run's centre */
+    const double *bucket_radius;  /* (n_buckets, 2): its radius (pose keys; positions) */
+    double *bucket_bound;         /* n_buckets work: each run's lower bound of the distance */
+    int *bucket_order;            /* n_buckets work: the runs by that bound, nearest first */
 } IKQuery;
 
 enum { FLIP_FIELDS = 10 }; /* branches.FLIP_FIELDS */
@@ -299,35 +308,64 @@ static void next_start(IKQuery *s, double *start) {
     if (s->hit >= 0 && s->far != NULL) away(s, row, start);
 }
 
+/* The lower bound of the distance of every entry of each bucket to the target's key
+ * (|key - centre| - radius, squared, made a little smaller against rounding; -1 inside),
+ * and the buckets in bucket_order by that bound, nearest first */
+static void bucket_bounds(IKQuery *s, const double *key, int rotation) {
+    const int nb = s->n_buckets, dims = rotation ? 9 : 3;
+    double *bound = s->bucket_bound;
+    int *order = s->bucket_order;
+    for (int b = 0; b < nb; ++b) {
+        const double *c = s->bucket_center + 9 * b;
+        double g = 0.0;
+        for (int k = 0; k < dims; ++k) g += (key[k] - c[k]) * (key[k] - c[k]);
+        const double gap = sqrt(g) - s->bucket_radius[2 * b + !rotation];
+        const double lower = gap > 0.0 ? gap * gap * (1.0 - 1e-9) - 1e-12 : -1.0;
+        bound[b] = lower;
+        int j = b;
+        for (; j > 0 && lower < bound[order[j - 1]]; --j) order[j] = order[j - 1];
+        order[j] = b;
+    }
+}
+
 /* seeds.SeedLibrary.order: the library_max entries nearest the target, nearest first (ties:
  * the lower index), by |p - p_target|^2 + library_weight * (2 - x . x_target - z . z_target)
- * (x, z: the tool's axes; library_weight in m^2) */
+ * (x, z: the tool's axes; library_weight in m^2); the buckets visited nearest first, the
+ * rest skipped once no entry of theirs can come before the last one kept */
 static void library_order(IKQuery *s) {
     const IKProblem *p = s->problem;
     /* locals: the stores into top and order below may alias s's fields */
     const double tx = p->target_p[0], ty = p->target_p[1], tz = p->target_p[2];
-    const double *rt = p->target_rt, w = s->library_weight, *pose = s->library_pose;
+    const double *rt = p->target_rt, w = s->library_weight, *poses = s->library_pose;
     const double x0 = rt[0], x1 = rt[1], x2 = rt[2], z0 = rt[6], z1 = rt[7], z2 = rt[8];
-    const int rotation = p->m == 6, max = s->library_max, n = s->n_library;
+    const int rotation = p->m == 6, max = s->library_max;
+    const double a = sqrt(0.5 * w);
+    const double key[9] = {tx, ty, tz, a * x0, a * x1, a * x2, a * z0, a * z1, a * z2};
     double *top = s->library_distance, worst = INFINITY;
     int *order = s->library_order, count = 0;
-    for (int e = 0; e < n; ++e, pose += 9) {
-        const double dx = pose[0] - tx, dy = pose[1] - ty, dz = pose[2] - tz;
-        double d = dx * dx + dy * dy + dz * dz;
-        if (rotation) { /* the tool's x and z axes against the target's (rt's rows 0 and 2) */
-            const double ax = pose[3] * x0 + pose[4] * x1 + pose[5] * x2;
-            const double az = pose[6] * z0 + pose[7] * z1 + pose[8] * z2;
-            d = d + w * (2.0 - (ax + az));
+    bucket_bounds(s, key, rotation);
+    for (int i = 0; i < s->n_buckets; ++i) {
+        const int b = s->bucket_order[i];
+        if (count == max && s->bucket_bound[b] >= worst) break; /* and every later bucket */
+        for (int e = s->bucket_start[b]; e < s->bucket_start[b + 1]; ++e) {
+            const double *pose = poses + 9 * (size_t)e;
+            const double dx = pose[0] - tx, dy = pose[1] - ty, dz = pose[2] - tz;
+            double d = dx * dx + dy * dy + dz * dz;
+            if (rotation) { /* the tool's x and z axes against the target's (rt's rows 0, 2) */
+                const double ax = pose[3] * x0 + pose[4] * x1 + pose[5] * x2;
+                const double az = pose[6] * z0 + pose[7] * z1 + pose[8] * z2;
+                d = d + w * (2.0 - (ax + az));
+            }
+            if (count == max && (d > worst || (d == worst && e > order[max - 1]))) continue;
+            int j = count < max ? count++ : count - 1;
+            for (; j > 0 && (d < top[j - 1] || (d == top[j - 1] && e < order[j - 1])); --j) {
+                top[j] = top[j - 1];
+                order[j] = order[j - 1];
+            }
+            top[j] = d;
+            order[j] = e;
+            if (count == max) worst = top[count - 1];
         }
-        if (!(d < worst)) continue;
-        int j = count < max ? count++ : count - 1;
-        for (; j > 0 && d < top[j - 1]; --j) {
-            top[j] = top[j - 1];
-            order[j] = order[j - 1];
-        }
-        top[j] = d;
-        order[j] = e;
-        if (count == max) worst = top[count - 1];
     }
     s->library_count = count;
 }

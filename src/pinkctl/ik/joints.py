@@ -242,6 +242,23 @@ class JointSubset:
                 q[idx_q : idx_q + nq] = quat / np.linalg.norm(quat)
         return q
 
+    def samples(self, rng: np.random.Generator, q_template: np.ndarray, k: int) -> np.ndarray:
+        """``k`` configurations of :meth:`sample`, as a C-contiguous (k, nq) array: with
+        scalar and continuous joints only, one (k, n) uniform draw (the same doubles in the same
+        order as ``k`` calls), written as ``sample`` writes them."""
+        if self._multi:
+            return np.array([self.sample(rng, q_template) for _ in range(k)]).reshape(k, -1)
+        values = rng.random((k, self.n))
+        np.multiply(values, self._sample_span, out=values)
+        np.add(values, self.sample_low, out=values)
+        rows = np.repeat(q_template[None, :], k, axis=0)
+        if self.simple:
+            rows[:, self.q_cols] = values
+            return rows
+        for row, drawn in zip(rows, values):
+            self.write(row, drawn)
+        return rows
+
     def middle(self, q_template: np.ndarray) -> np.ndarray:
         """The nominal configuration: moved scalar joints at the middle of their ranges, ball and
         free joints as in the template."""

@@ -106,7 +106,9 @@ class _Query(ctypes.Structure):
         *((name, ctypes.c_void_p) for name in ("library_distance", "library_order")),
         ("library_weight", ctypes.c_double),
         *((name, ctypes.c_int) for name in ("library_max", "library_count", "library_used")),
-        *((name, ctypes.c_int) for name in ("library_next", "from_library")),
+        *((name, ctypes.c_int) for name in ("library_next", "from_library", "n_buckets")),
+        *((name, ctypes.c_void_p) for name in ("bucket_start", "bucket_center")),
+        *((name, ctypes.c_void_p) for name in ("bucket_radius", "bucket_bound", "bucket_order")),
     ]
 
 

@@ -18,9 +18,8 @@ __all__ = ["StartCache"]
 class StartCache:
     """The random starts of a search with an integer ``rng`` seed, drawn once: the Python
     path's :meth:`~pinkctl.ik.joints.JointSubset.sample` draws from its generator, kept as
-    rows of full configurations (extended when a search needs more). With scalar and
-    continuous joints only (where the native loop applies), ``k`` samples are one ``(k, n)``
-    uniform draw: the same doubles in the same order, scaled and written as ``sample`` does.
+    rows of full configurations (extended when a search needs more, by
+    :meth:`~pinkctl.ik.joints.JointSubset.samples`: the same configurations).
     """
 
     def __init__(self, subset: JointSubset, template: np.ndarray, capacity: int = 8) -> None:
@@ -39,14 +38,7 @@ class StartCache:
                 self._made.clear()
             made = (np.random.default_rng(seed), np.empty((0, len(self._template))))
         generator, rows = made
-        subset = self._subset
-        count = at_least - len(rows)
-        values = generator.random((count, subset.n))
-        np.multiply(values, subset._sample_span, out=values)
-        np.add(values, subset.sample_low, out=values)
-        more = np.repeat(self._template[None, :], count, axis=0)
-        for row, drawn in zip(more, values):
-            subset.write(row, drawn)
+        more = self._subset.samples(generator, self._template, at_least - len(rows))
         rows = np.ascontiguousarray(np.vstack([rows, more]))
         self._made[seed] = (generator, rows)
         return rows
