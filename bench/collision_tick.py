@@ -9,6 +9,9 @@ ticks interleaved tick by tick, the heavy ones after them, each in its own loop)
 - ``self + 5 obstacles``: every SRDF-filtered self pair, the floor and 4 obstacles around the
   workspace (a box, a sphere, a capsule, a cylinder), the default margin: quiet ticks run
   compiled after the native check (:mod:`pinkctl.controllers.collision_check`);
+- ``self + 5 obstacles, ball moving``: the same, the ball moving at 0.3 m/s on a 10 cm
+  circle around its place on every tick (``world.move`` before the timer): the quiet ticks
+  still compiled, the moved ball placed again in the native check;
 - ``self + 5 obstacles, Python path``: the same, every tick on the Python path with coal
   (``compiled = False``, the native check off: how the tick ran before the check);
 - ``mink, detection 5 cm`` / ``1 m``: mink's ``solve_ik`` (DAQP) with
@@ -43,12 +46,15 @@ from pinkctl.controllers.status import ControllerStatus
 from pinkctl.core.state import JointSpace, RobotState
 
 DT = 0.002
+#: The moving ball's variant, and the ball's centre [m] (``_world``)
+MOVING = "self + 5 obstacles, ball moving"
+BALL = np.array([0.35, 0.45, 0.7])
 
 
 def _world(robot) -> World:
     world = World()
     world.add_box("box", size=(0.1, 0.4, 0.3), position=(0.75, 0.0, 0.15))
-    world.add_sphere("ball", radius=0.08, position=(0.35, 0.45, 0.7))
+    world.add_sphere("ball", radius=0.08, position=tuple(BALL), movable=True)
     world.add_capsule("pole", radius=0.03, length=0.8, position=(0.2, -0.5, 0.4))
     world.add_cylinder("can", radius=0.05, length=0.2, position=(0.45, -0.35, 0.1))
     return world
@@ -65,8 +71,15 @@ def _controllers(robot) -> dict[str, PinkIKController]:
         "self + 5 obstacles": PinkIKController(
             robot, names, ["panda_hand"], world=_world(robot), **common
         ),
+        MOVING: PinkIKController(robot, names, ["panda_hand"], world=_world(robot), **common),
         "self + 5 obstacles, Python path": reference,
     }
+
+
+def _ball(k: int) -> np.ndarray:
+    """The moving ball's centre at tick ``k``: 0.3 m/s on a 10 cm circle in the x-z plane."""
+    angle = 0.3 * k * DT / 0.1
+    return BALL + 0.1 * np.array([np.cos(angle) - 1.0, 0.0, np.sin(angle)])
 
 
 def _targets(hand: pin.SE3, ticks: int) -> list[pin.SE3]:
@@ -118,7 +131,8 @@ def run(ticks: int = 2000, repeats: int = 3) -> dict[str, object]:
     engaged = {name: 0 for name in samples}
     # the light ticks interleaved together, the heavy ones apart (their cache misses would
     # land on the next tick's timing)
-    groups = [["free", "self + 5 obstacles"], ["self + 5 obstacles, Python path"], list(peers)]
+    groups = [["free", "self + 5 obstacles", MOVING], ["self + 5 obstacles, Python path"]]
+    groups.append(list(peers))
     for group in groups:
         for _ in range(repeats):
             states = {}
@@ -132,6 +146,8 @@ def run(ticks: int = 2000, repeats: int = 3) -> dict[str, object]:
                 for name in group:  # interleaved, tick by tick
                     if name in controllers:
                         controller = controllers[name]
+                        if name == MOVING:
+                            controller._avoid.world.move("ball", position=_ball(k))
                         start = time.perf_counter_ns()
                         states[name] = controller.step(states[name], targets[k], t=k * DT)
                         samples[name].append(time.perf_counter_ns() - start)

@@ -14,6 +14,7 @@ import pytest
 
 from pinkctl import PinkIKController, World, load_pink_supported_robot
 from pinkctl._native import native_available
+from pinkctl.controllers.collision_check import quiet_check
 from pinkctl.core.state import JointSpace, RobotState
 
 pytestmark = pytest.mark.skipif(not native_available()[0], reason="the native kernel is off")
@@ -95,6 +96,48 @@ def test_link_ends_are_bounded_by_their_end_planes(franka):
     distance = avoid.scene.distances(q)[index].distance
     assert distance == pytest.approx(0.043, abs=1e-3)
     assert check.bound[index] == pytest.approx(distance, abs=1e-6)
+
+
+def test_moved_obstacles_are_placed_as_a_new_check_would_place_them(franka, tmp_path):
+    """``world.move`` keeps the check (the same pairs) and moves its obstacles' capsules,
+    planes, boxes and hulls in place: its arrays are those of a check built from scratch at
+    the new poses, and its bounds (kept ones included) stay below coal's distances."""
+    trimesh = pytest.importorskip("trimesh")
+    hand = _hand(franka).translation
+    world = _world(hand)
+    trimesh.creation.box((0.06, 0.1, 0.04)).export(tmp_path / "block.stl")
+    world.add_mesh("block", tmp_path / "block.stl", position=hand + [0.0, -0.3, 0.0])
+    world.add_halfspace("wall", normal=(0.0, -1.0, 0.0), offset=0.6)
+    controller = _controller(franka, world)
+    avoid = controller._avoid
+    kept = avoid.native_check()
+    q = franka.q0.copy()
+    kept.count(q, False, q[:7].copy())  # bounds kept from this call
+    turn = (np.cos(0.3), 0.0, np.sin(0.3), 0.0)
+    world.move("block", position=hand + [0.05, -0.2, -0.05], orientation=turn)
+    world.move("box", position=hand + [0.05, 0.05, 0.0], orientation=turn)
+    world.move("can", position=hand + [0.0, 0.0, -0.25])
+    world.move("wall", position=(0.0, 0.3, 0.0), orientation=(np.cos(0.2), np.sin(0.2), 0, 0))
+    avoid._follow_world()
+    assert avoid.native_check() is kept  # placed, not built again
+    fresh = quiet_check(avoid, q_home=franka.q0, buffer=kept._tick.buffer, cap=kept._tick.cap)
+    assert fresh is not None
+    ours, new = kept._owners[0]._arrays, fresh._owners[0]._arrays
+    for name in ("segment", "plane", "radius", "shape_placement", "vertices", "pairs"):
+        np.testing.assert_array_equal(ours[name], new[name])
+    # the universe's sphere unbounded (its groups never culled), the joints' the same
+    np.testing.assert_array_equal(ours["slot_sphere"][4:], new["slot_sphere"][4:])
+    assert ours["slot_sphere"][3] == np.inf
+    for name in ("box_frame", "vertices"):
+        np.testing.assert_allclose(kept._arrays[name], fresh._arrays[name], atol=1e-15)
+    checked = np.isfinite(avoid.limit.pair_margins()[0])
+    rng = np.random.default_rng(5)
+    for k in range(20):  # the kept bounds hold at the new poses (the box now on the hand)
+        q[:7] += rng.normal(0.0, 0.02, 7)
+        assert kept.count(q, False, q[:7].copy()) >= 0
+        distances = np.array([d.distance for d in avoid.scene.distances(q)])
+        assert np.all(kept.bound[checked] <= distances[checked] + 1e-7), k
+    assert distances[[p.b == "box" for p in avoid.scene.pairs]].min() < 0.0
 
 
 def test_influence_distances_are_the_python_paths(franka):
@@ -189,10 +232,14 @@ def test_commands_are_the_python_paths(franka, scenario):
             offset = np.array([0.3, 0.04, 0.02]) if scenario == "into the box" else np.zeros(3)
         targets.append(pin.SE3(hand.rotation, hand.translation + offset))
 
+    in_motion = []  # the compiled ticks while the ball moves
+
     def moving(controller, k):
         if scenario == "moving ball":
             position = hand.translation + [0.0, 0.4 - 0.3 * min(k, 400) * DT, -0.1]
             controller._avoid.world.move("ball", position=position)
+            if k == 400:
+                in_motion.append(controller.compiled_ticks)
 
     runs = []
     for reference in (False, True):
@@ -210,8 +257,10 @@ def test_commands_are_the_python_paths(franka, scenario):
     # pressed into the box (from tick ~490) conflicting rows are relaxed by a linear
     # program and the runs part further: compared up to there
     np.testing.assert_allclose(fast[:450], slow[:450], rtol=0.0, atol=1e-5)
-    least = {"figure eight": 500, "into the box": 5, "moving ball": 0}[scenario]
+    least = {"figure eight": 500, "into the box": 5, "moving ball": 100}[scenario]
     assert compiled >= least  # the quiet ticks ran compiled
+    if scenario == "moving ball":  # a moving obstacle far enough: compiled ticks too
+        assert in_motion[0] >= 100
 
 
 def test_levers_bound_how_fast_distances_change(franka):

@@ -394,3 +394,30 @@ def test_records_built_by_hand_are_held_to_the_same_rules(kind, dimensions, mess
         Obstacle("o", kind, dimensions, (0.0, 0.0, 0.0))
     with pytest.raises(InputError, match="position"):
         Obstacle("o", "sphere", {"radius": 1.0}, (0.0, math.nan, 0.0))
+
+
+def test_replace_puts_another_worlds_record_in_place():
+    user, mirror = World(), World()
+    ball = user.add_sphere("ball", radius=0.05, position=(0.3, 0.0, 0.5), movable=True)
+    mirror.add(ball)
+    version = mirror.version
+    assert mirror.replace(ball) is ball and mirror.version == version  # the same record
+    moved = user.move("ball", position=(0.3, 0.1, 0.5))
+    assert mirror.replace(moved) is moved
+    assert mirror["ball"].position == (0.3, 0.1, 0.5) and mirror.version == version + 1
+    with pytest.raises(InputError, match="no obstacle named 'box'"):
+        mirror.replace(user.add_box("box", size=(0.1, 0.1, 0.1), position=(0.0, 0.0, 0.0)))
+    with pytest.raises(InputError, match="obstacle must be an Obstacle"):
+        mirror.replace("ball")  # type: ignore[arg-type]
+    assert list(mirror) == ["ball"] and mirror.version == version + 1
+
+
+def test_a_placement_is_the_records_pose_and_a_copy():
+    world = World()
+    record = world.add_box("box", size=(0.1, 0.2, 0.3), position=(0.1, 0.2, 0.3),
+                           orientation=(0.0, 0.0, 0.0, 1.0))  # fmt: skip
+    placement = record.placement
+    np.testing.assert_allclose(placement.translation, (0.1, 0.2, 0.3))
+    np.testing.assert_allclose(placement.rotation, np.diag([-1.0, -1.0, 1.0]), atol=1e-15)
+    placement.translation[:] = 0.0  # the caller's copy: the record keeps its pose
+    np.testing.assert_allclose(record.placement.translation, (0.1, 0.2, 0.3))

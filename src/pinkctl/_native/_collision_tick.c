@@ -83,7 +83,8 @@ typedef struct CollisionTick {
     double *swept;            /* (npatterns) work: each pattern's motion bound accumulated
                                  over the calls [m] */
     double *swept_at;         /* (npairs) work: swept when each bound was computed */
-    double *pattern_zone;     /* (npatterns) work: each pattern's influence distance [m] */
+    double *pattern_zone;     /* (npatterns) work: each pattern's influence distance [m],
+                                 uncapped */
     /* the near pairs' rows (near_rows below): on with rows */
     int rows;                 /* 1: a pair the bound cannot clear is decided by its row */
     const int *slot_column;   /* (nj) the controlled column of each joint slot, or -1 */
@@ -100,6 +101,11 @@ typedef struct CollisionTick {
     const double *drift;      /* (nq) bound [m] of a point's motion per unit change of each
                                  coordinate no column controls (0 for the controlled ones;
                                  inf: any change computes every bound again) */
+    const int *moving;        /* (npairs) 1 for a pair whose obstacle moves this tick: never
+                                 decided by its row (the Python path tightens it by the
+                                 obstacle's motion) */
+    const double *approach;   /* (npairs) added to each pair's influence distance [m]: its
+                                 moving obstacle's anticipated motion (0 for the others) */
 } CollisionTick;
 
 unsigned long pk_collision_tick_size(void) { return (unsigned long)sizeof(CollisionTick); }
@@ -178,7 +184,7 @@ static void patterns(CollisionTick *t, int kept, double others) {
             reach += row[c] * t->travel[c];
             if (kept) sweep += row[c] * t->step[c];
         }
-        t->pattern_zone[g] = lesser(reach, t->cap);
+        t->pattern_zone[g] = reach; /* capped per pair, with its approach */
         t->swept[g] = kept ? t->swept[g] + sweep : 0.0;
     }
 }
@@ -607,7 +613,7 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
             continue;
         }
         const int g = t->pattern[k];
-        t->zone[k] = t->pattern_zone[g];
+        t->zone[k] = lesser(t->pattern_zone[g] + t->approach[k], t->cap);
         const double threshold = margin + greater(t->zone[k], t->least[k]) + t->slack;
         if (kept) { /* the bound kept, less the sweep since */
             t->bound[k] -= t->swept[g] - t->swept_at[k];
@@ -621,7 +627,7 @@ int pk_collision_quiet(CollisionTick *t, const double *measured, long nmeasured,
         }
         t->bound[k] = pair_bound(t, p->pairs[2 * k], p->pairs[2 * k + 1], threshold);
         t->swept_at[k] = t->swept[g];
-        if (t->bound[k] < threshold && !(t->rows && near_quiet(t, k))) {
+        if (t->bound[k] < threshold && !(t->rows && !t->moving[k] && near_quiet(t, k))) {
             t->flagged[k] = 1;
             ++count;
         }

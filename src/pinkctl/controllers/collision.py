@@ -14,8 +14,9 @@ configuration (the last command, where the next one starts):
    (``sum_i R_i (V_i tau + V_i^2 / (2 s a_i))``: ``R_i`` a bound of the lever of joint
    ``i`` over the geometry it moves, ``V_i`` its speed bound this tick, ``a_i`` its
    acceleration limit, ``s`` the braking share: no row of a pair farther than this can
-   bind), plus an obstacle's last step times :data:`ANTICIPATION` over ``dt`` and
-   :data:`INFLUENCE_BUFFER`, at most :data:`MAX_INFLUENCE`;
+   bind), plus :data:`INFLUENCE_BUFFER`, plus for the pairs of an obstacle that moved on
+   the last tick its step times ``(tau +`` :data:`ANTICIPATION` ``) / dt``, at most
+   :data:`MAX_INFLUENCE`;
 2. the pairs within it (broad phase, then coal), each with a velocity-damper row; rows that
    cannot bind inside the shaper's box are dropped;
 3. no row left: the tick runs as without avoidance (same QP, same shaper policy, same
@@ -51,7 +52,8 @@ from ..world import FLOOR, CollisionScene, RobotGeometry, World
 from ..world.home_pairs import home_margins
 from ..world.still_pairs import drop_still_pairs, still_geometries
 from .boxed_approach import BoxedApproach
-from .collision_check import QuietCheck, levers, quiet_check
+from .collision_check import QuietCheck, quiet_check
+from .levers import levers
 from .tick_mode import TickMode
 
 if TYPE_CHECKING:
@@ -71,6 +73,8 @@ __all__ = [
 INFLUENCE_BUFFER = 1e-3
 #: How far ahead [s] an obstacle's motion (its last step) widens the influence distance.
 ANTICIPATION = 0.1
+#: The motions of a world standing still (one object: the quiet check is told it once).
+_STILL: dict[str, pin.SE3] = {}
 #: Largest influence distance beyond the margin [m].
 MAX_INFLUENCE = 0.5
 #: Time constant of a gap's approach without acceleration limits, in control periods.
@@ -130,7 +134,9 @@ class CollisionAvoidance:
         self._follows = world is None or FLOOR not in world
         self._seen = -1
         self._poses: dict[str, pin.SE3] = {}
-        self._motions: dict[str, pin.SE3] = {}
+        self._motions: dict[str, pin.SE3] = _STILL
+        self._told: tuple[Any, Any] = (None, None)  # the check and motions it was last told
+        self._terms: tuple[Any, ...] = (None, {}, ())  # _approach's: pairs, by obstacle, still
         self._follow_world()
         self.scene = CollisionScene(geometry, self._scene_world(), self_collision=self_collision)
         self._joints, self._shaper = joints, shaper
@@ -173,7 +179,7 @@ class CollisionAvoidance:
         self._rows: CollisionRows | None = None
         self._box = (np.zeros(0), np.zeros(0))
         self._q_home = np.array(robot.q0, dtype=np.float64)
-        self._check: tuple[int, QuietCheck | None] = (-1, None)
+        self._check: tuple[int, QuietCheck | None, Any] = (-1, None, None)  # with its pairs
         # the native check's pairs that may have a row this tick (None: every pair)
         self._flagged: np.ndarray | None = None
         self._unquiet: Any = None  # the shaper's command the check last said "not quiet" at
@@ -235,7 +241,7 @@ class CollisionAvoidance:
         """Mirror the user's changes and record each obstacle's motion since the last tick."""
         user = self.world
         if user is None or user.version == self._seen:
-            self._motions = {}
+            self._motions = _STILL
             return
         self._seen = user.version
         mirror = self._mirror
@@ -247,7 +253,7 @@ class CollisionAvoidance:
                 if mine is record:
                     continue
                 if mine is not None and mine.shapes is record.shapes:
-                    mirror.move(record.name, record.position, record.orientation)
+                    mirror.replace(record)  # moved: the same shapes
                 else:
                     if mine is not None:
                         mirror.remove(record.name)
@@ -271,11 +277,32 @@ class CollisionAvoidance:
         if self._shaper.smooth:
             travel = travel + speeds * speeds / (2.0 * BRAKING_SHARE * self._accel)
         reach = self._pair_columns() @ np.where(np.isfinite(travel), self._levers * travel, 1e9)
-        extra = INFLUENCE_BUFFER
-        if self._motions:  # obstacles coming: their speed over the anticipation horizon
-            step = max(np.linalg.norm(m.translation) for m in self._motions.values())
-            extra += step / self.dt * (tau + ANTICIPATION)
-        return np.minimum(reach + extra, MAX_INFLUENCE)
+        approach = self._approach()[0]
+        return np.minimum(reach + INFLUENCE_BUFFER + approach, MAX_INFLUENCE)
+
+    def _approach(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(approach, moving)`` per pair (by index): added to its influence distance [m],
+        the last step of its obstacle over the anticipation horizon (0 for a pair whose
+        obstacle did not move on the last tick: the robot's own travel bounds how its
+        distance changes); and whether its obstacle moved."""
+        pairs = self.scene.pairs
+        if self._terms[0] is not pairs:  # each obstacle's pairs, and the terms of no motion
+            named: dict[str, list[int]] = {}
+            for pair in pairs:
+                if pair.kind == "obstacle":
+                    named.setdefault(pair.body_b, []).append(pair.index)
+            still = (np.zeros(len(pairs)), np.zeros(len(pairs), dtype=bool))
+            self._terms = (pairs, named, still)
+        _, named, still = self._terms
+        if not self._motions:
+            return still
+        approach, moving = np.zeros(len(pairs)), np.zeros(len(pairs), dtype=bool)
+        horizon = (self.limit.time_constant + ANTICIPATION) / self.dt
+        for name, motion in self._motions.items():
+            index = named.get(name, [])
+            approach[index] = float(np.linalg.norm(motion.translation)) * horizon
+            moving[index] = True
+        return approach, moving
 
     def _pair_columns(self) -> np.ndarray:
         """(P, n) 1 where controlled column ``c`` moves one shape of pair ``p`` and not the
@@ -303,17 +330,20 @@ class CollisionAvoidance:
 
     def native_check(self) -> QuietCheck | None:
         """The native quiet-tick check (:mod:`~pinkctl.controllers.collision_check`) at the
-        scene as it is now (built again when the world changed), or None where the kernel
-        cannot run it."""
+        scene as it is now: built again when obstacles came or went, its obstacles placed
+        again when they only moved (:meth:`QuietCheck.place`); None where the kernel cannot
+        run it."""
         scene = self.scene
-        version = scene.world.version
-        if self._check[0] != version:
-            scene.sync()
-            check = quiet_check(
-                self, q_home=self._q_home, buffer=INFLUENCE_BUFFER, cap=MAX_INFLUENCE
-            )
-            self._check = (version, check)
-        return self._check[1]
+        version, check, pairs = self._check
+        if version != scene.world.version:
+            if check is not None and scene.pairs is pairs:  # the same pairs: moves only
+                check.place(scene.geometry_model.geometryObjects)
+            else:
+                check = quiet_check(
+                    self, q_home=self._q_home, buffer=INFLUENCE_BUFFER, cap=MAX_INFLUENCE
+                )
+            self._check = (scene.world.version, check, scene.pairs)
+        return check
 
     def quiet(self, measured: np.ndarray, space: bool) -> bool:
         """Whether this tick surely has no collision row (the native check, at the command
@@ -326,11 +356,12 @@ class CollisionAvoidance:
             self._follow_world()
             self._followed = position
         self._flagged = None
-        if self._motions:
-            return False
         check = self.native_check()
         if check is None:
             return False
+        if self._told[0] is not check or self._told[1] is not self._motions:
+            check.follow(*self._approach())  # this tick's obstacle motion (none: zeros)
+            self._told = (check, self._motions)
         count = check.count(measured, space, position)
         if count != 0:
             # the pairs engage measures: the others' rows, the check proved, cannot bind

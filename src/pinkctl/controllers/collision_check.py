@@ -22,7 +22,7 @@ penetration (a shape inside its capsule penetrates no deeper than the capsule do
 overlap along an axis is undone by a translation along it); how far below it is costs only
 ticks that ask coal when they need not. Bounds are kept from call to call, less the motion
 since of one shape relative to the other (``sum_c R_c |dq_c|`` over the columns that move one
-shape and not the other, :func:`levers`).
+shape and not the other, :func:`~pinkctl.controllers.levers.levers`).
 """
 
 from __future__ import annotations
@@ -36,65 +36,21 @@ import pinocchio as pin
 
 from .._native import kernel_module
 from ..ik.capsules import NativeBroadPhase, native_broad_phase
+from ..ik.placements import Placements
 from ..qp import BRAKING_SHARE
 from ..qp.collision_limit import TURNING_ZONE
+from .levers import drifts
 
 if TYPE_CHECKING:
     from .collision import CollisionAvoidance
 
-__all__ = ["SLACK", "QuietCheck", "drifts", "levers", "quiet_check"]
+__all__ = ["SLACK", "QuietCheck", "quiet_check"]
 
 #: Added to every pair's threshold [m]: more than coal's distance tolerance (1e-6 m).
 SLACK = 1e-5
 
 _int_p = ctypes.POINTER(ctypes.c_int)
 _double_p = ctypes.POINTER(ctypes.c_double)
-
-
-def levers(model: pin.Model, geometry: pin.GeometryModel, columns: np.ndarray) -> np.ndarray:
-    """(len(columns),) bound [m] of ``|d(point)/dq_c|`` over every geometry point that
-    tangent column ``c`` moves, at any configuration: the chain's joint offsets from the
-    column's joint to the geometry's, plus the geometry's reach from its own joint (1 for a
-    translation)."""
-    joint_of = np.zeros(model.nv, dtype=np.intp)
-    for j in range(1, model.njoints):
-        joint_of[model.idx_vs[j] : model.idx_vs[j] + model.nvs[j]] = j
-    reach = np.zeros(model.njoints)  # farthest geometry point from each joint, along the chain
-    for obj in geometry.geometryObjects:
-        shape = obj.geometry
-        shape.computeLocalAABB()
-        extent = np.linalg.norm(obj.placement.translation) + float(shape.aabb_radius)
-        j, path = obj.parentJoint, 0.0
-        while j > 0:
-            reach[j] = max(reach[j], path + extent)
-            path += float(np.linalg.norm(model.jointPlacements[j].translation))
-            j = model.parents[j]
-    levers = np.empty(len(columns))
-    for k, c in enumerate(columns.tolist()):
-        j = int(joint_of[c])
-        shortname = model.joints[j].shortname()
-        translation = "Prismatic" in shortname or shortname.startswith("JointModelP")
-        free = shortname in ("JointModelFreeFlyer", "JointModelPlanar")
-        levers[k] = 1.0 if translation or (free and c - model.idx_vs[j] < 3) else reach[j]
-    return levers
-
-
-def drifts(model: pin.Model, geometry: pin.GeometryModel, controlled: Any) -> np.ndarray:
-    """(nq,) bound [m] of how far a geometry point moves per unit change of each
-    configuration coordinate that ``controlled`` (configuration indices) leaves out: a
-    one-coordinate joint's lever (:func:`levers`), a continuous joint's lever times pi / 2 on
-    each of its cos and sin (the angle is at most pi / 2 the chord, the chord at most the
-    two changes); ``inf`` for another joint (ball, free: any change computes every bound
-    again); 0 for the controlled coordinates (their columns' sweep counts them)."""
-    drift = np.full(model.nq, np.inf)
-    every = levers(model, geometry, np.arange(model.nv))
-    for j in range(1, model.njoints):
-        q0, nq, nv = model.idx_qs[j], model.nqs[j], model.nvs[j]
-        if nv == 1 and nq in (1, 2):  # revolute, prismatic, continuous
-            lever = float(every[model.idx_vs[j]])
-            drift[q0 : q0 + nq] = lever if nq == 1 else lever * np.pi / 2.0
-    drift[np.asarray(controlled, dtype=np.intp)] = 0.0
-    return drift
 
 
 def _flat(placement: pin.SE3) -> np.ndarray:
@@ -180,6 +136,8 @@ class _Tick(ctypes.Structure):
         ("direction", _double_p),
         ("flagged", _int_p),
         ("drift", _double_p),
+        ("moving", _int_p),
+        ("approach", _double_p),
     ]
 
 
@@ -243,6 +201,8 @@ class QuietCheck:
             **_scratch_arrays(n, npairs, model.nq, len(unique)),
             "slot_column": _slot_columns(broad, joints.controlled.idx_q),
             "drift": drifts(model, scene.geometry_model, joints.controlled.idx_q),
+            "moving": np.zeros(npairs, dtype=np.intc),
+            "approach": np.zeros(npairs),
         }
         t = _Tick()
         t.capsules = broad.address
@@ -263,6 +223,7 @@ class QuietCheck:
         controlled = joints.controlled.is_continuous.any()
         t.cache = int(not (every.balls or controlled or joints.n_base))
         self._tick = t
+        self._placements = Placements(broad, objects, scene.geometry.ngeoms)
         self._pointer = ctypes.addressof(t)
         self._owners = (broad, shaper)
         #: (P,) influence distance beyond each pair's margin [m] at the last call
@@ -294,6 +255,28 @@ class QuietCheck:
     def caching(self, value: bool) -> None:
         self._tick.cache = int(bool(value))
         self._tick.primed = 0
+
+    def follow(self, approach: np.ndarray, moving: np.ndarray) -> None:
+        """This tick's obstacle motion: ``approach`` (P,) is added to each pair's influence
+        distance [m] (its obstacle's anticipated motion), and the ``moving`` pairs (P,) bool
+        are never decided by their rows (the Python path tightens those by the motion)."""
+        self._arrays["approach"][:] = approach
+        self._arrays["moving"][:] = moving
+
+    def place(self, objects: list[Any]) -> None:
+        """Follow the obstacles moved since the last call (``objects``: the scene's geometry
+        objects, the same pairs): their pieces' capsules, boxes and hulls take their new
+        placements (:class:`~pinkctl.ik.placements.Placements`), and the bounds kept of
+        their pairs are computed again at the next call."""
+        first, vertices = self._arrays["first"], self._arrays["vertices"].reshape(-1, 3)
+        for g in self._placements.follow(objects):
+            placement = objects[g].placement
+            self._arrays["box_frame"][12 * g : 12 * g + 12] = _flat(placement)
+            if first[g + 1] > first[g]:
+                points = np.asarray(objects[g].geometry.points()).reshape(-1, 3)
+                vertices[first[g] : first[g + 1]] = points @ placement.rotation.T
+                vertices[first[g] : first[g + 1]] += placement.translation
+            self.bound[self._placements.pairs_of[g]] = -np.inf
 
     def count(self, measured: np.ndarray, space: bool, position: np.ndarray) -> int:
         """How many pairs may have a row (0: a quiet tick), or -1 when an array is not a

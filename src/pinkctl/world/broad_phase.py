@@ -61,28 +61,29 @@ class BoundingSpheres:
         self._used = np.unique(self.joints)
         self._planar: np.ndarray = self.plane[self.pairs[:, 1]]
         self._finite_radii = np.where(self.plane, 0.0, self.radii)
-        self.refresh(geometry_model)
-
-    def refresh(self, geometry_model: pin.GeometryModel) -> None:
-        """Read the geometries' placements in their joints' frames again (after an obstacle
-        moved)."""
-        local = np.empty((len(self.radii), 3))
-        normals = np.zeros((len(self.radii), 3))
-        for g, obj in enumerate(geometry_model.geometryObjects):
-            m = obj.placement
-            if self.plane[g]:  # the plane's point and normal (the frame's z axis)
-                local[g] = m.translation
-                normals[g] = m.rotation[:, 2]
-            else:
-                local[g] = m.act(self.centres[g])
-        self._local, self._normals = local, normals
+        self._local = np.empty((len(self.radii), 3))
+        self._normals = np.zeros((len(self.radii), 3))
         # per pair, precomputed: its two geometries, their radii, the planar pairs' parts
         a, b, p = self.pairs[:, 0], self.pairs[:, 1], self._planar
         self._radius_sum = self._finite_radii[a] + self._finite_radii[b]
         self._plane_a, self._plane_b = a[p], b[p]
         self._plane_radius = self._finite_radii[a[p]]
-        self._plane_normals = normals[b[p]]
         self._plane_joints = self.joints[b[p]]
+        self.refresh(geometry_model)
+
+    def refresh(self, geometry_model: pin.GeometryModel, moved: list[int] | None = None) -> None:
+        """Read the placements in their joints' frames again of the ``moved`` geometries (an
+        obstacle's pieces after it moved; None: every geometry)."""
+        local, normals = self._local, self._normals
+        objects = geometry_model.geometryObjects
+        for g in range(len(self.radii)) if moved is None else moved:
+            m = objects[g].placement
+            if self.plane[g]:  # the plane's point and normal (the frame's z axis)
+                local[g] = m.translation
+                normals[g] = m.rotation[:, 2]
+            else:
+                local[g] = m.act(self.centres[g])
+        self._plane_normals = normals[self._plane_b]
 
     def lower_bounds(self, joint_placements: pin.StdVec_SE3) -> np.ndarray:
         """(P,) lower bounds [m] of the pairs' distances at the joints' world placements

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -152,7 +153,12 @@ class Obstacle:
 
     @property
     def placement(self) -> pin.SE3:
-        """The pose as a ``pin.SE3`` (world from obstacle frame)."""
+        """The pose as a ``pin.SE3`` (world from obstacle frame; a copy of the record's)."""
+        return self._pose.copy()
+
+    @cached_property
+    def _pose(self) -> pin.SE3:
+        # worked out once per record: consumers read it every tick an obstacle moves
         w, x, y, z = self.orientation
         rotation = pin.Quaternion(w, x, y, z).toRotationMatrix()
         return pin.SE3(rotation, np.array(self.position))

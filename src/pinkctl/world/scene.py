@@ -222,7 +222,7 @@ class CollisionScene:
                 placement = obstacle.placement
                 for index in indices:
                     objects[index].placement = placement
-            self._spheres.refresh(self.geometry_model)
+            self._spheres.refresh(self.geometry_model, [g for p in self._pieces for g in p])
         else:
             self._build()
         self._version = world.version

@@ -313,6 +313,16 @@ class World(Mapping[str, Obstacle]):
         self._version += 1
         return record
 
+    def replace(self, obstacle: Obstacle) -> Obstacle:
+        """Put a record in place of the obstacle of its name (e.g. the record of another
+        world's obstacle after a move); the same record changes nothing."""
+        if not isinstance(obstacle, Obstacle):
+            raise InputError(f"obstacle must be an Obstacle, got {type(obstacle).__name__}")
+        if self._known(obstacle.name) is not obstacle:
+            self._obstacles[obstacle.name] = obstacle
+            self._version += 1
+        return obstacle
+
     def remove(self, name: str) -> Obstacle:
         """Remove obstacle ``name``; returns its record."""
         record = self._known(name)
