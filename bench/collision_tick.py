@@ -12,6 +12,9 @@ ticks interleaved tick by tick, the heavy ones after them, each in its own loop)
 - ``self + 5 obstacles, ball moving``: the same, the ball moving at 0.3 m/s on a 10 cm
   circle around its place on every tick (``world.move`` before the timer): the quiet ticks
   still compiled, the moved ball placed again in the native check;
+- ``self + 35 obstacles, ball moving``: the same with 30 more boxes on shelves beyond the
+  arm's reach (a cluttered scene with one tracked object): a move places only the moved
+  obstacle again;
 - ``self + 5 obstacles, Python path``: the same, every tick on the Python path with coal
   (``compiled = False``, the native check off: how the tick ran before the check);
 - ``mink, detection 5 cm`` / ``1 m``: mink's ``solve_ik`` (DAQP) with
@@ -48,6 +51,7 @@ from pinkctl.core.state import JointSpace, RobotState
 DT = 0.002
 #: The moving ball's variant, and the ball's centre [m] (``_world``)
 MOVING = "self + 5 obstacles, ball moving"
+CLUTTER = "self + 35 obstacles, ball moving"
 BALL = np.array([0.35, 0.45, 0.7])
 
 
@@ -57,6 +61,18 @@ def _world(robot) -> World:
     world.add_sphere("ball", radius=0.08, position=tuple(BALL), movable=True)
     world.add_capsule("pole", radius=0.03, length=0.8, position=(0.2, -0.5, 0.4))
     world.add_cylinder("can", radius=0.05, length=0.2, position=(0.45, -0.35, 0.1))
+    return world
+
+
+def _cluttered(robot) -> World:
+    """:func:`_world` and 30 boxes of 10 cm on shelves 1.0-1.4 m from the base (beyond the
+    arm's reach: no rows, only more pairs and pieces to follow)."""
+    world = _world(robot)
+    rng = np.random.default_rng(0)
+    for i in range(30):
+        angle, radius = rng.uniform(0.0, 2.0 * np.pi), rng.uniform(1.0, 1.4)
+        where = (radius * np.cos(angle), radius * np.sin(angle), rng.uniform(0.1, 1.0))
+        world.add_box(f"shelf_box_{i}", size=(0.1, 0.1, 0.1), position=where)
     return world
 
 
@@ -72,6 +88,7 @@ def _controllers(robot) -> dict[str, PinkIKController]:
             robot, names, ["panda_hand"], world=_world(robot), **common
         ),
         MOVING: PinkIKController(robot, names, ["panda_hand"], world=_world(robot), **common),
+        CLUTTER: PinkIKController(robot, names, ["panda_hand"], world=_cluttered(robot), **common),
         "self + 5 obstacles, Python path": reference,
     }
 
@@ -131,7 +148,8 @@ def run(ticks: int = 2000, repeats: int = 3) -> dict[str, object]:
     engaged = {name: 0 for name in samples}
     # the light ticks interleaved together, the heavy ones apart (their cache misses would
     # land on the next tick's timing)
-    groups = [["free", "self + 5 obstacles", MOVING], ["self + 5 obstacles, Python path"]]
+    groups = [["free", "self + 5 obstacles", MOVING, CLUTTER]]
+    groups.append(["self + 5 obstacles, Python path"])
     groups.append(list(peers))
     for group in groups:
         for _ in range(repeats):
@@ -146,7 +164,7 @@ def run(ticks: int = 2000, repeats: int = 3) -> dict[str, object]:
                 for name in group:  # interleaved, tick by tick
                     if name in controllers:
                         controller = controllers[name]
-                        if name == MOVING:
+                        if name in (MOVING, CLUTTER):
                             controller._avoid.world.move("ball", position=_ball(k))
                         start = time.perf_counter_ns()
                         states[name] = controller.step(states[name], targets[k], t=k * DT)
@@ -177,7 +195,7 @@ def main() -> None:
     for name, row in stats.items():
         compiled = result["compiled"].get(name)
         print(
-            f"{name:<32} median {row['median_us']:8.1f} us  p90 {row['p90_us']:8.1f} us  "
+            f"{name:<33} median {row['median_us']:8.1f} us  p90 {row['p90_us']:8.1f} us  "
             f"ratio {row['median_us'] / free:6.2f}  ticks blocked {result['engaged'][name]}"
             f"/{result['ticks']}" + ("" if compiled is None else f"  compiled {compiled}")
         )

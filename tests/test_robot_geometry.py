@@ -132,6 +132,35 @@ def test_scene_follows_the_world(ball):
     assert [p.b for p in scene.pairs] == ["s"]
 
 
+def test_a_scene_follows_moves_as_a_scene_built_at_the_new_poses(franka_robot):
+    """A move places only the moved obstacle again (its pieces and their bounding spheres):
+    after moves of one obstacle, two at once, and a record put in place, the scene measures
+    and culls as a scene built from scratch at the same poses."""
+    world = World.for_robot(franka_robot)
+    world.add_box("box", (0.1, 0.3, 0.2), (0.9, 0.2, 0.15))
+    world.add_sphere("ball", 0.08, (0.3, 0.5, 0.6))
+    world.add_capsule("pole", 0.03, 0.6, (-0.4, -0.3, 0.4))
+    scene = CollisionScene(franka_robot, world)
+    q = franka_robot.q0
+    steps = [
+        lambda: world.move("box", position=(0.45, 0.1, 0.3)),  # into the arm's reach
+        lambda: (world.move("ball", position=(0.35, 0.0, 0.5)), world.move("box", (0.9, 0, 0))),
+        lambda: world.replace(world["pole"].moved((0.2, -0.1, 0.5), (1.0, 0.0, 0.0, 0.0))),
+        lambda: world.move("floor", position=(0.0, 0.0, 0.3)),  # a half-space moved up
+    ]
+    for step in steps:
+        scene.min_distance(q)  # measured before the move: the old placements are cached
+        step()
+        fresh = CollisionScene(franka_robot, world.copy())
+        assert [d.distance for d in scene.distances(q)] == pytest.approx(
+            [d.distance for d in fresh.distances(q)], abs=1e-9
+        )
+        for limit in (0.0, 0.1, 0.3):
+            assert [d.pair.index for d in scene.pairs_within(q, limit)] == [
+                d.pair.index for d in fresh.pairs_within(q, limit)
+            ]
+
+
 # ---------------------------------------------------------------------------- distances
 def test_signed_distances_of_analytic_pairs(ball):
     world = World()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 import warnings
 
 import mujoco
@@ -112,6 +113,24 @@ def test_a_move_to_the_same_pose_changes_nothing():
     assert world.version == version
     moved = world.move("b", position=(0.5, 0.0, 0.2 + 1e-9))
     assert moved is not record and world.version == version + 1
+
+
+def test_a_moved_record_is_the_record_built_at_the_new_pose(tmp_path):
+    """A move keeps the shapes and dimensions and is at the new pose, even after the old
+    record's placement was read (it is worked out once per record)."""
+    world = _every_kind(tmp_path)
+    for name in list(world):
+        old = world[name]
+        before = old.placement
+        record = world.move(name, position=(0.1, -0.2, 0.3), orientation=(0.6, 0.0, 0.8, 0.0))
+        built = Obstacle(
+            record.name, record.kind, dict(record.dimensions), record.position,
+            record.orientation, record.movable, record.pieces,
+        )  # fmt: skip
+        assert record == built and hash(record) == hash(built)
+        assert record.shapes is old.shapes and old.placement == before
+        assert record.placement.isApprox(built.placement, 1e-15)
+        assert pickle.loads(pickle.dumps(record)) == record
 
 
 def test_copy_and_equality(tmp_path):

@@ -48,7 +48,7 @@ from ..errors import InputError
 from ..motion.shaper import MotionShaper
 from ..qp import BRAKING_SHARE, CollisionLimit, CollisionRows, QPSolveError
 from ..qp.collision_limit import TURNING_ZONE
-from ..world import FLOOR, CollisionScene, RobotGeometry, World
+from ..world import FLOOR, CollisionScene, Obstacle, RobotGeometry, World
 from ..world.home_pairs import home_margins
 from ..world.still_pairs import drop_still_pairs, still_geometries
 from .boxed_approach import BoxedApproach
@@ -133,7 +133,7 @@ class CollisionAvoidance:
         self._mirror = World.for_robot(robot)
         self._follows = world is None or FLOOR not in world
         self._seen = -1
-        self._poses: dict[str, pin.SE3] = {}
+        self._records: dict[str, Obstacle] = {}  # the user's obstacles at the last tick
         self._motions: dict[str, pin.SE3] = _STILL
         self._told: tuple[Any, Any] = (None, None)  # the check and motions it was last told
         self._terms: tuple[Any, ...] = (None, {}, ())  # _approach's: pairs, by obstacle, still
@@ -258,13 +258,12 @@ class CollisionAvoidance:
                     if mine is not None:
                         mirror.remove(record.name)
                     mirror.add(record)
-        poses = {o.name: o.placement for o in user.obstacles}
-        self._motions = {
-            name: pose * self._poses[name].inverse()
-            for name, pose in poses.items()
-            if name in self._poses and not pose.isApprox(self._poses[name], 0.0)
-        }
-        self._poses = poses
+        records, motions = {o.name: o for o in user.obstacles}, {}
+        for name, record in records.items():  # a moved obstacle is a new record
+            before = self._records.get(name, record)
+            if record is not before and not record.placement.isApprox(before.placement, 0.0):
+                motions[name] = record.placement * before.placement.inverse()
+        self._motions, self._records = motions or _STILL, records
 
     # ------------------------------------------------------------------ the tick
     def influence(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:

@@ -174,23 +174,23 @@ class Obstacle:
         position: tuple[float, float, float],
         orientation: tuple[float, float, float, float],
     ) -> Obstacle:
-        """The same obstacle at a new pose (a half-space's pose made canonical again)."""
+        """The same obstacle at a new pose (a half-space's pose made canonical again).
+
+        ``position`` and ``orientation`` are a checked pose (:meth:`World.move` checks them:
+        finite floats, a unit quaternion with ``w >= 0``); the dimensions stay the record's,
+        so they are not checked again (a moving obstacle is moved every tick).
+        """
         if self.kind == "halfspace":
             w, x, y, z = orientation
             normal = pin.Quaternion(w, x, y, z).toRotationMatrix()[:, 2]
             normal_t = unit(tuple(float(v) for v in normal), "orientation")
             offset = float(np.dot(normal_t, position))
             return halfspace(self.name, normal_t, offset, self.movable, self._shapes)
-        return Obstacle(
-            self.name,
-            self.kind,
-            self.dimensions,
-            position,
-            orientation,
-            self.movable,
-            self.pieces,
-            self._shapes,
-        )
+        record = object.__new__(Obstacle)
+        fields = dict(self.__dict__, position=position, orientation=orientation)
+        fields.pop("_pose", None)  # the cached placement is the old pose's
+        record.__dict__.update(fields)
+        return record
 
     def describe(self) -> str:
         """One line: name, kind, dimensions and pose (mm and degrees, for reports)."""

@@ -46,6 +46,7 @@ from .world import World
 
 if TYPE_CHECKING:
     from ..core.robot import PinkRobot
+    from .obstacle import Obstacle
 
 __all__ = ["CollisionScene", "PairDistance", "ScenePair"]
 
@@ -145,7 +146,7 @@ class CollisionScene:
         self.self_collision = self_collision
         self.model = self.geometry.model
         self.data = self.model.createData()
-        self._shapes: list[tuple[str, tuple]] = []
+        self._records: tuple[Obstacle, ...] = ()  # the obstacles as last built or placed
         self._pieces: list[list[int]] = []
         self._build()
         self._version = self.world.version
@@ -179,14 +180,13 @@ class CollisionScene:
         """Add each obstacle piece to ``model`` (on the universe joint, at the obstacle's
         placement) and its pairs with every moving robot geometry to ``pairs``."""
         moving = [g for g in range(self.geometry.ngeoms) if model.geometryObjects[g].parentJoint]
-        self._shapes, self._pieces = [], []
-        for obstacle in self.world.obstacles:
+        self._records, self._pieces = self.world.obstacles, []
+        for obstacle in self._records:
             indices = []
             for k, shape in enumerate(obstacle.shapes):
                 name = obstacle.name if len(obstacle.shapes) == 1 else f"{obstacle.name}[{k}]"
                 obj = pin.GeometryObject(name, 0, 0, obstacle.placement, shape)
                 indices.append(model.addGeometryObject(obj))
-            self._shapes.append((obstacle.name, obstacle.shapes))
             self._pieces.append(indices)
             for g in moving:
                 for index in indices:
@@ -212,17 +212,18 @@ class CollisionScene:
         world = self.world
         if world.version == self._version:
             return False
-        shapes = [(o.name, o.shapes) for o in world.obstacles]
-        same = len(shapes) == len(self._shapes) and all(
-            n == m and s is t for (n, s), (m, t) in zip(shapes, self._shapes)
-        )
-        if same:
-            objects = self.geometry_model.geometryObjects
-            for obstacle, indices in zip(world.obstacles, self._pieces):
-                placement = obstacle.placement
-                for index in indices:
-                    objects[index].placement = placement
-            self._spheres.refresh(self.geometry_model, [g for p in self._pieces for g in p])
+        records, old = world.obstacles, self._records
+        if len(records) == len(old) and all(  # the same pieces: only placements changed
+            r.name == o.name and r.shapes is o.shapes for r, o in zip(records, old)
+        ):
+            objects, moved = self.geometry_model.geometryObjects, []
+            for record, before, indices in zip(records, old, self._pieces):
+                if record is not before:  # a moved obstacle: a new record
+                    moved += indices
+                    for index in indices:
+                        objects[index].placement = record.placement
+            self._spheres.refresh(self.geometry_model, moved)
+            self._records = records
         else:
             self._build()
         self._version = world.version
