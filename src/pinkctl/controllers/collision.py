@@ -336,7 +336,8 @@ class CollisionAvoidance:
         version, check, pairs = self._check
         if version != scene.world.version:
             if check is not None and scene.pairs is pairs:  # the same pairs: moves only
-                check.place(scene.geometry_model.geometryObjects)
+                placed = np.flatnonzero(scene.placed > version).tolist()
+                check.place(scene.geometry_model.geometryObjects, placed)
             else:
                 check = quiet_check(
                     self, q_home=self._q_home, buffer=INFLUENCE_BUFFER, cap=MAX_INFLUENCE

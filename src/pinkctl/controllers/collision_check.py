@@ -28,6 +28,7 @@ shape and not the other, :func:`~pinkctl.controllers.levers.levers`).
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import coal
@@ -263,13 +264,14 @@ class QuietCheck:
         self._arrays["approach"][:] = approach
         self._arrays["moving"][:] = moving
 
-    def place(self, objects: list[Any]) -> None:
+    def place(self, objects: list[Any], placed: Sequence[int]) -> None:
         """Follow the obstacles moved since the last call (``objects``: the scene's geometry
-        objects, the same pairs): their pieces' capsules, boxes and hulls take their new
-        placements (:class:`~pinkctl.ik.placements.Placements`), and the bounds kept of
-        their pairs are computed again at the next call."""
+        objects, the same pairs; ``placed``: those placed again since): their pieces'
+        capsules, boxes and hulls take their new placements
+        (:class:`~pinkctl.ik.placements.Placements`), and the bounds kept of their pairs are
+        computed again at the next call."""
         first, vertices = self._arrays["first"], self._arrays["vertices"].reshape(-1, 3)
-        for g in self._placements.follow(objects):
+        for g in self._placements.follow(objects, placed):
             placement = objects[g].placement
             self._arrays["box_frame"][12 * g : 12 * g + 12] = _flat(placement)
             if first[g + 1] > first[g]:

@@ -45,7 +45,6 @@ class Placements:
         self.pieces = [g for g in used if g >= first and objects[g].parentJoint == 0]
         #: the positions in ``pairs`` of each piece's pairs
         self.pairs_of = {g: np.flatnonzero((pairs == g).any(axis=1)) for g in self.pieces}
-        self._placed = {g: objects[g].placement.copy() for g in self.pieces}  # not views
         # each piece's capsule ends in its own frame (None: a half-space, whose plane comes
         # from its placement alone)
         self._local: dict[int, np.ndarray | None] = {}
@@ -54,18 +53,18 @@ class Placements:
             held = not isinstance(shape, coal.Halfspace)
             self._local[g] = np.array(bounding_capsule(shape)[:2]) if held else None
 
-    def follow(self, objects: Sequence[pin.GeometryObject]) -> list[int]:
-        """Take the pieces' current placements into the check's arrays; the pieces whose
-        placement changed."""
+    def follow(self, objects: Sequence[pin.GeometryObject], placed: Sequence[int]) -> list[int]:
+        """Take the current placements of the ``placed`` geometries (those placed again since
+        the last call: a ``CollisionScene``'s ``placed`` versions) into the check's arrays;
+        those of them that are the check's pieces."""
         arrays = self._broad._arrays
         placement = arrays["shape_placement"].reshape(-1, 12)
         segment = arrays["segment"].reshape(-1, 6)
         moved = []
-        for g in self.pieces:
-            now = objects[g].placement
-            if now == self._placed[g]:
+        for g in placed:
+            if g not in self._local:  # a piece in no pair of the check
                 continue
-            self._placed[g] = now.copy()
+            now = objects[g].placement
             placement[g] = flat(now)
             local = self._local[g]
             if local is None:  # a half-space: its normal (the frame's z axis) and offset

@@ -126,6 +126,7 @@ class CollisionScene:
             :data:`~pinkctl.world.robot_geometry.GJK_TOLERANCE` accuracy).
         measured: How many pairs coal measured in the last query (all of them for
             :meth:`distances`, those the broad phase kept for :meth:`pairs_within`).
+        placed: (ngeoms,) the world version each geometry object was last placed at.
     """
 
     def __init__(
@@ -173,8 +174,8 @@ class CollisionScene:
         self._all = np.ones((model.ngeoms, model.ngeoms), dtype=bool)
         self._mask = np.zeros_like(self._all)  # the pairs_within's active pairs
         self._chosen: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.intp),) * 2
-        self.measured = 0
-        self._culled = False
+        self.measured, self._culled = 0, False
+        self.placed = np.full(model.ngeoms, self.world.version)
 
     def _add_obstacles(self, model: pin.GeometryModel, pairs: list[ScenePair]) -> None:
         """Add each obstacle piece to ``model`` (on the universe joint, at the obstacle's
@@ -223,7 +224,7 @@ class CollisionScene:
                     for index in indices:
                         objects[index].placement = record.placement
             self._spheres.refresh(self.geometry_model, moved)
-            self._records = records
+            self._records, self.placed[moved] = records, world.version
         else:
             self._build()
         self._version = world.version
@@ -337,8 +338,7 @@ class CollisionScene:
         return min(found, key=lambda d: d.distance) if found else None
 
     def min_distance(self, q: Any) -> float:
-        """The smallest signed distance over the active pairs at ``q`` [m] (inf without
-        pairs)."""
+        """The smallest signed distance over the active pairs at ``q`` [m], inf without pairs."""
         closest = self.closest(q)
         return closest.distance if closest is not None else float("inf")
 
@@ -364,10 +364,8 @@ class CollisionScene:
         joints = np.zeros((count, 2), dtype=np.intp)
         normals, points = np.empty((count, 3)), np.empty((2, count, 3))
         for k, d in enumerate(distances):
-            joints[k] = (
-                objects[d.pair.geometry_a].parentJoint,
-                objects[d.pair.geometry_b].parentJoint,
-            )
+            pair = d.pair
+            joints[k] = objects[pair.geometry_a].parentJoint, objects[pair.geometry_b].parentJoint
             normals[k], points[0, k], points[1, k] = d.normal, d.point_a, d.point_b
         jacobians = np.zeros((model.njoints, 6, model.nv))  # the universe's stays 0
         for j in np.unique(joints).tolist():
